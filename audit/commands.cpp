@@ -1,0 +1,503 @@
+#include "audit/commands.hpp"
+
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cstdlib>
+#include <iostream>
+
+#include "audit/chain.hpp"
+#include "audit/encoding.hpp"
+#include "audit/query.hpp"
+#include "audit/store.hpp"
+#include "audit/time_spec.hpp"
+#include "common/error.hpp"
+#include "common/process.hpp"
+#include "common/strings.hpp"
+
+namespace sandshim::audit {
+
+namespace po = boost::program_options;
+
+namespace {
+
+// What one subcommand gets: its parsed options, the database and where to write.
+struct Invocation {
+  po::variables_map options;
+  std::filesystem::path db_path;
+  std::ostream& out;
+  bool tty;
+  int64_t now_ms;
+};
+
+// Option groups a subcommand takes.
+constexpr unsigned k_run_filters = 1U << 0;
+constexpr unsigned k_decision_filters = 1U << 1;
+constexpr unsigned k_formats = 1U << 2;
+constexpr unsigned k_json = 1U << 3;
+constexpr unsigned k_limit = 1U << 4;
+constexpr unsigned k_stats = 1U << 5;
+constexpr unsigned k_prune = 1U << 6;
+
+struct Subcommand {
+  std::string_view name;
+  std::string_view summary;
+  std::string_view description;
+  std::string_view examples;
+  std::string_view positional;  // the one operand it takes, if any
+  unsigned option_groups;
+  int64_t default_limit;
+  int (*run)(const Invocation&);
+};
+
+// Formats: the first flag given wins; none means a table on a terminal, else `fallback`.
+constexpr std::pair<std::string_view, Format> k_format_flags[] = {{"table", Format::table},
+                                                                  {"json", Format::json},
+                                                                  {"jsonl", Format::jsonl},
+                                                                  {"csv", Format::csv}};
+
+Format chosen_format(const Invocation& invocation, std::optional<Format> fallback = {}) {
+  for (const auto& [flag, format] : k_format_flags) {
+    if (invocation.options.count(std::string(flag)) != 0) {
+      return format;
+    }
+  }
+  return fallback ? *fallback : invocation.tty ? Format::table : Format::jsonl;
+}
+
+std::map<std::string, std::string> filter_values(const Invocation& invocation) {
+  std::map<std::string, std::string> values;
+  for (const auto& spec : filter_specs()) {
+    std::string option(spec.option);
+    if (invocation.options.count(option) != 0) {
+      values[option] = invocation.options[option].as<std::string>();
+    }
+  }
+  return values;
+}
+
+Filter filter_for(const Invocation& invocation, Subject subject) {
+  return build_filter(subject, filter_values(invocation), invocation.now_ms);
+}
+
+int64_t limit_of(const Invocation& invocation) {
+  return invocation.options["limit"].as<int64_t>();
+}
+
+Store open_store(const Invocation& invocation, bool writable) {
+  if (!std::filesystem::exists(invocation.db_path)) {
+    throw Fatal("audit database " + quoted(invocation.db_path.string()) +
+                ": cannot read it: it does not exist (nothing was recorded there yet); fix: check "
+                "--db and SANDSHIM_AUDIT_DB, or run a command through sandshim first");
+  }
+  return Store::open(StoreOptions{invocation.db_path, std::chrono::milliseconds(5000), !writable});
+}
+
+int list_runs_as(const Invocation& invocation, Order order, std::optional<Format> fallback) {
+  Store store = open_store(invocation, false);
+  Filter filter = filter_for(invocation, Subject::runs);
+  auto writer = make_row_writer(chosen_format(invocation, fallback), invocation.out, run_fields(),
+                                run_table_columns());
+  query_runs(store.database(), filter, order, limit_of(invocation), *writer);
+  return 0;
+}
+
+int run_list(const Invocation& invocation) {
+  return list_runs_as(invocation, Order::newest_first, std::nullopt);
+}
+
+int run_export(const Invocation& invocation) {
+  return list_runs_as(invocation, Order::oldest_first, Format::jsonl);
+}
+
+int run_decisions(const Invocation& invocation) {
+  Store store = open_store(invocation, false);
+  Filter filter = filter_for(invocation, Subject::decisions);
+  auto writer = make_row_writer(chosen_format(invocation), invocation.out, decision_fields(),
+                                decision_table_columns());
+  query_decisions(store.database(), filter, limit_of(invocation), *writer);
+  return 0;
+}
+
+// `show` on a terminal: one field a line, then the output tails and the hook decisions.
+void write_run_details(std::ostream& out, const Row& run) {
+  constexpr std::string_view k_blocks[] = {"stdout_tail", "stderr_tail", "decisions"};
+  auto is_block = [&](const std::string& key) {
+    return std::find(std::begin(k_blocks), std::end(k_blocks), key) != std::end(k_blocks);
+  };
+  for (const auto& [key, value] : run.items()) {
+    if (!is_block(key)) {
+      out << key << std::string(key.size() < 16 ? 16 - key.size() : 1, ' ')
+          << printable(cell_text(value)) << '\n';
+    }
+  }
+  for (const auto& [tail, bytes] :
+       {std::pair{"stdout_tail", "stdout_bytes"}, std::pair{"stderr_tail", "stderr_bytes"}}) {
+    out << '\n'
+        << tail << " (last bytes of " << render_field(run, bytes) << "):\n"
+        << printable(cell_text(run[tail]), true) << '\n';
+  }
+  out << "\ndecisions:\n";
+  auto writer = make_row_writer(Format::table, out, decision_fields(), decision_table_columns());
+  for (const auto& decision : run["decisions"]) {
+    writer->write(decision);
+  }
+  writer->finish();
+}
+
+int run_show(const Invocation& invocation) {
+  Store store = open_store(invocation, false);
+  std::string id = invocation.options["id"].as<std::string>();
+  auto run = find_run(store.database(), id);
+  if (!run) {
+    throw Fatal("no run matches " + quoted(id) + "; see `sandshim audit list`", 1);
+  }
+  Format format = chosen_format(invocation);
+  if (format == Format::table) {
+    write_run_details(invocation.out, *run);
+  } else if (format == Format::csv) {
+    auto fields = run_fields();
+    fields.push_back("decisions");
+    auto writer = make_row_writer(format, invocation.out, fields, {});
+    writer->write(*run);
+    writer->finish();
+  } else {
+    invocation.out << to_json_text(*run, format == Format::json ? 2 : -1) << '\n';
+  }
+  return 0;
+}
+
+void write_rows(const Invocation& invocation, const std::vector<std::string>& fields,
+                const std::vector<Row>& rows) {
+  auto writer =
+      make_row_writer(chosen_format(invocation), invocation.out, fields, plain_columns(fields));
+  for (const auto& row : rows) {
+    writer->write(row);
+  }
+  writer->finish();
+}
+
+int run_stats(const Invocation& invocation) {
+  Store store = open_store(invocation, false);
+  Filter filter = filter_for(invocation, Subject::runs);
+  if (invocation.options.count("by") != 0) {
+    if (invocation.options["by"].as<std::string>() != "day") {
+      throw Fatal("bad value " + quoted(invocation.options["by"].as<std::string>()) +
+                      " for --by: expected day",
+                  exit_code::k_usage);
+    }
+    std::vector<Row> rows;
+    for (const auto& day : compute_daily_stats(store.database(), filter)) {
+      rows.push_back(day_row(day));
+    }
+    write_rows(invocation, day_fields(), rows);
+    return 0;
+  }
+  Stats stats = compute_stats(store.database(), filter);
+  Format format = chosen_format(invocation);
+  if (format == Format::json || format == Format::jsonl) {
+    invocation.out << to_json_text(stats_json(stats), format == Format::json ? 2 : -1) << '\n';
+  } else {
+    write_rows(invocation, {"group", "key", "value"}, stats_rows(stats));
+  }
+  return 0;
+}
+
+std::string describe_anchor(const ChainState& state) {
+  if (state.anchor_seq == 0) {
+    return "";
+  }
+  std::string when = state.anchor_ms ? " on " + format_iso8601_ms(*state.anchor_ms) : "";
+  return "; it starts after position " + std::to_string(state.anchor_seq) + ", pruned" + when;
+}
+
+int run_verify(const Invocation& invocation) {
+  Store store = open_store(invocation, false);
+  VerifyResult result = verify_chain(store.database());
+  if (invocation.options.count("json") != 0) {
+    invocation.out << to_json_text(Row{{"ok", result.ok},
+                                       {"problem", result.problem},
+                                       {"rows_checked", result.links_checked},
+                                       {"head_seq", result.state.head_seq},
+                                       {"head_hash", result.state.head_hash},
+                                       {"anchor_seq", result.state.anchor_seq}},
+                                   2)
+                   << '\n';
+  } else if (result.ok) {
+    invocation.out << "ok: " << result.links_checked << " rows verified; chain head "
+                   << result.state.head_seq << " sha256:" << result.state.head_hash
+                   << describe_anchor(result.state) << '\n';
+  } else {
+    invocation.out << "FAILED: " << result.problem << '\n';
+  }
+  return result.ok ? 0 : 1;
+}
+
+int run_prune(const Invocation& invocation) {
+  if (invocation.options.count("older-than") == 0) {
+    throw Fatal("prune needs --older-than (for example --older-than 30d)", exit_code::k_usage);
+  }
+  int64_t cutoff = parse_time_spec(invocation.options["older-than"].as<std::string>(),
+                                   invocation.now_ms, "older-than");
+  bool dry_run = invocation.options.count("dry-run") != 0;
+  Store store = open_store(invocation, true);
+  PruneResult result = prune_chain(store.database(), cutoff, invocation.now_ms, dry_run);
+  if (!dry_run) {
+    store.checkpoint();
+  }
+  if (invocation.options.count("json") != 0) {
+    invocation.out << to_json_text(Row{{"dry_run", dry_run},
+                                       {"runs_deleted", result.runs_deleted},
+                                       {"decisions_deleted", result.decisions_deleted},
+                                       {"anchor_seq", result.anchor_seq}},
+                                   2)
+                   << '\n';
+  } else {
+    invocation.out << (dry_run ? "would prune " : "pruned ") << result.runs_deleted << " runs and "
+                   << result.decisions_deleted << " decisions finished before "
+                   << format_iso8601_ms(cutoff) << "; the chain starts after position "
+                   << result.anchor_seq << '\n';
+  }
+  return 0;
+}
+
+int run_sql(const Invocation& invocation) {
+  Store store = open_store(invocation, false);
+  Statement statement =
+      prepare_read_only_sql(store.database(), invocation.options["query"].as<std::string>());
+  auto fields = column_names(statement);
+  auto writer =
+      make_row_writer(chosen_format(invocation), invocation.out, fields, plain_columns(fields));
+  stream_sql(statement, *writer);
+  return 0;
+}
+
+constexpr Subcommand k_subcommands[] = {
+    {"list", "list recorded runs, newest first",
+     "Lists the runs sandshim recorded, newest first, filtered by the options below. A table on a "
+     "terminal; JSON lines when piped, unless a format is given.",
+     "  sandshim audit list                                 the last 100 runs\n"
+     "  sandshim audit list --since 2h --status error,timeout\n"
+     "  sandshim audit list --agent claude-code --cwd ~/src/app --limit 20\n"
+     "  sandshim audit list --since 2024-05-01 --until 2024-05-02 --csv > may-1.csv\n"
+     "  sandshim audit list --json | jq '.[] | select(.exit_code != 0) | .argv'\n",
+     "", k_run_filters | k_formats | k_limit, 100, run_list},
+    {"show", "everything about one run, output tails included",
+     "Shows every field of one run, its stdout and stderr tails, and the hook decisions linked "
+     "to it by tool_use_id. ID may be any unique prefix of a run id.",
+     "  sandshim audit show 3f2a9c\n"
+     "  sandshim audit show 3f2a9c --json | jq -r .stderr_tail\n",
+     "id", k_formats, 0, run_show},
+    {"stats", "counts by status, command, image and agent; duration percentiles",
+     "Counts runs by status, command, image and agent, with the p50, p95 and max duration of "
+     "finished runs (nearest rank, milliseconds). --by day gives one row a day (UTC).",
+     "  sandshim audit stats\n"
+     "  sandshim audit stats --since 7d --by day\n"
+     "  sandshim audit stats --agent codex --json\n",
+     "", k_run_filters | k_formats | k_stats, 0, run_stats},
+    {"export", "every field of every matching run, oldest first",
+     "Writes every field of the matching runs, oldest first, as JSON lines unless a format is "
+     "given: for archives and other tools.",
+     "  sandshim audit export > audit.jsonl\n"
+     "  sandshim audit export --since 30d --csv > last-30-days.csv\n",
+     "", k_run_filters | k_formats | k_limit, 0, run_export},
+    {"verify", "check the hash chain; exit 1 names the first tampered row",
+     "Checks the file's integrity and recomputes the SHA-256 chain over every finished run and "
+     "decision. Exit 0 when intact; exit 1 names the first row that was changed, deleted or "
+     "inserted out of order. Note the head hash elsewhere to detect a rewrite of the whole chain.",
+     "  sandshim audit verify && echo intact\n"
+     "  sandshim audit verify --json\n",
+     "", k_json, 0, run_verify},
+    {"prune", "delete old rows; verify keeps passing",
+     "Deletes runs and decisions finished before the cutoff (the oldest part of the chain) and "
+     "records the last deleted row's hash as the chain's anchor, so `verify` still passes. "
+     "Refuses a chain that does not verify. Running rows are left for `sandshim gc`.",
+     "  sandshim audit prune --older-than 30d --dry-run\n"
+     "  sandshim audit prune --older-than 2024-01-01\n",
+     "", k_prune | k_json, 0, run_prune},
+    {"sql", "run one read-only SQL statement",
+     "Runs one SELECT on a read-only connection; statements that could write are refused. Tables: "
+     "runs, decisions, chain_state (see audit/FIELDS.md).",
+     "  sandshim audit sql \"SELECT image, count(*) AS runs FROM runs GROUP BY image\"\n"
+     "  sandshim audit sql \"SELECT run_id, a.value FROM runs, json_each(runs.argv) AS a WHERE "
+     "a.value LIKE '%curl%'\"\n"
+     "  sandshim audit sql \"SELECT decision, count(*) FROM decisions GROUP BY 1\" --csv\n",
+     "query", k_formats, 0, run_sql},
+    {"decisions", "list hook decisions, newest first",
+     "Lists what the agents' hooks asked and what sandshim answered (allow, deny, ask, rewrite), "
+     "with the outcome PostToolUse reported.",
+     "  sandshim audit decisions --decision deny --since 1d\n"
+     "  sandshim audit decisions --tool-use toolu_01ABC --json\n",
+     "", k_decision_filters | k_formats | k_limit, 100, run_decisions},
+};
+
+void add_filter_options(po::options_description& options, Subject subject) {
+  for (const auto& spec : filter_specs()) {
+    if (!filter_column(spec, subject).empty()) {
+      options.add_options()(std::string(spec.option).c_str(),
+                            po::value<std::string>()->value_name(std::string(spec.value_name)),
+                            std::string(spec.help).c_str());
+    }
+  }
+}
+
+void add_group_options(po::options_description& options, const Subcommand& command) {
+  unsigned groups = command.option_groups;
+  if ((groups & k_run_filters) != 0) {
+    add_filter_options(options, Subject::runs);
+  }
+  if ((groups & k_decision_filters) != 0) {
+    add_filter_options(options, Subject::decisions);
+  }
+  if ((groups & k_limit) != 0) {
+    options.add_options()(
+        "limit", po::value<int64_t>()->default_value(command.default_limit)->value_name("N"),
+        "show at most N rows; 0 for all");
+  }
+  if ((groups & k_stats) != 0) {
+    options.add_options()("by", po::value<std::string>()->value_name("day"), "one row a day (UTC)");
+  }
+  if ((groups & k_prune) != 0) {
+    options.add_options()("older-than", po::value<std::string>()->value_name("AGE"),
+                          "delete what finished before AGE ago (30d) or a date (2024-01-01)")(
+        "dry-run", "say what would be deleted, delete nothing");
+  }
+}
+
+void add_format_options(po::options_description& options, unsigned groups) {
+  if ((groups & k_formats) != 0) {
+    options.add_options()("table", "an aligned table (the default on a terminal)")(
+        "json", "one JSON document")("jsonl", "one JSON object a line (the default when piped)")(
+        "csv", "CSV with a header line (RFC 4180 quoting)");
+  } else if ((groups & k_json) != 0) {
+    options.add_options()("json", "a JSON object instead of a line of text");
+  }
+}
+
+po::options_description visible_options(const Subcommand& command) {
+  po::options_description options("Options");
+  add_group_options(options, command);
+  add_format_options(options, command.option_groups);
+  options.add_options()("db", po::value<std::string>()->value_name("PATH"),
+                        "the audit database (else $SANDSHIM_AUDIT_DB, the policy's audit.db, "
+                        "~/.local/state/sandshim/audit.db)")("help,h", "show this help");
+  return options;
+}
+
+std::string to_upper(std::string_view text) {
+  std::string upper(text);
+  for (auto& c : upper) {
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return upper;
+}
+
+void print_help(std::ostream& out, const Subcommand& command) {
+  std::string operand = command.positional.empty() ? "" : " " + to_upper(command.positional);
+  out << "usage: sandshim audit " << command.name << operand << " [options]\n\n"
+      << command.description << "\n\n"
+      << visible_options(command) << "\nExamples:\n"
+      << command.examples;
+}
+
+void print_overview(std::ostream& out) {
+  out << "usage: sandshim audit COMMAND [options]\n\n"
+         "Reads the audit database: every run sandshim made and every hook decision, chained\n"
+         "with SHA-256 so edits show.\n\nCommands:\n";
+  for (const auto& command : k_subcommands) {
+    out << "  " << command.name << std::string(11 - command.name.size(), ' ') << command.summary
+        << '\n';
+  }
+  out << "\nThe database: --db PATH, else $SANDSHIM_AUDIT_DB, else the policy's audit.db, else\n"
+         "~/.local/state/sandshim/audit.db. Exit status: 0 ok, 1 verify failed or nothing found,\n"
+         "2 bad usage, 125 the database is unusable.\n"
+         "Run `sandshim audit COMMAND --help` for its options and examples.\n";
+}
+
+const Subcommand& find_subcommand(const std::string& name) {
+  for (const auto& command : k_subcommands) {
+    if (command.name == name) {
+      return command;
+    }
+  }
+  throw Fatal("unknown audit command " + quoted(name) + "; see `sandshim audit --help`",
+              exit_code::k_usage);
+}
+
+po::variables_map parse_options(const Subcommand& command, const std::vector<std::string>& args) {
+  po::options_description all = visible_options(command);
+  po::positional_options_description positional;
+  if (!command.positional.empty()) {
+    all.add_options()(std::string(command.positional).c_str(), po::value<std::string>());
+    positional.add(std::string(command.positional).c_str(), 1);
+  }
+  po::variables_map options;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), options);
+    po::notify(options);
+  } catch (const po::error& error) {
+    throw Fatal(std::string(error.what()) + "; see `sandshim audit " + std::string(command.name) +
+                    " --help`",
+                exit_code::k_usage);
+  }
+  return options;
+}
+
+std::filesystem::path database_path(const po::variables_map& options,
+                                    const std::filesystem::path& configured_db) {
+  if (options.count("db") != 0) {
+    return options["db"].as<std::string>();
+  }
+  if (const char* from_env = std::getenv("SANDSHIM_AUDIT_DB"); from_env && *from_env != '\0') {
+    return from_env;
+  }
+  return configured_db.empty() ? default_database_path() : configured_db;
+}
+
+int run_subcommand(const Subcommand& command, const std::vector<std::string>& args,
+                   const std::filesystem::path& configured_db, std::ostream& out, bool tty) {
+  po::variables_map options = parse_options(command, args);
+  if (options.count("help") != 0) {
+    print_help(out, command);
+    return 0;
+  }
+  if (!command.positional.empty() && options.count(std::string(command.positional)) == 0) {
+    throw Fatal("sandshim audit " + std::string(command.name) + " needs " +
+                    to_upper(command.positional) + "; see `sandshim audit " +
+                    std::string(command.name) + " --help`",
+                exit_code::k_usage);
+  }
+  std::filesystem::path db_path = database_path(options, configured_db);
+  return command.run(Invocation{std::move(options), db_path, out, tty, wall_clock_ms()});
+}
+
+}  // namespace
+
+int audit_main(const std::vector<std::string>& args, const std::filesystem::path& configured_db,
+               std::ostream& out, bool out_is_tty) {
+  if (args.empty()) {
+    throw Fatal("missing command; see `sandshim audit --help`", exit_code::k_usage);
+  }
+  const std::string& first = args.front();
+  if (first == "--help" || first == "-h" || first == "help") {
+    if (args.size() > 1 && first == "help") {
+      print_help(out, find_subcommand(args[1]));
+    } else {
+      print_overview(out);
+    }
+    return 0;
+  }
+  const Subcommand& command = find_subcommand(first);
+  return run_subcommand(command, std::vector<std::string>(args.begin() + 1, args.end()),
+                        configured_db, out, out_is_tty);
+}
+
+int audit_main(const std::vector<std::string>& args, const std::filesystem::path& configured_db) {
+  return audit_main(args, configured_db, std::cout, ::isatty(STDOUT_FILENO) == 1);
+}
+
+int audit_main(const std::vector<std::string>& args) {
+  return audit_main(args, {});
+}
+
+}  // namespace sandshim::audit

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sandshim::audit {
+
+// What a hook answered the agent. Stored as the lowercase names below.
+enum class Decision {
+  allow,    // the command runs as the agent wrote it
+  deny,     // the command does not run; final when recorded
+  ask,      // the agent asks its user
+  rewrite,  // the command runs rewritten (through the shim)
+};
+
+std::string to_string(Decision decision);
+std::optional<Decision> decision_from_string(const std::string& text);
+std::vector<std::string> decision_names();
+
+// The outcome a PostToolUse (or AfterTool) hook reports for an earlier decision.
+struct DecisionCompletion {
+  std::string session_id;  // narrows the match when tool_use_id repeats across sessions
+  std::optional<int> exit_code;
+  int64_t completed_ms = 0;
+  std::string tool_response_tail;  // bounded by the hook, bytes as received
+};
+
+// One hook decision: what the agent asked to run and what sandshim answered.
+struct DecisionRecord {
+  std::string decision_id;  // empty: the store makes one
+  int64_t time_ms = 0;
+  std::string agent;  // claude-code, codex, cursor, gemini-cli, windsurf, unknown
+  std::string event;  // the hook event as the agent names it: PreToolUse, BeforeTool, ...
+  std::string session_id;
+  std::string tool_use_id;  // links the decision to its runs (runs.tool_use_id) and completion
+  std::string cwd;
+  std::string original_command;
+  std::string rewritten_command;  // empty unless decision == rewrite
+  Decision decision = Decision::allow;
+  std::string reason;  // shown to the agent or the user
+  std::string rule;    // the policy rule that decided
+  int64_t payload_bytes = 0;
+  std::optional<DecisionCompletion> completion;  // set when the outcome is already known
+
+  // A decision is sealed into the chain once nothing more will be learned about it.
+  bool is_final() const { return decision == Decision::deny || completion.has_value(); }
+};
+
+}  // namespace sandshim::audit

@@ -1,0 +1,193 @@
+#include "audit/output.hpp"
+
+#include "audit/encoding.hpp"
+
+namespace sandshim::audit {
+
+std::string to_json_text(const nlohmann::ordered_json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+std::string cell_text(const nlohmann::ordered_json& value) {
+  if (value.is_null()) {
+    return "";
+  }
+  if (value.is_string()) {
+    return value.get<std::string>();
+  }
+  return to_json_text(value);
+}
+
+std::string render_field(const Row& row, const std::string& field) {
+  auto found = row.find(field);
+  return found == row.end() ? "" : cell_text(*found);
+}
+
+std::vector<TableColumn> plain_columns(const std::vector<std::string>& fields) {
+  std::vector<TableColumn> columns;
+  for (const auto& field : fields) {
+    columns.push_back(TableColumn{field, render_field, field, 40});
+  }
+  return columns;
+}
+
+std::string csv_field(std::string_view text) {
+  bool needs_quotes = text.find_first_of(",\"\r\n") != std::string_view::npos ||
+                      (!text.empty() && (text.front() == ' ' || text.back() == ' '));
+  if (!needs_quotes) {
+    return std::string(text);
+  }
+  std::string quoted_text = "\"";
+  for (char c : text) {
+    quoted_text += c == '"' ? "\"\"" : std::string(1, c);
+  }
+  return quoted_text + "\"";
+}
+
+namespace {
+
+class JsonWriter : public RowWriter {
+ public:
+  explicit JsonWriter(std::ostream& out) : m_out(out) {}
+  void write(const Row& row) override {
+    m_out << (m_first ? "[\n" : ",\n") << to_json_text(row, 2);
+    m_first = false;
+  }
+  void finish() override { m_out << (m_first ? "[]\n" : "\n]\n"); }
+
+ private:
+  std::ostream& m_out;
+  bool m_first = true;
+};
+
+class JsonLinesWriter : public RowWriter {
+ public:
+  explicit JsonLinesWriter(std::ostream& out) : m_out(out) {}
+  void write(const Row& row) override { m_out << to_json_text(row) << '\n'; }
+  void finish() override { m_out.flush(); }
+
+ private:
+  std::ostream& m_out;
+};
+
+class CsvWriter : public RowWriter {
+ public:
+  CsvWriter(std::ostream& out, std::vector<std::string> fields)
+      : m_out(out), m_fields(std::move(fields)) {
+    write_line(m_fields);
+  }
+  void write(const Row& row) override {
+    std::vector<std::string> cells;
+    for (const auto& field : m_fields) {
+      cells.push_back(to_valid_utf8(render_field(row, field)));
+    }
+    write_line(cells);
+  }
+  void finish() override { m_out.flush(); }
+
+ private:
+  void write_line(const std::vector<std::string>& cells) {
+    for (size_t i = 0; i < cells.size(); ++i) {
+      m_out << (i == 0 ? "" : ",") << csv_field(cells[i]);
+    }
+    m_out << '\n';
+  }
+
+  std::ostream& m_out;
+  std::vector<std::string> m_fields;
+};
+
+// Cut to `width` characters, marking the cut with an ellipsis.
+std::string fit(const std::string& text, size_t width) {
+  if (display_width(text) <= width) {
+    return text;
+  }
+  std::string cut;
+  size_t shown = 0;
+  for (size_t at = 0; at < text.size(); ++at) {
+    bool starts_character = (static_cast<unsigned char>(text[at]) & 0xC0) != 0x80;
+    if (starts_character && ++shown > width - 1) {
+      break;
+    }
+    cut += text[at];
+  }
+  return cut + "\xE2\x80\xA6";
+}
+
+class TableWriter : public RowWriter {
+ public:
+  TableWriter(std::ostream& out, std::vector<TableColumn> columns)
+      : m_out(out), m_columns(std::move(columns)) {
+    std::vector<std::string> headers;
+    for (const auto& column : m_columns) {
+      headers.push_back(column.header);
+    }
+    m_cells.push_back(std::move(headers));
+  }
+
+  void write(const Row& row) override {
+    std::vector<std::string> cells;
+    for (const auto& column : m_columns) {
+      cells.push_back(fit(printable(column.render(row, column.field)), column.max_width));
+    }
+    m_cells.push_back(std::move(cells));
+  }
+
+  void finish() override {
+    if (m_cells.size() == 1) {
+      m_out << "(none)\n";
+      return;
+    }
+    auto widths = column_widths();
+    for (const auto& line : m_cells) {
+      write_line(line, widths);
+    }
+  }
+
+ private:
+  std::vector<size_t> column_widths() const {
+    std::vector<size_t> widths(m_columns.size(), 0);
+    for (const auto& line : m_cells) {
+      for (size_t i = 0; i < line.size(); ++i) {
+        widths[i] = std::max(widths[i], display_width(line[i]));
+      }
+    }
+    return widths;
+  }
+
+  void write_line(const std::vector<std::string>& line, const std::vector<size_t>& widths) {
+    std::string text;
+    for (size_t i = 0; i < line.size(); ++i) {
+      bool last = i + 1 == line.size();
+      text += line[i];
+      if (!last) {
+        text += std::string(widths[i] - display_width(line[i]) + 2, ' ');
+      }
+    }
+    m_out << text << '\n';
+  }
+
+  std::ostream& m_out;
+  std::vector<TableColumn> m_columns;
+  std::vector<std::vector<std::string>> m_cells;
+};
+
+}  // namespace
+
+std::unique_ptr<RowWriter> make_row_writer(Format format, std::ostream& out,
+                                           std::vector<std::string> fields,
+                                           std::vector<TableColumn> table_columns) {
+  switch (format) {
+    case Format::json:
+      return std::make_unique<JsonWriter>(out);
+    case Format::jsonl:
+      return std::make_unique<JsonLinesWriter>(out);
+    case Format::csv:
+      return std::make_unique<CsvWriter>(out, std::move(fields));
+    case Format::table:
+      break;
+  }
+  return std::make_unique<TableWriter>(out, std::move(table_columns));
+}
+
+}  // namespace sandshim::audit

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace sandshim::audit {
+
+// One result row: an object whose keys are the stable field names, in their documented order.
+using Row = nlohmann::ordered_json;
+
+enum class Format { table, json, jsonl, csv };
+
+// A column of the people-facing table: its header and how to render a row's cell.
+struct TableColumn {
+  std::string header;
+  std::string (*render)(const Row& row, const std::string& field);
+  std::string field;
+  size_t max_width = 40;
+};
+
+// The plain text of a cell: strings as they are, numbers, true/false, empty for null, compact
+// JSON for arrays and objects.
+std::string cell_text(const nlohmann::ordered_json& value);
+std::string render_field(const Row& row, const std::string& field);
+
+// One table column per field, each showing the field as text.
+std::vector<TableColumn> plain_columns(const std::vector<std::string>& fields);
+
+// A JSON document as text; invalid UTF-8 in strings becomes U+FFFD instead of failing.
+std::string to_json_text(const nlohmann::ordered_json& value, int indent = -1);
+
+// Quotes a CSV field per RFC 4180 when it holds a comma, a quote, a line break or edge spaces.
+std::string csv_field(std::string_view text);
+
+// Writes rows as they come (the table buffers, to align its columns).
+class RowWriter {
+ public:
+  virtual ~RowWriter() = default;
+  virtual void write(const Row& row) = 0;
+  virtual void finish() = 0;
+};
+
+std::unique_ptr<RowWriter> make_row_writer(Format format, std::ostream& out,
+                                           std::vector<std::string> fields,
+                                           std::vector<TableColumn> table_columns);
+
+}  // namespace sandshim::audit

@@ -1,0 +1,498 @@
+#include "audit/query.hpp"
+
+#include <charconv>
+
+#include "audit/decision_record.hpp"
+#include "audit/encoding.hpp"
+#include "audit/run_record.hpp"
+#include "audit/time_spec.hpp"
+#include "common/error.hpp"
+#include "common/strings.hpp"
+
+namespace sandshim::audit {
+
+namespace {
+
+constexpr FilterSpec k_filter_specs[] = {
+    {"since", "TIME",
+     "only what started at or after TIME: ISO-8601 (2024-05-01T12:00Z) or an age (2h, 7d)",
+     FilterKind::since, "start_ms", "time_ms"},
+    {"until", "TIME", "only what started before TIME (same forms as --since)", FilterKind::until,
+     "start_ms", "time_ms"},
+    {"status", "LIST", "only these statuses, comma-separated (ok,error,timeout,...)",
+     FilterKind::status_list, "status", ""},
+    {"decision", "LIST", "only these decisions, comma-separated (allow,deny,ask,rewrite)",
+     FilterKind::decision_list, "", "decision"},
+    {"command", "NAME", "only runs invoked as NAME (python, node, sh; globs like py* work)",
+     FilterKind::glob, "invoked_as", ""},
+    {"image", "IMAGE", "only runs in IMAGE (globs like python:* work)", FilterKind::glob, "image",
+     ""},
+    {"exit-code", "N", "only runs that exited with N", FilterKind::integer, "exit_code", ""},
+    {"agent", "NAME", "only this agent (claude-code, codex, cursor, gemini-cli, ...; globs work)",
+     FilterKind::glob, "agent", "agent"},
+    {"session", "ID", "only this agent session", FilterKind::exact, "agent_session", "session_id"},
+    {"tool-use", "ID", "only this tool call (links runs and hook decisions)", FilterKind::exact,
+     "tool_use_id", "tool_use_id"},
+    {"cwd", "DIR", "only what ran in DIR or below it", FilterKind::path_prefix, "cwd", "cwd"},
+};
+
+[[noreturn]] void bad_value(const FilterSpec& spec, const std::string& value,
+                            const std::string& expected) {
+  throw Fatal("bad value " + quoted(value) + " for --" + std::string(spec.option) + ": expected " +
+                  expected,
+              exit_code::k_usage);
+}
+
+// Splits a comma-separated list and checks each name against the allowed ones.
+std::vector<SqlValue> checked_names(const FilterSpec& spec, const std::string& value,
+                                    const std::vector<std::string>& allowed) {
+  std::vector<SqlValue> names;
+  for (const auto& name : split_words(value)) {
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      bad_value(spec, name, "one of " + join(allowed, ", "));
+    }
+    names.emplace_back(name);
+  }
+  if (names.empty()) {
+    bad_value(spec, value, "one of " + join(allowed, ", "));
+  }
+  return names;
+}
+
+std::string placeholders(size_t count) {
+  std::string text;
+  for (size_t i = 0; i < count; ++i) {
+    text += i == 0 ? "?" : ", ?";
+  }
+  return text;
+}
+
+int64_t parse_integer(const FilterSpec& spec, const std::string& value) {
+  int64_t number = 0;
+  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
+  if (error != std::errc() || end != value.data() + value.size()) {
+    bad_value(spec, value, "an integer");
+  }
+  return number;
+}
+
+// `cwd` equals DIR or lies below it, compared byte for byte.
+void add_path_prefix(Filter& filter, const std::string& column, std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') {
+    dir.pop_back();
+  }
+  if (dir == "/") {
+    return;
+  }
+  filter.where +=
+      " AND (" + column + " = ? OR substr(CAST(" + column + " AS BLOB), 1, ?) = CAST(? AS BLOB))";
+  filter.params.insert(filter.params.end(),
+                       {dir, static_cast<int64_t>(dir.size() + 1), Blob{dir + "/"}});
+}
+
+void add_condition(Filter& filter, const FilterSpec& spec, const std::string& column,
+                   const std::string& value, int64_t now_ms) {
+  auto add = [&](const std::string& clause, std::vector<SqlValue> params) {
+    filter.where += " AND " + clause;
+    filter.params.insert(filter.params.end(), params.begin(), params.end());
+  };
+  switch (spec.kind) {
+    case FilterKind::since:
+      return add(column + " >= ?", {parse_time_spec(value, now_ms, spec.option)});
+    case FilterKind::until:
+      return add(column + " < ?", {parse_time_spec(value, now_ms, spec.option)});
+    case FilterKind::status_list: {
+      auto names = checked_names(spec, value, run_status_names());
+      return add(column + " IN (" + placeholders(names.size()) + ")", names);
+    }
+    case FilterKind::decision_list: {
+      auto names = checked_names(spec, value, decision_names());
+      return add(column + " IN (" + placeholders(names.size()) + ")", names);
+    }
+    case FilterKind::glob:
+      return add(column + " GLOB ?", {value});
+    case FilterKind::exact:
+      return add(column + " = ?", {value});
+    case FilterKind::integer:
+      return add(column + " = ?", {parse_integer(spec, value)});
+    case FilterKind::path_prefix:
+      return add_path_prefix(filter, column, value);
+  }
+}
+
+}  // namespace
+
+std::span<const FilterSpec> filter_specs() {
+  return k_filter_specs;
+}
+
+std::string_view filter_column(const FilterSpec& spec, Subject subject) {
+  return subject == Subject::runs ? spec.run_column : spec.decision_column;
+}
+
+Statement prepare_with_filter(Database& db, const std::string& sql, const Filter& filter,
+                              std::string_view action) {
+  Statement statement(db, sql, action);
+  int index = 0;
+  for (const auto& param : filter.params) {
+    statement.bind(++index, param);
+  }
+  return statement;
+}
+
+Filter build_filter(Subject subject, const std::map<std::string, std::string>& values,
+                    int64_t now_ms) {
+  Filter filter;
+  for (const auto& spec : k_filter_specs) {
+    auto value = values.find(std::string(spec.option));
+    std::string column(filter_column(spec, subject));
+    if (value != values.end() && !column.empty()) {
+      add_condition(filter, spec, column, value->second, now_ms);
+    }
+  }
+  return filter;
+}
+
+namespace {
+
+enum class Present { plain, json_text, iso_time, hex_if_invalid, boolean };
+
+// One output field: its stable name, the SQL that reads it and how it is presented.
+struct OutputField {
+  std::string_view field;
+  std::string_view sql;
+  Present present = Present::plain;
+};
+
+constexpr OutputField k_run_output[] = {
+    {"run_id", "run_id"},
+    {"status", "status"},
+    {"start", "start_ms", Present::iso_time},
+    {"end", "end_ms", Present::iso_time},
+    {"start_ms", "start_ms"},
+    {"end_ms", "end_ms"},
+    {"duration_ms", "duration_ms"},
+    {"invoked_as", "invoked_as"},
+    {"argv", "argv", Present::json_text},
+    {"argv_hex", "argv_raw", Present::hex_if_invalid},
+    {"cwd", "cwd"},
+    {"workspace", "workspace"},
+    {"engine", "engine"},
+    {"image", "image"},
+    {"image_digest", "image_digest"},
+    {"container_name", "container_name"},
+    {"engine_args", "engine_args", Present::json_text},
+    {"policy_digest", "policy_digest"},
+    {"policy_sources", "policy_sources", Present::json_text},
+    {"limits", "limits"},
+    {"exit_code", "exit_code"},
+    {"signal", "signal"},
+    {"message", "message"},
+    {"stdout_bytes", "stdout_bytes"},
+    {"stderr_bytes", "stderr_bytes"},
+    {"stdout_tail", "stdout_tail"},
+    {"stderr_tail", "stderr_tail"},
+    {"uid", "uid"},
+    {"host", "host"},
+    {"pid", "pid"},
+    {"ppid", "ppid"},
+    {"parent_name", "parent_name"},
+    {"agent", "agent"},
+    {"agent_session", "agent_session"},
+    {"tool_use_id", "tool_use_id"},
+    {"env_names", "env_names", Present::json_text},
+    {"warm", "warm", Present::boolean},
+    {"boot_id", "boot_id"},
+    {"pid_start_ticks", "pid_start_ticks"},
+    {"chain_seq", "chain_seq"},
+    {"prev_hash", "prev_hash"},
+    {"row_hash", "row_hash"},
+};
+
+constexpr OutputField k_decision_output[] = {
+    {"decision_id", "decision_id"},
+    {"time", "time_ms", Present::iso_time},
+    {"time_ms", "time_ms"},
+    {"agent", "agent"},
+    {"event", "event"},
+    {"session_id", "session_id"},
+    {"tool_use_id", "tool_use_id"},
+    {"cwd", "cwd"},
+    {"original_command", "original_command"},
+    {"rewritten_command", "rewritten_command"},
+    {"decision", "decision"},
+    {"reason", "reason"},
+    {"rule", "rule"},
+    {"payload_bytes", "payload_bytes"},
+    {"exit_code", "exit_code"},
+    {"completed", "completed_ms", Present::iso_time},
+    {"completed_ms", "completed_ms"},
+    {"tool_response_tail", "tool_response_tail"},
+    {"chain_seq", "chain_seq"},
+    {"prev_hash", "prev_hash"},
+    {"row_hash", "row_hash"},
+};
+
+std::vector<std::string> field_names(std::span<const OutputField> fields) {
+  std::vector<std::string> names;
+  for (const auto& field : fields) {
+    names.emplace_back(field.field);
+  }
+  return names;
+}
+
+std::string select_list(std::span<const OutputField> fields) {
+  std::vector<std::string> expressions;
+  for (const auto& field : fields) {
+    expressions.emplace_back(field.sql);
+  }
+  return join(expressions, ", ");
+}
+
+nlohmann::ordered_json plain_value(const SqlValue& value) {
+  if (const auto* number = std::get_if<int64_t>(&value)) {
+    return *number;
+  }
+  if (const auto* real = std::get_if<double>(&value)) {
+    return *real;
+  }
+  if (const auto* text = std::get_if<std::string>(&value)) {
+    return *text;
+  }
+  if (const auto* blob = std::get_if<Blob>(&value)) {
+    return blob->bytes;
+  }
+  return nullptr;
+}
+
+// Null when every argument is valid UTF-8 (then `argv` is exact), else each argument in hex.
+nlohmann::ordered_json hex_if_invalid(const std::string& packed) {
+  auto args = unpack_args(packed);
+  if (std::all_of(args.begin(), args.end(), [](const auto& arg) { return is_valid_utf8(arg); })) {
+    return nullptr;
+  }
+  auto hex = nlohmann::ordered_json::array();
+  for (const auto& arg : args) {
+    hex.push_back(to_hex(arg));
+  }
+  return hex;
+}
+
+nlohmann::ordered_json present(const SqlValue& value, Present how) {
+  if (std::holds_alternative<std::monostate>(value)) {
+    return nullptr;
+  }
+  auto plain = plain_value(value);
+  switch (how) {
+    case Present::json_text:
+      return nlohmann::ordered_json::parse(plain.get<std::string>(), nullptr, false);
+    case Present::iso_time:
+      return format_iso8601_ms(plain.get<int64_t>());
+    case Present::hex_if_invalid:
+      return hex_if_invalid(plain.get<std::string>());
+    case Present::boolean:
+      return plain.get<int64_t>() != 0;
+    case Present::plain:
+      break;
+  }
+  return plain;
+}
+
+Row row_from(const Statement& statement, std::span<const OutputField> fields) {
+  Row row = Row::object();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    row[std::string(fields[i].field)] =
+        present(statement.column(static_cast<int>(i)), fields[i].present);
+  }
+  return row;
+}
+
+int64_t stream_rows(Statement& statement, std::span<const OutputField> fields, RowWriter& writer) {
+  int64_t count = 0;
+  while (statement.step()) {
+    writer.write(row_from(statement, fields));
+    ++count;
+  }
+  writer.finish();
+  return count;
+}
+
+std::string limit_clause(int64_t limit) {
+  return limit > 0 ? " LIMIT " + std::to_string(limit) : "";
+}
+
+std::string render_time(const Row& row, const std::string& field) {
+  auto text = render_field(row, field);
+  return text.size() >= 19 ? text.substr(0, 10) + " " + text.substr(11, 8) : text;
+}
+
+std::string render_duration(const Row& row, const std::string& field) {
+  const auto& value = row[field];
+  if (!value.is_number_integer()) {
+    return "";
+  }
+  auto ms = value.get<int64_t>();
+  char text[32];
+  if (ms < 1000) {
+    std::snprintf(text, sizeof text, "%lldms", static_cast<long long>(ms));
+  } else if (ms < 60000) {
+    std::snprintf(text, sizeof text, "%.2fs", static_cast<double>(ms) / 1000.0);
+  } else {
+    std::snprintf(text, sizeof text, "%lldm%02llds", static_cast<long long>(ms / 60000),
+                  static_cast<long long>(ms / 1000 % 60));
+  }
+  return text;
+}
+
+std::string render_command(const Row& row, const std::string& field) {
+  const auto& argv = row[field];
+  if (!argv.is_array()) {
+    return render_field(row, field);
+  }
+  std::vector<std::string> words;
+  for (const auto& word : argv) {
+    words.push_back(word.is_string() ? word.get<std::string>() : word.dump());
+  }
+  return shell_join(words);
+}
+
+}  // namespace
+
+std::vector<std::string> run_fields() {
+  return field_names(k_run_output);
+}
+std::vector<std::string> decision_fields() {
+  return field_names(k_decision_output);
+}
+
+std::vector<TableColumn> run_table_columns() {
+  return {
+      {"RUN", render_field, "run_id", 24},          {"START (UTC)", render_time, "start", 19},
+      {"TOOK", render_duration, "duration_ms", 10}, {"STATUS", render_field, "status", 12},
+      {"EXIT", render_field, "exit_code", 4},       {"AGENT", render_field, "agent", 12},
+      {"IMAGE", render_field, "image", 28},         {"COMMAND", render_command, "argv", 60},
+  };
+}
+
+std::vector<TableColumn> decision_table_columns() {
+  return {
+      {"TIME (UTC)", render_time, "time", 19},
+      {"DECISION", render_field, "decision", 8},
+      {"AGENT", render_field, "agent", 12},
+      {"TOOL USE", render_field, "tool_use_id", 20},
+      {"RULE", render_field, "rule", 24},
+      {"EXIT", render_field, "exit_code", 4},
+      {"COMMAND", render_field, "original_command", 50},
+  };
+}
+
+int64_t query_runs(Database& db, const Filter& filter, Order order, int64_t limit,
+                   RowWriter& writer) {
+  std::string direction = order == Order::newest_first ? "DESC" : "ASC";
+  auto statement = prepare_with_filter(db,
+                                       "SELECT " + select_list(k_run_output) + " FROM runs WHERE " +
+                                           filter.where + " ORDER BY start_ms " + direction +
+                                           ", id " + direction + limit_clause(limit),
+                                       filter, "list runs");
+  return stream_rows(statement, k_run_output, writer);
+}
+
+int64_t query_decisions(Database& db, const Filter& filter, int64_t limit, RowWriter& writer) {
+  auto statement = prepare_with_filter(db,
+                                       "SELECT " + select_list(k_decision_output) +
+                                           " FROM decisions WHERE " + filter.where +
+                                           " ORDER BY time_ms DESC, id DESC" + limit_clause(limit),
+                                       filter, "list decisions");
+  return stream_rows(statement, k_decision_output, writer);
+}
+
+namespace {
+
+nlohmann::ordered_json linked_decisions(Database& db, const Row& run) {
+  auto decisions = nlohmann::ordered_json::array();
+  std::string tool_use_id = render_field(run, "tool_use_id");
+  if (tool_use_id.empty()) {
+    return decisions;
+  }
+  Statement select(db,
+                   "SELECT " + select_list(k_decision_output) +
+                       " FROM decisions WHERE tool_use_id = ?1 AND (?2 = '' OR session_id = '' OR "
+                       "session_id = ?2) ORDER BY time_ms",
+                   "read the run's hook decisions");
+  select.bind(1, tool_use_id).bind(2, render_field(run, "agent_session"));
+  while (select.step()) {
+    decisions.push_back(row_from(select, k_decision_output));
+  }
+  return decisions;
+}
+
+}  // namespace
+
+std::optional<Row> find_run(Database& db, const std::string& id_or_prefix) {
+  Statement select(db,
+                   "SELECT " + select_list(k_run_output) +
+                       " FROM runs WHERE run_id = ?1 OR (run_id > ?1 AND run_id < ?2) "
+                       "ORDER BY run_id != ?1, run_id LIMIT 2",
+                   "look up the run");
+  select.bind(1, id_or_prefix).bind(2, id_or_prefix + "\xff");
+  if (!select.step()) {
+    return std::nullopt;
+  }
+  Row run = row_from(select, k_run_output);
+  if (run["run_id"] != id_or_prefix && select.step()) {
+    throw Fatal(
+        "run id prefix " + quoted(id_or_prefix) + " matches several runs; fix: give more of the id",
+        exit_code::k_usage);
+  }
+  run["decisions"] = linked_decisions(db, run);
+  return run;
+}
+
+Statement prepare_read_only_sql(Database& db, const std::string& sql) {
+  db.execute("PRAGMA query_only = 1", "make the connection read-only");
+  try {
+    Statement statement(db, sql, "prepare the query");
+    if (statement.has_trailing_sql()) {
+      throw Fatal("bad SQL: give one statement at a time", exit_code::k_usage);
+    }
+    if (!statement.is_read_only()) {
+      throw Fatal("refused SQL: `sandshim audit sql` only reads, and this statement would write",
+                  exit_code::k_usage);
+    }
+    return statement;
+  } catch (const SqliteError& error) {
+    throw Fatal("bad SQL: " + error.sqlite_message(), exit_code::k_usage);
+  }
+}
+
+std::vector<std::string> column_names(const Statement& statement) {
+  std::vector<std::string> names;
+  for (int column = 0; column < statement.column_count(); ++column) {
+    names.push_back(statement.column_name(column));
+  }
+  return names;
+}
+
+int64_t stream_sql(Statement& statement, RowWriter& writer) {
+  auto names = column_names(statement);
+  int64_t count = 0;
+  try {
+    while (statement.step()) {
+      Row row = Row::object();
+      for (size_t i = 0; i < names.size(); ++i) {
+        row[names[i]] = plain_value(statement.column(static_cast<int>(i)));
+      }
+      writer.write(row);
+      ++count;
+    }
+  } catch (const SqliteError& error) {
+    if (error.primary_code() != 1 /* SQLITE_ERROR: the query's fault */) {
+      throw;
+    }
+    throw Fatal("SQL failed: " + error.sqlite_message(), exit_code::k_usage);
+  }
+  writer.finish();
+  return count;
+}
+
+}  // namespace sandshim::audit

@@ -1,0 +1,139 @@
+#include "audit/schema.hpp"
+
+#include <string_view>
+
+#include "common/strings.hpp"
+
+namespace sandshim::audit {
+
+namespace {
+
+struct Migration {
+  int64_t version;
+  std::string_view sql;
+};
+
+// Each step is frozen once released: a new schema is a new step, never an edit of an old one.
+constexpr Migration k_migrations[] = {
+    {1, R"sql(
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL UNIQUE,
+  status TEXT NOT NULL,
+  start_ms INTEGER NOT NULL,
+  end_ms INTEGER,
+  duration_ms INTEGER,
+  invoked_as TEXT NOT NULL,
+  argv TEXT NOT NULL,
+  argv_raw BLOB NOT NULL,
+  cwd TEXT NOT NULL,
+  workspace TEXT NOT NULL,
+  engine TEXT NOT NULL,
+  image TEXT NOT NULL,
+  image_digest TEXT NOT NULL,
+  container_name TEXT NOT NULL,
+  engine_args TEXT NOT NULL,
+  policy_digest TEXT NOT NULL,
+  policy_sources TEXT NOT NULL,
+  limits TEXT NOT NULL,
+  exit_code INTEGER,
+  signal INTEGER,
+  message TEXT NOT NULL,
+  stdout_bytes INTEGER NOT NULL,
+  stderr_bytes INTEGER NOT NULL,
+  stdout_tail BLOB NOT NULL,
+  stderr_tail BLOB NOT NULL,
+  uid INTEGER NOT NULL,
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  ppid INTEGER NOT NULL,
+  parent_name TEXT NOT NULL,
+  agent TEXT NOT NULL,
+  agent_session TEXT NOT NULL,
+  tool_use_id TEXT NOT NULL,
+  env_names TEXT NOT NULL,
+  warm INTEGER NOT NULL,
+  boot_id TEXT NOT NULL,
+  pid_start_ticks INTEGER NOT NULL,
+  chain_seq INTEGER UNIQUE,
+  prev_hash TEXT,
+  row_hash TEXT
+);
+CREATE INDEX runs_start ON runs(start_ms);
+-- One covering index serves every `stats` query, so a run dirties few pages per commit.
+CREATE INDEX runs_summary ON runs(status, invoked_as, image, agent, duration_ms, start_ms);
+CREATE TABLE chain_state (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  head_seq INTEGER NOT NULL,
+  head_hash TEXT NOT NULL,
+  anchor_seq INTEGER NOT NULL,
+  anchor_hash TEXT NOT NULL,
+  anchor_ms INTEGER
+);
+INSERT INTO chain_state VALUES (1, 0, printf('%.64d', 0), 0, printf('%.64d', 0), NULL);
+)sql"},
+    {2, R"sql(
+CREATE TABLE decisions (
+  id INTEGER PRIMARY KEY,
+  decision_id TEXT NOT NULL UNIQUE,
+  time_ms INTEGER NOT NULL,
+  agent TEXT NOT NULL,
+  event TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  tool_use_id TEXT NOT NULL,
+  cwd TEXT NOT NULL,
+  original_command TEXT NOT NULL,
+  rewritten_command TEXT NOT NULL,
+  decision TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  payload_bytes INTEGER NOT NULL,
+  exit_code INTEGER,
+  completed_ms INTEGER,
+  tool_response_tail BLOB,
+  chain_seq INTEGER UNIQUE,
+  prev_hash TEXT,
+  row_hash TEXT
+);
+CREATE INDEX decisions_time ON decisions(time_ms);
+CREATE INDEX decisions_tool_use ON decisions(tool_use_id);
+CREATE INDEX runs_tool_use ON runs(tool_use_id);
+)sql"},
+};
+
+}  // namespace
+
+int64_t schema_version(Database& db) {
+  return db.query_int("PRAGMA user_version", "read the schema version");
+}
+
+void refuse_newer_schema(const Database& db, int64_t version) {
+  if (version <= k_schema_version) {
+    return;
+  }
+  throw Fatal("audit database " + quoted(db.path().string()) + ": cannot use it: schema version " +
+              std::to_string(version) + " was written by a newer sandshim (this one knows up to " +
+              std::to_string(k_schema_version) +
+              "); fix: upgrade sandshim, or set SANDSHIM_AUDIT_DB to another file");
+}
+
+void migrate(Database& db, int64_t target) {
+  int64_t found = schema_version(db);
+  refuse_newer_schema(db, found);
+  if (found >= target) {
+    return;
+  }
+  Transaction transaction(db, Transaction::Mode::immediate);
+  int64_t version = schema_version(db);  // another process may have upgraded it meanwhile
+  refuse_newer_schema(db, version);
+  for (const auto& step : k_migrations) {
+    if (step.version > version && step.version <= target) {
+      db.execute(step.sql, "upgrade the schema to version " + std::to_string(step.version));
+      version = step.version;
+    }
+  }
+  db.execute("PRAGMA user_version = " + std::to_string(version), "record the schema version");
+  transaction.commit();
+}
+
+}  // namespace sandshim::audit

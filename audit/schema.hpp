@@ -1,0 +1,21 @@
+#pragma once
+
+#include <cstdint>
+
+#include "audit/sqlite.hpp"
+
+namespace sandshim::audit {
+
+// The schema version this build reads and writes (PRAGMA user_version). Version 0 is an empty file.
+inline constexpr int64_t k_schema_version = 2;
+
+int64_t schema_version(Database& db);
+
+// Brings the schema forward to `target`, one recorded step at a time, in one IMMEDIATE
+// transaction; a schema newer than this build is refused, never touched.
+void migrate(Database& db, int64_t target = k_schema_version);
+
+// Throws when the file was written by a newer sandshim, naming both versions and the fix.
+void refuse_newer_schema(const Database& db, int64_t version);
+
+}  // namespace sandshim::audit

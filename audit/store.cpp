@@ -1,0 +1,466 @@
+#include "audit/store.hpp"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <span>
+
+#include "audit/chain.hpp"
+#include "audit/encoding.hpp"
+#include "audit/log.hpp"
+#include "audit/schema.hpp"
+#include "audit/sqlite.hpp"
+#include "common/paths.hpp"
+#include "common/process.hpp"
+#include "common/strings.hpp"
+
+namespace sandshim::audit {
+
+namespace {
+
+// One column a record writes: its name and how the record fills it.
+template <typename Record>
+struct Column {
+  std::string_view name;
+  SqlValue (*value)(const Record&);
+};
+
+SqlValue optional_int(const std::optional<int>& value) {
+  return value ? SqlValue(static_cast<int64_t>(*value)) : SqlValue(std::monostate{});
+}
+
+SqlValue nonzero_or_null(int64_t value) {
+  return value != 0 ? SqlValue(value) : SqlValue(std::monostate{});
+}
+
+SqlValue json_list(const std::vector<std::string>& values) {
+  return args_to_json(values);
+}
+
+using RunColumn = Column<RunRecord>;
+
+// Every runs column but the chain's. The first ones are fixed when the run begins and never
+// updated, which also spares their indexes a rewrite at completion.
+const RunColumn k_run_columns[] = {
+    {"run_id", [](const RunRecord& r) -> SqlValue { return r.run_id; }},
+    {"start_ms", [](const RunRecord& r) -> SqlValue { return r.start_ms; }},
+    {"tool_use_id", [](const RunRecord& r) -> SqlValue { return r.tool_use_id; }},
+    {"status", [](const RunRecord& r) -> SqlValue { return to_string(r.status); }},
+    {"end_ms", [](const RunRecord& r) { return nonzero_or_null(r.end_ms); }},
+    {"duration_ms",
+     [](const RunRecord& r) {
+       return r.end_ms != 0 ? SqlValue(r.end_ms - r.start_ms) : SqlValue();
+     }},
+    {"invoked_as", [](const RunRecord& r) -> SqlValue { return r.invoked_as; }},
+    {"argv", [](const RunRecord& r) { return json_list(r.argv); }},
+    {"argv_raw", [](const RunRecord& r) -> SqlValue { return Blob{pack_args(r.argv)}; }},
+    {"cwd", [](const RunRecord& r) -> SqlValue { return r.cwd; }},
+    {"workspace", [](const RunRecord& r) -> SqlValue { return r.workspace; }},
+    {"engine", [](const RunRecord& r) -> SqlValue { return r.engine; }},
+    {"image", [](const RunRecord& r) -> SqlValue { return r.image; }},
+    {"image_digest", [](const RunRecord& r) -> SqlValue { return r.image_digest; }},
+    {"container_name", [](const RunRecord& r) -> SqlValue { return r.container_name; }},
+    {"engine_args", [](const RunRecord& r) { return json_list(r.engine_args); }},
+    {"policy_digest", [](const RunRecord& r) -> SqlValue { return r.policy_digest; }},
+    {"policy_sources", [](const RunRecord& r) { return json_list(r.policy_sources); }},
+    {"limits", [](const RunRecord& r) -> SqlValue { return r.limits; }},
+    {"exit_code", [](const RunRecord& r) { return optional_int(r.exit_code); }},
+    {"signal", [](const RunRecord& r) { return optional_int(r.signal); }},
+    {"message", [](const RunRecord& r) -> SqlValue { return r.message; }},
+    {"stdout_bytes", [](const RunRecord& r) -> SqlValue { return r.stdout_bytes; }},
+    {"stderr_bytes", [](const RunRecord& r) -> SqlValue { return r.stderr_bytes; }},
+    {"stdout_tail", [](const RunRecord& r) -> SqlValue { return Blob{r.stdout_tail}; }},
+    {"stderr_tail", [](const RunRecord& r) -> SqlValue { return Blob{r.stderr_tail}; }},
+    {"uid", [](const RunRecord& r) -> SqlValue { return static_cast<int64_t>(r.uid); }},
+    {"host", [](const RunRecord& r) -> SqlValue { return r.host; }},
+    {"pid", [](const RunRecord& r) -> SqlValue { return static_cast<int64_t>(r.pid); }},
+    {"ppid", [](const RunRecord& r) -> SqlValue { return static_cast<int64_t>(r.ppid); }},
+    {"parent_name", [](const RunRecord& r) -> SqlValue { return r.parent_name; }},
+    {"agent", [](const RunRecord& r) -> SqlValue { return r.agent; }},
+    {"agent_session", [](const RunRecord& r) -> SqlValue { return r.agent_session; }},
+    {"env_names", [](const RunRecord& r) { return json_list(r.env_names); }},
+    {"warm", [](const RunRecord& r) -> SqlValue { return int64_t{r.warm ? 1 : 0}; }},
+    {"boot_id", [](const RunRecord& r) -> SqlValue { return r.boot_id; }},
+    {"pid_start_ticks", [](const RunRecord& r) -> SqlValue { return r.pid_start_ticks; }},
+};
+
+// How many leading columns complete_run leaves as begin_run wrote them.
+constexpr size_t k_fixed_run_columns = 3;
+
+using DecisionColumn = Column<DecisionRecord>;
+
+const DecisionColumn k_decision_columns[] = {
+    {"decision_id", [](const DecisionRecord& d) -> SqlValue { return d.decision_id; }},
+    {"time_ms", [](const DecisionRecord& d) -> SqlValue { return d.time_ms; }},
+    {"agent", [](const DecisionRecord& d) -> SqlValue { return d.agent; }},
+    {"event", [](const DecisionRecord& d) -> SqlValue { return d.event; }},
+    {"session_id", [](const DecisionRecord& d) -> SqlValue { return d.session_id; }},
+    {"tool_use_id", [](const DecisionRecord& d) -> SqlValue { return d.tool_use_id; }},
+    {"cwd", [](const DecisionRecord& d) -> SqlValue { return d.cwd; }},
+    {"original_command", [](const DecisionRecord& d) -> SqlValue { return d.original_command; }},
+    {"rewritten_command", [](const DecisionRecord& d) -> SqlValue { return d.rewritten_command; }},
+    {"decision", [](const DecisionRecord& d) -> SqlValue { return to_string(d.decision); }},
+    {"reason", [](const DecisionRecord& d) -> SqlValue { return d.reason; }},
+    {"rule", [](const DecisionRecord& d) -> SqlValue { return d.rule; }},
+    {"payload_bytes", [](const DecisionRecord& d) -> SqlValue { return d.payload_bytes; }},
+    {"exit_code",
+     [](const DecisionRecord& d) {
+       return d.completion ? optional_int(d.completion->exit_code) : SqlValue();
+     }},
+    {"completed_ms",
+     [](const DecisionRecord& d) {
+       return d.completion ? nonzero_or_null(d.completion->completed_ms) : SqlValue();
+     }},
+    {"tool_response_tail",
+     [](const DecisionRecord& d) {
+       return d.completion ? SqlValue(Blob{d.completion->tool_response_tail}) : SqlValue();
+     }},
+};
+
+template <typename Record>
+std::string insert_sql(std::string_view table, std::span<const Column<Record>> columns) {
+  std::string names;
+  std::string placeholders;
+  for (const auto& column : columns) {
+    names += (names.empty() ? "" : ", ") + std::string(column.name);
+    placeholders += placeholders.empty() ? "?" : ", ?";
+  }
+  return "INSERT INTO " + std::string(table) + " (" + names + ") VALUES (" + placeholders +
+         ") RETURNING id";
+}
+
+template <typename Record>
+int bind_columns(Statement& statement, std::span<const Column<Record>> columns,
+                 const Record& record) {
+  int index = 0;
+  for (const auto& column : columns) {
+    statement.bind(++index, column.value(record));
+  }
+  return index;
+}
+
+std::string complete_run_sql() {
+  std::string assignments;
+  for (const auto& column : std::span(k_run_columns).subspan(k_fixed_run_columns)) {
+    assignments += (assignments.empty() ? "" : ", ") + std::string(column.name) + " = ?";
+  }
+  return "UPDATE runs SET " + assignments + " WHERE run_id = ? AND status = 'running' RETURNING id";
+}
+
+// The rowid an `... RETURNING id` statement gave, after running it to the end so the
+// transaction can commit; nullopt when no row was inserted or changed.
+std::optional<int64_t> returned_id(Statement& statement) {
+  if (!statement.step()) {
+    return std::nullopt;
+  }
+  int64_t id = statement.column_int(0);
+  statement.run();
+  return id;
+}
+
+// Inserts one record and returns its rowid.
+template <typename Record>
+int64_t insert_row(Database& db, std::string_view table, std::span<const Column<Record>> columns,
+                   const Record& record) {
+  auto insert = db.cached(insert_sql(table, columns), "insert a row");
+  bind_columns(*insert, columns, record);
+  return returned_id(*insert).value_or(0);
+}
+
+// The record with the shim process identified as /proc sees it now.
+RunRecord with_process_identity(const RunRecord& record) {
+  static const std::string boot_id = current_boot_id();
+  RunRecord identified = record;
+  identified.boot_id = boot_id;
+  identified.pid_start_ticks = process_start_ticks(record.pid).value_or(0);
+  return identified;
+}
+
+// A record for step two: finished now when the caller gave no end time.
+RunRecord finished_copy(const RunRecord& record) {
+  if (record.status == RunStatus::running) {
+    throw Fatal("internal error: run " + quoted(record.run_id) + " completed with status running");
+  }
+  RunRecord finished = with_process_identity(record);
+  if (finished.end_ms == 0) {
+    finished.end_ms = wall_clock_ms();
+  }
+  return finished;
+}
+
+[[noreturn]] void fail_filesystem(const std::filesystem::path& db_path, const std::string& what,
+                                  const std::filesystem::path& subject, const std::string& fix) {
+  throw Fatal("audit database " + quoted(db_path.string()) + ": cannot " + what + " " +
+              quoted(subject.string()) + ": " + std::strerror(errno) + "; fix: " + fix);
+}
+
+// mkdir -p with mode 700 for each directory it creates; existing ones are left as they are.
+void create_parent_directories(const std::filesystem::path& db_path) {
+  std::vector<std::filesystem::path> missing;
+  for (auto dir = db_path.parent_path(); !dir.empty() && !std::filesystem::exists(dir);
+       dir = dir.parent_path()) {
+    missing.push_back(dir);
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0700) != 0 && errno != EEXIST) {
+      fail_filesystem(db_path, "create directory", *it,
+                      "create it (mkdir -p -m 700 " + it->string() +
+                          ") or set SANDSHIM_AUDIT_DB to another file");
+    }
+  }
+}
+
+// The file is created by us with mode 600 before SQLite opens it; an existing file is untouched.
+void create_private_file(const std::filesystem::path& db_path) {
+  int fd = ::open(db_path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd >= 0) {
+    ::close(fd);
+  } else if (errno != EEXIST) {
+    fail_filesystem(db_path, "create", db_path,
+                    "make " + db_path.parent_path().string() + " writable by uid " +
+                        std::to_string(::geteuid()) + ", or set SANDSHIM_AUDIT_DB to another file");
+  }
+}
+
+std::unique_ptr<Database> open_for_writing(const StoreOptions& options) {
+  create_parent_directories(options.path);
+  create_private_file(options.path);
+  auto db = std::make_unique<Database>(options.path, OpenMode::read_write, options.busy_timeout);
+  if (db->is_read_only()) {
+    db->fail(SQLITE_READONLY, "open it for writing: the file is read-only");
+  }
+  db->execute("PRAGMA journal_mode = WAL", "switch it to WAL mode");
+  db->execute("PRAGMA synchronous = NORMAL", "set its synchronous mode");
+  db->skip_checkpoint_on_close();
+  migrate(*db);
+  return db;
+}
+
+// Older files are upgraded once through a writable connection, then read.
+std::unique_ptr<Database> open_for_reading(const StoreOptions& options) {
+  if (!std::filesystem::exists(options.path)) {
+    throw Fatal("audit database " + quoted(options.path.string()) +
+                ": cannot read it: it does not exist (nothing was recorded there yet); fix: check "
+                "--db and SANDSHIM_AUDIT_DB, or run a command through sandshim first");
+  }
+  auto db = std::make_unique<Database>(options.path, OpenMode::read_only, options.busy_timeout);
+  int64_t version = schema_version(*db);
+  refuse_newer_schema(*db, version);
+  if (version == k_schema_version) {
+    return db;
+  }
+  db.reset();
+  try {
+    open_for_writing(options);
+  } catch (const Fatal& error) {
+    throw Fatal(std::string(error.what()) + " (schema version " + std::to_string(version) +
+                " needs an upgrade before it can be read; run sandshim once as the file's owner)");
+  }
+  return std::make_unique<Database>(options.path, OpenMode::read_only, options.busy_timeout);
+}
+
+std::string this_host() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+}  // namespace
+
+struct Store::Impl {
+  std::unique_ptr<Database> connection;
+  Database& db = *connection;
+  std::string host = this_host();
+
+  struct DeadRun {
+    int64_t rowid;
+    pid_t pid;
+  };
+
+  int64_t update_running_run(const RunRecord& record);
+  [[noreturn]] void explain_not_running(const std::string& run_id);
+  std::vector<DeadRun> find_dead_runs(const ShimLiveness& is_alive);
+  bool mark_abandoned(const DeadRun& run);
+};
+
+int64_t Store::Impl::update_running_run(const RunRecord& record) {
+  static const std::string sql = complete_run_sql();
+  auto update = db.cached(sql, "complete a run");
+  auto changeable = std::span(k_run_columns).subspan(k_fixed_run_columns);
+  int index = bind_columns(*update, changeable, record);
+  update->bind(index + 1, record.run_id);
+  auto rowid = returned_id(*update);
+  if (!rowid) {
+    explain_not_running(record.run_id);
+  }
+  return *rowid;
+}
+
+void Store::Impl::explain_not_running(const std::string& run_id) {
+  Statement select(db, "SELECT status FROM runs WHERE run_id = ?", "look up run " + quoted(run_id));
+  select.bind(1, run_id);
+  std::string state =
+      select.step() ? "its status is already " + select.column_text(0) : "no such run was begun";
+  throw Fatal("audit database " + quoted(db.path().string()) + ": cannot complete run " +
+              quoted(run_id) + ": " + state + "; fix: see `sandshim audit show " + run_id + "`");
+}
+
+Store::Store(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+Store::~Store() = default;
+
+Store Store::open(const StoreOptions& options) {
+  auto db = options.read_only ? open_for_reading(options) : open_for_writing(options);
+  return Store(std::make_unique<Impl>(Impl{std::move(db)}));
+}
+
+void Store::begin_run(const RunRecord& record) {
+  RunRecord running = with_process_identity(record);
+  running.status = RunStatus::running;
+  running.end_ms = 0;
+  insert_row<RunRecord>(m_impl->db, "runs", k_run_columns, running);
+}
+
+void Store::complete_run(const RunRecord& record) {
+  RunRecord finished = finished_copy(record);
+  Transaction transaction(m_impl->db, Transaction::Mode::immediate);
+  int64_t rowid = m_impl->update_running_run(finished);
+  seal_row(m_impl->db, k_run_chain, rowid);
+  transaction.commit();
+}
+
+void Store::record_finished(const RunRecord& record) {
+  RunRecord finished = finished_copy(record);
+  Transaction transaction(m_impl->db, Transaction::Mode::immediate);
+  int64_t rowid = insert_row<RunRecord>(m_impl->db, "runs", k_run_columns, finished);
+  seal_row(m_impl->db, k_run_chain, rowid);
+  transaction.commit();
+}
+
+std::vector<Store::Impl::DeadRun> Store::Impl::find_dead_runs(const ShimLiveness& is_alive) {
+  Statement running(db,
+                    "SELECT id, pid, pid_start_ticks, boot_id FROM runs WHERE status = 'running' "
+                    "AND host = ?",
+                    "look for abandoned runs");
+  running.bind(1, host);
+  std::vector<DeadRun> dead;
+  while (running.step()) {
+    ShimProcess shim{static_cast<pid_t>(running.column_int(1)), running.column_int(2),
+                     running.column_text(3)};
+    if (!is_alive(shim)) {
+      dead.push_back(DeadRun{running.column_int(0), shim.pid});
+    }
+  }
+  return dead;
+}
+
+bool Store::Impl::mark_abandoned(const DeadRun& run) {
+  Statement mark(db,
+                 "UPDATE runs SET status = 'abandoned', message = ? WHERE id = ? AND status = "
+                 "'running' RETURNING id",
+                 "mark a run abandoned");
+  mark.bind(1, "the shim (pid " + std::to_string(run.pid) +
+                   ") ended without completing the run; marked by pid " +
+                   std::to_string(::getpid()));
+  if (!returned_id(mark.bind(2, run.rowid))) {
+    return false;  // it completed after all
+  }
+  seal_row(db, k_run_chain, run.rowid);
+  return true;
+}
+
+size_t Store::mark_abandoned_runs(const ShimLiveness& is_alive) {
+  auto dead = m_impl->find_dead_runs(is_alive);  // without the write lock: usually none
+  if (dead.empty()) {
+    return 0;
+  }
+  Transaction transaction(m_impl->db, Transaction::Mode::immediate);
+  size_t marked = 0;
+  for (const auto& run : dead) {
+    marked += m_impl->mark_abandoned(run) ? 1 : 0;
+  }
+  transaction.commit();
+  logger().info("marked {} run(s) abandoned in {}", marked, quoted(path().string()));
+  return marked;
+}
+
+std::string Store::record_decision(const DecisionRecord& record) {
+  DecisionRecord stored = record;
+  if (stored.decision_id.empty()) {
+    stored.decision_id = new_record_id();
+  }
+  Transaction transaction(m_impl->db, Transaction::Mode::immediate);
+  int64_t rowid = insert_row<DecisionRecord>(m_impl->db, "decisions", k_decision_columns, stored);
+  if (stored.is_final()) {
+    seal_row(m_impl->db, k_decision_chain, rowid);
+  }
+  transaction.commit();
+  return stored.decision_id;
+}
+
+bool Store::complete_decision(const std::string& tool_use_id,
+                              const DecisionCompletion& completion) {
+  if (tool_use_id.empty()) {
+    return false;
+  }
+  Database& db = m_impl->db;
+  Transaction transaction(db, Transaction::Mode::immediate);
+  Statement update(
+      db,
+      "UPDATE decisions SET exit_code = ?, completed_ms = ?, tool_response_tail = ? "
+      "WHERE id = (SELECT id FROM decisions WHERE tool_use_id = ? AND chain_seq IS NULL "
+      "AND (? = '' OR session_id = ?) ORDER BY time_ms DESC LIMIT 1) RETURNING id",
+      "complete the decision for " + quoted(tool_use_id));
+  int64_t completed_ms = completion.completed_ms != 0 ? completion.completed_ms : wall_clock_ms();
+  update.bind(1, optional_int(completion.exit_code)).bind(2, completed_ms);
+  update.bind(3, Blob{completion.tool_response_tail}).bind(4, tool_use_id);
+  update.bind(5, completion.session_id).bind(6, completion.session_id);
+  auto rowid = returned_id(update);
+  if (!rowid) {
+    return false;
+  }
+  seal_row(db, k_decision_chain, *rowid);
+  transaction.commit();
+  return true;
+}
+
+size_t Store::seal_pending_decisions(std::chrono::milliseconds older_than) {
+  Database& db = m_impl->db;
+  Transaction transaction(db, Transaction::Mode::immediate);
+  Statement pending(db,
+                    "SELECT id FROM decisions WHERE chain_seq IS NULL AND time_ms < ? ORDER BY id",
+                    "look for unfinished decisions");
+  pending.bind(1, wall_clock_ms() - older_than.count());
+  std::vector<int64_t> rowids;
+  while (pending.step()) {
+    rowids.push_back(pending.column_int(0));
+  }
+  for (int64_t rowid : rowids) {
+    seal_row(db, k_decision_chain, rowid);
+  }
+  transaction.commit();
+  return rowids.size();
+}
+
+void Store::checkpoint() {
+  m_impl->db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "fold the WAL into the file");
+}
+
+Database& Store::database() {
+  return m_impl->db;
+}
+
+const std::filesystem::path& Store::path() const {
+  return m_impl->db.path();
+}
+
+std::filesystem::path default_database_path() {
+  return xdg_directory("state") / "sandshim" / "audit.db";
+}
+
+}  // namespace sandshim::audit

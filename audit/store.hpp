@@ -1,0 +1,73 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "audit/decision_record.hpp"
+#include "audit/liveness.hpp"
+#include "audit/run_record.hpp"
+
+namespace sandshim::audit {
+
+class Database;
+
+struct StoreOptions {
+  std::filesystem::path path;
+  std::chrono::milliseconds busy_timeout{5000};
+  bool read_only = false;
+};
+
+// The SQLite audit database. Every method throws sandshim::Fatal (exit 125) with one clear line
+// when the database cannot be opened or written, so the caller can fail closed.
+class Store {
+ public:
+  // Creates the directory (mode 700) and the file (mode 600) when missing, switches to WAL and
+  // brings the schema forward; read-only opens never create anything.
+  static Store open(const StoreOptions& options);
+  Store(Store&&) noexcept;
+  Store& operator=(Store&&) noexcept;
+  ~Store();
+
+  // Step one: the row exists, status `running`, before any container starts. The store notes
+  // record.pid's boot id and start ticks, so a dead shim is told from a reused pid later.
+  void begin_run(const RunRecord& record);
+  // Step two: the outcome, chained to the previous completed row.
+  void complete_run(const RunRecord& record);
+  // A refused or failed run that never started: one complete row in one step.
+  void record_finished(const RunRecord& record);
+
+  // Marks `running` rows of this host whose shim is gone as `abandoned` (and chains them), so a
+  // killed shim never leaves a run that looks in progress forever. Returns how many it marked.
+  size_t mark_abandoned_runs(const ShimLiveness& is_alive = shim_is_alive);
+
+  // Records a hook decision and returns its id (made when the record has none). A final decision
+  // (deny, or one whose completion is known) is chained at once; others when completed.
+  std::string record_decision(const DecisionRecord& record);
+  // Attaches a PostToolUse outcome to the latest unfinished decision for `tool_use_id` and chains
+  // it. False when no such decision waits (the agent ran no PreToolUse hook, or it was sealed).
+  bool complete_decision(const std::string& tool_use_id, const DecisionCompletion& completion);
+  // Chains decisions that never got a completion (denied by the user, hook not installed), so
+  // they cannot stay editable forever. Returns how many it sealed.
+  size_t seal_pending_decisions(std::chrono::milliseconds older_than);
+
+  // Folds the WAL into the main file (writers skip that on close, for speed), so a plain copy of
+  // audit.db is complete. For `sandshim gc`; `audit prune` calls it too.
+  void checkpoint();
+
+  // The connection, for queries (audit/query.hpp) and maintenance (audit/chain.hpp).
+  Database& database();
+  const std::filesystem::path& path() const;
+
+ private:
+  struct Impl;
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> m_impl;
+};
+
+// The default location: $XDG_STATE_HOME/sandshim/audit.db.
+std::filesystem::path default_database_path();
+
+}  // namespace sandshim::audit

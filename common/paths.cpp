@@ -1,0 +1,128 @@
+#include "common/paths.hpp"
+
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace sandshim {
+
+std::optional<fs::path> find_in_path(const std::string& name, const std::string& path_variable,
+                                     const std::function<bool(const fs::path&)>& skip) {
+  size_t begin = 0;
+  while (begin <= path_variable.size()) {
+    size_t end = path_variable.find(':', begin);
+    if (end == std::string::npos) {
+      end = path_variable.size();
+    }
+    std::string dir = path_variable.substr(begin, end - begin);
+    begin = end + 1;
+    if (dir.empty() || dir[0] != '/') {
+      continue;  // relative PATH entries depend on the cwd an agent chose: never trust them
+    }
+    fs::path candidate = fs::path(dir) / name;
+    if (::access(candidate.c_str(), X_OK) != 0 || fs::is_directory(candidate)) {
+      continue;
+    }
+    if (!skip || !skip(candidate)) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<fs::path> find_git_root(const fs::path& start) {
+  std::error_code ec;
+  for (fs::path dir = start; !dir.empty(); dir = dir.parent_path()) {
+    if (fs::exists(dir / ".git", ec)) {
+      return dir;
+    }
+    if (dir == dir.root_path()) {
+      break;
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Permission bits that apply to uid:gid for this file, as the kernel would pick them.
+mode_t applicable_bits(const struct stat& st, uid_t uid, gid_t gid) {
+  if (st.st_uid == uid) {
+    return (st.st_mode & S_IRWXU) >> 6;
+  }
+  if (st.st_gid == gid) {
+    return (st.st_mode & S_IRWXG) >> 3;
+  }
+  return st.st_mode & S_IRWXO;
+}
+
+}  // namespace
+
+std::optional<std::string> unreadable_component(const fs::path& dir, uid_t uid, gid_t gid) {
+  fs::path current = dir.root_path();
+  auto check = [&](const fs::path& p, mode_t needed) -> std::optional<std::string> {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) {
+      return p.string() + " cannot be inspected";
+    }
+    // The container user has no capabilities (--cap-drop ALL), so even uid 0 obeys the bits.
+    mode_t bits = applicable_bits(st, uid, gid);
+    if ((bits & needed) != needed) {
+      return p.string();
+    }
+    return std::nullopt;
+  };
+  for (const auto& part : dir.relative_path()) {
+    current /= part;
+    if (current == dir) {
+      break;
+    }
+    if (auto blocked = check(current, 01)) {
+      return blocked;
+    }
+  }
+  return check(dir, 05);
+}
+
+bool is_within(const fs::path& path, const fs::path& base) {
+  auto [base_end, path_it] = std::mismatch(base.begin(), base.end(), path.begin(), path.end());
+  (void)path_it;
+  return base_end == base.end() || (std::next(base_end) == base.end() && base_end->empty());
+}
+
+fs::path self_executable() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe;
+}
+
+fs::path home_directory() {
+  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') {
+    return home;
+  }
+  if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr) {
+    return pw->pw_dir;
+  }
+  return "/";
+}
+
+fs::path xdg_directory(const std::string& kind) {
+  std::string variable = "XDG_" + kind + "_HOME";
+  for (auto& c : variable) {
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  if (const char* value = std::getenv(variable.c_str()); value != nullptr && value[0] == '/') {
+    return value;
+  }
+  if (kind == "config") {
+    return home_directory() / ".config";
+  }
+  if (kind == "state") {
+    return home_directory() / ".local" / "state";
+  }
+  return home_directory() / ".local" / "share";
+}
+
+}  // namespace sandshim

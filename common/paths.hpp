@@ -1,0 +1,37 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace sandshim {
+
+namespace fs = std::filesystem;
+
+// Walks PATH for an executable named `name`, skipping candidates the predicate rejects
+// (sandshim's own directory, its own binary): a shim must never find itself.
+std::optional<fs::path> find_in_path(const std::string& name, const std::string& path_variable,
+                                     const std::function<bool(const fs::path&)>& skip);
+
+// The directory holding `.git` at or above `start`, if any.
+std::optional<fs::path> find_git_root(const fs::path& start);
+
+// Why `uid:gid` (no supplementary groups, as in a container) cannot list and read `dir`:
+// the first path component that stops it, or nullopt when it can.
+std::optional<std::string> unreadable_component(const fs::path& dir, uid_t uid, gid_t gid);
+
+// True when `path` equals `base` or lies below it (both canonical).
+bool is_within(const fs::path& path, const fs::path& base);
+
+// The canonical path of the running binary (/proc/self/exe).
+fs::path self_executable();
+
+// $HOME, or the passwd entry when HOME is unset.
+fs::path home_directory();
+// $XDG_<kind>_HOME or its default below HOME ("config" -> ~/.config, "state", "data").
+fs::path xdg_directory(const std::string& kind);
+
+}  // namespace sandshim

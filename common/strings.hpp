@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sandshim {
+
+// Quotes a word for a POSIX shell so it is read back as exactly these bytes.
+std::string shell_quote(std::string_view word);
+std::string shell_join(const std::vector<std::string>& words);
+
+// Quotes a string for messages and logs: untrusted bytes never reach a terminal raw.
+std::string quoted(std::string_view text);
+// An exact match for std::string, so argument-dependent lookup never picks std::quoted instead.
+inline std::string quoted(const std::string& text) { return quoted(std::string_view(text)); }
+inline std::string quoted(std::string& text) { return quoted(std::string_view(text)); }
+
+std::vector<std::string> split_words(std::string_view text);
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
+std::string trim(std::string_view text);
+
+// Shell-style wildcard match (`*`, `?`, `[...]`), case-sensitive.
+bool glob_match(const std::string& pattern, const std::string& text);
+
+// "512m", "1g", "64k", "1048576" -> bytes; nullopt when malformed or overflowing.
+std::optional<uint64_t> parse_byte_size(std::string_view text);
+// "30", "30s", "2m", "1h", "1.5s" -> milliseconds; nullopt when malformed or not positive.
+std::optional<int64_t> parse_duration_ms(std::string_view text);
+// Renders bytes the way users write them back ("512m").
+std::string format_byte_size(uint64_t bytes);
+std::string format_duration_ms(int64_t ms);
+
+}  // namespace sandshim

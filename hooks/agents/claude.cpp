@@ -1,0 +1,135 @@
+// Claude Code (2.1.x) and Codex CLI (0.171): the same PreToolUse/PostToolUse shape; Codex adds
+// turn_id and model and validates answers strictly (additionalProperties: false, no `ask`, no
+// `allow` without `updatedInput`, no `deny` without a reason), so its answers hold nothing else.
+
+#include "hooks/agents/adapters.hpp"
+#include "hooks/agents/payload.hpp"
+
+namespace sandshim::hooks {
+
+namespace {
+
+using payload::Json;
+
+Phase phase_of(const std::string& event) {
+  if (event == "PreToolUse") {
+    return Phase::before;
+  }
+  if (event == "PostToolUse") {
+    return Phase::after;
+  }
+  return event == "PostToolUseFailure" ? Phase::after_failure : Phase::unsupported;
+}
+
+// PostToolUse carries the tool's output (Bash: stdout, stderr, interrupted); a non-zero exit
+// fires PostToolUseFailure instead, with error "Exit code N\n<output>".
+void read_outcome(const Json& body, HookEvent& event) {
+  if (event.phase == Phase::after_failure) {
+    std::string error = payload::text(body, "error");
+    event.exit_code = payload::number_after(error, "Exit code");
+    event.response_tail = payload::tail(error);
+    return;
+  }
+  Json response = body.contains("tool_response") ? body["tool_response"] : Json();
+  if (response.is_object()) {
+    bool interrupted = payload::flag(response, "interrupted");
+    event.exit_code = interrupted ? std::nullopt : std::optional<int>(0);
+    for (const char* key : {"exit_code", "exitCode"}) {
+      if (response.contains(key) && response[key].is_number_integer()) {
+        event.exit_code = response[key].get<int>();
+      }
+    }
+    event.response_tail =
+        payload::tail(payload::text(response, "stdout") + payload::text(response, "stderr"));
+  } else if (response.is_string()) {
+    event.response_tail = payload::tail(response.get<std::string>());
+  }
+}
+
+HookEvent parse_claude_shape(const Json& body, Agent agent) {
+  HookEvent event;
+  event.agent = agent;
+  event.event = payload::required_text(body, "hook_event_name");
+  event.phase = phase_of(event.event);
+  event.tool_name = payload::text(body, "tool_name");
+  event.shell_tool = event.tool_name == "Bash";
+  event.can_rewrite = true;
+  event.tool_input = payload::object(body, "tool_input");
+  event.cwd = payload::text(body, "cwd");
+  event.session_id = payload::text(body, "session_id");
+  event.tool_use_id = payload::text(body, "tool_use_id");
+  event.permission_mode = payload::text(body, "permission_mode");
+  if (event.shell_tool && event.phase != Phase::unsupported) {
+    event.command = event.phase == Phase::before
+                        ? payload::required_text(event.tool_input, "command")
+                        : payload::text(event.tool_input, "command");
+  }
+  if (event.phase == Phase::after || event.phase == Phase::after_failure) {
+    read_outcome(body, event);
+  }
+  return event;
+}
+
+HookEvent parse_claude(const Json& body) {
+  return parse_claude_shape(body, Agent::claude);
+}
+HookEvent parse_codex(const Json& body) {
+  return parse_claude_shape(body, Agent::codex);
+}
+
+HookReply answer_claude(const HookEvent& event, const Decision& decision) {
+  switch (decision.verdict) {
+    case Verdict::deny:
+      return {payload::dump(payload::pre_tool_use_answer("deny", decision.reason)), "", 0};
+    case Verdict::rewrite: {
+      Json answer =
+          payload::pre_tool_use_answer(decision.confirm ? "ask" : "allow", decision.reason);
+      answer["hookSpecificOutput"]["updatedInput"] =
+          payload::with_command(event.tool_input, "command", decision.rewritten_command);
+      return {payload::dump(answer), "", 0};
+    }
+    case Verdict::allow:
+      break;
+  }
+  return payload::no_opinion();
+}
+
+// Codex: `allow` only with `updatedInput`, and nothing the schema does not list.
+HookReply answer_codex(const HookEvent& event, const Decision& decision) {
+  if (decision.verdict != Verdict::rewrite) {
+    return answer_claude(event, decision);
+  }
+  Json specific = Json::object();
+  specific["hookEventName"] = "PreToolUse";
+  specific["permissionDecision"] = "allow";
+  specific["updatedInput"] =
+      payload::with_command(event.tool_input, "command", decision.rewritten_command);
+  return {payload::dump(Json{{"hookSpecificOutput", specific}}), "", 0};
+}
+
+// Exit 2 blocks in both; the reason goes on stderr (Codex needs it non-empty). stdout repeats
+// the refusal as a schema-valid deny for PreToolUse.
+HookReply refuse_claude(const std::string& event, const std::string& reason) {
+  std::string out = event == "PreToolUse" || event.empty()
+                        ? payload::dump(payload::pre_tool_use_answer("deny", reason))
+                        : "";
+  return {out, reason + "\n", 2};
+}
+
+HookReply acknowledge(const HookEvent& /*event*/) { return payload::no_opinion(); }
+
+}  // namespace
+
+const AgentAdapter& claude_adapter() {
+  static const AgentAdapter adapter{Agent::claude, "claude",      "claude-code", parse_claude,
+                                    answer_claude, refuse_claude, acknowledge};
+  return adapter;
+}
+
+const AgentAdapter& codex_adapter() {
+  static const AgentAdapter adapter{Agent::codex, "codex",       "codex",    parse_codex,
+                                    answer_codex, refuse_claude, acknowledge};
+  return adapter;
+}
+
+}  // namespace sandshim::hooks

@@ -1,0 +1,95 @@
+// Gemini CLI (0.61): BeforeTool/AfterTool on run_shell_command. Always exit 0 with one JSON
+// object: a non-JSON answer or a stray line would be read as "allow".
+
+#include "hooks/agents/adapters.hpp"
+#include "hooks/agents/payload.hpp"
+
+namespace sandshim::hooks {
+
+namespace {
+
+using payload::Json;
+
+Phase phase_of(const std::string& event) {
+  if (event == "BeforeTool") {
+    return Phase::before;
+  }
+  return event == "AfterTool" ? Phase::after : Phase::unsupported;
+}
+
+// tool_response: {llmContent, returnDisplay, error?}; the shell tool writes "Exit Code: N".
+void read_outcome(const Json& body, HookEvent& event) {
+  Json response = payload::object(body, "tool_response");
+  auto content = response.find("llmContent");
+  std::string text = content != response.end() && content->is_string()
+                         ? content->get<std::string>()
+                         : response.dump(-1, ' ', false, Json::error_handler_t::replace);
+  event.exit_code = payload::number_after(text, "Exit Code:");
+  event.response_tail = payload::tail(text);
+}
+
+HookEvent parse_gemini(const Json& body) {
+  HookEvent event;
+  event.agent = Agent::gemini;
+  event.event = payload::required_text(body, "hook_event_name");
+  event.phase = phase_of(event.event);
+  event.tool_name = payload::text(body, "tool_name");
+  event.shell_tool = event.tool_name == "run_shell_command";
+  event.can_rewrite = true;
+  event.tool_input = payload::object(body, "tool_input");
+  event.session_id = payload::text(body, "session_id");
+  event.cwd = payload::text(body, "cwd");
+  std::string directory = payload::text(event.tool_input, "dir_path");
+  if (directory.starts_with('/')) {
+    event.cwd = directory;
+  } else if (!directory.empty() && !event.cwd.empty()) {
+    event.cwd += "/" + directory;
+  }
+  if (event.shell_tool && event.phase != Phase::unsupported) {
+    event.command = event.phase == Phase::before
+                        ? payload::required_text(event.tool_input, "command")
+                        : payload::text(event.tool_input, "command");
+  }
+  event.tool_use_id = payload::derived_id({"gemini", event.session_id, event.command});
+  if (event.phase == Phase::after) {
+    read_outcome(body, event);
+  }
+  return event;
+}
+
+Json denial(const std::string& reason) {
+  return Json{{"decision", "deny"}, {"reason", reason}};
+}
+
+// A rewrite sends the complete argument object: v0.61 builds the call from it alone.
+HookReply answer_gemini(const HookEvent& event, const Decision& decision) {
+  switch (decision.verdict) {
+    case Verdict::deny:
+      return {payload::dump(denial(decision.reason)), "", 0};
+    case Verdict::rewrite: {
+      Json specific{{"tool_input", payload::with_command(event.tool_input, "command",
+                                                         decision.rewritten_command)}};
+      return {payload::dump(Json{{"decision", "allow"}, {"hookSpecificOutput", specific}}), "", 0};
+    }
+    case Verdict::allow:
+      break;
+  }
+  return payload::no_opinion();
+}
+
+// Gemini reads stdout JSON whatever the exit code, so the refusal is a JSON deny with exit 0.
+HookReply refuse_gemini(const std::string& /*event*/, const std::string& reason) {
+  return {payload::dump(denial(reason)), "", 0};
+}
+
+HookReply acknowledge(const HookEvent& /*event*/) { return payload::no_opinion(); }
+
+}  // namespace
+
+const AgentAdapter& gemini_adapter() {
+  static const AgentAdapter adapter{Agent::gemini, "gemini",      "gemini-cli", parse_gemini,
+                                    answer_gemini, refuse_gemini, acknowledge};
+  return adapter;
+}
+
+}  // namespace sandshim::hooks

@@ -1,0 +1,13 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sandshim::hooks {
+
+// `sandshim hook [--agent claude|codex|cursor|gemini|windsurf] [--event NAME]`: reads one agent
+// hook event on stdin, answers on stdout in that agent's format, records the decision. Never
+// throws: every failure is answered the way the agent treats as "blocked".
+int hook_main(const std::vector<std::string>& args);
+
+}  // namespace sandshim::hooks

@@ -1,0 +1,399 @@
+#include "hooks/decide.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "common/strings.hpp"
+#include "hooks/shell_analysis.hpp"
+
+namespace sandshim::hooks {
+
+namespace {
+
+// How many distinct problems one refusal names: enough to fix them in one go, short enough
+// to read.
+constexpr size_t k_reasons_per_refusal = 3;
+
+struct Refusal {
+  std::string rule;
+  std::string reason;
+};
+
+// Untrusted text for a message: backquoted, control characters escaped, long text shortened.
+std::string code(std::string_view text) {
+  std::string shown =
+      text.size() > 80 ? std::string(text.substr(0, 77)) + "..." : std::string(text);
+  std::string escaped = quoted(shown);
+  return "`" + escaped.substr(1, escaped.size() - 2) + "`";
+}
+
+std::string join_names(const NameSet& names) {
+  std::vector<std::string> list(names.begin(), names.end());
+  return list.empty() ? "interpreters" : join(list, ", ");
+}
+
+class Judge {
+ public:
+  Judge(const DecisionInputs& inputs, const CommandAnalysis& analysis, bool routed)
+      : m_in(inputs), m_analysis(analysis), m_routed(routed) {}
+
+  std::vector<Refusal> refusals() {
+    for (const Finding& finding : m_analysis.findings) {
+      if (!in_sandbox(finding.enclosing_shell)) {
+        judge(finding);
+      }
+    }
+    for (const Invocation& invocation : m_analysis.invocations) {
+      if (!invocation.sandboxed && !in_sandbox(invocation.enclosing_shell)) {
+        judge(invocation);
+      }
+    }
+    return m_refusals;
+  }
+
+ private:
+  bool path_mode() const { return m_in.mode == "path"; }
+  bool deny_mode() const { return m_in.mode == "deny"; }
+
+  // True when the script at `enclosing` runs inside a container, where nothing it does can
+  // reach the host.
+  bool in_sandbox(std::optional<size_t> enclosing) const {
+    while (enclosing) {
+      const Invocation& shell = m_analysis.invocations[*enclosing];
+      if (shell.sandboxed || routed_to_sandbox(shell)) {
+        return true;
+      }
+      enclosing = shell.enclosing_shell;
+    }
+    return false;
+  }
+
+  bool routed_to_sandbox(const Invocation& invocation) const {
+    if (invocation.lookup == Lookup::shim) {
+      return true;
+    }
+    return path_mode() && m_routed && invocation.lookup == Lookup::by_name &&
+           m_in.shimmed.contains(invocation.name) && installed(invocation.name);
+  }
+
+  bool installed(const std::string& name) const {
+    return !m_in.shim_installed || m_in.shim_installed(name);
+  }
+
+  void refuse(std::string rule, std::string reason) {
+    m_refusals.push_back({std::move(rule), std::move(reason)});
+  }
+
+  std::string sandshim_run(const std::string& program) const {
+    std::string binary = m_in.sandshim.empty() ? "sandshim" : shell_quote(m_in.sandshim.string());
+    return "`" + binary + " run -- " + program + " …`";
+  }
+
+  void judge(const Finding& finding) {
+    switch (finding.kind) {
+      case FindingKind::parse_error:
+        refuse("unparseable", "sandshim: this command could not be parsed (" + finding.detail +
+                                  "), so it was not run. Check its quotes, brackets and "
+                                  "here-documents.");
+        return;
+      case FindingKind::unanalysable:
+        judge_unanalysable(finding);
+        return;
+      case FindingKind::path_override:
+        judge_path_override(finding);
+        return;
+      case FindingKind::protected_variable:
+        judge_protected_variable(finding);
+        return;
+      case FindingKind::hash_pinning:
+        if (path_mode()) {
+          refuse("hash-pinning", "sandshim: " + code(finding.subject) +
+                                     " binds a command name to a path, which would skip the "
+                                     "sandbox. Leave it out.");
+        }
+        return;
+    }
+  }
+
+  void judge_unanalysable(const Finding& finding) {
+    if (path_mode() || deny_mode()) {
+      refuse("unanalysable", "sandshim: " + code(finding.subject) + " cannot be checked: " +
+                                 finding.detail + ". Write the commands out directly.");
+    }
+  }
+
+  void judge_path_override(const Finding& finding) {
+    if (path_mode()) {
+      refuse("path-override", "sandshim: " + code(finding.subject) +
+                                  " replaces PATH, so interpreters would be found outside the "
+                                  "sandbox. Append to it instead: `PATH=\"$PATH:/your/dir\"`.");
+    }
+  }
+
+  void judge_protected_variable(const Finding& finding) {
+    if (path_mode() || deny_mode()) {
+      refuse("protected-variable",
+             "sandshim: this command sets or unsets " + code(finding.subject) +
+                 ", which steers sandshim or its container engine, or moves the configuration "
+                 "it trusts. Agent commands may not change SANDSHIM_*, DOCKER_*, CONTAINER*, "
+                 "LD_PRELOAD, LD_AUDIT, HOME or XDG_*_HOME: leave it out.");
+    }
+  }
+
+  void judge(const Invocation& invocation) {
+    if (invocation.sandshim_subcommand == "install" ||
+        invocation.sandshim_subcommand == "uninstall") {
+      refuse("self-tamper", "sandshim: agent commands may not run " +
+                                code("sandshim " + invocation.sandshim_subcommand) +
+                                ": the sandbox's own setup is the user's to change.");
+      return;
+    }
+    if (path_mode() || deny_mode()) {
+      judge_bypass(invocation);
+    }
+    if (path_mode()) {
+      judge_path_lookup(invocation);
+    }
+    if (deny_mode()) {
+      judge_outside_sandbox(invocation);
+    }
+  }
+
+  // Ways around the sandbox that matter however interpreters are meant to reach it.
+  void judge_bypass(const Invocation& invocation) {
+    if (invocation.privileged) {
+      refuse("privilege-escalation",
+             "sandshim: " + code(invocation.wrapper) +
+                 " resets PATH to a system default, so interpreters would run outside the "
+                 "sandbox; agent commands may not raise privileges. Run it without " +
+                 code(invocation.wrapper) + ".");
+    } else if (invocation.lookup == Lookup::dynamic) {
+      refuse("dynamic-command", "sandshim: the command name " + code(invocation.command) +
+                                    " is only known when the command runs, so sandshim cannot "
+                                    "tell whether it is an interpreter. Write the program name "
+                                    "literally (for example `python3 …`).");
+    } else if (invocation.kind == CommandClass::interpreter &&
+               invocation.lookup == Lookup::by_path) {
+      refuse_interpreter_by_path(invocation);
+    } else if (!invocation.launcher.empty()) {
+      refuse("launcher-bypass", "sandshim: " + code(invocation.launcher) +
+                                    " starts an interpreter of its own by path, outside the "
+                                    "sandbox. Call the interpreter by name instead (for example "
+                                    "`python3 -m MODULE …`).");
+    } else if (!invocation.shebang.empty()) {
+      refuse("shebang-bypass",
+             "sandshim: " + code(invocation.command) + " is a script whose #! line starts " +
+                 code(invocation.shebang) +
+                 " directly, outside the sandbox. Run it through the interpreter by name "
+                 "instead: `" +
+                 sandboxed_name_for(std::filesystem::path(invocation.shebang).filename().string(),
+                                    m_in.shimmed) +
+                 " -m MODULE …` for an installed tool, or `INTERPRETER path/to/script …`.");
+    }
+  }
+
+  void refuse_interpreter_by_path(const Invocation& invocation) {
+    std::string name = sandboxed_name_for(invocation.name, m_in.shimmed);
+    std::string instead = deny_mode() ? "Run it through the sandbox instead: " + sandshim_run(name)
+                                      : "Call it by name instead (`" + name +
+                                            " …`): interpreters found through PATH run in a "
+                                            "hardened container.";
+    refuse("interpreter-by-path", "sandshim: " + code(invocation.command) +
+                                      " is called by path, which skips the sandbox. " + instead);
+  }
+
+  // Path mode relies on PATH lookups: anything that changes them for an interpreter is refused.
+  void judge_path_lookup(const Invocation& invocation) {
+    bool interpreter = invocation.kind == CommandClass::interpreter;
+    if (invocation.clears_environment) {
+      refuse("env-cleared", "sandshim: " + code(invocation.wrapper) +
+                                " empties the environment, PATH included, so interpreters would "
+                                "be found outside the sandbox. Drop it; to remove one variable "
+                                "use `env -u NAME`.");
+    } else if (invocation.default_path && interpreter) {
+      refuse("default-path", "sandshim: `command -p` looks " + code(invocation.name) +
+                                 " up on the system's default PATH, outside the sandbox. Drop "
+                                 "`-p`.");
+    } else if (invocation.renames_argv0 && interpreter) {
+      refuse("argv0-renamed", "sandshim: `exec -a` renames " + code(invocation.name) +
+                                  ", so the sandbox cannot tell which interpreter it is. Drop "
+                                  "`-a NAME`.");
+    } else if (interpreter && invocation.lookup == Lookup::by_name) {
+      judge_by_name(invocation);
+    }
+  }
+
+  // A versioned name (python3.11) has no shim of its own while its family does: steer the model
+  // to the name that is sandboxed. Interpreters the policy does not shim at all stay on the host.
+  void judge_by_name(const Invocation& invocation) {
+    if (m_in.shimmed.contains(invocation.name)) {
+      judge_routing(invocation);
+      return;
+    }
+    std::string sibling = sandboxed_name_for(invocation.name, m_in.shimmed);
+    if (sibling != invocation.name) {
+      refuse("interpreter-not-shimmed", "sandshim: " + code(invocation.name) +
+                                            " has no shim, so it would run outside the sandbox. "
+                                            "Use `" +
+                                            sibling + "` instead.");
+    }
+  }
+
+  void judge_routing(const Invocation& invocation) {
+    if (!m_routed) {
+      refuse("cannot-rewrite",
+             "sandshim: this agent cannot reroute commands, so " + code(invocation.name) +
+                 " would run outside the sandbox. Run it through the sandbox: " +
+                 sandshim_run(invocation.name) + ", or call its shim: `" +
+                 shell_quote((m_in.shim_dir / invocation.name).string()) + " …`.");
+    } else if (!installed(invocation.name)) {
+      refuse("shim-not-installed", "sandshim: the shim for " + code(invocation.name) +
+                                       " is missing from " + code(m_in.shim_dir.string()) +
+                                       ", so it would run outside the sandbox. Ask the user to "
+                                       "run `sandshim install`.");
+    }
+  }
+
+  void judge_outside_sandbox(const Invocation& invocation) {
+    if (invocation.kind == CommandClass::interpreter && invocation.lookup == Lookup::by_name) {
+      refuse("interpreter-outside-sandbox",
+             "sandshim: " + code(invocation.name) +
+                 " would run outside the sandbox (hook.mode = deny). Run it through the "
+                 "sandbox: " +
+                 sandshim_run(invocation.name) + ".");
+    }
+  }
+
+  const DecisionInputs& m_in;
+  const CommandAnalysis& m_analysis;
+  bool m_routed;
+  std::vector<Refusal> m_refusals;
+};
+
+Decision denied(const std::vector<Refusal>& refusals) {
+  Decision decision{Verdict::deny, refusals.front().rule, "", "", false};
+  std::vector<std::string> reasons;
+  for (const Refusal& refusal : refusals) {
+    if (std::find(reasons.begin(), reasons.end(), refusal.reason) == reasons.end() &&
+        reasons.size() < k_reasons_per_refusal) {
+      reasons.push_back(refusal.reason);
+    }
+  }
+  decision.reason = join(reasons, "\n");
+  return decision;
+}
+
+Decision allowed(std::string rule, std::string reason) {
+  return Decision{Verdict::allow, std::move(rule), std::move(reason), "", false};
+}
+
+AnalysisOptions analysis_options(const DecisionInputs& inputs) {
+  return AnalysisOptions{inputs.shimmed, inputs.shim_dir, inputs.sandshim, inputs.first_line_of};
+}
+
+// Every top-level program is `sandshim run`: wrapping it again would nest sandboxes.
+bool only_sandshim_runs(const CommandAnalysis& analysis) {
+  auto top_level = [](const Invocation& invocation) {
+    return !invocation.enclosing_shell && !invocation.sandboxed;
+  };
+  auto is_run = [](const Invocation& invocation) {
+    return invocation.sandshim_subcommand == "run";
+  };
+  bool any_run = std::any_of(analysis.invocations.begin(), analysis.invocations.end(), is_run);
+  return any_run && analysis.findings.empty() &&
+         std::all_of(analysis.invocations.begin(), analysis.invocations.end(),
+                     [&](const Invocation& invocation) {
+                       return !top_level(invocation) || is_run(invocation);
+                     });
+}
+
+std::optional<Decision> parse_refusal(const CommandAnalysis& analysis) {
+  for (const Finding& finding : analysis.findings) {
+    if (finding.kind == FindingKind::parse_error && !finding.enclosing_shell) {
+      return denied(
+          {{"unparseable", "sandshim: this command could not be parsed (" + finding.detail +
+                               "), so it was not run. Check its "
+                               "quotes, brackets and here-documents."}});
+    }
+  }
+  return std::nullopt;
+}
+
+Decision decide_wrap(std::string_view command, const CommandAnalysis& analysis,
+                     const DecisionInputs& inputs) {
+  if (auto refusal = parse_refusal(analysis)) {
+    return *refusal;
+  }
+  if (only_sandshim_runs(analysis)) {
+    return allowed("already-sandboxed", "sandshim: the command already runs in the sandbox");
+  }
+  if (!inputs.can_rewrite) {
+    std::string binary =
+        inputs.sandshim.empty() ? "sandshim" : shell_quote(inputs.sandshim.string());
+    return denied({{"cannot-rewrite",
+                    "sandshim: commands run inside the sandbox (hook.mode = wrap) and this agent "
+                    "cannot reroute them. Run it as `" +
+                        binary + " run -- sh -c '…'`" +
+                        (command.size() <= 200
+                             ? ": `" + binary + " run -- sh -c " + shell_quote(command) + "`."
+                             : ".")}});
+  }
+  Decision decision{Verdict::rewrite, "wrap",
+                    "sandshim: the whole command runs in a sandbox (hook.mode = wrap)",
+                    wrap_in_sandbox(command, inputs.sandshim, inputs.link), false};
+  return decision;
+}
+
+Decision decide_path(std::string_view command, bool already_routed, const CommandAnalysis& analysis,
+                     const DecisionInputs& inputs) {
+  bool routed = already_routed || inputs.can_rewrite || inputs.shim_dir_first_on_path;
+  std::vector<Refusal> refusals = Judge(inputs, analysis, routed).refusals();
+  if (!refusals.empty()) {
+    return denied(refusals);
+  }
+  if (already_routed) {
+    return allowed("already-routed",
+                   "sandshim: the command already routes interpreters to the "
+                   "sandbox");
+  }
+  if (!inputs.can_rewrite) {
+    return inputs.shim_dir_first_on_path
+               ? allowed("shim-on-path", "sandshim: the shims are first on this agent's PATH")
+               : allowed("no-interpreter", "sandshim: no shimmed interpreter is called");
+  }
+  return Decision{Verdict::rewrite, "path-rewrite",
+                  "sandshim: " + join_names(inputs.shimmed) +
+                      " reached by name run in a sandbox (the shims come first on PATH)",
+                  route_through_shims(command, inputs.shim_dir, inputs.link), false};
+}
+
+Decision decide_deny(const CommandAnalysis& analysis, const DecisionInputs& inputs) {
+  std::vector<Refusal> refusals = Judge(inputs, analysis, false).refusals();
+  if (!refusals.empty()) {
+    return denied(refusals);
+  }
+  return allowed("no-interpreter",
+                 "sandshim: no interpreter runs outside the sandbox (hook.mode = deny)");
+}
+
+}  // namespace
+
+Decision decide(std::string_view command, const DecisionInputs& inputs) {
+  if (inputs.mode != "path" && inputs.mode != "wrap" && inputs.mode != "deny") {
+    return denied({{"unknown-mode", "sandshim: hook.mode " + code(inputs.mode) +
+                                        " is not path, wrap or deny; nothing runs until the "
+                                        "user fixes the policy."}});
+  }
+  std::optional<std::string_view> original = strip_routing(command, inputs.shim_dir);
+  std::string_view body = original.value_or(command);
+  CommandAnalysis analysis = analyse_command(body, analysis_options(inputs));
+  if (inputs.mode == "wrap") {
+    return decide_wrap(command, analysis, inputs);
+  }
+  if (inputs.mode == "deny") {
+    return decide_deny(analysis, inputs);
+  }
+  return decide_path(command, original.has_value(), analysis, inputs);
+}
+
+}  // namespace sandshim::hooks

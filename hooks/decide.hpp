@@ -1,0 +1,47 @@
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "hooks/interpreters.hpp"
+#include "hooks/rewrite.hpp"
+
+namespace sandshim::hooks {
+
+enum class Verdict {
+  allow,    // runs as written
+  rewrite,  // runs as `rewritten_command`
+  deny,     // does not run; `reason` tells the model what to run instead
+};
+
+struct Decision {
+  Verdict verdict = Verdict::allow;
+  std::string rule;    // the rule that decided: "path-rewrite", "interpreter-by-path", …
+  std::string reason;  // for the model when denied, for the user otherwise
+  std::string rewritten_command;
+  bool confirm = false;  // the user approves the rewritten command first (agents that can ask)
+};
+
+// Everything the policy needs to know about one shell command's situation.
+struct DecisionInputs {
+  std::string mode = "path";  // hook.mode: path | wrap | deny
+  bool can_rewrite = true;    // the agent applies a rewritten command (Windsurf cannot)
+  NameSet shimmed;            // policy images: the names with a shim
+  std::filesystem::path shim_dir;
+  std::filesystem::path sandshim;       // this binary, for `sandshim run` suggestions
+  bool shim_dir_first_on_path = false;  // the agent's own PATH already starts with the shims
+  std::function<bool(const std::string& name)> shim_installed;  // the link for name exists
+  std::function<std::optional<std::string>(const std::string& command)> first_line_of;
+  RunLink link;
+};
+
+// Applies hook.mode to a shell command: `path` reroutes interpreters through the shims by
+// rewriting PATH and refuses every way around them; `wrap` runs the whole command in a
+// container; `deny` refuses interpreters that do not go through sandshim. Unparseable input is
+// refused in every mode.
+Decision decide(std::string_view command, const DecisionInputs& inputs);
+
+}  // namespace sandshim::hooks

@@ -1,0 +1,303 @@
+#include "hooks/hook_run.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "audit/store.hpp"
+#include "common/paths.hpp"
+#include "common/process.hpp"
+#include "common/strings.hpp"
+
+namespace sandshim::hooks {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+// The run of one hook: what is known so far, so a failure at any step is still recorded and
+// answered in the agent's own way.
+class HookRun {
+ public:
+  HookRun(const HookOptions& options, const HookEnvironment& env)
+      : m_options(options), m_env(env) {}
+
+  HookReply answer(std::string_view text) {
+    try {
+      return answer_payload(text);
+    } catch (const std::exception& e) {
+      return fail_closed("internal-error", "sandshim: internal error (" + std::string(e.what()) +
+                                               "); the command was not run");
+    }
+  }
+
+ private:
+  HookReply answer_payload(std::string_view text) {
+    m_payload_bytes = static_cast<int64_t>(text.size());
+    m_adapter = m_options.agent ? &adapter_for(*m_options.agent) : nullptr;
+    if (text.size() > k_max_payload_bytes) {
+      return fail_closed(
+          "payload-too-large",
+          "sandshim: the hook payload is larger than 1 MiB; the command was not run");
+    }
+    Json body = Json::parse(text, nullptr, false);
+    if (body.is_discarded() || !body.is_object()) {
+      return fail_closed(
+          "invalid-payload",
+          "sandshim: the hook payload is not a JSON object; the command was not run");
+    }
+    m_event.event = event_name_of(body);
+    std::optional<Agent> agent = resolve_agent(body);
+    if (!agent) {
+      return fail_closed("unknown-agent",
+                         "sandshim: cannot tell which agent sent this hook "
+                         "payload; install the hook with --agent");
+    }
+    m_adapter = &adapter_for(*agent);
+    return answer_event(body);
+  }
+
+  HookReply answer_event(const Json& body) {
+    try {
+      m_event = m_adapter->parse(body);
+    } catch (const PayloadError& e) {
+      return fail_closed("invalid-payload", "sandshim: the hook payload does not match " +
+                                                std::string(m_adapter->audit_name) + "'s " +
+                                                "format (" + e.what() +
+                                                "); the command was not run");
+    }
+    if (!m_options.expected_event.empty() && m_event.event != m_options.expected_event) {
+      return fail_closed("event-mismatch", "sandshim: this hook is installed for " +
+                                               quoted(m_options.expected_event) + " but received " +
+                                               quoted(m_event.event));
+    }
+    switch (m_event.phase) {
+      case Phase::before:
+        return decide_event();
+      case Phase::after:
+      case Phase::after_failure:
+        return complete_event();
+      case Phase::unsupported:
+        break;
+    }
+    return fail_closed("unknown-event", "sandshim: the hook event " + quoted(m_event.event) +
+                                            " is not one sandshim handles");
+  }
+
+  // Cursor runs Claude Code's hooks with its own payloads; the payload says who really called.
+  std::optional<Agent> resolve_agent(const Json& body) const {
+    std::optional<Agent> detected = detect_agent(body);
+    if (m_options.agent && !(detected == Agent::cursor && body.contains("cursor_version"))) {
+      return m_options.agent;
+    }
+    return detected;
+  }
+
+  static std::string event_name_of(const Json& body) {
+    for (const char* key : {"hook_event_name", "agent_action_name"}) {
+      auto found = body.find(key);
+      if (found != body.end() && found->is_string()) {
+        return found->get<std::string>();
+      }
+    }
+    return "";
+  }
+
+  HookReply decide_event() {
+    m_policy = m_env.load_policy(m_event.cwd);
+    Decision decision = m_event.shell_tool
+                            ? decide(m_event.command, decision_inputs())
+                            : Decision{Verdict::allow, "not-a-shell-tool",
+                                       "sandshim: only shell commands are checked", "", false};
+    decision.confirm = decision.verdict == Verdict::rewrite && wants_confirmation();
+    if (!record(decision) && m_policy->audit_required) {
+      return fail_closed("audit-unavailable",
+                         "sandshim: the audit database cannot be written, so nothing runs "
+                         "(audit.required = true); ask the user to check it");
+    }
+    spdlog::info("hook: {} {} -> {} ({})", m_adapter->flag, m_event.event,
+                 audit::to_string(audit_decision(decision)), decision.rule);
+    return m_adapter->answer(m_event, decision);
+  }
+
+  DecisionInputs decision_inputs() const {
+    DecisionInputs in;
+    in.mode = m_policy->hook_mode;
+    in.can_rewrite = m_event.can_rewrite;
+    for (const auto& [name, image] : m_policy->images) {
+      in.shimmed.insert(name);
+    }
+    in.shim_dir = m_policy->effective_shim_dir();
+    in.sandshim = m_env.sandshim;
+    std::string first_entry = m_env.agent_path.substr(0, m_env.agent_path.find(':'));
+    in.shim_dir_first_on_path = !first_entry.empty() && fs::path(first_entry) == in.shim_dir;
+    in.shim_installed = [this, dir = in.shim_dir](const std::string& name) {
+      return m_env.exists(dir / name);
+    };
+    in.first_line_of = [this](const std::string& command) {
+      return m_env.first_line_of(command, m_event.cwd);
+    };
+    in.link = {std::string(m_adapter->audit_name), m_event.session_id, m_event.tool_use_id};
+    return in;
+  }
+
+  // Claude Code approves a rewritten command with `allow` (no prompt) or `ask` (the user
+  // confirms). `auto` keeps the user's own approval posture: only a session that already
+  // approves everything gets `allow`.
+  bool wants_confirmation() const {
+    if (m_event.agent != Agent::claude || m_options.rewrite_approval == "allow") {
+      return false;
+    }
+    return m_options.rewrite_approval == "ask" || m_event.permission_mode != "bypassPermissions";
+  }
+
+  HookReply complete_event() {
+    try {
+      m_policy = m_env.load_policy(m_event.cwd);
+      audit::DecisionCompletion completion{m_event.session_id, m_event.exit_code, m_env.now_ms(),
+                                           m_event.response_tail};
+      if (!m_env.complete_decision(*m_policy, m_event.tool_use_id, completion)) {
+        spdlog::info("hook: no pending decision for this {} {} event", m_adapter->flag,
+                     m_event.event);
+      }
+    } catch (const std::exception& e) {
+      spdlog::warn("cannot record the outcome of a {} command: {}", m_adapter->flag, e.what());
+    }
+    return m_adapter->acknowledge(m_event);
+  }
+
+  // Refuses in the way the agent honours; after-events have nothing left to refuse.
+  HookReply fail_closed(const std::string& rule, const std::string& reason) {
+    Decision decision{Verdict::deny, rule, reason, "", false};
+    if (m_event.phase == Phase::after || m_event.phase == Phase::after_failure) {
+      spdlog::warn("{}", reason);
+      return m_adapter->acknowledge(m_event);
+    }
+    spdlog::warn("{}", reason);
+    record(decision);
+    return m_adapter != nullptr ? m_adapter->refuse(m_event.event, reason)
+                                : refuse_any_agent(reason);
+  }
+
+  static audit::Decision audit_decision(const Decision& decision) {
+    switch (decision.verdict) {
+      case Verdict::deny:
+        return audit::Decision::deny;
+      case Verdict::rewrite:
+        return audit::Decision::rewrite;
+      case Verdict::allow:
+        break;
+    }
+    return audit::Decision::allow;
+  }
+
+  // One audit record per decision; false when it could not be written.
+  bool record(const Decision& decision) {
+    try {
+      if (!m_policy) {
+        m_policy = m_env.load_policy(m_event.cwd);
+      }
+      m_env.record_decision(*m_policy, decision_record(decision));
+      return true;
+    } catch (const std::exception& e) {
+      spdlog::warn("cannot record the hook decision: {}", e.what());
+      return false;
+    }
+  }
+
+  audit::DecisionRecord decision_record(const Decision& decision) const {
+    audit::DecisionRecord record;
+    record.time_ms = m_env.now_ms();
+    record.agent = m_adapter != nullptr ? std::string(m_adapter->audit_name) : "unknown";
+    record.event = m_event.event;
+    record.session_id = m_event.session_id;
+    record.tool_use_id = m_event.tool_use_id;
+    record.cwd = m_event.cwd;
+    record.original_command = m_event.command;
+    record.rewritten_command = decision.rewritten_command;
+    record.decision = audit_decision(decision);
+    record.reason = decision.reason;
+    record.rule = decision.rule;
+    record.payload_bytes = m_payload_bytes;
+    return record;
+  }
+
+  const HookOptions& m_options;
+  const HookEnvironment& m_env;
+  const AgentAdapter* m_adapter = nullptr;
+  HookEvent m_event;
+  std::optional<shim::Policy> m_policy;
+  int64_t m_payload_bytes = 0;
+};
+
+fs::path workspace_of(const fs::path& cwd) {
+  std::error_code ec;
+  fs::path start = cwd.empty() ? fs::current_path(ec) : cwd;
+  return find_git_root(start).value_or(start);
+}
+
+audit::Store open_store(const shim::Policy& policy) {
+  return audit::Store::open({policy.effective_audit_db()});
+}
+
+// The file bash would run for `command`: a path (relative to the command's cwd) or the first
+// match on PATH.
+std::optional<fs::path> program_file(const std::string& command, const fs::path& cwd,
+                                     const std::string& path_variable) {
+  if (command.starts_with("~/")) {
+    return home_directory() / command.substr(2);
+  }
+  if (command.find('/') != std::string::npos) {
+    return command.starts_with('/') || cwd.empty() ? fs::path(command) : cwd / command;
+  }
+  return find_in_path(command, path_variable, nullptr);
+}
+
+std::optional<std::string> read_first_line(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) {
+    return std::nullopt;
+  }
+  std::ifstream in(file, std::ios::binary);
+  std::string line(256, '\0');
+  in.read(line.data(), static_cast<std::streamsize>(line.size()));
+  line.resize(static_cast<size_t>(in.gcount()));
+  return line.substr(0, line.find('\n'));
+}
+
+}  // namespace
+
+HookReply run_hook(const HookOptions& options, std::string_view payload,
+                   const HookEnvironment& environment) {
+  return HookRun(options, environment).answer(payload);
+}
+
+HookEnvironment system_environment() {
+  HookEnvironment env;
+  env.load_policy = [](const fs::path& cwd) { return shim::load_policy({workspace_of(cwd), {}}); };
+  env.record_decision = [](const shim::Policy& policy, const audit::DecisionRecord& record) {
+    return open_store(policy).record_decision(record);
+  };
+  env.complete_decision = [](const shim::Policy& policy, const std::string& tool_use_id,
+                             const audit::DecisionCompletion& completion) {
+    return open_store(policy).complete_decision(tool_use_id, completion);
+  };
+  env.sandshim = self_executable();
+  const char* path = std::getenv("PATH");
+  env.agent_path = path == nullptr ? "" : path;
+  env.first_line_of = [path_variable = env.agent_path](const std::string& command,
+                                                       const fs::path& cwd) {
+    std::optional<fs::path> file = program_file(command, cwd, path_variable);
+    return file ? read_first_line(*file) : std::nullopt;
+  };
+  env.exists = [](const fs::path& file) {
+    std::error_code ec;
+    return fs::exists(file, ec);
+  };
+  env.now_ms = wall_clock_ms;
+  return env;
+}
+
+}  // namespace sandshim::hooks

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "audit/decision_record.hpp"
+#include "hooks/agents/agent.hpp"
+#include "shim/policy.hpp"
+
+namespace sandshim::hooks {
+
+// Larger payloads are refused unread: no agent sends a megabyte for one shell command.
+inline constexpr size_t k_max_payload_bytes = 1 << 20;
+
+struct HookOptions {
+  std::optional<Agent> agent;             // --agent; absent: detected from the payload
+  std::string expected_event;             // --event; a payload naming another event is refused
+  std::string rewrite_approval = "auto";  // Claude Code: auto | allow | ask
+};
+
+// Everything a hook run reads or writes outside its payload, so tests can stub it.
+struct HookEnvironment {
+  std::function<shim::Policy(const std::filesystem::path& cwd)> load_policy;
+  std::function<std::string(const shim::Policy&, const audit::DecisionRecord&)> record_decision;
+  std::function<bool(const shim::Policy&, const std::string& tool_use_id,
+                     const audit::DecisionCompletion&)>
+      complete_decision;
+  std::filesystem::path sandshim;  // this binary, canonical
+  std::string agent_path;          // PATH the agent started the hook with
+  // The first line of the file a command word runs, looked up as the agent's shell would.
+  std::function<std::optional<std::string>(const std::string& command,
+                                           const std::filesystem::path& cwd)>
+      first_line_of;
+  std::function<bool(const std::filesystem::path&)> exists;
+  std::function<int64_t()> now_ms;
+};
+
+// Answers one hook payload: parse it as the agent's event, decide (or complete an earlier
+// decision), record it, and reply in the agent's format. Never throws; whatever goes wrong
+// before a decision is answered as a refusal the agent honours.
+HookReply run_hook(const HookOptions& options, std::string_view payload,
+                   const HookEnvironment& environment);
+
+// The real environment: policy files, the audit database, /proc/self/exe, PATH, the clock.
+HookEnvironment system_environment();
+
+}  // namespace sandshim::hooks

@@ -1,0 +1,77 @@
+#include "hooks/rewrite.hpp"
+
+#include <array>
+
+#include "common/strings.hpp"
+
+namespace sandshim::hooks {
+
+namespace {
+
+constexpr std::array<std::string_view, 3> k_link_variables = {
+    "SANDSHIM_AGENT", "SANDSHIM_SESSION_ID", "SANDSHIM_TOOL_USE_ID"};
+
+std::string link_assignments(const RunLink& link) {
+  const std::array<const std::string*, 3> values = {&link.agent, &link.session_id,
+                                                    &link.tool_use_id};
+  std::string text;
+  for (size_t i = 0; i < k_link_variables.size(); ++i) {
+    text += " " + std::string(k_link_variables[i]) + "=" + shell_quote(*values[i]);
+  }
+  return text;
+}
+
+// `PATH=<shim dir>` followed by the old PATH only when there was one: an empty entry would
+// put the current directory on PATH.
+std::string path_assignment(const std::filesystem::path& shim_dir) {
+  return "PATH=" + shell_quote(shim_dir.string()) + "${PATH:+:\"$PATH\"}";
+}
+
+// Skips one word as shell_quote writes it (bare, or '…' with '\'' for quotes).
+size_t skip_quoted_word(std::string_view text, size_t pos) {
+  while (pos < text.size() && text[pos] != ' ' && text[pos] != ';') {
+    if (text[pos] == '\'') {
+      size_t close = text.find('\'', pos + 1);
+      pos = close == std::string_view::npos ? text.size() : close + 1;
+    } else {
+      pos += text[pos] == '\\' ? 2 : 1;
+    }
+  }
+  return pos;
+}
+
+}  // namespace
+
+std::string route_through_shims(std::string_view command, const std::filesystem::path& shim_dir,
+                                const RunLink& link) {
+  return "export " + path_assignment(shim_dir) + link_assignments(link) + "; " +
+         std::string(command);
+}
+
+std::optional<std::string_view> strip_routing(std::string_view command,
+                                              const std::filesystem::path& shim_dir) {
+  std::string head = "export " + path_assignment(shim_dir);
+  if (!command.starts_with(head)) {
+    return std::nullopt;
+  }
+  size_t pos = head.size();
+  for (std::string_view variable : k_link_variables) {
+    std::string assignment = " " + std::string(variable) + "=";
+    if (command.substr(pos, assignment.size()) != assignment) {
+      return std::nullopt;
+    }
+    pos = skip_quoted_word(command, pos + assignment.size());
+  }
+  if (command.substr(pos, 2) != "; ") {
+    return std::nullopt;
+  }
+  return command.substr(pos + 2);
+}
+
+std::string wrap_in_sandbox(std::string_view command, const std::filesystem::path& sandshim,
+                            const RunLink& link) {
+  return link_assignments(link).substr(1) + " " + shell_quote(sandshim.string()) +
+         " run -- sh -c " + shell_quote(command);
+}
+
+}  // namespace sandshim::hooks

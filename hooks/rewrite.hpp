@@ -1,0 +1,33 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sandshim::hooks {
+
+// Who asked for a command: exported to it so the shim can join its runs to the decision.
+struct RunLink {
+  std::string agent;        // SANDSHIM_AGENT: claude-code, codex, cursor, gemini-cli, windsurf
+  std::string session_id;   // SANDSHIM_SESSION_ID
+  std::string tool_use_id;  // SANDSHIM_TOOL_USE_ID
+};
+
+// Prefixes the command with `export PATH=<shim dir>${PATH:+:"$PATH"} SANDSHIM_…=…; ` so every
+// python/node/sh it reaches by name is the shim. Only a prefix: the original text follows
+// unchanged, so quotes, here-documents, `cd`, pipes, exit codes and a trailing comment behave
+// exactly as before.
+std::string route_through_shims(std::string_view command, const std::filesystem::path& shim_dir,
+                                const RunLink& link);
+
+// The original command when `command` already carries the routing prefix for `shim_dir` (a
+// second hook seeing the rewritten command must neither refuse nor rewrite it again).
+std::optional<std::string_view> strip_routing(std::string_view command,
+                                              const std::filesystem::path& shim_dir);
+
+// `SANDSHIM_…=… <sandshim> run -- sh -c '<command>'`: the whole command runs in a container.
+std::string wrap_in_sandbox(std::string_view command, const std::filesystem::path& sandshim,
+                            const RunLink& link);
+
+}  // namespace sandshim::hooks

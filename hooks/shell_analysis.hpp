@@ -1,0 +1,80 @@
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hooks/interpreters.hpp"
+
+namespace sandshim::hooks {
+
+// How bash finds the program a command names.
+enum class Lookup {
+  by_name,  // through PATH: the shim directory, first on PATH, decides
+  by_path,  // a file path: PATH, and so the shims, are skipped
+  shim,     // a path into sandshim's shim directory: sandboxed
+  dynamic,  // the name is only known at run time ($CMD, $(…), globs)
+};
+
+// One program the command would start (or builtin it would run), with how it gets there.
+struct Invocation {
+  std::string command;  // the command word after quote removal: "python3", "/usr/bin/python3"
+  std::string name;     // its last path component
+  Lookup lookup = Lookup::by_name;
+  CommandClass kind = CommandClass::other;
+  std::string wrapper;                    // what starts it, for messages: "env -i", "xargs", "sudo"
+  bool clears_environment = false;        // env -i, exec -c: PATH is gone
+  bool default_path = false;              // command -p: the system's default PATH
+  bool renames_argv0 = false;             // exec -a: the shim cannot tell which program it is
+  bool privileged = false;                // sudo, doas…: PATH is reset to a system default
+  bool sandboxed = false;                 // an argument of `sandshim run`: runs in a container
+  std::string launcher;                   // "uv run": starts an interpreter of its own by path
+  std::string shebang;                    // the interpreter path its #! line names, when it is one
+  std::string sandshim_subcommand;        // for sandshim itself: "run", "install"…
+  std::optional<size_t> enclosing_shell;  // the shell invocation whose script holds this one
+};
+
+// Something in the command that changes how every later program is found, or that cannot be
+// analysed at all.
+enum class FindingKind {
+  parse_error,         // bash syntax sandshim cannot read
+  unanalysable,        // eval, env -S, a computed `bash -c` script…
+  path_override,       // PATH replaced or unset (appending stays allowed)
+  protected_variable,  // SANDSHIM_*, DOCKER_*, LD_PRELOAD, HOME, XDG_* set or unset
+  hash_pinning,        // hash -p binds a name to a path
+};
+
+struct Finding {
+  FindingKind kind;
+  std::string subject;  // what to name in the message: "eval", "PATH=/usr/bin", "DOCKER_HOST"
+  std::string detail;   // parse error text and the like
+  std::optional<size_t> enclosing_shell;
+};
+
+struct CommandAnalysis {
+  std::vector<Invocation> invocations;
+  std::vector<Finding> findings;
+};
+
+struct AnalysisOptions {
+  NameSet shimmed;                 // command names the policy routes into the sandbox
+  std::filesystem::path shim_dir;  // where the shim links live
+  std::filesystem::path sandshim;  // this binary, so `/abs/sandshim run -- …` is recognised
+  // The first line of the file a command word runs ("#!/usr/bin/python3"), when it is a
+  // script; by-name commands are looked up on the agent's PATH. Empty: files are not read.
+  std::function<std::optional<std::string>(const std::string& command)> first_line_of;
+};
+
+// Finds every program a shell command would start and how each is reached, looking through
+// wrappers (env, exec, command, nohup, timeout, nice, xargs, find -exec, sudo…) and into the
+// scripts of `bash -c`, here-documents, `$(…)`, aliases and traps.
+CommandAnalysis analyse_command(std::string_view command, const AnalysisOptions& options);
+
+// Variables an agent command may not set: they steer sandshim or its engine, or relocate the
+// configuration it trusts.
+bool is_protected_variable(std::string_view name);
+
+}  // namespace sandshim::hooks

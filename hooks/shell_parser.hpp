@@ -1,0 +1,59 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sandshim::hooks {
+
+// One word of a shell command after quote removal, and what bash would still expand in it.
+struct Word {
+  std::string value;                    // quotes removed; expansions kept as written ("$HOME/bin")
+  std::string source;                   // the word exactly as written
+  bool quoted = false;                  // a character was quoted or escaped: never a reserved word
+  bool globs = false;                   // unquoted *, ?, [..] or {a,b}: expansion may change it
+  bool substitutes_commands = false;    // $(…), `…`, <(…): text produced by running a command
+  bool arithmetic = false;              // $((…))
+  std::vector<std::string> parameters;  // names of $NAME / ${NAME…} expansions
+
+  // True when bash only knows the final text once the command runs.
+  bool is_dynamic() const {
+    return globs || substitutes_commands || arithmetic || !parameters.empty();
+  }
+};
+
+struct Redirection {
+  std::string op;  // "<", ">", ">>", "<<", "<<-", "<<<", "<&", ">&", "&>", "&>>", "<>", ">|"
+  int fd = -1;     // the explicit descriptor ("2>"), -1 when absent
+  Word target;     // file, descriptor, here-document delimiter or here-string
+  std::string heredoc_body;
+  bool heredoc_expands = false;  // unquoted delimiter: $(…) in the body runs
+};
+
+// A command bash would execute (or a builtin it would run), with where it was found.
+struct SimpleCommand {
+  std::vector<Word> assignments;  // NAME=value words before the command name
+  std::vector<Word> words;        // the command name and its arguments
+  std::vector<Redirection> redirections;
+  std::string
+      context;  // "" on the command line itself, else "$(…)", "`…`", "<(…)", "here-document"
+};
+
+struct ShellParse {
+  std::vector<SimpleCommand> commands;      // every simple command, in source order
+  std::vector<std::string> loop_variables;  // names `for`/`select` assign
+  std::optional<std::string> error;         // why the text is not a shell command bash would run
+};
+
+// Parses a command line the way bash reads it: quotes and escapes, `;` `&&` `||` `|` `&`,
+// subshells, groups, if/while/for/case, functions, `$(…)`, backquotes, process substitution,
+// arithmetic, redirections and here-documents. Every command substitution is parsed too, so
+// nothing bash would execute hides inside a word. Fails (with a reason) rather than guess.
+ShellParse parse_shell(std::string_view script);
+
+// The variable a word assigns ("PATH" for `PATH=/x`, `PATH+=:/x`, `a[1]=x`), when it is an
+// assignment as bash reads one: an unquoted name, then `=`.
+std::optional<std::string> assignment_name(std::string_view source);
+
+}  // namespace sandshim::hooks

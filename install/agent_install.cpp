@@ -1,0 +1,258 @@
+#include "install/agent_install.hpp"
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "common/error.hpp"
+#include "common/paths.hpp"
+#include "common/strings.hpp"
+#include "install/agent_settings.hpp"
+#include "install/atomic_file.hpp"
+#include "install/json_text.hpp"
+#include "install/skill.hpp"
+
+namespace sandshim::install {
+
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+
+namespace {
+
+const char* const k_usage =
+    R"(sandshim install agent NAME [--project DIR | --user] [--uninstall] [--dry-run]
+
+Wires sandshim into a coding agent: merges its hook entries into the agent's own settings, so
+every shell command the agent runs is checked by `sandshim hook` first, and installs a skill
+(SKILL.md) that tells the agent what runs sandboxed and how to read failures.
+
+NAME        file (project / --user)                                  events
+  claude    .claude/settings.json  / ~/.claude/settings.json          PreToolUse (onFailure: block),
+                                                                      PostToolUse, PostToolUseFailure
+  codex     .codex/hooks.json      / ~/.codex/hooks.json              PreToolUse, PostToolUse
+  cursor    .cursor/hooks.json     / ~/.cursor/hooks.json             preToolUse (failClosed),
+                                                                      postToolUse, postToolUseFailure
+  gemini    .gemini/settings.json  / ~/.gemini/settings.json          BeforeTool, AfterTool
+  windsurf  .windsurf/hooks.json   / ~/.codeium/windsurf/hooks.json   pre_run_command, post_run_command
+The skill goes to .agents/skills/sandshim/ and .claude/skills/sandshim/.
+
+Everything else in those files stays byte for byte; running it twice changes nothing;
+--uninstall removes exactly what it added. A file that is not valid JSON (comments included)
+is never overwritten: sandshim stops and prints the entries to add by hand. Files are replaced
+atomically and keep their permissions. The hook command is this binary's absolute path.
+
+Examples:
+  sandshim install agent claude                  # this project (its git root)
+  sandshim install agent codex --user            # every project, for this user
+  sandshim install agent cursor --dry-run        # show what would change
+  sandshim install agent claude --uninstall)";
+
+struct AgentInstallOptions {
+  std::string agent;
+  fs::path root;
+  bool user = false;
+  bool uninstall = false;
+  bool dry_run = false;
+};
+
+fs::path project_root(const po::variables_map& vm) {
+  std::error_code ec;
+  fs::path start =
+      vm.count("project") != 0 ? fs::path(vm["project"].as<std::string>()) : fs::current_path(ec);
+  if (!fs::is_directory(start, ec)) {
+    throw Fatal("project directory " + quoted(start.string()) + " does not exist",
+                exit_code::k_usage);
+  }
+  fs::path canonical = fs::canonical(start);
+  return vm.count("project") != 0 ? canonical : find_git_root(canonical).value_or(canonical);
+}
+
+std::optional<AgentInstallOptions> parse_options(const std::vector<std::string>& args) {
+  po::options_description options("Options");
+  options.add_options()("help,h", "show this help")("agent", po::value<std::string>(),
+                                                    "claude, codex, cursor, gemini or windsurf")(
+      "project", po::value<std::string>(),
+      "install into this project (default: the git root of "
+      "the current directory)")("user", "install into the user's own settings (every project)")(
+      "uninstall", "remove what an earlier install added")("dry-run", "show the changes only");
+  po::positional_options_description positional;
+  positional.add("agent", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw Fatal(std::string(e.what()) + " (see `sandshim install agent --help`)",
+                exit_code::k_usage);
+  }
+  if (vm.count("help") != 0) {
+    std::cout << k_usage << "\n\n" << options << std::endl;
+    return std::nullopt;
+  }
+  if (vm.count("agent") == 0) {
+    throw Fatal("which agent? sandshim install agent claude|codex|cursor|gemini|windsurf",
+                exit_code::k_usage);
+  }
+  if (vm.count("user") != 0 && vm.count("project") != 0) {
+    throw Fatal("--project and --user exclude each other", exit_code::k_usage);
+  }
+  AgentInstallOptions result{vm["agent"].as<std::string>(),
+                             {},
+                             vm.count("user") != 0,
+                             vm.count("uninstall") != 0,
+                             vm.count("dry-run") != 0};
+  result.root = result.user ? home_directory() : project_root(vm);
+  return result;
+}
+
+std::string shown(const fs::path& file, const fs::path& root) {
+  fs::path relative = file.lexically_relative(root);
+  return relative.empty() || relative.begin()->string() == ".." ? file.string() : relative.string();
+}
+
+void print_change(const std::string& change, const fs::path& file, const fs::path& root,
+                  const std::string& note) {
+  std::cout << "  " << change << std::string(change.size() < 10 ? 10 - change.size() : 1, ' ')
+            << shown(file, root) << (note.empty() ? "" : "  (" + note + ")") << "\n";
+}
+
+// The settings file's new text, or a Fatal that tells the user what to add by hand.
+Merged merged_or_explain(const fs::path& file, const std::optional<std::string>& text,
+                         const AgentSettings& settings, const std::string& command,
+                         bool uninstall) {
+  try {
+    return uninstall ? unmerge_hooks(text, settings) : merge_hooks(text, settings, command);
+  } catch (const JsonTextError& e) {
+    std::string entries = merge_hooks(std::nullopt, settings, command).text;
+    throw Fatal(quoted(file.string()) + ": " + e.what() + "; nothing was changed. " +
+                (uninstall ? "Remove sandshim's hook entries by hand."
+                           : "Fix the file, or add these entries to it by hand:\n" + entries));
+  }
+}
+
+// Settings files sandshim created, so uninstall deletes only those (a user's own `{}` stays).
+fs::path created_files_record() {
+  return xdg_directory("state") / "sandshim" / "created-agent-files.json";
+}
+
+nlohmann::json created_files() {
+  std::optional<std::string> text = read_file(created_files_record());
+  nlohmann::json files = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+  return files.is_array() ? files : nlohmann::json::array();
+}
+
+void remember_created(const fs::path& file, bool created) {
+  nlohmann::json files = created_files();
+  auto entry = std::find(files.begin(), files.end(), file.string());
+  if (created && entry == files.end()) {
+    files.push_back(file.string());
+  } else if (!created && entry != files.end()) {
+    files.erase(entry);
+  } else {
+    return;
+  }
+  write_file_atomically(created_files_record(), files.dump(2) + "\n");
+}
+
+bool sandshim_created(const fs::path& file) {
+  nlohmann::json files = created_files();
+  return std::find(files.begin(), files.end(), file.string()) != files.end();
+}
+
+// Writes the result; returns the change to report (an emptied file sandshim created is deleted).
+Change apply(const fs::path& file, const Merged& merged, bool dry_run) {
+  bool remove = merged.only_skeleton_left && sandshim_created(file);
+  Change change = remove ? Change::deleted : merged.change;
+  if (dry_run || change == Change::unchanged || change == Change::absent) {
+    return change;
+  }
+  if (remove) {
+    std::error_code ec;
+    fs::remove(file, ec);
+    remove_empty_directories(file.parent_path(), 1);
+    remember_created(file, false);
+    return change;
+  }
+  write_file_atomically(file, merged.text);
+  if (change == Change::created) {
+    remember_created(file, true);
+  }
+  return change;
+}
+
+fs::path settings_file(const AgentSettings& settings, const AgentInstallOptions& options) {
+  return options.user ? settings.user_file : options.root / settings.project_file;
+}
+
+// Another agent in the same scope still uses sandshim: the shared skill stays.
+bool skill_still_needed(const AgentInstallOptions& options) {
+  for (const AgentSettings& other : all_agent_settings()) {
+    if (other.name == options.agent) {
+      continue;
+    }
+    std::optional<std::string> text = read_file(settings_file(other, options));
+    if (text && has_sandshim_hooks(*text, other)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<SkillChange> update_skill(const AgentInstallOptions& options) {
+  std::vector<fs::path> directories = skill_directories(options.root, options.user);
+  if (!options.uninstall) {
+    std::error_code ec;
+    fs::path workspace = options.user ? fs::current_path(ec) : options.root;
+    shim::Policy policy = shim::load_policy({workspace, {}});
+    return install_skill(directories, skill_markdown(policy), options.dry_run);
+  }
+  if (skill_still_needed(options)) {
+    return {};
+  }
+  return remove_skill(directories, options.dry_run);
+}
+
+void print_next_steps(const AgentSettings& settings, const AgentInstallOptions& options) {
+  if (options.uninstall) {
+    std::cout << "The agent stops calling sandshim once it reloads its settings.\n";
+    return;
+  }
+  std::cout << "Next, in " << settings.display << ":\n";
+  for (const std::string& step : settings.next_steps) {
+    std::cout << "  - " << step << "\n";
+  }
+}
+
+int run(const AgentInstallOptions& options) {
+  std::optional<AgentSettings> settings = agent_settings_named(options.agent);
+  if (!settings) {
+    throw Fatal(
+        "unknown agent " + quoted(options.agent) + " (claude, codex, cursor, gemini, windsurf)",
+        exit_code::k_usage);
+  }
+  fs::path file = settings_file(*settings, options);
+  std::string command = hook_command_for(self_executable(), settings->name);
+  Merged merged = merged_or_explain(file, read_file(file), *settings, command, options.uninstall);
+  Change change = apply(file, merged, options.dry_run);
+  std::vector<SkillChange> skills = update_skill(options);
+  std::cout << "sandshim: " << settings->display << ", " << (options.user ? "user" : "project")
+            << " " << options.root.string()
+            << (options.dry_run ? " (dry run: nothing written)" : "") << "\n";
+  print_change(to_string(change), file, options.root,
+               options.uninstall ? "" : "hooks run " + command);
+  for (const SkillChange& skill : skills) {
+    print_change(to_string(skill.change), skill.file, options.root, skill.note);
+  }
+  print_next_steps(*settings, options);
+  return exit_code::k_ok;
+}
+
+}  // namespace
+
+int install_agent_main(const std::vector<std::string>& args) {
+  std::optional<AgentInstallOptions> options = parse_options(args);
+  return options ? run(*options) : exit_code::k_ok;
+}
+
+}  // namespace sandshim::install

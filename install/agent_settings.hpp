@@ -1,0 +1,70 @@
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sandshim::install {
+
+// How an agent's config lists hook handlers under each event.
+enum class Layout {
+  grouped,  // event -> [{matcher, hooks: [handler]}] (Claude Code, Codex, Gemini CLI)
+  flat,     // event -> [handler] (Cursor, Windsurf)
+};
+
+// One hook sandshim registers: the item it appends under `event`, with "command" filled in.
+struct HookEntry {
+  std::string event;
+  nlohmann::ordered_json item;
+};
+
+// Where an agent keeps its hooks and what sandshim adds there.
+struct AgentSettings {
+  std::string name;     // the `--agent` value: claude, codex, cursor, gemini, windsurf
+  std::string display;  // Claude Code, Codex, …
+  std::filesystem::path project_file;  // relative to the project root
+  std::filesystem::path user_file;     // absolute
+  Layout layout = Layout::grouped;
+  std::vector<HookEntry> entries;
+  nlohmann::ordered_json skeleton;      // a new file before sandshim's hooks: {} or {"version": 1}
+  std::vector<std::string> next_steps;  // what the user has to approve in the agent
+};
+
+// Every agent sandshim installs into; user files follow CLAUDE_CONFIG_DIR and CODEX_HOME.
+std::vector<AgentSettings> all_agent_settings();
+std::optional<AgentSettings> agent_settings_named(std::string_view name);
+
+enum class Change { created, updated, unchanged, removed, deleted, absent };
+std::string to_string(Change change);
+
+struct Merged {
+  std::string text;  // the new file
+  Change change;
+  bool only_skeleton_left = false;  // uninstall left {} (or Cursor's {"version": 1})
+};
+
+// Adds sandshim's entries to a settings file (nullopt: it does not exist yet), keeping every
+// other byte. Idempotent: entries already there are left alone, or get the new binary path.
+// Throws JsonTextError when the file is not strict JSON or its hooks are not in the agent's
+// format: it is never overwritten then.
+Merged merge_hooks(const std::optional<std::string>& text, const AgentSettings& settings,
+                   const std::string& hook_command);
+
+// Removes exactly the handlers sandshim added (a group or event it emptied goes too). Whether
+// a file left as the bare skeleton is deleted is the caller's call: only if sandshim made it.
+Merged unmerge_hooks(const std::optional<std::string>& text, const AgentSettings& settings);
+
+// True when the file holds a sandshim handler for this agent.
+bool has_sandshim_hooks(const std::string& text, const AgentSettings& settings);
+
+// `'/usr/local/bin/sandshim' hook --agent claude …`: a handler sandshim wrote, wherever the
+// binary lived then (a binary named sandshim*, or this very binary).
+bool is_sandshim_hook_command(const std::string& command, std::string_view agent);
+
+// The hook command written into settings: the absolute path of this binary, shell-quoted.
+std::string hook_command_for(const std::filesystem::path& sandshim, std::string_view agent);
+
+}  // namespace sandshim::install

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that building, testing and running sandshim need.
+# Idempotent: when every package is already installed it touches nothing and needs no root.
+# Usage: install/deps.sh [--with-podman]
+set -euo pipefail
+
+SANDSHIM_PREFIX=sandshim-deps
+# shellcheck source-path=SCRIPTDIR source=lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+readonly k_packages=(
+    # build
+    build-essential cmake pkg-config clang clang-format git
+    libboost-program-options-dev libspdlog-dev libfmt-dev libsqlite3-dev sqlite3
+    catch2 nlohmann-json3-dev libssl-dev
+    # engine and images (debootstrap verifies the Release file with this keyring)
+    docker.io debootstrap debian-archive-keyring ca-certificates
+    # tests and demos
+    python3 uidmap iproute2 procps psmisc
+)
+readonly k_update_max_age_min=360 # an apt-get update younger than this is trusted
+
+usage() {
+    cat >&2 <<'USAGE'
+usage: install/deps.sh [--with-podman]
+  --with-podman   also install podman (alternative engine)
+USAGE
+}
+
+# Prints the packages of "$@" that are not fully installed.
+missing_packages() {
+    local pkg
+    for pkg in "$@"; do
+        if [[ $(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null) != ii* ]]; then
+            printf '%s\n' "$pkg"
+        fi
+    done
+}
+
+# True when our stamp says apt-get update ran recently (list mtimes come from the mirror, not from us).
+lists_are_fresh() {
+    local stamp
+    stamp="$(state_dir)/apt-update.stamp"
+    [[ -n $(find "$stamp" -mmin "-$k_update_max_age_min" -print 2>/dev/null) ]] &&
+        [[ -n $(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -print -quit 2>/dev/null) ]]
+}
+
+apt_update() {
+    say "apt-get update"
+    apt-get update -q >&2 || die "apt-get update failed; check the apt sources and network, then re-run install/deps.sh"
+    touch "$(state_dir)/apt-update.stamp"
+}
+
+apt_get_install() {
+    apt-get install -y -q --no-install-recommends \
+        -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@" >&2
+}
+
+# Updates the lists once when they are stale, or once more when an install from trusted lists fails.
+apt_install() {
+    local updated=0
+    # CI has no stdin and no terminal: never let apt or debconf ask.
+    export DEBIAN_FRONTEND=noninteractive
+    if ! lists_are_fresh; then
+        apt_update
+        updated=1
+    fi
+    say "apt-get install: $*"
+    apt_get_install "$@" && return 0
+    ((updated)) && die "apt-get install failed (see above); fix apt, then re-run install/deps.sh"
+    warn "apt-get install failed; refreshing the package lists and retrying once"
+    apt_update
+    apt_get_install "$@" || die "apt-get install failed (see above); fix apt, then re-run install/deps.sh"
+}
+
+main() {
+    local args=("$@") packages=("${k_packages[@]}") missing
+    while (($#)); do
+        case $1 in
+            --with-podman) packages+=(podman) ;;
+            -h | --help) usage; exit 0 ;;
+            *) usage; die "unknown option '$1'" ;;
+        esac
+        shift
+    done
+    command -v dpkg-query >/dev/null 2>&1 || die "dpkg-query not found: install/deps.sh supports Debian 12 (bookworm) and derivatives only"
+    mapfile -t missing < <(missing_packages "${packages[@]}")
+    if ((${#missing[@]} == 0)); then
+        say "all ${#packages[@]} packages already installed"
+        return 0
+    fi
+    reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" "${args[@]}"
+    apt_install "${missing[@]}"
+    mapfile -t missing < <(missing_packages "${packages[@]}")
+    ((${#missing[@]} == 0)) || die "still not installed after apt-get: ${missing[*]}"
+    say "installed; all ${#packages[@]} packages present"
+}
+
+main "$@"

@@ -1,0 +1,129 @@
+#include "install/shim_links.hpp"
+
+#include <boost/program_options.hpp>
+#include <iostream>
+
+#include "common/error.hpp"
+#include "common/paths.hpp"
+#include "common/strings.hpp"
+#include "shim/policy.hpp"
+
+namespace sandshim::install {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct LinkOptions {
+  fs::path dir;
+  shim::Policy policy;
+};
+
+// Parses [--dir DIR]; nullopt after printing help.
+std::optional<LinkOptions> parse_link_options(const std::vector<std::string>& args,
+                                              const std::string& usage) {
+  po::options_description options("Options");
+  options.add_options()("dir", po::value<std::string>(), "shim directory (default: shim.dir)")(
+      "help,h", "show this help");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(options).run(), vm);
+  } catch (const po::error& e) {
+    throw Fatal(std::string(e.what()) + " (see --help)", exit_code::k_usage);
+  }
+  if (vm.count("help") != 0) {
+    std::cout << usage << "\n\n" << options << std::endl;
+    return std::nullopt;
+  }
+  LinkOptions result{{}, shim::load_policy({})};
+  result.dir = vm.count("dir") != 0 ? fs::absolute(vm["dir"].as<std::string>())
+                                    : result.policy.effective_shim_dir();
+  return result;
+}
+
+bool links_to(const fs::path& link, const fs::path& target) {
+  std::error_code ec;
+  return fs::is_symlink(fs::symlink_status(link, ec)) && fs::read_symlink(link, ec) == target;
+}
+
+}  // namespace
+
+int install_shims_main(const std::vector<std::string>& args) {
+  auto options = parse_link_options(args,
+                                    "sandshim install [--dir DIR]\n\nCreates a link named after each "
+                                    "shimmed command (images.* in the policy) to this binary.\n"
+                                    "Then put DIR first on PATH: eval \"$(sandshim env)\"");
+  if (!options) {
+    return exit_code::k_ok;
+  }
+  fs::path self = self_executable();
+  fs::create_directories(options->dir);
+  for (const auto& [command, image] : options->policy.images) {
+    fs::path link = options->dir / command;
+    std::error_code ec;
+    if (links_to(link, self)) {
+      continue;
+    }
+    if (fs::exists(fs::symlink_status(link, ec))) {
+      throw Fatal(quoted(link.string()) + " exists and is not sandshim's link; remove it first");
+    }
+    fs::create_symlink(self, link);
+    std::cout << "linked " << link.string() << " -> " << self.string() << "\n";
+  }
+  std::cout << "shims in " << options->dir.string() << "; put them first on PATH with:\n  eval \"$("
+            << shell_quote(self.string()) << " env)\"\n";
+  return exit_code::k_ok;
+}
+
+int uninstall_shims_main(const std::vector<std::string>& args) {
+  auto options = parse_link_options(args,
+                                    "sandshim uninstall [--dir DIR]\n\nRemoves the links `sandshim "
+                                    "install` created (links to this binary only).");
+  if (!options) {
+    return exit_code::k_ok;
+  }
+  fs::path self = self_executable();
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(options->dir, ec)) {
+    if (links_to(entry.path(), self)) {
+      fs::remove(entry.path());
+      std::cout << "removed " << entry.path().string() << "\n";
+    }
+  }
+  if (fs::is_empty(options->dir, ec)) {
+    fs::remove(options->dir, ec);
+  }
+  return exit_code::k_ok;
+}
+
+int env_main(const std::vector<std::string>& args) {
+  po::options_description options("Options");
+  options.add_options()("shell", po::value<std::string>()->default_value("sh"),
+                        "sh (bash, zsh, dash) or fish")("help,h", "show this help");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(options).run(), vm);
+  } catch (const po::error& e) {
+    throw Fatal(std::string(e.what()) + " (see --help)", exit_code::k_usage);
+  }
+  if (vm.count("help") != 0) {
+    std::cout << "sandshim env [--shell sh|fish]\n\nPrints the line that puts the shim directory "
+                 "first on PATH:\n  eval \"$(sandshim env)\"             # bash, zsh\n"
+                 "  sandshim env --shell fish | source    # fish\n\n"
+              << options << std::endl;
+    return exit_code::k_ok;
+  }
+  std::string dir = shim::load_policy({}).effective_shim_dir().string();
+  std::string shell = vm["shell"].as<std::string>();
+  if (shell == "fish") {
+    std::cout << "set -gx PATH " << shell_quote(dir) << " $PATH\n";
+  } else if (shell == "sh" || shell == "bash" || shell == "zsh" || shell == "dash") {
+    std::cout << "export PATH=" << shell_quote(dir) << ":\"$PATH\"\n";
+  } else {
+    throw Fatal("unknown shell " + quoted(shell) + ": use sh, bash, zsh or fish", exit_code::k_usage);
+  }
+  return exit_code::k_ok;
+}
+
+}  // namespace sandshim::install

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The README's test command, and what CI runs: installs what is missing, makes sure a Docker engine
+# answers (stopping it at exit only if this script started it), builds the images and the project,
+# then runs ctest and exits with ctest's code. Arguments go to ctest (e.g. -L unit).
+# Reads: CI (under CI=true a missing engine fails instead of skipping the engine steps),
+#        SANDSHIM_TEST_TIMEOUT (default per-test timeout in seconds, 900), and what the install/ scripts read.
+set -euo pipefail
+
+SANDSHIM_PREFIX=sandshim-test
+# shellcheck source-path=SCRIPTDIR source=lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/engine.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/engine.sh"
+
+readonly k_build_dir=build
+
+# An engine that cannot be had fails under CI; elsewhere the docker-labelled tests skip themselves.
+prepare_engine() {
+    on_exit engine_stop_if_started
+    if engine_ensure_running; then
+        return 0
+    fi
+    [[ ${CI:-} != true ]] || die "no Docker engine under CI=true: integration tests cannot be skipped in CI"
+    warn "no Docker engine: skipping the images; tests labelled docker will skip (CI=true would fail)"
+    return 1
+}
+
+build() {
+    say "configuring $k_build_dir/ (RelWithDebInfo)"
+    cmake -S . -B "$k_build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2 ||
+        die "cmake configure failed (see above)"
+    say "building with $(nproc) jobs"
+    cmake --build "$k_build_dir" -j"$(nproc)" >&2 || die "build failed (see above)"
+}
+
+# Integration tests share one engine, so -j1; a test with no TIMEOUT of its own gets a default one.
+run_ctest() {
+    local rc=0
+    say "running ctest $*"
+    ctest --test-dir "$k_build_dir" --output-on-failure -j1 --no-tests=error \
+        --timeout "${SANDSHIM_TEST_TIMEOUT:-900}" "$@" || rc=$?
+    if ((rc == 0)); then
+        say "all selected tests passed"
+    else
+        say "ctest failed with exit code $rc"
+    fi
+    return "$rc"
+}
+
+main() {
+    local started=$SECONDS rc=0
+    cd "$(repo_root)"
+    bash install/deps.sh
+    if prepare_engine; then
+        bash install/images.sh
+    fi
+    build
+    run_ctest "$@" || rc=$?
+    say "done in $((SECONDS - started))s"
+    return "$rc"
+}
+
+main "$@"

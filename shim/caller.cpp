@@ -1,0 +1,80 @@
+#include "shim/caller.hpp"
+
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+
+#include "common/strings.hpp"
+
+namespace sandshim::shim {
+
+namespace {
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
+
+// Each agent marks the processes it starts with a variable of its own.
+std::string guess_agent() {
+  static const std::pair<const char*, const char*> k_markers[] = {
+      {"CLAUDECODE", "claude-code"},   {"CLAUDE_CODE_ENTRYPOINT", "claude-code"},
+      {"CODEX_SANDBOX", "codex"},      {"CODEX_THREAD_ID", "codex"},
+      {"CURSOR_TRACE_ID", "cursor"},   {"CURSOR_AGENT", "cursor"},
+      {"GEMINI_CLI", "gemini-cli"},    {"WINDSURF_SESSION_ID", "windsurf"}};
+  for (const auto& [variable, agent] : k_markers) {
+    if (std::getenv(variable) != nullptr) {
+      return agent;
+    }
+  }
+  return "unknown";
+}
+
+std::string process_name(pid_t pid) {
+  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(comm, name);
+  return name;
+}
+
+}  // namespace
+
+Caller identify_caller() {
+  Caller caller;
+  caller.uid = ::getuid();
+  caller.gid = ::getgid();
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  caller.host = host;
+  caller.pid = ::getpid();
+  caller.ppid = ::getppid();
+  caller.parent_name = process_name(caller.ppid);
+  caller.agent = env_or_empty("SANDSHIM_AGENT");
+  if (caller.agent.empty()) {
+    caller.agent = guess_agent();
+  }
+  caller.agent_session = env_or_empty("SANDSHIM_SESSION_ID");
+  caller.tool_use_id = env_or_empty("SANDSHIM_TOOL_USE_ID");
+  return caller;
+}
+
+std::string new_run_id() {
+  unsigned char bytes[8] = {};
+  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
+    auto fallback = static_cast<uint64_t>(::getpid()) << 32 ^ static_cast<uint64_t>(::time(nullptr));
+    std::memcpy(bytes, &fallback, sizeof bytes);
+  }
+  static constexpr char k_hex[] = "0123456789abcdef";
+  std::string id;
+  for (unsigned char b : bytes) {
+    id += k_hex[b >> 4];
+    id += k_hex[b & 0xf];
+  }
+  return id;
+}
+
+}  // namespace sandshim::shim

@@ -1,0 +1,21 @@
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "shim/policy.hpp"
+
+namespace sandshim::shim {
+
+// The built-in allowlist: terminal and locale settings and the interpreters' own, non-secret
+// variables, so `PYTHONPATH=src python -m unittest` behaves as on the host.
+const std::vector<std::string>& default_env_allow();
+// Names that look like secrets never pass, whatever allows them: deny wins.
+const std::vector<std::string>& default_env_deny();
+
+// Filters the caller's environment (NAME=VALUE strings) down to what may enter the sandbox.
+std::vector<std::pair<std::string, std::string>> sandbox_environment(
+    const std::vector<std::string>& host_env, const Policy& policy);
+
+}  // namespace sandshim::shim

@@ -1,0 +1,109 @@
+#include "shim/guardian.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "common/error.hpp"
+#include "common/process.hpp"
+
+namespace sandshim::shim {
+
+namespace {
+
+constexpr int64_t k_remove_grace_ms = 2000;
+
+bool run_engine(const Engine& engine, std::vector<std::string> args) {
+  args.insert(args.begin(), engine.client.string());
+  auto result = run_captured(args, engine.env, std::chrono::seconds(20));
+  return !result.timed_out && result.status.code == 0;
+}
+
+// After the shim died, the container may still be on its way up: remove it now, then again
+// with backoff until the deadline has passed, so nothing outlives it.
+[[noreturn]] void guard(const Engine& engine, const std::string& name, int read_fd,
+                        int64_t deadline_ms) {
+  pollfd fd{read_fd, POLLIN, 0};
+  int64_t now = monotonic_ms();
+  int ready = 0;
+  while (now < deadline_ms) {
+    ready = ::poll(&fd, 1, static_cast<int>(std::min<int64_t>(deadline_ms - now, 60'000)));
+    if (ready != 0) {
+      break;
+    }
+    now = monotonic_ms();
+  }
+  char byte = 0;
+  if (ready > 0 && ::read(read_fd, &byte, 1) == 1 && byte == 'D') {
+    ::_exit(0);
+  }
+  int64_t backoff = 250;
+  for (;;) {
+    run_engine(engine, {"rm", "--force", name});
+    now = monotonic_ms();
+    if (now > deadline_ms + k_remove_grace_ms) {
+      ::_exit(0);
+    }
+    int64_t sleep_ms = std::min(backoff, deadline_ms + k_remove_grace_ms - now + 1);
+    ::usleep(static_cast<useconds_t>(sleep_ms * 1000));
+    backoff = std::min<int64_t>(backoff * 2, 4000);
+  }
+}
+
+void detach_from_caller(int keep_fd) {
+  ::setsid();
+  int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int std_fd : {0, 1, 2}) {
+    ::dup2(null_fd, std_fd);
+  }
+  ::close_range(3, static_cast<unsigned>(keep_fd) - 1, 0);
+  ::close_range(static_cast<unsigned>(keep_fd) + 1, ~0U, 0);
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+}  // namespace
+
+Guardian Guardian::start(const Engine& engine, const std::string& container_name,
+                         int64_t deadline_monotonic_ms) {
+  Pipe pipe = make_pipe();
+  pid_t middle = ::fork();
+  if (middle < 0) {
+    throw Fatal("cannot start the guardian: fork failed");
+  }
+  if (middle == 0) {
+    // Double fork: the guardian is nobody's child that waits, and outlives the shim.
+    if (::fork() == 0) {
+      pipe.write.reset();
+      detach_from_caller(pipe.read.get());
+      guard(engine, container_name, pipe.read.get(), deadline_monotonic_ms);
+    }
+    ::_exit(0);
+  }
+  wait_for(middle);
+  return Guardian(std::move(pipe.write));
+}
+
+Guardian::~Guardian() = default;
+
+void Guardian::release() {
+  if (m_done.valid()) {
+    char done = 'D';
+    ssize_t ignored = ::write(m_done.get(), &done, 1);
+    (void)ignored;
+    m_done.reset();
+  }
+}
+
+void force_remove_container(const Engine& engine, const std::string& name) {
+  run_engine(engine, {"rm", "--force", name});
+}
+
+bool signal_container(const Engine& engine, const std::string& name, const std::string& signal) {
+  return run_engine(engine, {"kill", "--signal=" + signal, name});
+}
+
+}  // namespace sandshim::shim

@@ -1,0 +1,113 @@
+#include "shim/hardening.hpp"
+
+#include <sstream>
+
+#include "common/strings.hpp"
+#include "shim/workspace.hpp"
+
+namespace sandshim::shim {
+
+namespace {
+
+std::string flag(const std::string& name, const std::string& value) {
+  return "--" + name + "=" + value;
+}
+
+std::string cpus_value(double cpus) {
+  std::ostringstream out;
+  out << cpus;
+  return out.str();
+}
+
+}  // namespace
+
+void add_identity_flags(std::vector<std::string>& args, const Policy& policy,
+                        const RunSpec& spec) {
+  args.push_back(flag("name", spec.container_name()));
+  args.push_back(flag("hostname", policy.hostname));
+  args.push_back(flag("label", "org.sandshim.run=" + spec.run_id));
+  args.push_back(flag("label", "org.sandshim.deadline=" + std::to_string(spec.deadline_epoch_s)));
+  args.push_back(flag("label", "org.sandshim.policy=" + policy.digest().substr(0, 16)));
+}
+
+// Single use, and nothing left behind: removed on exit, an init to reap zombies and forward
+// signals, never a surprise pull, no log files a flood could fill.
+void add_lifecycle_flags(std::vector<std::string>& args, const Policy& /*policy*/,
+                         const RunSpec& /*spec*/) {
+  args.insert(args.end(), {"--rm", "--init", "--pull=never", "--log-driver=none"});
+}
+
+void add_network_flags(std::vector<std::string>& args, const Policy& policy,
+                       const RunSpec& /*spec*/) {
+  args.push_back(flag("network", policy.network));
+}
+
+// No capabilities, no way to gain privileges, never root.
+void add_privilege_flags(std::vector<std::string>& args, const Policy& /*policy*/,
+                         const RunSpec& spec) {
+  args.insert(args.end(), {"--cap-drop=ALL", "--security-opt=no-new-privileges:true"});
+  args.push_back(flag("user", spec.user));
+}
+
+// A read-only root, a small noexec /tmp as the only writable place, the workspace at its host
+// path so every path the agent uses means the same thing inside.
+void add_filesystem_flags(std::vector<std::string>& args, const Policy& policy,
+                          const RunSpec& spec) {
+  args.push_back("--read-only");
+  args.push_back(flag("tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=" +
+                                   std::to_string(policy.tmp_bytes)));
+  args.push_back(flag("shm-size", std::to_string(policy.shm_bytes)));
+  args.push_back(flag("mount", bind_mount_spec(spec.workspace, policy.workspace_mode != "rw")));
+  args.push_back(flag("workdir", spec.cwd.string()));
+}
+
+// Memory without swap on top, CPU, processes, open files; no core dumps.
+void add_limit_flags(std::vector<std::string>& args, const Policy& policy,
+                     const RunSpec& /*spec*/) {
+  std::string memory = std::to_string(policy.memory_bytes);
+  args.push_back(flag("memory", memory));
+  args.push_back(flag("memory-swap", memory));
+  args.push_back(flag("cpus", cpus_value(policy.cpus)));
+  args.push_back(flag("pids-limit", std::to_string(policy.pids)));
+  auto ulimit = [&](const std::string& name, int64_t value) {
+    args.push_back(flag("ulimit", name + "=" + std::to_string(value) + ":" + std::to_string(value)));
+  };
+  ulimit("nofile", policy.nofile);
+  ulimit("nproc", policy.nproc);
+  ulimit("core", 0);
+}
+
+// Only names: the engine client takes each value from its own environment, so values never
+// show in the process list.
+void add_environment_flags(std::vector<std::string>& args, const Policy& /*policy*/,
+                           const RunSpec& spec) {
+  args.push_back("--env=HOME=/tmp");
+  for (const auto& entry : spec.env) {
+    args.push_back(flag("env", entry.first));
+  }
+}
+
+void add_stdio_flags(std::vector<std::string>& args, const Policy& /*policy*/,
+                     const RunSpec& spec) {
+  args.push_back("--interactive");
+  if (spec.tty) {
+    args.push_back("--tty");
+  }
+}
+
+std::vector<std::string> build_run_arguments(const Policy& policy, const RunSpec& spec) {
+  using Step = void (*)(std::vector<std::string>&, const Policy&, const RunSpec&);
+  static constexpr Step k_steps[] = {add_identity_flags,    add_lifecycle_flags,
+                                     add_network_flags,     add_privilege_flags,
+                                     add_filesystem_flags,  add_limit_flags,
+                                     add_environment_flags, add_stdio_flags};
+  std::vector<std::string> args = {"run"};
+  for (Step step : k_steps) {
+    step(args, policy, spec);
+  }
+  args.push_back(spec.image);
+  args.insert(args.end(), spec.command.begin(), spec.command.end());
+  return args;
+}
+
+}  // namespace sandshim::shim

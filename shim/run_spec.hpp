@@ -1,0 +1,26 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sandshim::shim {
+
+// Everything about one sandboxed run that is not policy: what to run, where, as whom.
+struct RunSpec {
+  std::string run_id;
+  std::string invoked_as;            // python, node, sh, run
+  std::vector<std::string> command;  // the container's argv, exactly as the caller gave it
+  std::filesystem::path cwd;         // the caller's cwd, the same path inside the container
+  std::filesystem::path workspace;   // mounted at the same path
+  std::string image;
+  std::vector<std::pair<std::string, std::string>> env;  // what passes into the container
+  std::string user;                                      // uid:gid inside the container
+  bool tty = false;                                      // both ends of the caller are a TTY
+  int64_t deadline_epoch_s = 0;                          // for `sandshim gc`
+  std::string container_name() const { return "sandshim-" + run_id; }
+};
+
+}  // namespace sandshim::shim

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace sandshim::shim {
+
+// The directory mounted into the sandbox: the enclosing git root, or the cwd without one.
+// Throws Fatal for a workspace that must never be mounted (/, the home directory).
+std::filesystem::path resolve_workspace(const std::filesystem::path& cwd,
+                                        const std::filesystem::path& home);
+
+// A mount specification cannot be bent by the path's bytes: commas and quotes are CSV-quoted,
+// control characters refused (throws Fatal naming the path).
+std::string bind_mount_spec(const std::filesystem::path& path, bool read_only);
+
+// Refuses, with the fix, a workspace the container user could not read.
+void require_readable_by(const std::filesystem::path& workspace, uid_t uid, gid_t gid);
+
+// Host paths named in argv that exist outside the workspace are invisible in the sandbox:
+// say so instead of letting the program fail with "file not found".
+std::vector<std::string> arguments_outside_workspace(const std::vector<std::string>& argv,
+                                                     const std::filesystem::path& cwd,
+                                                     const std::filesystem::path& workspace);
+
+}  // namespace sandshim::shim

@@ -1,0 +1,485 @@
+#include <spdlog/spdlog.h>
+
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "common/error.hpp"
+#include "hooks/hook_run.hpp"
+#include "test_hooks_json_schema.hpp"
+#include "test_hooks_support.hpp"
+
+using namespace sandshim::hooks;
+using sandshim::testing::data_dir;
+using sandshim::testing::read_text;
+using sandshim::testing::schema_errors;
+using Json = nlohmann::json;
+
+namespace {
+
+const std::string k_shim_dir = "/home/user/.local/share/sandshim/bin";
+
+// Policy, audit and file system of a hook run, in memory.
+struct FakeWorld {
+  sandshim::shim::Policy policy;
+  std::vector<sandshim::audit::DecisionRecord> records;
+  std::vector<std::pair<std::string, sandshim::audit::DecisionCompletion>> completions;
+  bool audit_fails = false;
+  bool policy_fails = false;
+
+  FakeWorld() {
+    spdlog::set_level(spdlog::level::err);
+    policy.images = {{"python", "i"}, {"python3", "i"}, {"node", "i"}, {"sh", "i"}};
+    policy.shim_dir = k_shim_dir;
+  }
+
+  HookEnvironment env() {
+    HookEnvironment e;
+    e.load_policy = [this](const std::filesystem::path&) {
+      if (policy_fails) {
+        throw sandshim::Fatal("bad config");
+      }
+      return policy;
+    };
+    e.record_decision = [this](const sandshim::shim::Policy&,
+                               const sandshim::audit::DecisionRecord& record) {
+      if (audit_fails) {
+        throw sandshim::Fatal("cannot open the audit database");
+      }
+      records.push_back(record);
+      return std::string("d1");
+    };
+    e.complete_decision = [this](const sandshim::shim::Policy&, const std::string& id,
+                                 const sandshim::audit::DecisionCompletion& completion) {
+      completions.emplace_back(id, completion);
+      return true;
+    };
+    e.sandshim = "/usr/local/bin/sandshim";
+    e.agent_path = "/usr/local/bin:/usr/bin:/bin";
+    e.first_line_of = [](const std::string&, const std::filesystem::path&) {
+      return std::optional<std::string>();
+    };
+    e.exists = [](const std::filesystem::path&) { return true; };
+    e.now_ms = [] { return int64_t{1000}; };
+    return e;
+  }
+
+  HookReply run(const std::string& payload, HookOptions options = {}) {
+    HookEnvironment environment = env();
+    return run_hook(options, payload, environment);
+  }
+};
+
+std::string fixture(const std::string& name) {
+  return read_text(data_dir() / "hooks" / name);
+}
+
+HookOptions agent(Agent which) {
+  HookOptions options;
+  options.agent = which;
+  return options;
+}
+
+Json out_json(const HookReply& reply) {
+  INFO("stdout: " << reply.out);
+  REQUIRE(!reply.out.empty());
+  REQUIRE(reply.out.back() == '\n');
+  REQUIRE(reply.out.find('\n') == reply.out.size() - 1);  // one line, one object
+  Json parsed = Json::parse(reply.out);
+  REQUIRE(parsed.is_object());
+  return parsed;
+}
+
+Json schema(const std::string& name) {
+  return Json::parse(fixture("schemas/codex-0.171-" + name + ".json"));
+}
+
+void require_codex_valid(const HookReply& reply, const std::string& event) {
+  std::string name = event == "PreToolUse" ? "pre-tool-use" : "post-tool-use";
+  if (reply.out.empty()) {
+    return;  // empty stdout is Codex's "no decision"
+  }
+  std::vector<std::string> errors =
+      schema_errors(out_json(reply), schema(name + ".command.output"));
+  INFO(reply.out);
+  CHECK(errors == std::vector<std::string>{});
+}
+
+const std::set<std::string> k_claude_specific_keys = {"hookEventName", "permissionDecision",
+                                                      "permissionDecisionReason", "updatedInput",
+                                                      "additionalContext"};
+
+}  // namespace
+
+TEST_CASE("Claude Code: a Bash command is rewritten with every input field echoed",
+          "[hooks][agents][claude]") {
+  FakeWorld world;
+  HookReply reply = world.run(fixture("claude/pre_tool_use.json"), agent(Agent::claude));
+  CHECK(reply.exit_code == 0);
+  CHECK(reply.err.empty());
+  Json answer = out_json(reply);
+  Json specific = answer["hookSpecificOutput"];
+  CHECK(answer.size() == 1);
+  for (const auto& [key, value] : specific.items()) {
+    CHECK(k_claude_specific_keys.contains(key));
+  }
+  CHECK(specific["hookEventName"] == "PreToolUse");
+  CHECK(specific["permissionDecision"] == "ask");  // permission_mode default: the user confirms
+  Json input = specific["updatedInput"];
+  CHECK(input["description"] == "Run test suite");
+  CHECK(input["timeout"] == 120000);
+  CHECK(input["run_in_background"] == false);
+  std::string command = input["command"];
+  CHECK(command.starts_with("export PATH=" + k_shim_dir + "${PATH:+:\"$PATH\"} "));
+  CHECK(command.ends_with("; python3 -m pytest -q"));
+  CHECK(command.find("SANDSHIM_TOOL_USE_ID=toolu_01ABC123") != std::string::npos);
+
+  REQUIRE(world.records.size() == 1);
+  const auto& record = world.records[0];
+  CHECK(record.agent == "claude-code");
+  CHECK(record.event == "PreToolUse");
+  CHECK(record.session_id == "abc123");
+  CHECK(record.tool_use_id == "toolu_01ABC123");
+  CHECK(record.cwd == "/home/user/my-project");
+  CHECK(record.original_command == "python3 -m pytest -q");
+  CHECK(record.rewritten_command == command);
+  CHECK(record.decision == sandshim::audit::Decision::rewrite);
+  CHECK(record.rule == "path-rewrite");
+  CHECK(record.payload_bytes == static_cast<int64_t>(fixture("claude/pre_tool_use.json").size()));
+}
+
+TEST_CASE("Claude Code: how a rewrite is approved follows the session", "[hooks][agents][claude]") {
+  FakeWorld world;
+  Json bypass = out_json(world.run(fixture("claude/pre_tool_use_optional_fields.json")));
+  CHECK(bypass["hookSpecificOutput"]["permissionDecision"] == "allow");
+  CHECK(bypass["hookSpecificOutput"]["updatedInput"]["dangerouslyDisableSandbox"] == false);
+  CHECK(bypass["hookSpecificOutput"]["updatedInput"]["run_in_background"] == true);
+
+  HookOptions allow = agent(Agent::claude);
+  allow.rewrite_approval = "allow";
+  CHECK(out_json(world.run(fixture("claude/pre_tool_use.json"),
+                           allow))["hookSpecificOutput"]["permissionDecision"] == "allow");
+  HookOptions ask = agent(Agent::claude);
+  ask.rewrite_approval = "ask";
+  CHECK(out_json(world.run(fixture("claude/pre_tool_use_optional_fields.json"),
+                           ask))["hookSpecificOutput"]["permissionDecision"] == "ask");
+}
+
+TEST_CASE("Claude Code: a bypass is denied with a reason for the model",
+          "[hooks][agents][claude]") {
+  FakeWorld world;
+  HookReply reply = world.run(fixture("claude/pre_tool_use_bypass.json"), agent(Agent::claude));
+  CHECK(reply.exit_code == 0);
+  Json specific = out_json(reply)["hookSpecificOutput"];
+  CHECK(specific["permissionDecision"] == "deny");
+  CHECK(std::string(specific["permissionDecisionReason"]).find("python3 …") != std::string::npos);
+  CHECK_FALSE(specific.contains("updatedInput"));
+  REQUIRE(world.records.size() == 1);
+  CHECK(world.records[0].decision == sandshim::audit::Decision::deny);
+  CHECK(world.records[0].rule == "interpreter-by-path");
+}
+
+TEST_CASE("Claude Code: other tools get no opinion, but a record", "[hooks][agents][claude]") {
+  FakeWorld world;
+  HookReply reply = world.run(fixture("claude/pre_tool_use_edit.json"), agent(Agent::claude));
+  CHECK(reply.out == "{}\n");
+  CHECK(reply.exit_code == 0);
+  REQUIRE(world.records.size() == 1);
+  CHECK(world.records[0].rule == "not-a-shell-tool");
+}
+
+TEST_CASE("Claude Code: PostToolUse and PostToolUseFailure complete the decision",
+          "[hooks][agents][claude]") {
+  FakeWorld world;
+  CHECK(world.run(fixture("claude/post_tool_use.json")).out == "{}\n");
+  CHECK(world.run(fixture("claude/post_tool_use_failure.json")).out == "{}\n");
+  REQUIRE(world.completions.size() == 2);
+  CHECK(world.completions[0].first == "toolu_01ABC123");
+  CHECK(world.completions[0].second.exit_code == 0);
+  CHECK(world.completions[0].second.session_id == "abc123");
+  CHECK(world.completions[0].second.tool_response_tail == "3 passed in 0.02s\n");
+  CHECK(world.completions[1].second.exit_code == 137);
+  CHECK(world.records.empty());
+}
+
+TEST_CASE("Claude Code: an event sandshim does not handle is refused", "[hooks][agents][claude]") {
+  FakeWorld world;
+  HookReply reply = world.run(fixture("claude/stop.json"), agent(Agent::claude));
+  CHECK(reply.exit_code == 2);
+  CHECK(reply.out.empty());
+  CHECK(reply.err.find("\"Stop\"") != std::string::npos);
+  REQUIRE(world.records.size() == 1);
+  CHECK(world.records[0].rule == "unknown-event");
+}
+
+TEST_CASE("Codex: fixtures match the input schema Codex 0.171 embeds", "[hooks][agents][codex]") {
+  for (const char* name : {"pre_tool_use", "pre_tool_use_bypass", "pre_tool_use_apply_patch"}) {
+    INFO(name);
+    CHECK(schema_errors(Json::parse(fixture(std::string("codex/") + name + ".json")),
+                        schema("pre-tool-use.command.input"))
+              .empty());
+  }
+  CHECK(schema_errors(Json::parse(fixture("codex/post_tool_use.json")),
+                      schema("post-tool-use.command.input"))
+            .empty());
+}
+
+TEST_CASE("Codex: a rewrite is allow with updatedInput and nothing else",
+          "[hooks][agents][codex]") {
+  FakeWorld world;
+  HookReply reply = world.run(fixture("codex/pre_tool_use.json"), agent(Agent::codex));
+  require_codex_valid(reply, "PreToolUse");
+  Json specific = out_json(reply)["hookSpecificOutput"];
+  CHECK(specific.size() == 3);
+  CHECK(specific["permissionDecision"] == "allow");
+  CHECK(std::string(specific["updatedInput"]["command"])
+            .ends_with("; python3 scripts/check.py --fast"));
+  CHECK(world.records.at(0).agent == "codex");
+  CHECK(world.records.at(0).tool_use_id == "call_8f2c1b");
+}
+
+TEST_CASE("Codex: every answer sandshim gives validates against Codex's output schema",
+          "[hooks][agents][codex]") {
+  FakeWorld world;
+  Json base = Json::parse(fixture("codex/pre_tool_use.json"));
+  for (const char* command : {"python3 x.py", "git status", "/usr/bin/python3 x.py", "eval \"$X\"",
+                              "echo 'broken", "sudo ls", "env -i node x", "pytest"}) {
+    for (const char* mode : {"path", "wrap", "deny"}) {
+      world.policy.hook_mode = mode;
+      Json payload = base;
+      payload["tool_input"]["command"] = command;
+      HookReply reply = world.run(payload.dump(), agent(Agent::codex));
+      INFO(mode << ": " << command << " -> " << reply.out);
+      require_codex_valid(reply, "PreToolUse");
+      CHECK((reply.exit_code == 0 || (reply.exit_code == 2 && !reply.err.empty())));
+    }
+  }
+  world.policy.hook_mode = "path";
+  for (const char* name : {"codex/pre_tool_use_bypass.json", "codex/pre_tool_use_apply_patch.json",
+                           "malformed/truncated.json", "malformed/claude_no_command.json"}) {
+    INFO(name);
+    require_codex_valid(world.run(fixture(name), agent(Agent::codex)), "PreToolUse");
+  }
+  require_codex_valid(world.run(fixture("codex/post_tool_use.json"), agent(Agent::codex)),
+                      "PostToolUse");
+  world.policy_fails = true;
+  require_codex_valid(world.run(fixture("codex/pre_tool_use.json"), agent(Agent::codex)),
+                      "PreToolUse");
+}
+
+TEST_CASE("Codex: a refusal has a non-empty reason", "[hooks][agents][codex]") {
+  FakeWorld world;
+  HookReply denied = world.run(fixture("codex/pre_tool_use_bypass.json"), agent(Agent::codex));
+  Json specific = out_json(denied)["hookSpecificOutput"];
+  CHECK(specific["permissionDecision"] == "deny");
+  CHECK(std::string(specific["permissionDecisionReason"]).find("env -i") != std::string::npos);
+  HookReply broken = world.run("{", agent(Agent::codex));
+  CHECK(broken.exit_code == 2);
+  CHECK_FALSE(broken.err.empty());
+  CHECK(world.run(fixture("codex/post_tool_use.json"), agent(Agent::codex)).out == "{}\n");
+  CHECK(world.completions.at(0).second.tool_response_tail == "ok: 12 files checked\n");
+}
+
+TEST_CASE("Cursor: preToolUse rewrites through updated_input", "[hooks][agents][cursor]") {
+  FakeWorld world;
+  Json answer = out_json(world.run(fixture("cursor/pre_tool_use.json"), agent(Agent::cursor)));
+  CHECK(answer["permission"] == "allow");
+  CHECK(answer["updated_input"]["working_directory"] == "/home/user/my-project");
+  CHECK(std::string(answer["updated_input"]["command"])
+            .ends_with("; npm test && python3 tools/report.py"));
+  CHECK(world.records.at(0).session_id == "c0a1b2c3-0000-4000-8000-000000000001");
+  CHECK(world.records.at(0).tool_use_id == "abc123");
+  CHECK(out_json(world.run(fixture("cursor/pre_tool_use_read.json"), agent(Agent::cursor))) ==
+        Json{{"permission", "allow"}});
+}
+
+TEST_CASE("Cursor: beforeShellExecution cannot rewrite, so interpreters are refused",
+          "[hooks][agents][cursor]") {
+  FakeWorld world;
+  Json denied =
+      out_json(world.run(fixture("cursor/before_shell_execution.json"), agent(Agent::cursor)));
+  CHECK(denied["permission"] == "deny");
+  CHECK(std::string(denied["agent_message"]).find("sandshim run -- python3") != std::string::npos);
+  CHECK(denied.contains("user_message"));
+  Json allowed = out_json(
+      world.run(fixture("cursor/before_shell_execution_plain.json"), agent(Agent::cursor)));
+  CHECK(allowed == Json{{"permission", "allow"}});
+  CHECK(world.records.at(0).rule == "cannot-rewrite");
+}
+
+TEST_CASE("Cursor: post events complete decisions, also without a tool_use_id",
+          "[hooks][agents][cursor]") {
+  FakeWorld world;
+  world.run(fixture("cursor/before_shell_execution_plain.json"), agent(Agent::cursor));
+  CHECK(world.run(fixture("cursor/after_shell_execution.json"), agent(Agent::cursor)).out ==
+        "{}\n");
+  CHECK(world.run(fixture("cursor/post_tool_use.json"), agent(Agent::cursor)).out == "{}\n");
+  world.run(fixture("cursor/post_tool_use_failure.json"), agent(Agent::cursor));
+  REQUIRE(world.completions.size() == 3);
+  CHECK(world.completions[0].first == world.records.at(0).tool_use_id);
+  CHECK(world.completions[0].first.starts_with("sandshim-"));
+  CHECK(world.completions[1].first == "abc123");
+  CHECK(world.completions[1].second.exit_code == 0);
+  CHECK_FALSE(world.completions[2].second.exit_code);
+  CHECK(world.completions[2].second.tool_response_tail == "Command timed out after 30s");
+}
+
+TEST_CASE("Cursor running Claude Code's hooks is answered in Cursor's format",
+          "[hooks][agents][cursor]") {
+  FakeWorld world;
+  Json answer = out_json(world.run(fixture("cursor/pre_tool_use.json"), agent(Agent::claude)));
+  CHECK(answer["permission"] == "allow");
+  CHECK(world.records.at(0).agent == "cursor");
+}
+
+TEST_CASE("Gemini CLI: a rewrite sends the complete tool_input", "[hooks][agents][gemini]") {
+  FakeWorld world;
+  HookReply reply = world.run(fixture("gemini/before_tool.json"), agent(Agent::gemini));
+  CHECK(reply.exit_code == 0);
+  Json answer = out_json(reply);
+  CHECK(answer["decision"] == "allow");
+  Json input = answer["hookSpecificOutput"]["tool_input"];
+  CHECK(input["description"] == "Generate data");
+  CHECK(input["dir_path"] == "tools");
+  CHECK(input["is_background"] == false);
+  CHECK(std::string(input["command"]).ends_with("; node scripts/gen.js > out.json"));
+  CHECK(world.records.at(0).cwd == "/home/user/my-project/tools");
+  CHECK(world.records.at(0).agent == "gemini-cli");
+
+  world.run(fixture("gemini/after_tool.json"), agent(Agent::gemini));
+  REQUIRE(world.completions.size() == 1);
+  CHECK(world.completions[0].first == world.records.at(0).tool_use_id);
+  CHECK(world.completions[0].second.exit_code == 0);
+}
+
+TEST_CASE("Gemini CLI: refusals are JSON denies with exit 0", "[hooks][agents][gemini]") {
+  FakeWorld world;
+  HookReply denied = world.run(fixture("gemini/before_tool_bypass.json"), agent(Agent::gemini));
+  CHECK(denied.exit_code == 0);
+  Json answer = out_json(denied);
+  CHECK(answer["decision"] == "deny");
+  CHECK(std::string(answer["reason"]).find("command -p") != std::string::npos);
+  CHECK(world.run(fixture("gemini/before_tool_read_file.json"), agent(Agent::gemini)).out ==
+        "{}\n");
+  HookReply broken = world.run(fixture("malformed/gemini_unparseable_command.json"));
+  CHECK(broken.exit_code == 0);
+  CHECK(out_json(broken)["decision"] == "deny");
+  CHECK(world.records.back().rule == "unparseable");
+}
+
+TEST_CASE("Windsurf: exit code only; 2 blocks with the reason on stderr",
+          "[hooks][agents][windsurf]") {
+  FakeWorld world;
+  HookReply blocked = world.run(fixture("windsurf/pre_run_command.json"), agent(Agent::windsurf));
+  CHECK(blocked.exit_code == 2);
+  CHECK(blocked.out.empty());
+  CHECK(blocked.err.find("sandshim run -- python3") != std::string::npos);
+  HookReply allowed =
+      world.run(fixture("windsurf/pre_run_command_plain.json"), agent(Agent::windsurf));
+  CHECK(allowed.exit_code == 0);
+  CHECK(allowed.out.empty());
+  world.run(fixture("windsurf/post_run_command.json"), agent(Agent::windsurf));
+  REQUIRE(world.completions.size() == 1);
+  CHECK(world.completions[0].first == world.records.at(1).tool_use_id);
+  CHECK(world.completions[0].second.exit_code == 0);
+  CHECK(world.run(fixture("windsurf/pre_read_code.json"), agent(Agent::windsurf)).exit_code == 2);
+}
+
+TEST_CASE("without --agent the payload's shape names the agent", "[hooks][agents]") {
+  const std::pair<const char*, const char*> cases[] = {
+      {"claude/pre_tool_use.json", "claude-code"},      {"codex/pre_tool_use.json", "codex"},
+      {"cursor/before_shell_execution.json", "cursor"}, {"gemini/before_tool.json", "gemini-cli"},
+      {"windsurf/pre_run_command.json", "windsurf"},
+  };
+  for (const auto& [name, expected] : cases) {
+    FakeWorld world;
+    world.run(fixture(name));
+    INFO(name);
+    REQUIRE(world.records.size() == 1);
+    CHECK(world.records[0].agent == expected);
+  }
+  FakeWorld world;
+  HookReply unknown = world.run(fixture("malformed/unknown_shape.json"));
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.out.empty());
+  CHECK(world.records.at(0).rule == "unknown-agent");
+}
+
+TEST_CASE("malformed payloads are refused in each agent's own way", "[hooks][agents]") {
+  struct Expect {
+    Agent agent;
+    int exit_code;
+    bool json_required;  // the block is in the JSON (else exit 2 blocks; stdout may be empty)
+  };
+  const Expect agents[] = {{Agent::claude, 2, false},
+                           {Agent::codex, 2, false},
+                           {Agent::cursor, 2, true},
+                           {Agent::gemini, 0, true},
+                           {Agent::windsurf, 2, false}};
+  for (const char* name :
+       {"malformed/not_json.txt", "malformed/array.json", "malformed/empty.txt",
+        "malformed/truncated.json", "malformed/claude_no_command.json",
+        "malformed/claude_tool_input_string.json", "malformed/claude_command_number.json",
+        "malformed/windsurf_no_tool_info.json"}) {
+    for (const Expect& expect : agents) {
+      FakeWorld world;
+      HookReply reply = world.run(fixture(name), agent(expect.agent));
+      INFO(name << " as " << adapter_for(expect.agent).flag << ": " << reply.out << reply.err);
+      CHECK(reply.exit_code == expect.exit_code);
+      if (expect.json_required || !reply.out.empty()) {
+        Json answer = out_json(reply);
+        bool blocks = answer.value("permission", "") == "deny" ||
+                      answer.value("decision", "") == "deny" ||
+                      answer["hookSpecificOutput"].value("permissionDecision", "") == "deny";
+        CHECK(blocks);
+      }
+      CHECK((expect.agent == Agent::gemini || !reply.err.empty()));
+      CHECK((expect.agent != Agent::windsurf || reply.out.empty()));
+      REQUIRE(world.records.size() == 1);
+      CHECK(world.records[0].decision == sandshim::audit::Decision::deny);
+    }
+  }
+}
+
+TEST_CASE("an oversized payload is refused unread", "[hooks][agents]") {
+  FakeWorld world;
+  std::string huge = "{\"hook_event_name\":\"PreToolUse\",\"x\":\"" +
+                     std::string(k_max_payload_bytes, 'a') + "\"}";
+  HookReply reply = world.run(huge, agent(Agent::claude));
+  CHECK(reply.exit_code == 2);
+  CHECK(world.records.at(0).rule == "payload-too-large");
+  CHECK(world.run(huge, agent(Agent::gemini)).out.find("\"deny\"") != std::string::npos);
+}
+
+TEST_CASE("internal errors fail closed before a decision, never after", "[hooks][agents]") {
+  FakeWorld world;
+  world.policy_fails = true;
+  HookReply claude = world.run(fixture("claude/pre_tool_use.json"), agent(Agent::claude));
+  CHECK(claude.exit_code == 2);
+  CHECK(claude.err.find("bad config") != std::string::npos);
+  CHECK(out_json(world.run(fixture("gemini/before_tool.json"), agent(Agent::gemini)))["decision"] ==
+        "deny");
+  HookReply after = world.run(fixture("claude/post_tool_use.json"), agent(Agent::claude));
+  CHECK(after.exit_code == 0);
+  CHECK(after.out == "{}\n");
+}
+
+TEST_CASE("a decision that cannot be recorded is not acted on", "[hooks][agents]") {
+  FakeWorld world;
+  world.audit_fails = true;
+  HookReply reply = world.run(fixture("claude/pre_tool_use.json"), agent(Agent::claude));
+  CHECK(reply.exit_code == 2);
+  CHECK(reply.err.find("audit database") != std::string::npos);
+  world.policy.audit_required = false;
+  CHECK(out_json(world.run(fixture("claude/pre_tool_use.json"),
+                           agent(Agent::claude)))["hookSpecificOutput"]["permissionDecision"] ==
+        "ask");
+}
+
+TEST_CASE("--event refuses payloads for another event", "[hooks][agents]") {
+  FakeWorld world;
+  HookOptions options = agent(Agent::claude);
+  options.expected_event = "PostToolUse";
+  HookReply reply = world.run(fixture("claude/pre_tool_use.json"), options);
+  CHECK(reply.exit_code == 2);
+  CHECK(world.records.at(0).rule == "event-mismatch");
+}

@@ -1,0 +1,176 @@
+#include <catch2/catch.hpp>
+
+#include "install/agent_settings.hpp"
+#include "install/json_text.hpp"
+#include "test_hooks_support.hpp"
+
+using namespace sandshim::install;
+using sandshim::testing::data_dir;
+using sandshim::testing::read_text;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+const std::string k_binary = "/usr/local/bin/sandshim";
+
+AgentSettings settings_for(const std::string& agent) {
+  auto settings = agent_settings_named(agent);
+  REQUIRE(settings);
+  return *settings;
+}
+
+std::string fixture(const std::string& name) {
+  return read_text(data_dir() / "install" / name);
+}
+
+// The document with sandshim's handlers (and what only held them) taken out, for comparing
+// what an install must not touch.
+Json without_sandshim(const std::string& text, const AgentSettings& settings) {
+  return JsonText(unmerge_hooks(text, settings).text).value();
+}
+
+struct Case {
+  const char* agent;
+  const char* file;
+};
+
+const Case k_cases[] = {
+    {"claude", "claude_settings_tabs.json"},  {"claude", "claude_settings_minified.json"},
+    {"claude", "claude_settings_empty.json"}, {"codex", "codex_hooks.json"},
+    {"cursor", "cursor_hooks.json"},          {"gemini", "gemini_settings.json"},
+    {"windsurf", "windsurf_hooks.json"},
+};
+
+}  // namespace
+
+TEST_CASE("install merges into realistic settings and uninstall restores them byte for byte",
+          "[install][settings]") {
+  for (const Case& c : k_cases) {
+    INFO(c.agent << " " << c.file);
+    AgentSettings settings = settings_for(c.agent);
+    std::string original = fixture(c.file);
+    std::string command = hook_command_for(k_binary, c.agent);
+
+    Merged installed = merge_hooks(original, settings, command);
+    CHECK(installed.change == Change::updated);
+    CHECK(has_sandshim_hooks(installed.text, settings));
+    CHECK(without_sandshim(installed.text, settings) == JsonText(original).value());
+    for (const HookEntry& entry : settings.entries) {
+      CHECK(JsonText(installed.text).value()["hooks"].contains(entry.event));
+    }
+
+    Merged again = merge_hooks(installed.text, settings, command);
+    CHECK(again.change == Change::unchanged);
+    CHECK(again.text == installed.text);
+
+    Merged removed = unmerge_hooks(installed.text, settings);
+    CHECK(removed.change == Change::removed);
+    CHECK(removed.text == original);
+    CHECK(unmerge_hooks(removed.text, settings).change == Change::unchanged);
+  }
+}
+
+TEST_CASE("a missing settings file is created, and uninstall leaves only its skeleton",
+          "[install][settings]") {
+  for (const AgentSettings& settings : all_agent_settings()) {
+    INFO(settings.name);
+    Merged created = merge_hooks(std::nullopt, settings, hook_command_for(k_binary, settings.name));
+    CHECK(created.change == Change::created);
+    Json value = JsonText(created.text).value();
+    CHECK(value["hooks"].size() == settings.entries.size());
+    if (settings.name == "cursor") {
+      CHECK(value["version"] == 1);
+    }
+    Merged removed = unmerge_hooks(created.text, settings);
+    CHECK(removed.change == Change::removed);
+    CHECK(removed.only_skeleton_left);
+    CHECK(JsonText(removed.text).value() == settings.skeleton);
+    CHECK(unmerge_hooks(std::nullopt, settings).change == Change::absent);
+  }
+}
+
+TEST_CASE("each agent gets the entries its documentation describes", "[install][settings]") {
+  std::string command = hook_command_for(k_binary, "claude");
+  Json claude = JsonText(merge_hooks(std::nullopt, settings_for("claude"), command).text).value();
+  Json pre = claude["hooks"]["PreToolUse"][0];
+  CHECK(pre["matcher"] == "Bash");
+  CHECK(pre["hooks"][0] == Json{{"type", "command"},
+                                {"command", "/usr/local/bin/sandshim hook --agent claude"},
+                                {"timeout", 30},
+                                {"onFailure", "block"},
+                                {"statusMessage", "sandshim: checking the command"}});
+  CHECK(claude["hooks"]["PostToolUseFailure"][0]["matcher"] == "Bash");
+
+  Json cursor = JsonText(merge_hooks(std::nullopt, settings_for("cursor"),
+                                     hook_command_for(k_binary, "cursor"))
+                             .text)
+                    .value();
+  CHECK(cursor["hooks"]["preToolUse"][0]["failClosed"] == true);
+  CHECK(cursor["hooks"]["preToolUse"][0]["matcher"] == "Shell");
+
+  Json gemini = JsonText(merge_hooks(std::nullopt, settings_for("gemini"),
+                                     hook_command_for(k_binary, "gemini"))
+                             .text)
+                    .value();
+  CHECK(gemini["hooks"]["BeforeTool"][0]["matcher"] == "run_shell_command");
+  CHECK(gemini["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"] == 30000);  // milliseconds
+
+  Json windsurf = JsonText(merge_hooks(std::nullopt, settings_for("windsurf"),
+                                       hook_command_for(k_binary, "windsurf"))
+                               .text)
+                      .value();
+  CHECK(windsurf["hooks"]["pre_run_command"][0] ==
+        Json{{"command", "/usr/local/bin/sandshim hook --agent windsurf"}, {"show_output", true}});
+}
+
+TEST_CASE("a moved binary updates sandshim's entries in place", "[install][settings]") {
+  AgentSettings settings = settings_for("claude");
+  std::string original = fixture("claude_settings_old_binary.json");
+  Merged updated = merge_hooks(original, settings, hook_command_for(k_binary, "claude"));
+  CHECK(updated.change == Change::updated);
+  Json value = JsonText(updated.text).value();
+  CHECK(value["hooks"]["PreToolUse"].size() == 1);
+  CHECK(value["hooks"]["PreToolUse"][0]["hooks"][0]["command"] ==
+        "/usr/local/bin/sandshim hook --agent claude");
+  CHECK(value["hooks"]["PostToolUse"][0]["hooks"].size() == 2);
+  CHECK(value["hooks"]["PostToolUse"][0]["hooks"][1]["command"] ==
+        "/usr/local/bin/sandshim hook --agent claude");
+
+  Merged removed = unmerge_hooks(updated.text, settings);
+  Json left = JsonText(removed.text).value();
+  CHECK_FALSE(left["hooks"].contains("PreToolUse"));
+  CHECK(left["hooks"]["PostToolUse"][0]["hooks"] ==
+        Json::array({Json{{"type", "command"}, {"command", "./audit.sh"}}}));
+}
+
+TEST_CASE("settings sandshim cannot read are refused, never rewritten", "[install][settings]") {
+  AgentSettings settings = settings_for("claude");
+  for (const char* name :
+       {"claude_settings_trailing_comma.json", "claude_settings_comments.json",
+        "claude_settings_duplicate_key.json", "claude_settings_hooks_array.json"}) {
+    INFO(name);
+    CHECK_THROWS_AS(merge_hooks(fixture(name), settings, hook_command_for(k_binary, "claude")),
+                    JsonTextError);
+  }
+}
+
+TEST_CASE("only sandshim's own handlers are recognised", "[install][settings]") {
+  CHECK(is_sandshim_hook_command("/usr/local/bin/sandshim hook --agent claude", "claude"));
+  CHECK(is_sandshim_hook_command("'/opt/my tools/sandshim' hook --agent codex --event PreToolUse",
+                                 "codex"));
+  CHECK_FALSE(is_sandshim_hook_command("/usr/local/bin/sandshim hook --agent claude", "codex"));
+  CHECK_FALSE(is_sandshim_hook_command("./format.sh hook --agent claude", "claude"));
+  CHECK_FALSE(is_sandshim_hook_command("sandshim hook --agent claude; rm -rf ~", "claude"));
+  CHECK(hook_command_for("/opt/my tools/sandshim", "cursor") ==
+        "'/opt/my tools/sandshim' hook --agent cursor");
+}
+
+TEST_CASE("an event array the user left empty loses it on uninstall", "[install][settings]") {
+  // Documented limit: without state sandshim cannot tell an empty array it filled from one it
+  // created, so uninstall removes the emptied event; everything else is restored exactly.
+  AgentSettings settings = settings_for("windsurf");
+  std::string original = "{\n  \"hooks\": {\n    \"pre_run_command\": [],\n    \"x\": 1\n  }\n}\n";
+  Merged installed = merge_hooks(original, settings, hook_command_for(k_binary, "windsurf"));
+  Merged removed = unmerge_hooks(installed.text, settings);
+  CHECK(removed.text == "{\n  \"hooks\": {\n    \"x\": 1\n  }\n}\n");
+}
