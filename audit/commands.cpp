@@ -471,10 +471,23 @@ int run_subcommand(const Subcommand& command, const std::vector<std::string>& ar
   return command.run(Invocation{std::move(options), db_path, out, tty, wall_clock_ms()});
 }
 
+// `--db PATH` may also come before the command: `sandshim audit --db x.db list`.
+std::vector<std::string> with_db_after_command(std::vector<std::string> args) {
+  size_t db_words = 0;
+  if (!args.empty() && args[0].rfind("--db=", 0) == 0) {
+    db_words = 1;
+  } else if (args.size() >= 2 && args[0] == "--db") {
+    db_words = 2;
+  }
+  std::rotate(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(db_words), args.end());
+  return args;
+}
+
 }  // namespace
 
-int audit_main(const std::vector<std::string>& args, const std::filesystem::path& configured_db,
+int audit_main(const std::vector<std::string>& raw_args, const std::filesystem::path& configured_db,
                std::ostream& out, bool out_is_tty) {
+  std::vector<std::string> args = with_db_after_command(raw_args);
   if (args.empty()) {
     throw Fatal("missing command; see `sandshim audit --help`", exit_code::k_usage);
   }

@@ -84,6 +84,7 @@ void add_path_prefix(Filter& filter, const std::string& column, std::string dir)
   if (dir == "/") {
     return;
   }
+  filter.columns.insert(column);
   filter.where +=
       " AND (" + column + " = ? OR substr(CAST(" + column + " AS BLOB), 1, ?) = CAST(? AS BLOB))";
   filter.params.insert(filter.params.end(),
@@ -93,6 +94,7 @@ void add_path_prefix(Filter& filter, const std::string& column, std::string dir)
 void add_condition(Filter& filter, const FilterSpec& spec, const std::string& column,
                    const std::string& value, int64_t now_ms) {
   auto add = [&](const std::string& clause, std::vector<SqlValue> params) {
+    filter.columns.insert(column);
     filter.where += " AND " + clause;
     filter.params.insert(filter.params.end(), params.begin(), params.end());
   };
@@ -124,6 +126,12 @@ void add_condition(Filter& filter, const FilterSpec& spec, const std::string& co
 
 std::span<const FilterSpec> filter_specs() {
   return k_filter_specs;
+}
+
+bool Filter::reads_only(std::initializer_list<std::string_view> available) const {
+  return std::all_of(columns.begin(), columns.end(), [&](const std::string& column) {
+    return std::find(available.begin(), available.end(), column) != available.end();
+  });
 }
 
 std::string_view filter_column(const FilterSpec& spec, Subject subject) {

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,6 +45,11 @@ std::string_view filter_column(const FilterSpec& spec, Subject subject);
 struct Filter {
   std::string where = "1";
   std::vector<SqlValue> params;
+  std::set<std::string> columns;  // the columns `where` reads
+
+  bool is_empty() const { return where == "1"; }
+  // True when every column the filter reads is one of `available`.
+  bool reads_only(std::initializer_list<std::string_view> available) const;
 };
 
 // Turns option values (option name -> text) into SQL; a bad value is a usage error that names

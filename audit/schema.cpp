@@ -60,8 +60,40 @@ CREATE TABLE runs (
   row_hash TEXT
 );
 CREATE INDEX runs_start ON runs(start_ms);
--- One covering index serves every `stats` query, so a run dirties few pages per commit.
-CREATE INDEX runs_summary ON runs(status, invoked_as, image, agent, duration_ms, start_ms);
+-- Finished runs by duration, with what stats filter and group by: percentiles are read off it.
+CREATE INDEX runs_duration ON runs(duration_ms, start_ms, status, invoked_as, image, agent)
+  WHERE duration_ms IS NOT NULL;
+-- The few running rows of each host, for marking abandoned runs.
+CREATE INDEX runs_running ON runs(host) WHERE status = 'running';
+-- Runs counted by day and group, kept by triggers, so stats need not count a million rows.
+CREATE TABLE run_counts (
+  day INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  invoked_as TEXT NOT NULL,
+  image TEXT NOT NULL,
+  agent TEXT NOT NULL,
+  runs INTEGER NOT NULL,
+  PRIMARY KEY (day, status, invoked_as, image, agent)
+) WITHOUT ROWID;
+CREATE TRIGGER runs_counted AFTER INSERT ON runs BEGIN
+  INSERT INTO run_counts
+    VALUES (NEW.start_ms / 86400000, NEW.status, NEW.invoked_as, NEW.image, NEW.agent, 1)
+    ON CONFLICT DO UPDATE SET runs = runs + 1;
+END;
+CREATE TRIGGER runs_recounted AFTER UPDATE OF start_ms, status, invoked_as, image, agent ON runs
+BEGIN
+  UPDATE run_counts SET runs = runs - 1
+    WHERE day = OLD.start_ms / 86400000 AND status = OLD.status AND invoked_as = OLD.invoked_as
+      AND image = OLD.image AND agent = OLD.agent;
+  INSERT INTO run_counts
+    VALUES (NEW.start_ms / 86400000, NEW.status, NEW.invoked_as, NEW.image, NEW.agent, 1)
+    ON CONFLICT DO UPDATE SET runs = runs + 1;
+END;
+CREATE TRIGGER runs_uncounted AFTER DELETE ON runs BEGIN
+  UPDATE run_counts SET runs = runs - 1
+    WHERE day = OLD.start_ms / 86400000 AND status = OLD.status AND invoked_as = OLD.invoked_as
+      AND image = OLD.image AND agent = OLD.agent;
+END;
 CREATE TABLE chain_state (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   head_seq INTEGER NOT NULL,

@@ -12,43 +12,29 @@ namespace {
 
 constexpr int64_t k_day_ms = 86400000;
 
-// The groups `stats` counts by, in the order of the runs_summary index columns.
+// The groups `stats` counts by, and their columns in both runs and run_counts.
 constexpr std::array<std::string_view, 4> k_stat_groups = {"status", "command", "image", "agent"};
 
 using Counts = std::unordered_map<std::string, int64_t>;
 
-// What one scan of the runs_summary covering index yields for each run.
-struct Summary {
-  std::array<std::string, 4> groups;  // status, invoked_as, image, agent
-  std::optional<int64_t> duration_ms;
-  int64_t start_ms = 0;
+// Where the counts come from: the trigger-kept run_counts when the filter reads only its
+// columns, else the matching runs themselves.
+struct CountSource {
+  std::string table;
+  std::string count;
+  std::string day;
 };
 
-// One pass over the matching runs; without a filter SQLite reads only the covering index.
-template <typename Visit>
-void scan_summaries(Database& db, const Filter& filter, Visit&& visit) {
-  auto select = prepare_with_filter(db,
-                                    "SELECT status, invoked_as, image, agent, duration_ms, "
-                                    "start_ms FROM runs WHERE " +
-                                        filter.where,
-                                    filter, "read run summaries");
-  Summary summary;
-  while (select.step()) {
-    for (int i = 0; i < 4; ++i) {
-      summary.groups[static_cast<size_t>(i)] = select.column_text(i);
-    }
-    summary.duration_ms =
-        select.column_is_null(4) ? std::nullopt : std::optional<int64_t>(select.column_int(4));
-    summary.start_ms = select.column_int(5);
-    visit(summary);
+CountSource count_source(const Filter& filter) {
+  if (filter.reads_only({"status", "invoked_as", "image", "agent"})) {
+    return {"run_counts", "sum(runs)", "day"};
   }
+  return {"runs", "count(*)", "start_ms / 86400000"};
 }
 
 // Nearest-rank percentile of sorted values: the smallest value with at least p% at or below it.
-int64_t percentile(const std::vector<int64_t>& sorted, int64_t percent) {
-  auto count = static_cast<int64_t>(sorted.size());
-  int64_t rank = (percent * count + 99) / 100;
-  return sorted[static_cast<size_t>(std::max<int64_t>(rank, 1) - 1)];
+int64_t nearest_rank(int64_t count, int64_t percent) {
+  return std::max<int64_t>((percent * count + 99) / 100, 1);
 }
 
 DurationSummary summarize(std::vector<int64_t>& durations) {
@@ -56,24 +42,106 @@ DurationSummary summarize(std::vector<int64_t>& durations) {
     return {};
   }
   std::sort(durations.begin(), durations.end());
-  return DurationSummary{static_cast<int64_t>(durations.size()), percentile(durations, 50),
-                         percentile(durations, 95), durations.back()};
+  auto count = static_cast<int64_t>(durations.size());
+  auto at_rank = [&](int64_t percent) {
+    return durations[static_cast<size_t>(nearest_rank(count, percent) - 1)];
+  };
+  return DurationSummary{count, at_rank(50), at_rank(95), durations.back()};
+}
+
+int64_t single_value(Database& db, const std::string& sql, int64_t bind = -1) {
+  auto select = db.cached(sql, "read run durations");
+  if (bind >= 0) {
+    select->bind(1, bind);
+  }
+  return select->step() ? select->column_int(0) : 0;
+}
+
+// Unfiltered: ranks read straight off the runs_duration index, no sort and no full read.
+DurationSummary indexed_durations(Database& db) {
+  constexpr const char* k_where = " FROM runs WHERE duration_ms IS NOT NULL";
+  int64_t count = single_value(db, std::string("SELECT count(*)") + k_where);
+  if (count == 0) {
+    return {};
+  }
+  std::string at_offset =
+      std::string("SELECT duration_ms") + k_where + " ORDER BY duration_ms LIMIT 1 OFFSET ?";
+  return DurationSummary{count, single_value(db, at_offset, nearest_rank(count, 50) - 1),
+                         single_value(db, at_offset, nearest_rank(count, 95) - 1),
+                         single_value(db, std::string("SELECT max(duration_ms)") + k_where)};
+}
+
+// Filtered: one read of the matching durations, sorted here.
+DurationSummary filtered_durations(Database& db, const Filter& filter) {
+  auto select = prepare_with_filter(
+      db, "SELECT duration_ms FROM runs WHERE duration_ms IS NOT NULL AND " + filter.where, filter,
+      "read run durations");
+  std::vector<int64_t> durations;
+  while (select.step()) {
+    durations.push_back(select.column_int(0));
+  }
+  return summarize(durations);
 }
 
 // Most frequent first, then by name, so the output is stable.
 std::vector<std::pair<std::string, int64_t>> ranked(const Counts& counts) {
-  std::vector<std::pair<std::string, int64_t>> result(counts.begin(), counts.end());
+  std::vector<std::pair<std::string, int64_t>> result;
+  for (const auto& entry : counts) {
+    if (entry.second > 0) {
+      result.push_back(entry);
+    }
+  }
   std::sort(result.begin(), result.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
   return result;
 }
 
-struct DayAccumulator {
-  std::map<std::string, int64_t> by_status;
-  std::vector<int64_t> durations;
-  int64_t runs = 0;
-};
+std::array<Counts, 4> count_groups(Database& db, const Filter& filter) {
+  CountSource source = count_source(filter);
+  auto select = prepare_with_filter(db,
+                                    "SELECT status, invoked_as, image, agent, " + source.count +
+                                        " FROM " + source.table + " WHERE " + filter.where +
+                                        " GROUP BY 1, 2, 3, 4",
+                                    filter, "count runs");
+  std::array<Counts, 4> counts;
+  while (select.step()) {
+    for (size_t i = 0; i < counts.size(); ++i) {
+      counts[i][select.column_text(static_cast<int>(i))] += select.column_int(4);
+    }
+  }
+  return counts;
+}
+
+void add_daily_counts(Database& db, const Filter& filter, std::map<int64_t, DayStats>& days) {
+  CountSource source = count_source(filter);
+  auto select = prepare_with_filter(db,
+                                    "SELECT " + source.day + ", status, " + source.count +
+                                        " FROM " + source.table + " WHERE " + filter.where +
+                                        " GROUP BY 1, 2",
+                                    filter, "count runs by day");
+  while (select.step()) {
+    if (select.column_int(2) > 0) {
+      DayStats& day = days[select.column_int(0)];
+      day.by_status[select.column_text(1)] += select.column_int(2);
+      day.runs += select.column_int(2);
+    }
+  }
+}
+
+void add_daily_durations(Database& db, const Filter& filter, std::map<int64_t, DayStats>& days) {
+  auto select = prepare_with_filter(db,
+                                    "SELECT start_ms / 86400000, duration_ms FROM runs WHERE "
+                                    "duration_ms IS NOT NULL AND " + filter.where,
+                                    filter, "read run durations by day");
+  std::map<int64_t, std::vector<int64_t>> durations;
+  while (select.step()) {
+    durations[select.column_int(0)].push_back(select.column_int(1));
+  }
+  for (auto& [day_number, values] : durations) {
+    days[day_number].duration = summarize(values);
+  }
+}
 
 Row duration_json(const DurationSummary& duration) {
   return Row{{"count", duration.count},
@@ -85,39 +153,26 @@ Row duration_json(const DurationSummary& duration) {
 }  // namespace
 
 Stats compute_stats(Database& db, const Filter& filter) {
-  std::array<Counts, 4> counts;
-  std::vector<int64_t> durations;
   Stats stats;
-  scan_summaries(db, filter, [&](const Summary& run) {
-    for (size_t i = 0; i < counts.size(); ++i) {
-      ++counts[i][run.groups[i]];
-    }
-    if (run.duration_ms) {
-      durations.push_back(*run.duration_ms);
-    }
-    ++stats.runs;
-  });
+  auto counts = count_groups(db, filter);
   for (size_t i = 0; i < counts.size(); ++i) {
     stats.groups.emplace_back(std::string(k_stat_groups[i]), ranked(counts[i]));
   }
-  stats.duration = summarize(durations);
+  for (const auto& [status, count] : stats.groups.front().second) {
+    stats.runs += count;
+  }
+  stats.duration = filter.is_empty() ? indexed_durations(db) : filtered_durations(db, filter);
   return stats;
 }
 
 std::vector<DayStats> compute_daily_stats(Database& db, const Filter& filter) {
-  std::map<int64_t, DayAccumulator> days;
-  scan_summaries(db, filter, [&](const Summary& run) {
-    DayAccumulator& day = days[run.start_ms / k_day_ms];
-    ++day.by_status[run.groups[0]];
-    ++day.runs;
-    if (run.duration_ms) {
-      day.durations.push_back(*run.duration_ms);
-    }
-  });
+  std::map<int64_t, DayStats> days;
+  add_daily_counts(db, filter, days);
+  add_daily_durations(db, filter, days);
   std::vector<DayStats> result;
   for (auto& [day_number, day] : days) {
-    result.push_back(DayStats{format_day(day_number * k_day_ms), day.runs, day.by_status,
-                              summarize(day.durations)});
+    day.day = format_day(day_number * k_day_ms);
+    result.push_back(std::move(day));
   }
   return result;
 }

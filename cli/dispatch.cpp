@@ -20,8 +20,8 @@
 #include "install/agent_install.hpp"
 #include "install/git_hooks.hpp"
 #include "install/shim_links.hpp"
-#include "shim/policy.hpp"
 #include "shim/commands.hpp"
+#include "shim/policy.hpp"
 
 namespace sandshim::cli {
 
@@ -68,7 +68,8 @@ const std::vector<Subcommand>& subcommands() {
       {"install", "install the shims (or: install agent NAME, install git-hooks)", install_main},
       {"uninstall", "remove the shims", install::uninstall_shims_main},
       {"env", "print the shell line that puts the shims first on PATH", install::env_main},
-      {"images", "list the images the policy expects; `images build` builds them", shim::images_main},
+      {"images", "list the images the policy expects; `images build` builds them",
+       shim::images_main},
       {"gc", "remove expired sandshim containers, mark abandoned audit rows", shim::gc_main},
       {"audit", "query and verify the audit database", audit_command},
       {"hook", "answer an agent's pre-tool hook (reads JSON on stdin)", hooks::hook_main},

@@ -160,8 +160,8 @@ std::optional<int64_t> parse_duration_ms(std::string_view text) {
   if (!parsed) {
     return std::nullopt;
   }
-  auto factor = unit_factor(parsed->second,
-                            {{"", 1000.0}, {"ms", 1.0}, {"s", 1000.0}, {"m", 60000.0}, {"h", 3.6e6}});
+  auto factor = unit_factor(
+      parsed->second, {{"", 1000.0}, {"ms", 1.0}, {"s", 1000.0}, {"m", 60000.0}, {"h", 3.6e6}});
   if (!factor) {
     return std::nullopt;
   }

@@ -15,8 +15,12 @@ std::string shell_join(const std::vector<std::string>& words);
 // Quotes a string for messages and logs: untrusted bytes never reach a terminal raw.
 std::string quoted(std::string_view text);
 // An exact match for std::string, so argument-dependent lookup never picks std::quoted instead.
-inline std::string quoted(const std::string& text) { return quoted(std::string_view(text)); }
-inline std::string quoted(std::string& text) { return quoted(std::string_view(text)); }
+inline std::string quoted(const std::string& text) {
+  return quoted(std::string_view(text));
+}
+inline std::string quoted(std::string& text) {
+  return quoted(std::string_view(text));
+}
 
 std::vector<std::string> split_words(std::string_view text);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);

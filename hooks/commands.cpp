@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <boost/program_options.hpp>
 #include <cerrno>
 #include <iostream>
@@ -83,16 +84,16 @@ std::optional<HookOptions> parse_options(const std::vector<std::string>& args) {
 // Reads stdin up to one byte past the limit, so an oversized payload is seen as such.
 std::string read_payload() {
   std::string payload;
-  char buffer[65536];
+  std::array<char, 65536> buffer{};
   while (payload.size() <= k_max_payload_bytes) {
-    ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+    ssize_t n = ::read(STDIN_FILENO, buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) {
       continue;
     }
     if (n <= 0) {
       break;
     }
-    payload.append(buffer, static_cast<size_t>(n));
+    payload.append(buffer.data(), static_cast<size_t>(n));
   }
   return payload;
 }

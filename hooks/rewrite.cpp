@@ -48,13 +48,16 @@ std::string route_through_shims(std::string_view command, const std::filesystem:
          std::string(command);
 }
 
-std::optional<std::string_view> strip_routing(std::string_view command,
-                                              const std::filesystem::path& shim_dir) {
-  std::string head = "export " + path_assignment(shim_dir);
-  if (!command.starts_with(head)) {
+std::optional<std::string_view> strip_any_routing(std::string_view command) {
+  constexpr std::string_view k_head = "export PATH=";
+  constexpr std::string_view k_old_path = "${PATH:+:\"$PATH\"}";
+  if (!command.starts_with(k_head)) {
     return std::nullopt;
   }
-  size_t pos = head.size();
+  size_t pos = skip_quoted_word(command, k_head.size());
+  if (!command.substr(0, pos).ends_with(k_old_path)) {
+    return std::nullopt;
+  }
   for (std::string_view variable : k_link_variables) {
     std::string assignment = " " + std::string(variable) + "=";
     if (command.substr(pos, assignment.size()) != assignment) {
@@ -66,6 +69,14 @@ std::optional<std::string_view> strip_routing(std::string_view command,
     return std::nullopt;
   }
   return command.substr(pos + 2);
+}
+
+std::optional<std::string_view> strip_routing(std::string_view command,
+                                              const std::filesystem::path& shim_dir) {
+  if (!command.starts_with("export " + path_assignment(shim_dir) + " ")) {
+    return std::nullopt;
+  }
+  return strip_any_routing(command);
 }
 
 std::string wrap_in_sandbox(std::string_view command, const std::filesystem::path& sandshim,

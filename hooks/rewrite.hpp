@@ -26,6 +26,10 @@ std::string route_through_shims(std::string_view command, const std::filesystem:
 std::optional<std::string_view> strip_routing(std::string_view command,
                                               const std::filesystem::path& shim_dir);
 
+// The original command when `command` carries a routing prefix for any shim directory: what
+// an agent reports back after running a rewritten command, for matching it to its decision.
+std::optional<std::string_view> strip_any_routing(std::string_view command);
+
 // `SANDSHIM_…=… <sandshim> run -- sh -c '<command>'`: the whole command runs in a container.
 std::string wrap_in_sandbox(std::string_view command, const std::filesystem::path& sandshim,
                             const RunLink& link);

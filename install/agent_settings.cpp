@@ -1,6 +1,7 @@
 #include "install/agent_settings.hpp"
 
 #include <cstdlib>
+#include <ranges>
 
 #include "common/paths.hpp"
 #include "common/strings.hpp"
@@ -212,8 +213,8 @@ bool unmerge_event(JsonText& doc, const AgentSettings& settings, const std::stri
     return false;
   }
   std::vector<JsonPath> ours = our_commands(items, settings);
-  for (auto it = ours.rbegin(); it != ours.rend(); ++it) {
-    JsonPath handler(it->begin(), it->end() - 1);  // drop "command"
+  for (const JsonPath& command : std::ranges::reverse_view(ours)) {
+    JsonPath handler(command.begin(), command.end() - 1);  // drop "command"
     doc.remove(joined(event, handler));
     if (settings.layout == Layout::grouped) {
       JsonPath group_path = joined(event, {handler.front()});

@@ -4,10 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "common/error.hpp"
 #include "common/strings.hpp"
@@ -102,9 +101,9 @@ std::optional<std::string> read_file(const fs::path& path) {
     fail("open", path);
   }
   std::string content;
-  char buffer[65536];
+  std::array<char, 65536> buffer{};
   for (;;) {
-    ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) {
       continue;
     }
@@ -114,7 +113,7 @@ std::optional<std::string> read_file(const fs::path& path) {
     if (n == 0) {
       return content;
     }
-    content.append(buffer, static_cast<size_t>(n));
+    content.append(buffer.data(), static_cast<size_t>(n));
   }
 }
 

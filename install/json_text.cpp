@@ -319,7 +319,7 @@ void JsonText::remove(const JsonPath& path) {
   }
   const Node& parent = node(JsonPath(path.begin(), path.end() - 1));
   const Node& target = node(path);
-  size_t index = static_cast<size_t>(&target - parent.children.data());
+  auto index = static_cast<size_t>(&target - parent.children.data());
   if (parent.children.size() == 1) {
     m_text.erase(parent.begin + 1, parent.end - parent.begin - 2);
   } else if (index == 0) {

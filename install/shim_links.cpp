@@ -50,10 +50,11 @@ bool links_to(const fs::path& link, const fs::path& target) {
 }  // namespace
 
 int install_shims_main(const std::vector<std::string>& args) {
-  auto options = parse_link_options(args,
-                                    "sandshim install [--dir DIR]\n\nCreates a link named after each "
-                                    "shimmed command (images.* in the policy) to this binary.\n"
-                                    "Then put DIR first on PATH: eval \"$(sandshim env)\"");
+  auto options =
+      parse_link_options(args,
+                         "sandshim install [--dir DIR]\n\nCreates a link named after each "
+                         "shimmed command (images.* in the policy) to this binary.\n"
+                         "Then put DIR first on PATH: eval \"$(sandshim env)\"");
   if (!options) {
     return exit_code::k_ok;
   }
@@ -121,7 +122,8 @@ int env_main(const std::vector<std::string>& args) {
   } else if (shell == "sh" || shell == "bash" || shell == "zsh" || shell == "dash") {
     std::cout << "export PATH=" << shell_quote(dir) << ":\"$PATH\"\n";
   } else {
-    throw Fatal("unknown shell " + quoted(shell) + ": use sh, bash, zsh or fish", exit_code::k_usage);
+    throw Fatal("unknown shell " + quoted(shell) + ": use sh, bash, zsh or fish",
+                exit_code::k_usage);
   }
   return exit_code::k_ok;
 }

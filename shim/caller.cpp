@@ -22,10 +22,10 @@ std::string env_or_empty(const char* name) {
 // Each agent marks the processes it starts with a variable of its own.
 std::string guess_agent() {
   static const std::pair<const char*, const char*> k_markers[] = {
-      {"CLAUDECODE", "claude-code"},   {"CLAUDE_CODE_ENTRYPOINT", "claude-code"},
-      {"CODEX_SANDBOX", "codex"},      {"CODEX_THREAD_ID", "codex"},
-      {"CURSOR_TRACE_ID", "cursor"},   {"CURSOR_AGENT", "cursor"},
-      {"GEMINI_CLI", "gemini-cli"},    {"WINDSURF_SESSION_ID", "windsurf"}};
+      {"CLAUDECODE", "claude-code"}, {"CLAUDE_CODE_ENTRYPOINT", "claude-code"},
+      {"CODEX_SANDBOX", "codex"},    {"CODEX_THREAD_ID", "codex"},
+      {"CURSOR_TRACE_ID", "cursor"}, {"CURSOR_AGENT", "cursor"},
+      {"GEMINI_CLI", "gemini-cli"},  {"WINDSURF_SESSION_ID", "windsurf"}};
   for (const auto& [variable, agent] : k_markers) {
     if (std::getenv(variable) != nullptr) {
       return agent;
@@ -65,7 +65,8 @@ Caller identify_caller() {
 std::string new_run_id() {
   unsigned char bytes[8] = {};
   if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
-    auto fallback = static_cast<uint64_t>(::getpid()) << 32 ^ static_cast<uint64_t>(::time(nullptr));
+    auto fallback =
+        static_cast<uint64_t>(::getpid()) << 32 ^ static_cast<uint64_t>(::time(nullptr));
     std::memcpy(bytes, &fallback, sizeof bytes);
   }
   static constexpr char k_hex[] = "0123456789abcdef";

@@ -70,9 +70,9 @@ ran); 126/127 the command cannot run / was not found in the image; 128+N stopped
 
 // Each `sandshim run` flag is a policy key applied over every config layer.
 const std::pair<const char*, const char*> k_run_flag_keys[] = {
-    {"timeout", "sandbox.timeout"},     {"memory", "sandbox.memory"},
-    {"cpus", "sandbox.cpus"},           {"pids", "sandbox.pids"},
-    {"network", "sandbox.network"},     {"workspace", "sandbox.workspace"},
+    {"timeout", "sandbox.timeout"},  {"memory", "sandbox.memory"},
+    {"cpus", "sandbox.cpus"},        {"pids", "sandbox.pids"},
+    {"network", "sandbox.network"},  {"workspace", "sandbox.workspace"},
     {"tmp-size", "sandbox.tmp_size"}};
 
 }  // namespace
@@ -108,9 +108,11 @@ int run_main(const std::vector<std::string>& args) {
     return exit_code::k_ok;
   }
   if (command.empty()) {
-    throw Fatal("no command to run: sandshim run [OPTIONS] -- COMMAND [ARGS...]", exit_code::k_usage);
+    throw Fatal("no command to run: sandshim run [OPTIONS] -- COMMAND [ARGS...]",
+                exit_code::k_usage);
   }
-  Invocation invocation{"run", command, {}, vm.count("dry-run") != 0 || env_flag("SANDSHIM_DRY_RUN")};
+  Invocation invocation{
+      "run", command, {}, vm.count("dry-run") != 0 || env_flag("SANDSHIM_DRY_RUN")};
   for (const auto& [flag, key] : k_run_flag_keys) {
     if (vm.count(flag) != 0) {
       invocation.overrides.push_back({key, vm[flag].as<std::string>(), {"command line", 0}});
@@ -133,13 +135,15 @@ Policy policy_here() {
 }
 
 bool image_present(const Engine& engine, const std::string& image) {
-  auto result = run_captured({engine.client.string(), "image", "inspect", "--format={{.Id}}", image},
-                             engine.env, std::chrono::seconds(20));
+  auto result =
+      run_captured({engine.client.string(), "image", "inspect", "--format={{.Id}}", image},
+                   engine.env, std::chrono::seconds(20));
   return result.status.code == 0;
 }
 
 fs::path images_script() {
-  for (const fs::path& dir : {fs::path(SANDSHIM_DATA_DIR), fs::path(SANDSHIM_SOURCE_DIR) / "install"}) {
+  for (const fs::path& dir :
+       {fs::path(SANDSHIM_DATA_DIR), fs::path(SANDSHIM_SOURCE_DIR) / "install"}) {
     if (fs::exists(dir / "images.sh")) {
       return dir / "images.sh";
     }
@@ -150,8 +154,9 @@ fs::path images_script() {
 int build_images(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"/bin/bash", images_script().string()};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<std::string> env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                                  "HOME=" + home_directory().string()};
+  std::vector<std::string> env = {
+      "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+      "HOME=" + home_directory().string()};
   SpawnOptions options;
   options.argv = argv;
   options.env = env;
@@ -192,9 +197,10 @@ namespace {
 
 // Containers of sandshim's whose deadline label has passed: their shim and guardian are gone.
 std::vector<std::string> expired_containers(const Engine& engine) {
-  auto result = run_captured({engine.client.string(), "ps", "--all", "--filter=label=org.sandshim.run",
-                              "--format={{.Names}} {{.Label \"org.sandshim.deadline\"}}"},
-                             engine.env, std::chrono::seconds(30));
+  auto result =
+      run_captured({engine.client.string(), "ps", "--all", "--filter=label=org.sandshim.run",
+                    "--format={{.Names}} {{.Label \"org.sandshim.deadline\"}}"},
+                   engine.env, std::chrono::seconds(30));
   if (result.status.code != 0) {
     throw Fatal("cannot list containers: " + trim(result.err) + "; is the engine running?");
   }
@@ -204,7 +210,8 @@ std::vector<std::string> expired_containers(const Engine& engine) {
   std::string name;
   std::string deadline;
   while (lines >> name >> deadline) {
-    if (deadline.find_first_not_of("0123456789") == std::string::npos && std::stoll(deadline) < now) {
+    if (deadline.find_first_not_of("0123456789") == std::string::npos &&
+        std::stoll(deadline) < now) {
       expired.push_back(name);
     }
   }
@@ -238,7 +245,8 @@ int policy_main(const std::vector<std::string>& args) {
   std::string what = args.empty() ? "show" : args.front();
   if (what == "keys") {
     for (const auto& key : policy_keys()) {
-      std::cout << key.name << " (default: " << (key.default_value.empty() ? "-" : key.default_value)
+      std::cout << key.name
+                << " (default: " << (key.default_value.empty() ? "-" : key.default_value)
                 << (key.workspace_may_tighten ? "; a workspace may tighten it" : "") << ")\n    "
                 << key.help << "\n";
     }

@@ -1,5 +1,6 @@
 #include "shim/container_run.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -83,6 +84,50 @@ std::string signal_name(int sig) {
   return abbrev != nullptr ? std::string("SIG") + abbrev : std::to_string(sig);
 }
 
+// Asks the engine for the image's id alongside the run, so the audit gets the digest without
+// the run waiting for it.
+class ImageProbe {
+ public:
+  ImageProbe(const Engine& engine, const std::string& image) {
+    Pipe out = make_pipe();
+    UniqueFd null_fd(::open("/dev/null", O_RDWR | O_CLOEXEC));
+    SpawnOptions options;
+    options.argv = {engine.client.string(), "image", "inspect", "--format={{.Id}}", image};
+    options.env = engine.env;
+    options.stdin_fd = null_fd.get();
+    options.stdout_fd = out.write.get();
+    options.stderr_fd = null_fd.get();
+    options.die_with_parent = true;
+    m_pid = spawn(options);
+    m_out = std::move(out.read);
+  }
+  ImageProbe(const ImageProbe&) = delete;
+  ImageProbe& operator=(const ImageProbe&) = delete;
+  ~ImageProbe() { result(); }
+
+  // The id, once the probe ends; empty when the engine did not know the image.
+  std::string result() {
+    if (m_pid > 0) {
+      std::string id;
+      char buffer[256];
+      ssize_t n;
+      while ((n = ::read(m_out.get(), buffer, sizeof buffer)) > 0 && id.size() < 4096) {
+        id.append(buffer, static_cast<size_t>(n));
+      }
+      m_ok = wait_for(m_pid).code == 0;
+      m_pid = -1;
+      m_id = m_ok ? trim(id) : "";
+    }
+    return m_id;
+  }
+
+ private:
+  pid_t m_pid = -1;
+  UniqueFd m_out;
+  bool m_ok = false;
+  std::string m_id;
+};
+
 // The state of one run while the engine client lives.
 class RunLoop {
  public:
@@ -145,6 +190,7 @@ pid_t RunLoop::spawn_client(const std::vector<std::string>& engine_args, Pipe& o
 ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const Policy& policy) {
   Guardian guardian =
       Guardian::start(m_engine, m_spec.container_name(), m_deadline_ms + k_guardian_grace_ms);
+  ImageProbe image_probe(m_engine, m_spec.image);
   Pipe out = make_pipe();
   Pipe err = make_pipe();
   m_client = spawn_client(engine_args, out, err);
@@ -168,7 +214,9 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
     force_remove_container(m_engine, m_spec.container_name());
     guardian.release();
   }
-  return classify(policy);
+  ContainerResult result = classify(policy);
+  result.image_id = image_probe.result();
+  return result;
 }
 
 int RunLoop::poll_timeout() const {
@@ -300,7 +348,8 @@ ContainerResult RunLoop::classify(const Policy& policy) {
     result.status = RunStatus::killed;
     result.signal = *m_received_signal;
     result.exit_code = 128 + *m_received_signal;
-    result.message = "stopped by " + signal_name(*m_received_signal) + "; the container was stopped";
+    result.message =
+        "stopped by " + signal_name(*m_received_signal) + "; the container was stopped";
   } else if (code == exit_code::k_sandbox_error && starts_like_engine_error(m_err.pending())) {
     result.status = RunStatus::engine_error;
     result.exit_code = code;
@@ -350,12 +399,15 @@ std::string describe_engine_error(const std::string& engine_output, const RunSpe
   if (reason.find("No such image") != std::string::npos ||
       reason.find("image not known") != std::string::npos ||
       reason.find("unable to find image") != std::string::npos) {
-    fix = "image " + spec.image + " is not present: build the defaults with `sandshim images build`, "
-          "pull it, or set images." + spec.invoked_as + " in the config";
+    fix = "image " + spec.image +
+          " is not present: build the defaults with `sandshim images build`, "
+          "pull it, or set images." +
+          spec.invoked_as + " in the config";
   } else if (reason.find("Cannot connect") != std::string::npos ||
              reason.find("Is the docker daemon running") != std::string::npos ||
              reason.find("connection refused") != std::string::npos) {
-    fix = "the engine is not running: start it (`sudo systemctl start docker`, or install/setup.sh)";
+    fix =
+        "the engine is not running: start it (`sudo systemctl start docker`, or install/setup.sh)";
   } else if (reason.find("permission denied") != std::string::npos) {
     fix = "you may not use the engine socket: `sudo usermod -aG docker $USER`, then log in again";
   }

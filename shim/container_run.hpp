@@ -22,6 +22,7 @@ struct ContainerResult {
   int64_t stderr_bytes = 0;
   std::string stdout_tail;
   std::string stderr_tail;
+  std::string image_id;  // the image's content digest, asked for while the container runs
 };
 
 // Runs the engine client with `engine_args` and stays in charge until the container is gone:

@@ -83,9 +83,10 @@ Engine locate_engine(const Policy& policy) {
     client = find_in_path(policy.engine, policy.engine_search_path, is_sandshim);
   }
   if (!client) {
-    throw Fatal("container engine " + quoted(policy.engine) + " not found (searched " +
-                (policy.engine_path.empty() ? policy.engine_search_path : policy.engine_path) +
-                "); install it (install/deps.sh, or `apt-get install docker.io`) or set engine.path");
+    throw Fatal(
+        "container engine " + quoted(policy.engine) + " not found (searched " +
+        (policy.engine_path.empty() ? policy.engine_search_path : policy.engine_path) +
+        "); install it (install/deps.sh, or `apt-get install docker.io`) or set engine.path");
   }
   return Engine{policy.engine, *client, engine_environment(policy), policy.endpoint};
 }

@@ -11,10 +11,10 @@ namespace sandshim::shim {
 // The container engine client, found and configured so that nothing from the caller steers
 // it: an absolute path, and an environment built from the policy alone.
 struct Engine {
-  std::string kind;                 // docker | podman
-  std::filesystem::path client;     // absolute path of the client binary
-  std::vector<std::string> env;     // the client's complete environment
-  std::string endpoint;             // empty: local
+  std::string kind;              // docker | podman
+  std::filesystem::path client;  // absolute path of the client binary
+  std::vector<std::string> env;  // the client's complete environment
+  std::string endpoint;          // empty: local
 
   // "docker", or "docker@ssh://host" for a remote engine, for records and messages.
   std::string describe() const;

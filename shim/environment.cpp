@@ -7,23 +7,41 @@
 namespace sandshim::shim {
 
 const std::vector<std::string>& default_env_allow() {
-  static const std::vector<std::string> allow = {
-      "TERM",          "COLORTERM",   "NO_COLOR",       "FORCE_COLOR",    "LANG",
-      "LANGUAGE",      "LC_*",        "TZ",             "COLUMNS",        "LINES",
-      "PYTHONPATH",    "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED",
-      "PYTHONWARNINGS", "PYTHONIOENCODING", "PYTHONUTF8", "PYTHONSAFEPATH", "PYTHONOPTIMIZE",
-      "PYTHONDEVMODE", "PYTHONFAULTHANDLER", "NODE_PATH", "NODE_ENV", "NODE_OPTIONS",
-      "NODE_NO_WARNINGS"};
+  static const std::vector<std::string> allow = {"TERM",
+                                                 "COLORTERM",
+                                                 "NO_COLOR",
+                                                 "FORCE_COLOR",
+                                                 "LANG",
+                                                 "LANGUAGE",
+                                                 "LC_*",
+                                                 "TZ",
+                                                 "COLUMNS",
+                                                 "LINES",
+                                                 "PYTHONPATH",
+                                                 "PYTHONUNBUFFERED",
+                                                 "PYTHONDONTWRITEBYTECODE",
+                                                 "PYTHONHASHSEED",
+                                                 "PYTHONWARNINGS",
+                                                 "PYTHONIOENCODING",
+                                                 "PYTHONUTF8",
+                                                 "PYTHONSAFEPATH",
+                                                 "PYTHONOPTIMIZE",
+                                                 "PYTHONDEVMODE",
+                                                 "PYTHONFAULTHANDLER",
+                                                 "NODE_PATH",
+                                                 "NODE_ENV",
+                                                 "NODE_OPTIONS",
+                                                 "NODE_NO_WARNINGS"};
   return allow;
 }
 
 const std::vector<std::string>& default_env_deny() {
   static const std::vector<std::string> deny = {
-      "*TOKEN*",   "*token*",   "*SECRET*",  "*secret*",  "*KEY*",       "*key*",
-      "*PASSWORD*", "*password*", "*PASSWD*", "*CREDENTIAL*", "*credential*", "*AUTH*",
-      "*COOKIE*",  "*SESSION*", "*PRIVATE*", "PATH",      "HOME",        "LD_*",
-      "DOCKER_*",  "SANDSHIM_*", "CONTAINER_*", "SSH_*",  "GPG_*",       "*_PROXY",
-      "*_proxy"};
+      "*TOKEN*",      "*token*",    "*SECRET*",   "*secret*",  "*KEY*",
+      "*key*",        "*PASSWORD*", "*password*", "*PASSWD*",  "*CREDENTIAL*",
+      "*credential*", "*AUTH*",     "*COOKIE*",   "*SESSION*", "*PRIVATE*",
+      "PATH",         "HOME",       "LD_*",       "DOCKER_*",  "SANDSHIM_*",
+      "CONTAINER_*",  "SSH_*",      "GPG_*",      "*_PROXY",   "*_proxy"};
   return deny;
 }
 

@@ -21,8 +21,7 @@ std::string cpus_value(double cpus) {
 
 }  // namespace
 
-void add_identity_flags(std::vector<std::string>& args, const Policy& policy,
-                        const RunSpec& spec) {
+void add_identity_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec) {
   args.push_back(flag("name", spec.container_name()));
   args.push_back(flag("hostname", policy.hostname));
   args.push_back(flag("label", "org.sandshim.run=" + spec.run_id));
@@ -54,8 +53,8 @@ void add_privilege_flags(std::vector<std::string>& args, const Policy& /*policy*
 void add_filesystem_flags(std::vector<std::string>& args, const Policy& policy,
                           const RunSpec& spec) {
   args.push_back("--read-only");
-  args.push_back(flag("tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=" +
-                                   std::to_string(policy.tmp_bytes)));
+  args.push_back(
+      flag("tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=" + std::to_string(policy.tmp_bytes)));
   args.push_back(flag("shm-size", std::to_string(policy.shm_bytes)));
   args.push_back(flag("mount", bind_mount_spec(spec.workspace, policy.workspace_mode != "rw")));
   args.push_back(flag("workdir", spec.cwd.string()));
@@ -70,7 +69,8 @@ void add_limit_flags(std::vector<std::string>& args, const Policy& policy,
   args.push_back(flag("cpus", cpus_value(policy.cpus)));
   args.push_back(flag("pids-limit", std::to_string(policy.pids)));
   auto ulimit = [&](const std::string& name, int64_t value) {
-    args.push_back(flag("ulimit", name + "=" + std::to_string(value) + ":" + std::to_string(value)));
+    args.push_back(
+        flag("ulimit", name + "=" + std::to_string(value) + ":" + std::to_string(value)));
   };
   ulimit("nofile", policy.nofile);
   ulimit("nproc", policy.nproc);
@@ -97,9 +97,8 @@ void add_stdio_flags(std::vector<std::string>& args, const Policy& /*policy*/,
 
 std::vector<std::string> build_run_arguments(const Policy& policy, const RunSpec& spec) {
   using Step = void (*)(std::vector<std::string>&, const Policy&, const RunSpec&);
-  static constexpr Step k_steps[] = {add_identity_flags,    add_lifecycle_flags,
-                                     add_network_flags,     add_privilege_flags,
-                                     add_filesystem_flags,  add_limit_flags,
+  static constexpr Step k_steps[] = {add_identity_flags,    add_lifecycle_flags,  add_network_flags,
+                                     add_privilege_flags,   add_filesystem_flags, add_limit_flags,
                                      add_environment_flags, add_stdio_flags};
   std::vector<std::string> args = {"run"};
   for (Step step : k_steps) {

@@ -25,8 +25,8 @@ namespace {
 
 // Parses `value` into the policy; returns an error text or nullopt. `tighten_only` refuses any
 // value that would loosen the current one.
-using Setter = std::function<std::optional<std::string>(Policy&, const std::string& value,
-                                                        bool tighten_only)>;
+using Setter =
+    std::function<std::optional<std::string>(Policy&, const std::string& value, bool tighten_only)>;
 
 struct Key {
   KeyInfo info;
@@ -161,7 +161,8 @@ std::optional<std::string> safe_env_patterns(const std::vector<std::string>& pat
   for (const auto& p : patterns) {
     for (const char* reserved : {"PATH", "HOME", "LD_PRELOAD", "DOCKER_HOST", "SANDSHIM_CONFIG"}) {
       if (glob_match(p, reserved)) {
-        return "pattern " + quoted(p) + " would pass " + reserved + ", which never enters a sandbox";
+        return "pattern " + quoted(p) + " would pass " + reserved +
+               ", which never enters a sandbox";
       }
     }
   }
@@ -182,9 +183,9 @@ Key count_key(std::string name, std::string help, int64_t Policy::*field, int64_
               int64_t max) {
   return {{name, help, std::to_string(Policy{}.*field), true},
           [field, min, max](Policy& p, const std::string& v, bool tighten) {
-            return set_limit(p.*field, parse_count(v, min, max), tighten,
-                             "a whole number from " + std::to_string(min) + " to " +
-                                 std::to_string(max));
+            return set_limit(
+                p.*field, parse_count(v, min, max), tighten,
+                "a whole number from " + std::to_string(min) + " to " + std::to_string(max));
           },
           [field](const Policy& p) { return std::to_string(p.*field); }};
 }
@@ -234,20 +235,23 @@ const std::vector<Key>& key_table() {
                         return std::nullopt;
                       }),
        [](const Policy& p) { return p.engine; }},
-      trusted_key("engine.path", "absolute path of the engine client; empty: search engine.search_path",
+      trusted_key("engine.path",
+                  "absolute path of the engine client; empty: search engine.search_path",
                   &Policy::engine_path, absolute_or_empty),
-      trusted_key("engine.search_path", "directories searched for the engine client (never the caller's PATH)",
+      trusted_key("engine.search_path",
+                  "directories searched for the engine client (never the caller's PATH)",
                   &Policy::engine_search_path),
       trusted_key("engine.endpoint",
                   "engine endpoint: empty for the local socket, unix:///path, ssh://user@host or "
                   "tcp://host:2376 (with engine.tls_cert_path)",
                   &Policy::endpoint, valid_endpoint),
-      trusted_key("engine.tls_cert_path", "directory with ca.pem, cert.pem and key.pem for a tcp:// endpoint",
+      trusted_key("engine.tls_cert_path",
+                  "directory with ca.pem, cert.pem and key.pem for a tcp:// endpoint",
                   &Policy::tls_cert_path, absolute_or_empty),
       choice_key("sandbox.network", "network of the container: none, or bridge to allow egress",
                  &Policy::network, {"bridge", "none"}),
-      choice_key("sandbox.workspace", "workspace mount: ro (read-only) or rw", &Policy::workspace_mode,
-                 {"rw", "ro"}),
+      choice_key("sandbox.workspace", "workspace mount: ro (read-only) or rw",
+                 &Policy::workspace_mode, {"rw", "ro"}),
       byte_size_key("sandbox.memory", "memory limit (swap is not allowed on top)",
                     &Policy::memory_bytes, 6ULL << 20),
       {{"sandbox.cpus", "CPU limit, in cores", "1", true},
@@ -260,7 +264,8 @@ const std::vector<Key>& key_table() {
          return out.str();
        }},
       count_key("sandbox.pids", "maximum number of processes and threads", &Policy::pids, 8, 65536),
-      {{"sandbox.timeout", "deadline of a run; the container is killed when it passes", "30s", true},
+      {{"sandbox.timeout", "deadline of a run; the container is killed when it passes", "30s",
+        true},
        [](Policy& p, const std::string& v, bool tighten) {
          return set_limit(p.timeout_ms, parse_duration_ms(v), tighten,
                           "a duration such as 30s, 2m or 500ms");
@@ -270,9 +275,10 @@ const std::vector<Key>& key_table() {
                     1ULL << 20),
       byte_size_key("sandbox.shm_size", "size of /dev/shm", &Policy::shm_bytes, 1ULL << 20),
       count_key("sandbox.nofile", "open files limit (ulimit -n)", &Policy::nofile, 16, 1048576),
-      count_key("sandbox.nproc",
-                "processes limit of the container user (ulimit -u; counts that uid's host processes too)",
-                &Policy::nproc, 16, 1048576),
+      count_key(
+          "sandbox.nproc",
+          "processes limit of the container user (ulimit -u; counts that uid's host processes too)",
+          &Policy::nproc, 16, 1048576),
       trusted_key("sandbox.user", "container user: auto (the caller, or 65534 for root) or UID:GID",
                   &Policy::user, valid_user),
       trusted_key("sandbox.hostname", "hostname inside the container", &Policy::hostname,
@@ -413,8 +419,8 @@ void apply_layer(Policy& policy, const std::filesystem::path& file, Trust trust,
 std::vector<Setting> read_config_file(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) {
-    throw Fatal("cannot read config file " + quoted(path.string()) + ": " +
-                std::strerror(errno) + "; fix its permissions or remove it");
+    throw Fatal("cannot read config file " + quoted(path.string()) + ": " + std::strerror(errno) +
+                "; fix its permissions or remove it");
   }
   std::stringstream content;
   content << in.rdbuf();

@@ -23,11 +23,11 @@ struct Policy {
   std::string engine = "docker";  // docker | podman
   std::string engine_path;        // absolute path; empty: search engine_search_path
   std::string engine_search_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-  std::string endpoint;           // empty: the engine's local socket
-  std::string tls_cert_path;      // directory with ca.pem, cert.pem, key.pem for tcp:// endpoints
+  std::string endpoint;       // empty: the engine's local socket
+  std::string tls_cert_path;  // directory with ca.pem, cert.pem, key.pem for tcp:// endpoints
 
   // [sandbox]
-  std::string network = "none";      // none | bridge
+  std::string network = "none";       // none | bridge
   std::string workspace_mode = "ro";  // ro | rw
   uint64_t memory_bytes = 512ULL << 20;
   double cpus = 1.0;

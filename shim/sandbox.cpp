@@ -159,9 +159,12 @@ void finish_record(RunRecord& record, const ContainerResult& result) {
   record.stderr_bytes = result.stderr_bytes;
   record.stdout_tail = result.stdout_tail;
   record.stderr_tail = result.stderr_tail;
+  record.image_digest = result.image_id;
 }
 
-void say(const std::string& line) { std::cerr << "sandshim: " << line << std::endl; }
+void say(const std::string& line) {
+  std::cerr << "sandshim: " << line << std::endl;
+}
 
 // The audit keeps a row whenever it can, refused runs included; if even that fails, say so.
 void record_refusal(audit::Store* store, RunRecord& record, RunStatus status,

@@ -63,8 +63,8 @@ void require_readable_by(const fs::path& workspace, uid_t uid, gid_t gid) {
   if (auto blocked = unreadable_component(workspace, uid, gid)) {
     throw Fatal("the sandbox user " + std::to_string(uid) + ":" + std::to_string(gid) +
                 " cannot read the workspace " + quoted(workspace.string()) + " (stopped at " +
-                quoted(*blocked) + "); make it readable, e.g. `chmod o+rx " + shell_quote(*blocked) +
-                "`, or set sandbox.user");
+                quoted(*blocked) + "); make it readable, e.g. `chmod o+rx " +
+                shell_quote(*blocked) + "`, or set sandbox.user");
   }
 }
 
@@ -72,7 +72,7 @@ namespace {
 
 // System directories exist in every image too, so naming them is not a mistake.
 bool names_image_path(const fs::path& path) {
-  static const char* const k_image_dirs[] = {"/dev", "/proc", "/sys", "/usr", "/bin", "/sbin",
+  static const char* const k_image_dirs[] = {"/dev", "/proc",  "/sys",   "/usr", "/bin", "/sbin",
                                              "/lib", "/lib32", "/lib64", "/etc", "/opt", "/var"};
   if (path == "/" || path == "/tmp") {
     return true;

@@ -116,7 +116,9 @@ HookReply refuse_claude(const std::string& event, const std::string& reason) {
   return {out, reason + "\n", 2};
 }
 
-HookReply acknowledge(const HookEvent& /*event*/) { return payload::no_opinion(); }
+HookReply acknowledge(const HookEvent& /*event*/) {
+  return payload::no_opinion();
+}
 
 }  // namespace
 

@@ -1,6 +1,8 @@
 // Cursor: preToolUse (matcher Shell) can rewrite through `updated_input`; beforeShellExecution
 // can only allow, deny or ask. Answers are flat: {permission, user_message, agent_message}.
 
+#include <array>
+
 #include "hooks/agents/adapters.hpp"
 #include "hooks/agents/payload.hpp"
 
@@ -16,13 +18,13 @@ struct CursorEvent {
   bool shell_execution;  // beforeShellExecution / afterShellExecution: the command is top-level
 };
 
-constexpr CursorEvent k_events[] = {
+constexpr std::array<CursorEvent, 5> k_events = {{
     {"preToolUse", Phase::before, false},
     {"beforeShellExecution", Phase::before, true},
     {"postToolUse", Phase::after, false},
     {"afterShellExecution", Phase::after, true},
     {"postToolUseFailure", Phase::after_failure, false},
-};
+}};
 
 const CursorEvent* find_event(const std::string& name) {
   for (const CursorEvent& event : k_events) {
@@ -124,7 +126,9 @@ HookReply refuse_cursor(const std::string& /*event*/, const std::string& reason)
   return {payload::dump(denial(reason)), reason + "\n", 2};
 }
 
-HookReply acknowledge(const HookEvent& /*event*/) { return payload::no_opinion(); }
+HookReply acknowledge(const HookEvent& /*event*/) {
+  return payload::no_opinion();
+}
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 
 #include "hooks/agents/adapters.hpp"
 #include "hooks/agents/payload.hpp"
+#include "hooks/rewrite.hpp"
 
 namespace sandshim::hooks {
 
@@ -50,7 +51,9 @@ HookEvent parse_gemini(const Json& body) {
                         ? payload::required_text(event.tool_input, "command")
                         : payload::text(event.tool_input, "command");
   }
-  event.tool_use_id = payload::derived_id({"gemini", event.session_id, event.command});
+  // AfterTool reports the command as it ran (rewritten): the id comes from the original.
+  event.tool_use_id = payload::derived_id(
+      {"gemini", event.session_id, strip_any_routing(event.command).value_or(event.command)});
   if (event.phase == Phase::after) {
     read_outcome(body, event);
   }
@@ -82,7 +85,9 @@ HookReply refuse_gemini(const std::string& /*event*/, const std::string& reason)
   return {payload::dump(denial(reason)), "", 0};
 }
 
-HookReply acknowledge(const HookEvent& /*event*/) { return payload::no_opinion(); }
+HookReply acknowledge(const HookEvent& /*event*/) {
+  return payload::no_opinion();
+}
 
 }  // namespace
 

@@ -63,7 +63,7 @@ std::string derived_id(std::initializer_list<std::string_view> parts) {
     }
     hash = (hash ^ 0xffU) * 0x100000001b3ULL;  // separates ("ab","c") from ("a","bc")
   }
-  static constexpr char k_hex[] = "0123456789abcdef";
+  static constexpr std::string_view k_hex = "0123456789abcdef";
   std::string id = "sandshim-";
   for (int shift = 60; shift >= 0; shift -= 4) {
     id += k_hex[(hash >> shift) & 0xf];
@@ -99,7 +99,9 @@ Json with_command(const Json& tool_input, std::string_view key, const std::strin
   return updated;
 }
 
-HookReply no_opinion() { return {dump(Json::object()), "", 0}; }
+HookReply no_opinion() {
+  return {dump(Json::object()), "", 0};
+}
 
 Json pre_tool_use_answer(const std::string& decision, const std::string& reason) {
   Json specific = Json::object();

@@ -252,6 +252,8 @@ TEST_CASE("the database: --db, then SANDSHIM_AUDIT_DB, then the policy's, then t
   ScopedEnv env("SANDSHIM_AUDIT_DB", from_env.string());
   CHECK(first_id(run_audit({"list"}, configured)) == "env-run");
   CHECK(first_id(run_audit({"list", "--db", configured.string()}, "")) == "ccc333");
+  CHECK(first_id(run_audit({"--db", configured.string(), "list"}, "")) == "ccc333");
+  CHECK(first_id(run_audit({"--db=" + configured.string(), "list"}, "")) == "ccc333");
   ScopedEnv state("XDG_STATE_HOME", (dir / "state").string());
   ::unsetenv("SANDSHIM_AUDIT_DB");
   CommandResult fallback = run_audit({"list"}, "");

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "audit/chain.hpp"
 #include "audit/query.hpp"
 #include "audit/time_spec.hpp"
 #include "common/error.hpp"
@@ -262,4 +263,41 @@ TEST_CASE("stats on no rows are zeros", "[audit][query][stats]") {
   CHECK(stats.runs == 0);
   CHECK(stats.duration.count == 0);
   CHECK(compute_daily_stats(store.database(), Filter{}).empty());
+}
+
+TEST_CASE("stats from the trigger-kept counts agree with counting the runs",
+          "[audit][query][stats]") {
+  TempDir dir;
+  fs::path db = varied_runs(dir);
+  {
+    Store store = open_test_store(db);
+    RunRecord changed = sample_run("g", k_base_ms + 5);
+    store.begin_run(changed);
+    changed.image = "late:image";  // completion may name what begin did not know
+    changed.status = RunStatus::killed;
+    store.complete_run(changed);
+    RunRecord dead = sample_run("h", k_base_ms + 6);
+    dead.pid = 999999;
+    store.begin_run(dead);
+    store.mark_abandoned_runs();
+    prune_chain(store.database(), k_base_ms + 1500, k_base_ms, false);
+  }
+  Store store = Store::open(StoreOptions{db, std::chrono::seconds(5), true});
+  Filter everything = build_filter(Subject::runs, {{"since", "1970-01-01"}}, 0);
+  REQUIRE_FALSE(everything.is_empty());
+  Stats from_counts = compute_stats(store.database(), Filter{});
+  Stats from_runs = compute_stats(store.database(), everything);
+  CHECK(from_counts.runs == query_int(db, "SELECT count(*) FROM runs"));
+  CHECK(from_counts.runs == from_runs.runs);
+  CHECK(from_counts.groups == from_runs.groups);
+  CHECK(from_counts.duration.count == from_runs.duration.count);
+  CHECK(from_counts.duration.p50 == from_runs.duration.p50);
+  CHECK(from_counts.duration.p95 == from_runs.duration.p95);
+  CHECK(from_counts.duration.max == from_runs.duration.max);
+  auto days_from_counts = compute_daily_stats(store.database(), Filter{});
+  auto days_from_runs = compute_daily_stats(store.database(), everything);
+  REQUIRE(days_from_counts.size() == days_from_runs.size());
+  for (size_t i = 0; i < days_from_counts.size(); ++i) {
+    CHECK(day_row(days_from_counts[i]) == day_row(days_from_runs[i]));
+  }
 }

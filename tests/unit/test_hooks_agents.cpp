@@ -349,6 +349,12 @@ TEST_CASE("Gemini CLI: a rewrite sends the complete tool_input", "[hooks][agents
   REQUIRE(world.completions.size() == 1);
   CHECK(world.completions[0].first == world.records.at(0).tool_use_id);
   CHECK(world.completions[0].second.exit_code == 0);
+
+  // AfterTool reports the rewritten command; it still completes the same decision.
+  Json after = Json::parse(fixture("gemini/after_tool.json"));
+  after["tool_input"]["command"] = input["command"];
+  world.run(after.dump(), agent(Agent::gemini));
+  CHECK(world.completions.at(1).first == world.records.at(0).tool_use_id);
 }
 
 TEST_CASE("Gemini CLI: refusals are JSON denies with exit 0", "[hooks][agents][gemini]") {

@@ -199,6 +199,16 @@ TEST_CASE("the path rewrite only prefixes the command", "[hooks][decide]") {
   CHECK(decide(decision.rewritten_command, inputs("path", true)).rule == "already-routed");
 }
 
+TEST_CASE("any routing prefix can be taken off again", "[hooks][decide]") {
+  RunLink link{"gemini-cli", "s p'a ce", "t"};
+  std::string routed = route_through_shims("ls -l; echo 'x y'", "/opt/shim dir", link);
+  CHECK(strip_any_routing(routed) == "ls -l; echo 'x y'");
+  CHECK(strip_routing(routed, "/opt/shim dir") == "ls -l; echo 'x y'");
+  CHECK_FALSE(strip_routing(routed, "/other"));
+  CHECK_FALSE(strip_any_routing("export PATH=/x; ls"));
+  CHECK_FALSE(strip_any_routing("ls"));
+}
+
 TEST_CASE("routing ids are quoted, whatever the agent sends", "[hooks][decide]") {
   DecisionInputs in = inputs("path", true);
   in.link.session_id = "a'b; rm -rf ~";

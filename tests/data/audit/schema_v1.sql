@@ -47,6 +47,16 @@ CREATE TABLE runs (
   row_hash TEXT
 );
 INSERT INTO runs VALUES(1,'v1run','ok',1714550400000,1714550400250,250,'python','["python","-V"]',X'707974686f6e002d5600','/work/app','/work/app','docker','python:3.12-slim','sha256:0123','sandshim-v1run','["docker","run","--rm"]','sha256:abcd','[]','memory=512m',0,NULL,'',14,0,X'507974686f6e20332e31322e330a',X'',1000,'host1',4242,4241,'claude','claude-code','session-1','toolu_v1','["PATH"]',0,'b6a2c9a4-7c1e-4d0e-9f3a-2f1d8c7e6b5a',123456,1,'0000000000000000000000000000000000000000000000000000000000000000','871172bbc9f71203f9df4d5698f574343564ef2f137d1c35b69b9e87a76db8cd');
+CREATE TABLE run_counts (
+  day INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  invoked_as TEXT NOT NULL,
+  image TEXT NOT NULL,
+  agent TEXT NOT NULL,
+  runs INTEGER NOT NULL,
+  PRIMARY KEY (day, status, invoked_as, image, agent)
+) WITHOUT ROWID;
+INSERT INTO run_counts VALUES(19844,'ok','python','python:3.12-slim','claude-code',1);
 CREATE TABLE chain_state (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   head_seq INTEGER NOT NULL,
@@ -57,9 +67,25 @@ CREATE TABLE chain_state (
 );
 INSERT INTO chain_state VALUES(1,1,'871172bbc9f71203f9df4d5698f574343564ef2f137d1c35b69b9e87a76db8cd',0,'0000000000000000000000000000000000000000000000000000000000000000',NULL);
 CREATE INDEX runs_start ON runs(start_ms);
-CREATE INDEX runs_status ON runs(status);
-CREATE INDEX runs_invoked_as ON runs(invoked_as);
-CREATE INDEX runs_image ON runs(image);
-CREATE INDEX runs_agent ON runs(agent);
-CREATE INDEX runs_duration ON runs(duration_ms);
+CREATE INDEX runs_duration ON runs(duration_ms, start_ms) WHERE duration_ms IS NOT NULL;
+CREATE INDEX runs_running ON runs(host) WHERE status = 'running';
+CREATE TRIGGER runs_counted AFTER INSERT ON runs BEGIN
+  INSERT INTO run_counts
+    VALUES (NEW.start_ms / 86400000, NEW.status, NEW.invoked_as, NEW.image, NEW.agent, 1)
+    ON CONFLICT DO UPDATE SET runs = runs + 1;
+END;
+CREATE TRIGGER runs_recounted AFTER UPDATE OF start_ms, status, invoked_as, image, agent ON runs
+BEGIN
+  UPDATE run_counts SET runs = runs - 1
+    WHERE day = OLD.start_ms / 86400000 AND status = OLD.status AND invoked_as = OLD.invoked_as
+      AND image = OLD.image AND agent = OLD.agent;
+  INSERT INTO run_counts
+    VALUES (NEW.start_ms / 86400000, NEW.status, NEW.invoked_as, NEW.image, NEW.agent, 1)
+    ON CONFLICT DO UPDATE SET runs = runs + 1;
+END;
+CREATE TRIGGER runs_uncounted AFTER DELETE ON runs BEGIN
+  UPDATE run_counts SET runs = runs - 1
+    WHERE day = OLD.start_ms / 86400000 AND status = OLD.status AND invoked_as = OLD.invoked_as
+      AND image = OLD.image AND agent = OLD.agent;
+END;
 COMMIT;

@@ -1,0 +1,366 @@
+# shellcheck shell=bash disable=SC2034 # variables set here are read by the suites
+# Shared harness of the integration suites: they drive the real sandshim binary against the real
+# engine. A suite sources this file, then writes one block per property:
+#
+#   . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+#   check "the workspace is read-only"
+#   expect_exit 73 sandshim run -- sh -c 'touch f && exit 42 || exit 73'
+#   expect_contains "Read-only file system" "$ERR"
+#   ...
+#   suite_done
+#
+# Environment: SANDSHIM_BIN (the binary; default $SANDSHIM_SOURCE_DIR/build/sandshim),
+# SANDSHIM_SOURCE_DIR, CI (true: a missing engine fails instead of skipping),
+# SANDSHIM_TEST_VERBOSE (set -x), SANDSHIM_TEST_KEEP (keep the test directory even on success).
+#
+# Each suite gets its own directory (kept when it fails, path printed) holding HOME, the XDG
+# directories, the audit database and a git workspace, so nothing outside it is read or written.
+# Every container the suite's runs created is named by a run id in its audit database (the row is
+# written before the container starts): the exit trap removes whatever is left of them, and
+# `assert_no_sandshim_containers` fails if any is still there.
+#
+# Sentinel exit codes: 42 and 73, which collide with nothing sandshim or the engine returns
+# (0, 1, 124, 125, 126, 127, 137, 128+N).
+
+set -Eeuo pipefail
+
+# testuser.sh (and the install/ libraries it pulls in) define say/warn/die: source it before ours.
+# shellcheck source=../../install/lib/testuser.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/install/lib/testuser.sh"
+
+SUITE=$(basename "$0" .sh)
+readonly SUITE
+readonly SOURCE_DIR=${SANDSHIM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+# The harness's own python: absolute, so a shim directory first on PATH never intercepts it.
+HOST_PY=$(command -v /usr/bin/python3 || command -v python3 || true)
+readonly HOST_PY
+readonly EXIT_SKIP=77
+
+say() { printf '%s: %s\n' "$SUITE" "$*" >&2; }
+warn() { say "warning: $*"; }
+die() {
+    say "FAIL: ${CHECK:-setup}: $*"
+    exit 1
+}
+fail() { die "$@"; }
+
+# Skips outside CI; under CI=true a skip would hide a broken setup, so it fails.
+skip_or_fail() {
+    if [[ ${CI:-} == true ]]; then
+        die "$* (CI=true: integration tests may not skip)"
+    fi
+    say "SKIP: $*"
+    exit "$EXIT_SKIP"
+}
+
+[[ -n ${SANDSHIM_TEST_VERBOSE:-} ]] && set -x
+trap 'say "FAIL: ${CHECK:-setup}: line $LINENO: command exited with $?: $BASH_COMMAND"' ERR
+
+# ---------------------------------------------------------------------------------------------
+# Bookkeeping: checks, background processes, containers, cleanup.
+
+CHECK=""
+CHECKS_RUN=0
+SUITE_STARTED=$EPOCHREALTIME
+T=""
+AUDIT_DBS=()        # every database this suite's runs write to
+EXTRA_CONTAINERS=() # containers the suite made by hand
+BG_PIDS=()          # background processes the suite started
+
+# Starts one property's block; its name prefixes every failure.
+check() {
+    CHECK=$*
+    CHECKS_RUN=$((CHECKS_RUN + 1))
+    say "--- $CHECK"
+}
+
+ms_since() { # EPOCHREALTIME value -> milliseconds since then
+    local now=$EPOCHREALTIME
+    echo $(((${now/./} - ${1/./}) / 1000))
+}
+
+# Names of the containers this suite's runs were given (whether they still exist or not).
+suite_container_names() {
+    local db
+    for db in "${AUDIT_DBS[@]}"; do
+        [[ -s $db ]] || continue
+        "$SANDSHIM_BIN" audit sql "SELECT run_id FROM runs" --jsonl --db "$db" 2>/dev/null |
+            "$HOST_PY" -c 'import json, sys
+for line in sys.stdin:
+    print("sandshim-" + json.loads(line)["run_id"])' || true
+    done
+    if ((${#EXTRA_CONTAINERS[@]} > 0)); then
+        printf '%s\n' "${EXTRA_CONTAINERS[@]}"
+    fi
+}
+
+# sandshim containers (labelled org.sandshim.run) that belong to this suite and still exist.
+suite_containers_left() {
+    local names
+    names=$(suite_container_names | sort -u)
+    [[ -n $names ]] || return 0
+    "$DOCKER" ps --all --filter label=org.sandshim.run --format '{{.Names}}' | sort -u |
+        comm -12 - <(printf '%s\n' "$names")
+}
+
+assert_no_sandshim_containers() {
+    local left
+    left=$(suite_containers_left)
+    [[ -z $left ]] || fail "containers left behind: $(echo "$left" | tr '\n' ' ')"
+}
+
+# Ends the suite's own background processes: only those bash still knows as running, so a pid
+# the system has since reused is never signalled.
+stop_background() {
+    local pid running
+    running=" $(jobs -pr | tr '\n' ' ') "
+    for pid in "${BG_PIDS[@]}"; do
+        if [[ $running == *" $pid "* ]]; then
+            kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+        fi
+    done
+}
+
+cleanup() {
+    local rc=$? left
+    set +e
+    trap - ERR
+    [[ -n $T ]] || exit "$rc"
+    stop_background
+    if [[ -n ${DOCKER:-} ]]; then
+        left=$(suite_containers_left)
+        if [[ -n $left ]]; then
+            # shellcheck disable=SC2086
+            "$DOCKER" rm --force $left >/dev/null 2>&1
+        fi
+    fi
+    if ((rc == 0 || rc == EXIT_SKIP)) && [[ -z ${SANDSHIM_TEST_KEEP:-} ]]; then
+        rm -rf "$T"
+    else
+        say "test directory kept: $T"
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+suite_done() {
+    CHECK=""
+    assert_no_sandshim_containers
+    say "PASS: $CHECKS_RUN checks in $(($(ms_since "$SUITE_STARTED") / 1000))s"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Test directory, sandboxed environment, workspace.
+
+if [[ -z ${SANDSHIM_BIN:-} ]]; then
+    SANDSHIM_BIN=$SOURCE_DIR/build/sandshim
+    [[ -x $SANDSHIM_BIN ]] || SANDSHIM_BIN=$SOURCE_DIR/build/cli/sandshim # older build trees
+fi
+[[ -x $SANDSHIM_BIN ]] || die "no sandshim binary at '$SANDSHIM_BIN'; build it or set SANDSHIM_BIN"
+SANDSHIM_BIN=$(readlink -f "$SANDSHIM_BIN")
+[[ -x $HOST_PY ]] || die "no python3 on the host (the harness parses sandshim's JSON with it)"
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/sandshim-itest-$SUITE.XXXXXX")
+chmod 755 "$T" # a non-root test user, and the sandbox user 65534, must be able to pass through
+readonly T
+OUT=$T/last.out # stdout and stderr of the last expect_exit
+ERR=$T/last.err
+
+export HOME=$T/home
+export XDG_CONFIG_HOME=$HOME/.config XDG_STATE_HOME=$HOME/.local/state XDG_DATA_HOME=$HOME/.local/share
+export SANDSHIM_AUDIT_DB=$T/state/audit.db
+AUDIT_DBS+=("$SANDSHIM_AUDIT_DB")
+mkdir -p "$XDG_CONFIG_HOME/sandshim" "$XDG_STATE_HOME" "$XDG_DATA_HOME" "$T/state"
+# Nothing from the developer's shell steers sandshim or the harness's docker client.
+unset SANDSHIM_CONFIG SANDSHIM_DRY_RUN SANDSHIM_AGENT SANDSHIM_SESSION_ID SANDSHIM_TOOL_USE_ID
+unset DOCKER_HOST DOCKER_CONTEXT DOCKER_CONFIG DOCKER_TLS_VERIFY DOCKER_CERT_PATH
+export LANG=C.UTF-8 TZ=UTC
+if [[ -e /etc/sandshim/config ]]; then
+    warn "/etc/sandshim/config exists and applies to every run of this suite"
+fi
+
+# A fresh git repository: the workspace sandshim mounts (it is the git root).
+new_workspace() {
+    local dir
+    dir=$(mktemp -d "$T/ws.XXXXXX")
+    chmod 755 "$dir"
+    git -C "$dir" init -q
+    printf '%s\n' "$dir"
+}
+WS=$(new_workspace)
+readonly WS
+cd "$WS"
+
+# ---------------------------------------------------------------------------------------------
+# Engine.
+
+DOCKER=$(command -v docker || true)
+[[ -n $DOCKER ]] || skip_or_fail "no docker client on PATH"
+timeout 20 "$DOCKER" info >/dev/null 2>&1 || skip_or_fail "the Docker engine does not answer (docker info)"
+for image in sandshim/python:bookworm sandshim/node:bookworm sandshim/sh:bookworm; do
+    "$DOCKER" image inspect "$image" >/dev/null 2>&1 ||
+        skip_or_fail "image $image is missing (build it with install/images.sh; the tests never pull)"
+done
+
+sandshim() { "$SANDSHIM_BIN" "$@"; }
+
+# ---------------------------------------------------------------------------------------------
+# Assertions.
+
+# expect_exit CODE CMD...: runs CMD with stdout in $OUT, stderr in $ERR and stdin from
+# $EXPECT_STDIN (default /dev/null); fails unless it exits with CODE. Sets ELAPSED_MS.
+expect_exit() {
+    local want=$1 rc=0 started=$EPOCHREALTIME
+    shift
+    "$@" >"$OUT" 2>"$ERR" <"${EXPECT_STDIN:-/dev/null}" || rc=$?
+    ELAPSED_MS=$(ms_since "$started")
+    if [[ $rc != "$want" ]]; then
+        say "command: $*"
+        say "stdout: $(head -c 2000 "$OUT")"
+        say "stderr: $(head -c 2000 "$ERR")"
+        fail "expected exit code $want, got $rc"
+    fi
+}
+
+expect_contains() { # TEXT FILE
+    grep -qF -- "$1" "$2" || fail "$(basename "$2") does not contain '$1'; it has: $(head -c 2000 "$2")"
+}
+
+expect_not_contains() { # TEXT FILE
+    ! grep -qF -- "$1" "$2" || fail "$(basename "$2") contains '$1': $(head -c 2000 "$2")"
+}
+
+expect_equal() { # EXPECTED ACTUAL [WHAT]
+    [[ $1 == "$2" ]] || fail "${3:-value}: expected '$1', got '$2'"
+}
+
+expect_file_is() { # FILE EXPECTED-CONTENT (compared without trailing newlines)
+    expect_equal "$2" "$(cat "$1")" "$(basename "$1")"
+}
+
+expect_lines() { # N FILE
+    local n
+    n=$(wc -l <"$2")
+    [[ $n == "$1" ]] || fail "$(basename "$2") has $n lines, expected $1: $(head -c 2000 "$2")"
+}
+
+# ---------------------------------------------------------------------------------------------
+# The audit database, read through sandshim's own JSON.
+
+# sandshim audit ARGS... on the suite's database; its stderr (e.g. a warning about a policy a
+# check broke on purpose) is shown only when it fails.
+audit_cmd() {
+    "$SANDSHIM_BIN" audit "$@" --db "$SANDSHIM_AUDIT_DB" 2>"$T/audit.err" || {
+        cat "$T/audit.err" >&2
+        fail "sandshim audit $* failed"
+    }
+}
+
+# Number of rows in the runs table (0 before the database exists).
+run_count() {
+    [[ -s $SANDSHIM_AUDIT_DB ]] || {
+        echo 0
+        return
+    }
+    audit_cmd sql "SELECT count(*) AS n FROM runs" --jsonl |
+        "$HOST_PY" -c 'import json, sys; print(json.load(sys.stdin)["n"])'
+}
+
+# Id of the newest run.
+last_run_id() {
+    audit_cmd list --limit 1 --json |
+        "$HOST_PY" -c 'import json, sys
+rows = json.load(sys.stdin)
+print(rows[0]["run_id"] if rows else "")'
+}
+
+# audit_field RUN FIELD: one field of a run (RUN: an id, an id prefix, or `last`) from
+# `sandshim audit show --json`. Strings print as they are, null as `null`, the rest as JSON.
+audit_field() {
+    local id=$1
+    [[ $id != last ]] || id=$(last_run_id)
+    [[ -n $id ]] || fail "no run in the audit database"
+    audit_cmd show "$id" --json | "$HOST_PY" -c 'import json, sys
+value = json.load(sys.stdin).get(sys.argv[1], "<missing field>")
+print(value if isinstance(value, str) else json.dumps(value))' "$2"
+}
+
+# Fails unless run RUN has STATUS and EXIT code and is complete (ended, chained).
+expect_run() { # RUN STATUS EXIT
+    local id=$1
+    [[ $id != last ]] || id=$(last_run_id)
+    audit_cmd show "$id" --json >"$T/run.json"
+    "$HOST_PY" - "$2" "$3" "$T/run.json" <<'EOF' || fail "audit row of run $id: see above"
+import json, sys
+want_status, want_exit, path = sys.argv[1], sys.argv[2], sys.argv[3]
+row = json.load(open(path))
+problems = []
+if row["status"] != want_status:
+    problems.append(f"status {row['status']!r}, expected {want_status!r}")
+if str(row["exit_code"]) != want_exit:
+    problems.append(f"exit_code {row['exit_code']!r}, expected {want_exit}")
+for field in ("end_ms", "duration_ms", "chain_seq", "row_hash", "prev_hash"):
+    if row.get(field) is None:
+        problems.append(f"{field} is null: the row is not complete")
+for problem in problems:
+    print(f"audit row {row['run_id']}: {problem} (message: {row.get('message')!r})", file=sys.stderr)
+sys.exit(1 if problems else 0)
+EOF
+}
+
+# Waits until the newest run is recorded as running and its container exists; prints its id.
+wait_for_running_container() { # TIMEOUT-SECONDS
+    local deadline=$((SECONDS + ${1:-20})) id=""
+    while ((SECONDS < deadline)); do
+        if [[ -s $SANDSHIM_AUDIT_DB ]]; then
+            id=$(audit_cmd list --status running --limit 1 --json |
+                "$HOST_PY" -c 'import json, sys
+rows = json.load(sys.stdin)
+print(rows[0]["run_id"] if rows else "")')
+            if [[ -n $id ]] && [[ $("$DOCKER" ps --filter "name=^sandshim-$id\$" --filter status=running \
+                --format '{{.Names}}') == "sandshim-$id" ]]; then
+                printf '%s\n' "$id"
+                return 0
+            fi
+        fi
+        sleep 0.1
+    done
+    fail "no running sandshim container appeared within ${1:-20}s"
+}
+
+container_exists() { # NAME
+    [[ -n $("$DOCKER" ps --all --filter "name=^$1\$" --format '{{.Names}}') ]]
+}
+
+# ---------------------------------------------------------------------------------------------
+# A TCP listener on the host's loopback, for the network checks: accepts and closes connections
+# until the suite ends. Sets LISTEN_PORT.
+start_loopback_listener() {
+    "$HOST_PY" - "$T/listener.port" <<'EOF' &
+import socket, sys
+server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+server.bind(("127.0.0.1", 0))
+server.listen(16)
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(str(server.getsockname()[1]))
+import os
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+server.settimeout(300)
+while True:
+    try:
+        conn, _ = server.accept()
+    except socket.timeout:
+        break
+    conn.close()
+EOF
+    BG_PIDS+=($!)
+    local _
+    for _ in $(seq 50); do
+        [[ -s $T/listener.port ]] && break
+        sleep 0.1
+    done
+    LISTEN_PORT=$(cat "$T/listener.port")
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Resource caps, each with a control under a looser limit: the pids cap stops a fork bomb, the
+# memory cap ends an allocation with 137, a line naming the limit, and audit status `oom`.
+# shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+cat >"$WS/forks.py" <<'EOF'
+# Forks sleeping children until 100 (exit 73) or until fork fails: 42 for EAGAIN. Prints the count.
+import errno, os, sys, time
+children = []
+code = 73
+try:
+    while len(children) < 100:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        children.append(pid)
+except OSError as e:
+    code = 42 if e.errno == errno.EAGAIN else 1
+    print(errno.errorcode.get(e.errno, e.errno), file=sys.stderr)
+print(len(children))
+for pid in children:
+    os.kill(pid, 9)
+sys.exit(code)
+EOF
+cat >"$WS/alloc.py" <<'EOF'
+# Allocates and touches N MiB, then exits 42.
+import sys
+block = b"\x01" * (int(sys.argv[1]) << 20)
+sys.exit(42)
+EOF
+
+check "the pids cap (64) stops a fork bomb with EAGAIN, and the run ends"
+expect_exit 42 sandshim run -- python forks.py
+expect_contains EAGAIN "$ERR"
+forks=$(cat "$OUT")
+((forks >= 40 && forks < 64)) || fail "forked $forks children under a 64 pids cap"
+((ELAPSED_MS < 20000)) || fail "the run took ${ELAPSED_MS} ms"
+
+check "pids control: with --pids 128 the same script forks all 100 children"
+expect_exit 73 sandshim run --pids 128 -- python forks.py
+expect_file_is "$OUT" 100
+
+check "the memory cap: 200 MiB under --memory 64m is killed with 137, a line naming the limit, status oom"
+expect_exit 137 sandshim run --memory 64m -- python alloc.py 200
+expect_file_is "$ERR" "sandshim: python was killed at the memory limit of 64m (sandbox.memory)"
+expect_run last oom 137
+expect_equal 9 "$(audit_field last signal)" "signal of the OOM-killed run"
+
+check "memory control: 16 MiB under --memory 64m works"
+expect_exit 42 sandshim run --memory 64m -- python alloc.py 16
+expect_run last error 42
+
+check "a SIGKILL that is not an OOM kill gives 137 without the memory line, status killed"
+expect_exit 137 sandshim run --memory 64m -- python -c 'import os; os.kill(os.getpid(), 9)'
+expect_not_contains "memory limit" "$ERR"
+expect_run last killed 137
+
+check "a 128 MiB stdout flood passes through whole while the shim stays small (max RSS < 48 MiB)"
+flood=$((128 << 20))
+if [[ -x /usr/bin/time ]]; then # GNU time (Debian package `time`) measures the shim's max RSS
+    bytes=$(/usr/bin/time -f %M -o "$T/rss" "$SANDSHIM_BIN" run -- sh -c "head -c $flood /dev/zero" </dev/null | wc -c)
+    rss_kib=$(tail -n 1 "$T/rss")
+    say "shim max RSS while relaying $((flood >> 20)) MiB: $((rss_kib / 1024)) MiB"
+    ((rss_kib < 48 * 1024)) || fail "the shim grew to $rss_kib KiB relaying $flood bytes"
+else
+    warn "no /usr/bin/time: the shim's memory is not measured"
+    bytes=$("$SANDSHIM_BIN" run -- sh -c "head -c $flood /dev/zero" </dev/null | wc -c)
+fi
+expect_equal "$flood" "$bytes" "bytes that came through"
+expect_run last ok 0
+expect_equal "$flood" "$(audit_field last stdout_bytes)" stdout_bytes
+
+suite_done

@@ -1,0 +1,51 @@
+#include <catch2/catch.hpp>
+
+#include "shim/environment.hpp"
+
+using namespace sandshim::shim;
+
+namespace {
+
+std::vector<std::string> names_passed(const std::vector<std::string>& host, const Policy& policy) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : sandbox_environment(host, policy)) {
+    names.push_back(name);
+  }
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("only allowlisted, non-secret names pass", "[environment]") {
+  std::vector<std::string> host = {"AWS_SECRET_ACCESS_KEY=x",
+                                   "GITHUB_TOKEN=x",
+                                   "ANTHROPIC_API_KEY=x",
+                                   "PATH=/usr/bin",
+                                   "HOME=/root",
+                                   "LD_PRELOAD=/evil.so",
+                                   "DOCKER_HOST=tcp://x",
+                                   "LANG=C.UTF-8",
+                                   "LC_ALL=C",
+                                   "TZ=UTC",
+                                   "PYTHONPATH=src",
+                                   "NODE_ENV=test",
+                                   "RANDOM_THING=1",
+                                   "SANDSHIM_CONFIG=/x"};
+  CHECK(names_passed(host, Policy{}) ==
+        std::vector<std::string>{"LANG", "LC_ALL", "TZ", "PYTHONPATH", "NODE_ENV"});
+}
+
+TEST_CASE("policy allow adds names, deny wins over every allow", "[environment]") {
+  Policy policy;
+  policy.env_allow = {"MY_*"};
+  policy.env_deny = {"MY_PRIVATE_*", "TZ"};
+  std::vector<std::string> host = {"MY_SETTING=1", "MY_PRIVATE_X=2", "MY_API_TOKEN=3", "TZ=UTC"};
+  CHECK(names_passed(host, policy) == std::vector<std::string>{"MY_SETTING"});
+}
+
+TEST_CASE("values are kept exactly", "[environment]") {
+  auto passed = sandbox_environment({"LANG=a=b=c", "TERM="}, Policy{});
+  REQUIRE(passed.size() == 2);
+  CHECK(passed[0].second == "a=b=c");
+  CHECK(passed[1].second.empty());
+}

@@ -1,0 +1,117 @@
+#include <algorithm>
+#include <catch2/catch.hpp>
+
+#include "common/error.hpp"
+#include "shim/hardening.hpp"
+#include "shim/workspace.hpp"
+
+using namespace sandshim::shim;
+
+namespace {
+
+RunSpec sample_spec() {
+  RunSpec spec;
+  spec.run_id = "0123456789abcdef";
+  spec.invoked_as = "python";
+  spec.command = {"python", "--network=host", "-c", "print(1)"};
+  spec.cwd = "/work/project/src";
+  spec.workspace = "/work/project";
+  spec.image = "sandshim/python:bookworm";
+  spec.env = {{"LANG", "C.UTF-8"}, {"PYTHONPATH", "src"}};
+  spec.user = "1000:1000";
+  spec.deadline_epoch_s = 1700000000;
+  return spec;
+}
+
+bool has(const std::vector<std::string>& args, const std::string& flag) {
+  return std::find(args.begin(), args.end(), flag) != args.end();
+}
+
+size_t index_of(const std::vector<std::string>& args, const std::string& value) {
+  return static_cast<size_t>(std::find(args.begin(), args.end(), value) - args.begin());
+}
+
+}  // namespace
+
+TEST_CASE("the default run carries every hardening flag", "[hardening]") {
+  auto args = build_run_arguments(Policy{}, sample_spec());
+  CHECK(args.front() == "run");
+  for (const char* flag :
+       {"--rm",
+        "--init",
+        "--pull=never",
+        "--log-driver=none",
+        "--network=none",
+        "--cap-drop=ALL",
+        "--security-opt=no-new-privileges:true",
+        "--read-only",
+        "--tmpfs=/tmp:rw,noexec,nosuid,nodev,size=67108864",
+        "--memory=536870912",
+        "--memory-swap=536870912",
+        "--cpus=1",
+        "--pids-limit=64",
+        "--ulimit=nofile=1024:1024",
+        "--ulimit=nproc=1024:1024",
+        "--ulimit=core=0:0",
+        "--user=1000:1000",
+        "--hostname=sandbox",
+        "--name=sandshim-0123456789abcdef",
+        "--label=org.sandshim.run=0123456789abcdef",
+        "--label=org.sandshim.deadline=1700000000",
+        "--env=HOME=/tmp",
+        "--interactive",
+        "--workdir=/work/project/src",
+        "--mount=type=bind,source=/work/project,target=/work/project,readonly"}) {
+    INFO(flag);
+    CHECK(has(args, flag));
+  }
+  CHECK_FALSE(has(args, "--tty"));
+}
+
+TEST_CASE("caller strings only follow the image", "[hardening]") {
+  auto spec = sample_spec();
+  auto args = build_run_arguments(Policy{}, spec);
+  size_t image_at = index_of(args, spec.image);
+  REQUIRE(image_at < args.size());
+  CHECK(std::vector<std::string>(args.begin() + static_cast<long>(image_at) + 1, args.end()) ==
+        spec.command);
+  CHECK(index_of(args, "--network=host") > image_at);
+}
+
+TEST_CASE("environment values never appear in the arguments", "[hardening]") {
+  auto args = build_run_arguments(Policy{}, sample_spec());
+  CHECK(has(args, "--env=LANG"));
+  CHECK(has(args, "--env=PYTHONPATH"));
+  for (const auto& arg : args) {
+    CHECK(arg.find("C.UTF-8") == std::string::npos);
+  }
+}
+
+TEST_CASE("policy values reach the flags", "[hardening]") {
+  Policy policy;
+  policy.network = "bridge";
+  policy.workspace_mode = "rw";
+  policy.memory_bytes = 64ULL << 20;
+  policy.cpus = 0.5;
+  policy.pids = 16;
+  auto spec = sample_spec();
+  spec.tty = true;
+  auto args = build_run_arguments(policy, spec);
+  CHECK(has(args, "--network=bridge"));
+  CHECK(has(args, "--memory=67108864"));
+  CHECK(has(args, "--memory-swap=67108864"));
+  CHECK(has(args, "--cpus=0.5"));
+  CHECK(has(args, "--pids-limit=16"));
+  CHECK(has(args, "--tty"));
+  CHECK(has(args, "--mount=type=bind,source=/work/project,target=/work/project"));
+}
+
+TEST_CASE("mount paths cannot change the mount", "[hardening][workspace]") {
+  CHECK(bind_mount_spec("/w/a,readonly=false", true) ==
+        "type=bind,\"source=/w/a,readonly=false\",\"target=/w/a,readonly=false\",readonly");
+  CHECK(bind_mount_spec("/w/say \"hi\"", true) ==
+        "type=bind,\"source=/w/say \"\"hi\"\"\",\"target=/w/say \"\"hi\"\"\",readonly");
+  CHECK(bind_mount_spec("/w/a:b", true) == "type=bind,source=/w/a:b,target=/w/a:b,readonly");
+  CHECK_THROWS_AS(bind_mount_spec("/w/new\nline", true), sandshim::Fatal);
+  CHECK_THROWS_AS(bind_mount_spec("relative", true), sandshim::Fatal);
+}

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "common/process.hpp"
+
+namespace sandshim::test {
+
+// A temporary directory per test, removed on success and kept (path printed) on failure.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "sandshim-unit-XXXXXX").string();
+    m_path = ::mkdtemp(pattern.data());
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  ~ScratchDir() {
+    if (std::uncaught_exceptions() == 0) {
+      std::error_code ec;
+      std::filesystem::remove_all(m_path, ec);
+    }
+  }
+  const std::filesystem::path& path() const { return m_path; }
+  std::filesystem::path write(const std::string& name, const std::string& content) const {
+    auto file = m_path / name;
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file) << content;
+    return file;
+  }
+
+ private:
+  std::filesystem::path m_path;
+};
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : m_name(name) {
+    if (const char* old = std::getenv(name)) {
+      m_old = old;
+      m_had = true;
+    }
+    ::setenv(name, value.c_str(), 1);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  ~ScopedEnv() {
+    if (m_had) {
+      ::setenv(m_name, m_old.c_str(), 1);
+    } else {
+      ::unsetenv(m_name);
+    }
+  }
+
+ private:
+  const char* m_name;
+  std::string m_old;
+  bool m_had = false;
+};
+
+}  // namespace sandshim::test
