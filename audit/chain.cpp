@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <memory>
+#include <vector>
 
 #include "audit/encoding.hpp"
 #include "common/strings.hpp"
@@ -41,76 +42,64 @@ namespace {
 
 constexpr const ChainTable* k_chain_tables[] = {&k_run_chain, &k_decision_chain};
 
-// SHA-256 through OpenSSL's EVP interface, fed piece by piece.
-class Sha256 {
- public:
-  Sha256() : m_context(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
-    if (!m_context || EVP_DigestInit_ex(m_context.get(), EVP_sha256(), nullptr) != 1) {
-      throw Fatal("cannot compute SHA-256: OpenSSL failed to initialise the digest");
-    }
+// SHA-256 (OpenSSL EVP) of one buffer, in hex.
+std::string sha256_hex(std::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr) != 1) {
+    throw Fatal("cannot compute SHA-256: OpenSSL failed to hash");
   }
+  return to_hex(std::string_view(reinterpret_cast<const char*>(digest), size));
+}
 
-  void update(std::string_view bytes) {
-    if (EVP_DigestUpdate(m_context.get(), bytes.data(), bytes.size()) != 1) {
-      throw Fatal("cannot compute SHA-256: OpenSSL failed to hash");
-    }
-  }
-
-  void update_length(uint64_t value) {
-    char bytes[8];
-    for (int i = 7; i >= 0; --i) {
-      bytes[i] = static_cast<char>(value & 0xff);
-      value >>= 8;
-    }
-    update(std::string_view(bytes, sizeof bytes));
-  }
-
-  std::string hex_digest() {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int size = 0;
-    if (EVP_DigestFinal_ex(m_context.get(), digest, &size) != 1) {
-      throw Fatal("cannot compute SHA-256: OpenSSL failed to finish the digest");
-    }
-    return to_hex(std::string_view(reinterpret_cast<const char*>(digest), size));
-  }
-
- private:
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> m_context;
-};
-
-// One value, typed: 'N' null, 'I' 8-byte big-endian integer, 'R' IEEE double bits, 'T' text,
-// 'B' blob (both length-prefixed).
-void hash_value(Sha256& hasher, const SqlValue& value) {
-  if (std::holds_alternative<std::monostate>(value)) {
-    hasher.update("N");
-  } else if (const auto* number = std::get_if<int64_t>(&value)) {
-    hasher.update("I");
-    hasher.update_length(static_cast<uint64_t>(*number));
-  } else if (const auto* real = std::get_if<double>(&value)) {
-    hasher.update("R");
-    hasher.update_length(std::bit_cast<uint64_t>(*real));
-  } else {
-    const auto* text = std::get_if<std::string>(&value);
-    const std::string& bytes = text != nullptr ? *text : std::get<Blob>(value).bytes;
-    hasher.update(text != nullptr ? "T" : "B");
-    hasher.update_length(bytes.size());
-    hasher.update(bytes);
+void append_length(std::string& out, uint64_t value) {
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    out += static_cast<char>((value >> shift) & 0xff);
   }
 }
 
-// The canonical encoding of a link: a versioned domain tag, the kind, then every hashed column
-// as name, NUL, typed value. Reading the row back from SQLite makes writer and verifier agree.
-std::string link_hash(std::string_view kind, const Statement& row, int first_column) {
-  Sha256 hasher;
-  hasher.update(std::string_view("sandshim-audit-chain-v1\0", 24));
-  hasher.update(kind);
-  hasher.update(std::string_view("\0", 1));
-  for (int column = first_column; column < row.column_count(); ++column) {
-    hasher.update(row.column_name(column));
-    hasher.update(std::string_view("\0", 1));
-    hash_value(hasher, row.column(column));
+// One value, typed: 'N' null, 'I' 8-byte big-endian integer, 'R' IEEE double bits, 'T' text,
+// 'B' blob (both length-prefixed).
+void append_value(std::string& out, const SqlValue& value) {
+  if (std::holds_alternative<std::monostate>(value)) {
+    out += 'N';
+  } else if (const auto* number = std::get_if<int64_t>(&value)) {
+    out += 'I';
+    append_length(out, static_cast<uint64_t>(*number));
+  } else if (const auto* real = std::get_if<double>(&value)) {
+    out += 'R';
+    append_length(out, std::bit_cast<uint64_t>(*real));
+  } else {
+    const auto* text = std::get_if<std::string>(&value);
+    const std::string& bytes = text != nullptr ? *text : std::get<Blob>(value).bytes;
+    out += text != nullptr ? 'T' : 'B';
+    append_length(out, bytes.size());
+    out += bytes;
   }
-  return hasher.hex_digest();
+}
+
+// The hash of a link over its canonical encoding: a versioned domain tag, the kind, then every
+// hashed column as name, NUL, typed value. Reading the row back from SQLite makes writer and
+// verifier agree. `names` are the statement's column names from `first_column` on.
+std::string link_hash(std::string_view kind, const Statement& row, int first_column,
+                      const std::vector<std::string>& names) {
+  std::string encoding("sandshim-audit-chain-v1\0", 24);
+  encoding += kind;
+  encoding += '\0';
+  for (int column = first_column; column < row.column_count(); ++column) {
+    encoding += names[static_cast<size_t>(column - first_column)];
+    encoding += '\0';
+    append_value(encoding, row.column(column));
+  }
+  return sha256_hex(encoding);
+}
+
+std::vector<std::string> names_from(const Statement& row, int first_column) {
+  std::vector<std::string> names;
+  for (int column = first_column; column < row.column_count(); ++column) {
+    names.push_back(row.column_name(column));
+  }
+  return names;
 }
 
 std::string table_sql(const ChainTable& table, std::string_view sql) {
@@ -156,7 +145,7 @@ std::string hash_row(Database& db, const ChainTable& table, int64_t rowid) {
   if (!row->step()) {
     broken_chain(db, "chain the row: it vanished");
   }
-  return link_hash(table.kind, *row, 0);
+  return link_hash(table.kind, *row, 0, names_from(*row, 0));
 }
 
 }  // namespace
@@ -198,23 +187,25 @@ class LinkCursor {
                  "SELECT chain_seq, prev_hash, row_hash, " + std::string(table.id_column) + ", " +
                      std::string(table.hashed_columns) +
                      table_sql(table, " FROM $T WHERE chain_seq IS NOT NULL ORDER BY chain_seq"),
-                 "read the chain") {
+                 "read the chain"),
+        m_names(names_from(m_select, 4)) {
     advance();
   }
 
-  bool valid() const { return m_valid; }
-  int64_t seq() const { return m_select.column_int(0); }
+  [[nodiscard]] bool valid() const { return m_valid; }
+  [[nodiscard]] int64_t seq() const { return m_select.column_int(0); }
   void advance() { m_valid = m_select.step(); }
 
-  Link current() const {
+  [[nodiscard]] Link current() const {
     return Link{std::string(m_table.kind) + " " + quoted(m_select.column_text(3)), seq(),
                 m_select.column_text(1), m_select.column_text(2),
-                link_hash(m_table.kind, m_select, 4)};
+                link_hash(m_table.kind, m_select, 4, m_names)};
   }
 
  private:
   const ChainTable& m_table;
   Statement m_select;
+  std::vector<std::string> m_names;
   bool m_valid = false;
 };
 

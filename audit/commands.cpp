@@ -85,12 +85,8 @@ int64_t limit_of(const Invocation& invocation) {
 }
 
 Store open_store(const Invocation& invocation, bool writable) {
-  if (!std::filesystem::exists(invocation.db_path)) {
-    throw Fatal("audit database " + quoted(invocation.db_path.string()) +
-                ": cannot read it: it does not exist (nothing was recorded there yet); fix: check "
-                "--db and SANDSHIM_AUDIT_DB, or run a command through sandshim first");
-  }
-  return Store::open(StoreOptions{invocation.db_path, std::chrono::milliseconds(5000), !writable});
+  return Store::open(
+      StoreOptions{invocation.db_path, std::chrono::milliseconds(5000), !writable, false});
 }
 
 int list_runs_as(const Invocation& invocation, Order order, std::optional<Format> fallback) {
@@ -119,6 +115,11 @@ int run_decisions(const Invocation& invocation) {
   return 0;
 }
 
+// One JSON document: indented for --json, on one line for --jsonl.
+void write_document(const Invocation& invocation, const Row& document, Format format) {
+  invocation.out << to_json_text(document, format == Format::jsonl ? -1 : 2) << '\n';
+}
+
 // `show` on a terminal: one field a line, then the output tails and the hook decisions.
 void write_run_details(std::ostream& out, const Row& run) {
   constexpr std::string_view k_blocks[] = {"stdout_tail", "stderr_tail", "decisions"};
@@ -134,7 +135,7 @@ void write_run_details(std::ostream& out, const Row& run) {
   for (const auto& [tail, bytes] :
        {std::pair{"stdout_tail", "stdout_bytes"}, std::pair{"stderr_tail", "stderr_bytes"}}) {
     out << '\n'
-        << tail << " (last bytes of " << render_field(run, bytes) << "):\n"
+        << tail << " (of " << render_field(run, bytes) << " bytes in all):\n"
         << printable(cell_text(run[tail]), true) << '\n';
   }
   out << "\ndecisions:\n";
@@ -157,12 +158,12 @@ int run_show(const Invocation& invocation) {
     write_run_details(invocation.out, *run);
   } else if (format == Format::csv) {
     auto fields = run_fields();
-    fields.push_back("decisions");
+    fields.emplace_back("decisions");
     auto writer = make_row_writer(format, invocation.out, fields, {});
     writer->write(*run);
     writer->finish();
   } else {
-    invocation.out << to_json_text(*run, format == Format::json ? 2 : -1) << '\n';
+    write_document(invocation, *run, format);
   }
   return 0;
 }
@@ -177,26 +178,30 @@ void write_rows(const Invocation& invocation, const std::vector<std::string>& fi
   writer->finish();
 }
 
+int run_daily_stats(const Invocation& invocation, Database& db, const Filter& filter) {
+  if (invocation.options["by"].as<std::string>() != "day") {
+    throw Fatal("bad value " + quoted(invocation.options["by"].as<std::string>()) +
+                    " for --by: expected day",
+                exit_code::k_usage);
+  }
+  std::vector<Row> rows;
+  for (const auto& day : compute_daily_stats(db, filter)) {
+    rows.push_back(day_row(day));
+  }
+  write_rows(invocation, day_fields(), rows);
+  return 0;
+}
+
 int run_stats(const Invocation& invocation) {
   Store store = open_store(invocation, false);
   Filter filter = filter_for(invocation, Subject::runs);
   if (invocation.options.count("by") != 0) {
-    if (invocation.options["by"].as<std::string>() != "day") {
-      throw Fatal("bad value " + quoted(invocation.options["by"].as<std::string>()) +
-                      " for --by: expected day",
-                  exit_code::k_usage);
-    }
-    std::vector<Row> rows;
-    for (const auto& day : compute_daily_stats(store.database(), filter)) {
-      rows.push_back(day_row(day));
-    }
-    write_rows(invocation, day_fields(), rows);
-    return 0;
+    return run_daily_stats(invocation, store.database(), filter);
   }
   Stats stats = compute_stats(store.database(), filter);
   Format format = chosen_format(invocation);
   if (format == Format::json || format == Format::jsonl) {
-    invocation.out << to_json_text(stats_json(stats), format == Format::json ? 2 : -1) << '\n';
+    write_document(invocation, stats_json(stats), format);
   } else {
     write_rows(invocation, {"group", "key", "value"}, stats_rows(stats));
   }
@@ -215,14 +220,14 @@ int run_verify(const Invocation& invocation) {
   Store store = open_store(invocation, false);
   VerifyResult result = verify_chain(store.database());
   if (invocation.options.count("json") != 0) {
-    invocation.out << to_json_text(Row{{"ok", result.ok},
-                                       {"problem", result.problem},
-                                       {"rows_checked", result.links_checked},
-                                       {"head_seq", result.state.head_seq},
-                                       {"head_hash", result.state.head_hash},
-                                       {"anchor_seq", result.state.anchor_seq}},
-                                   2)
-                   << '\n';
+    write_document(invocation,
+                   Row{{"ok", result.ok},
+                       {"problem", result.problem},
+                       {"rows_checked", result.links_checked},
+                       {"head_seq", result.state.head_seq},
+                       {"head_hash", result.state.head_hash},
+                       {"anchor_seq", result.state.anchor_seq}},
+                   Format::json);
   } else if (result.ok) {
     invocation.out << "ok: " << result.links_checked << " rows verified; chain head "
                    << result.state.head_seq << " sha256:" << result.state.head_hash
@@ -231,6 +236,23 @@ int run_verify(const Invocation& invocation) {
     invocation.out << "FAILED: " << result.problem << '\n';
   }
   return result.ok ? 0 : 1;
+}
+
+void write_prune_result(const Invocation& invocation, const PruneResult& result, int64_t cutoff,
+                        bool dry_run) {
+  if (invocation.options.count("json") != 0) {
+    write_document(invocation,
+                   Row{{"dry_run", dry_run},
+                       {"runs_deleted", result.runs_deleted},
+                       {"decisions_deleted", result.decisions_deleted},
+                       {"anchor_seq", result.anchor_seq}},
+                   Format::json);
+    return;
+  }
+  invocation.out << (dry_run ? "would prune " : "pruned ") << result.runs_deleted << " runs and "
+                 << result.decisions_deleted << " decisions finished before "
+                 << format_iso8601_ms(cutoff) << "; the chain starts after position "
+                 << result.anchor_seq << '\n';
 }
 
 int run_prune(const Invocation& invocation) {
@@ -245,19 +267,7 @@ int run_prune(const Invocation& invocation) {
   if (!dry_run) {
     store.checkpoint();
   }
-  if (invocation.options.count("json") != 0) {
-    invocation.out << to_json_text(Row{{"dry_run", dry_run},
-                                       {"runs_deleted", result.runs_deleted},
-                                       {"decisions_deleted", result.decisions_deleted},
-                                       {"anchor_seq", result.anchor_seq}},
-                                   2)
-                   << '\n';
-  } else {
-    invocation.out << (dry_run ? "would prune " : "pruned ") << result.runs_deleted << " runs and "
-                   << result.decisions_deleted << " decisions finished before "
-                   << format_iso8601_ms(cutoff) << "; the chain starts after position "
-                   << result.anchor_seq << '\n';
-  }
+  write_prune_result(invocation, result, cutoff, dry_run);
   return 0;
 }
 
@@ -317,7 +327,8 @@ constexpr Subcommand k_subcommands[] = {
      "", k_prune | k_json, 0, run_prune},
     {"sql", "run one read-only SQL statement",
      "Runs one SELECT on a read-only connection; statements that could write are refused. Tables: "
-     "runs, decisions, chain_state (see audit/FIELDS.md).",
+     "runs, decisions, chain_state, and run_counts (runs a day by status, command, image and "
+     "agent); their columns are the fields that `export` and `decisions` print.",
      "  sandshim audit sql \"SELECT image, count(*) AS runs FROM runs GROUP BY image\"\n"
      "  sandshim audit sql \"SELECT run_id, a.value FROM runs, json_each(runs.argv) AS a WHERE "
      "a.value LIKE '%curl%'\"\n"

@@ -1,8 +1,7 @@
 #include "audit/liveness.hpp"
 
-#include <signal.h>
-
 #include <cerrno>
+#include <csignal>
 #include <fstream>
 #include <sstream>
 

@@ -104,12 +104,12 @@ std::string fit(const std::string& text, size_t width) {
   }
   std::string cut;
   size_t shown = 0;
-  for (size_t at = 0; at < text.size(); ++at) {
-    bool starts_character = (static_cast<unsigned char>(text[at]) & 0xC0) != 0x80;
+  for (char c : text) {
+    bool starts_character = (static_cast<unsigned char>(c) & 0xC0) != 0x80;
     if (starts_character && ++shown > width - 1) {
       break;
     }
-    cut += text[at];
+    cut += c;
   }
   return cut + "\xE2\x80\xA6";
 }
@@ -145,7 +145,7 @@ class TableWriter : public RowWriter {
   }
 
  private:
-  std::vector<size_t> column_widths() const {
+  [[nodiscard]] std::vector<size_t> column_widths() const {
     std::vector<size_t> widths(m_columns.size(), 0);
     for (const auto& line : m_cells) {
       for (size_t i = 0; i < line.size(); ++i) {

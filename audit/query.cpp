@@ -1,5 +1,7 @@
 #include "audit/query.hpp"
 
+#include <fmt/format.h>
+
 #include <charconv>
 
 #include "audit/decision_record.hpp"
@@ -340,16 +342,13 @@ std::string render_duration(const Row& row, const std::string& field) {
     return "";
   }
   auto ms = value.get<int64_t>();
-  char text[32];
   if (ms < 1000) {
-    std::snprintf(text, sizeof text, "%lldms", static_cast<long long>(ms));
-  } else if (ms < 60000) {
-    std::snprintf(text, sizeof text, "%.2fs", static_cast<double>(ms) / 1000.0);
-  } else {
-    std::snprintf(text, sizeof text, "%lldm%02llds", static_cast<long long>(ms / 60000),
-                  static_cast<long long>(ms / 1000 % 60));
+    return fmt::format("{}ms", ms);
   }
-  return text;
+  if (ms < 60000) {
+    return fmt::format("{:.2f}s", static_cast<double>(ms) / 1000.0);
+  }
+  return fmt::format("{}m{:02}s", ms / 60000, ms / 1000 % 60);
 }
 
 std::string render_command(const Row& row, const std::string& field) {

@@ -88,7 +88,7 @@ std::vector<std::pair<std::string, int64_t>> ranked(const Counts& counts) {
   std::vector<std::pair<std::string, int64_t>> result;
   for (const auto& entry : counts) {
     if (entry.second > 0) {
-      result.push_back(entry);
+      result.emplace_back(entry);
     }
   }
   std::sort(result.begin(), result.end(), [](const auto& a, const auto& b) {
@@ -99,11 +99,11 @@ std::vector<std::pair<std::string, int64_t>> ranked(const Counts& counts) {
 
 std::array<Counts, 4> count_groups(Database& db, const Filter& filter) {
   CountSource source = count_source(filter);
-  auto select = prepare_with_filter(db,
-                                    "SELECT status, invoked_as, image, agent, " + source.count +
-                                        " FROM " + source.table + " WHERE " + filter.where +
-                                        " GROUP BY 1, 2, 3, 4",
-                                    filter, "count runs");
+  auto select =
+      prepare_with_filter(db,
+                          "SELECT status, invoked_as, image, agent, " + source.count + " FROM " +
+                              source.table + " WHERE " + filter.where + " GROUP BY 1, 2, 3, 4",
+                          filter, "count runs");
   std::array<Counts, 4> counts;
   while (select.step()) {
     for (size_t i = 0; i < counts.size(); ++i) {
@@ -115,11 +115,11 @@ std::array<Counts, 4> count_groups(Database& db, const Filter& filter) {
 
 void add_daily_counts(Database& db, const Filter& filter, std::map<int64_t, DayStats>& days) {
   CountSource source = count_source(filter);
-  auto select = prepare_with_filter(db,
-                                    "SELECT " + source.day + ", status, " + source.count +
-                                        " FROM " + source.table + " WHERE " + filter.where +
-                                        " GROUP BY 1, 2",
-                                    filter, "count runs by day");
+  auto select =
+      prepare_with_filter(db,
+                          "SELECT " + source.day + ", status, " + source.count + " FROM " +
+                              source.table + " WHERE " + filter.where + " GROUP BY 1, 2",
+                          filter, "count runs by day");
   while (select.step()) {
     if (select.column_int(2) > 0) {
       DayStats& day = days[select.column_int(0)];
@@ -132,7 +132,8 @@ void add_daily_counts(Database& db, const Filter& filter, std::map<int64_t, DayS
 void add_daily_durations(Database& db, const Filter& filter, std::map<int64_t, DayStats>& days) {
   auto select = prepare_with_filter(db,
                                     "SELECT start_ms / 86400000, duration_ms FROM runs WHERE "
-                                    "duration_ms IS NOT NULL AND " + filter.where,
+                                    "duration_ms IS NOT NULL AND " +
+                                        filter.where,
                                     filter, "read run durations by day");
   std::map<int64_t, std::vector<int64_t>> durations;
   while (select.step()) {

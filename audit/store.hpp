@@ -18,6 +18,7 @@ struct StoreOptions {
   std::filesystem::path path;
   std::chrono::milliseconds busy_timeout{5000};
   bool read_only = false;
+  bool create = true;  // a missing file is created (never when read_only)
 };
 
 // The SQLite audit database. Every method throws sandshim::Fatal (exit 125) with one clear line

@@ -1,10 +1,11 @@
 #include "audit/time_spec.hpp"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 
 #include "common/error.hpp"
 #include "common/strings.hpp"
@@ -44,8 +45,8 @@ class Cursor {
     return false;
   }
 
-  char last() const { return m_text[m_at - 1]; }
-  bool done() const { return m_at == m_text.size(); }
+  [[nodiscard]] char last() const { return m_text[m_at - 1]; }
+  [[nodiscard]] bool done() const { return m_at == m_text.size(); }
 
  private:
   std::string_view m_text;
@@ -105,7 +106,7 @@ std::optional<int64_t> parse_offset_ms(Cursor& cursor) {
   if (!h || !m || *h > 23 || *m > 59) {
     return std::nullopt;
   }
-  return sign * (*h * 60 + *m) * 60000LL;
+  return sign * (int64_t{*h} * 60 + *m) * 60000;
 }
 
 }  // namespace
@@ -166,13 +167,10 @@ std::string format_iso8601_ms(int64_t ms) {
   auto day_start = floor<days>(moment);
   year_month_day date{day_start};
   hh_mm_ss clock{moment - day_start};
-  char text[40];
-  std::snprintf(
-      text, sizeof text, "%04d-%02u-%02uT%02ld:%02ld:%02ld.%03ldZ", int{date.year()},
-      unsigned{date.month()}, unsigned{date.day()}, static_cast<long>(clock.hours().count()),
-      static_cast<long>(clock.minutes().count()), static_cast<long>(clock.seconds().count()),
-      static_cast<long>(clock.subseconds().count()));
-  return text;
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", int{date.year()},
+                     unsigned{date.month()}, unsigned{date.day()}, clock.hours().count(),
+                     clock.minutes().count(), clock.seconds().count(),
+                     clock.subseconds().count());
 }
 
 std::string format_day(int64_t ms) {

@@ -105,6 +105,11 @@ class Judge {
       case FindingKind::protected_variable:
         judge_protected_variable(finding);
         return;
+      case FindingKind::loosening_flag:
+        refuse("sandshim-run-flag", "sandshim: " + code(finding.subject) +
+                                        " would change the sandbox's limits, which only the "
+                                        "user's config may do. Run it without that option.");
+        return;
       case FindingKind::hash_pinning:
         if (path_mode()) {
           refuse("hash-pinning", "sandshim: " + code(finding.subject) +

@@ -719,6 +719,7 @@ class Analyser {
     m_out.invocations[index].sandshim_subcommand =
         subcommand == argv.end() ? "" : subcommand->value;
     if (m_out.invocations[index].sandshim_subcommand == "run") {
+      flag_loosening_options(argv);
       auto separator = std::find_if(argv.begin(), argv.end(),
                                     [](const Word& word) { return word.value == "--"; });
       if (separator != argv.end()) {
@@ -730,6 +731,24 @@ class Analyser {
       }
     }
     return std::nullopt;
+  }
+
+  // `sandshim run` flags override every config file, so an agent could widen its own sandbox
+  // with them; only the user's config may.
+  void flag_loosening_options(Argv argv) {
+    static const char* const k_loosening[] = {"--network", "--workspace", "--memory",   "--cpus",
+                                              "--pids",    "--timeout",   "--tmp-size", "--image"};
+    for (const Word& word : argv) {
+      if (word.value == "--") {
+        return;
+      }
+      for (const char* flag : k_loosening) {
+        if (word.value == flag || word.value.starts_with(std::string(flag) + "=")) {
+          add_finding(FindingKind::loosening_flag, "sandshim run " + std::string(flag), "",
+                      std::nullopt);
+        }
+      }
+    }
   }
 
   // A shell on the host is transparent: its -c script or here-document is analysed like the

@@ -45,6 +45,7 @@ enum class FindingKind {
   path_override,       // PATH replaced or unset (appending stays allowed)
   protected_variable,  // SANDSHIM_*, DOCKER_*, LD_PRELOAD, HOME, XDG_* set or unset
   hash_pinning,        // hash -p binds a name to a path
+  loosening_flag,      // `sandshim run --network …` and other flags that widen the sandbox
 };
 
 struct Finding {

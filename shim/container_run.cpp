@@ -26,7 +26,7 @@ using audit::RunStatus;
 constexpr int64_t k_guardian_grace_ms = 5000;
 constexpr int64_t k_kill_retry_ms = 250;
 constexpr int64_t k_signal_grace_ms = 3000;
-constexpr int64_t k_engine_error_window_ms = 1500;
+constexpr int64_t k_engine_error_window_ms = 3000;
 
 // Blocks the signals the run handles and reads them from a signalfd inside the poll loop;
 // restores the caller's mask on destruction.
@@ -151,6 +151,14 @@ class RunLoop {
   void update_engine_error_hold();
   ContainerResult classify(const Policy& policy);
   bool oom_killed() const;
+  // The client failed before any container ran: 125, or 126 when the socket refused us.
+  bool engine_failed(int code) const {
+    const std::string& held = m_err.head();
+    return starts_like_engine_error(held) &&
+           (code == exit_code::k_sandbox_error ||
+            (code == exit_code::k_cannot_execute &&
+             held.find("permission denied while trying to connect") != std::string::npos));
+  }
   std::string program_name() const {
     return std::filesystem::path(m_spec.command.front()).filename().string();
   }
@@ -248,8 +256,11 @@ void RunLoop::loop() {
       }
     }
     if ((fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      int64_t before = m_out.bytes();
       m_out.read_some();
-      m_engine_error_window = false;  // the container is producing output: it started
+      if (m_out.bytes() > before) {
+        m_engine_error_window = false;  // the container is producing output: it started
+      }
     }
     if ((fds[2].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       m_err.read_some();
@@ -350,10 +361,10 @@ ContainerResult RunLoop::classify(const Policy& policy) {
     result.exit_code = 128 + *m_received_signal;
     result.message =
         "stopped by " + signal_name(*m_received_signal) + "; the container was stopped";
-  } else if (code == exit_code::k_sandbox_error && starts_like_engine_error(m_err.pending())) {
+  } else if (engine_failed(code)) {
     result.status = RunStatus::engine_error;
-    result.exit_code = code;
-    result.message = describe_engine_error(m_err.pending(), m_spec);
+    result.exit_code = exit_code::k_sandbox_error;
+    result.message = describe_engine_error(m_err.head(), m_spec);
     m_err.discard_pending();
   } else if (code == 128 + SIGKILL && oom_killed()) {
     result.status = RunStatus::oom;
@@ -395,6 +406,7 @@ std::string first_line(const std::string& text) {
 
 std::string describe_engine_error(const std::string& engine_output, const RunSpec& spec) {
   std::string reason = first_line(engine_output);
+  std::string command = std::filesystem::path(spec.command.front()).filename().string();
   std::string fix = "check the engine with `docker info`";
   if (reason.find("No such image") != std::string::npos ||
       reason.find("image not known") != std::string::npos ||
@@ -402,7 +414,7 @@ std::string describe_engine_error(const std::string& engine_output, const RunSpe
     fix = "image " + spec.image +
           " is not present: build the defaults with `sandshim images build`, "
           "pull it, or set images." +
-          spec.invoked_as + " in the config";
+          command + " in the config";
   } else if (reason.find("Cannot connect") != std::string::npos ||
              reason.find("Is the docker daemon running") != std::string::npos ||
              reason.find("connection refused") != std::string::npos) {

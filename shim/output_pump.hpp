@@ -46,6 +46,8 @@ class StreamRelay {
   const std::string& pending() const { return m_pending; }
 
   int64_t bytes() const { return m_bytes; }
+  // The first bytes of the stream, kept to recognise the engine's own errors after the fact.
+  const std::string& head() const { return m_head; }
   std::string tail() const { return m_tail.str(); }
 
  private:
@@ -55,6 +57,7 @@ class StreamRelay {
   bool m_to_broken = false;
   bool m_held = false;
   std::string m_pending;
+  std::string m_head;
   int64_t m_bytes = 0;
   Tail m_tail;
 };

@@ -84,29 +84,29 @@ TEST_CASE("verify names the first row that was changed", "[audit][chain]") {
   CHECK_THAT(result.problem, Contains("run \"r3\" (chain position 3)"));
 }
 
-TEST_CASE("verify reports a changed row exactly", "[audit][chain]") {
-  TempDir dir;
-  fs::path db = chain_of(dir, 3);
-  execute_sql(db, "UPDATE runs SET image = 'evil' WHERE run_id = 'r2'");
-  CHECK(verify(db).problem ==
-        "run \"r2\" (chain position 2) was changed after it was recorded: its hash does not match");
-}
-
-TEST_CASE("verify names a row deleted from the middle", "[audit][chain]") {
-  TempDir dir;
-  fs::path db = chain_of(dir, 5);
-  execute_sql(db, "DELETE FROM runs WHERE run_id = 'r3'");
-  CHECK(verify(db).problem ==
-        "chain positions 3 to 3 are missing before run \"r4\": rows were deleted");
-}
-
-TEST_CASE("verify notices rows deleted from the end", "[audit][chain]") {
-  TempDir dir;
-  fs::path db = chain_of(dir, 5);
-  execute_sql(db, "DELETE FROM runs WHERE run_id IN ('r4', 'r5')");
-  CHECK(verify(db).problem ==
-        "the chain head is position 5 but the last row is 3: rows after run \"r3\" were deleted or "
-        "the head was edited");
+TEST_CASE("verify says what was done to the first tampered row", "[audit][chain]") {
+  struct Tampering {
+    const char* sql;
+    const char* problem;
+  };
+  const Tampering k_cases[] = {
+      {"UPDATE runs SET image = 'evil' WHERE run_id = 'r2'",
+       "run \"r2\" (chain position 2) was changed after it was recorded: its hash does not match"},
+      {"DELETE FROM runs WHERE run_id = 'r3'",
+       "chain positions 3 to 3 are missing before run \"r4\": rows were deleted"},
+      {"DELETE FROM runs WHERE run_id IN ('r4', 'r5')",
+       "the chain head is position 5 but the last row is 3: rows after run \"r3\" were deleted "
+       "or the head was edited"},
+      {"DELETE FROM runs", "the chain head is position 5 but the last row is 0: rows after the "
+                           "anchor were deleted or the head was edited"},
+  };
+  for (const auto& tampering : k_cases) {
+    CAPTURE(tampering.sql);
+    TempDir dir;
+    fs::path db = chain_of(dir, 5);
+    execute_sql(db, tampering.sql);
+    CHECK(verify(db).problem == tampering.problem);
+  }
 }
 
 TEST_CASE("verify notices rows that were reordered", "[audit][chain]") {
@@ -161,8 +161,7 @@ TEST_CASE("verify covers hook decisions in the same chain", "[audit][chain][deci
   }
   SECTION("deleted") {
     execute_sql(db, "DELETE FROM decisions");
-    CHECK(verify(db).problem ==
-          "chain positions 3 to 3 are missing before run \"r3\": rows were deleted");
+    CHECK_THAT(verify(db).problem, Contains("are missing before run \"r3\""));
   }
 }
 

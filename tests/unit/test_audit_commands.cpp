@@ -127,7 +127,7 @@ TEST_CASE("show prints everything about one run, tails escaped", "[audit][comman
   CommandResult table = run_audit({"show", "ccc"}, db, true);
   CHECK(table.code == 0);
   CHECK_THAT(table.out, StartsWith("run_id          ccc333\nstatus          ok\n"));
-  CHECK_THAT(table.out, Contains("stderr_tail (last bytes of 0):\nwarning: \\x1b[31mred\n"));
+  CHECK_THAT(table.out, Contains("stderr_tail (of 0 bytes in all):\nwarning: \\x1b[31mred\n"));
 
   CommandResult json = run_audit({"show", "bbb222", "--json"}, db);
   auto run = Row::parse(json.out);
@@ -181,6 +181,8 @@ TEST_CASE("prune from the command line keeps verify passing", "[audit][commands]
         "starts after position 1\n");
   CHECK(query_int(db, "SELECT count(*) FROM runs") == 3);
   CHECK(run_audit({"prune", "--older-than", "1d"}, db).code == 0);
+  CHECK(run_audit({"prune", "--older-than", "1d"}, dir / "missing.db").code == 125);
+  CHECK_FALSE(fs::exists(dir / "missing.db"));
   CHECK(query_int(db, "SELECT count(*) FROM runs") == 0);
   CommandResult verified = run_audit({"verify"}, db);
   CHECK(verified.code == 0);

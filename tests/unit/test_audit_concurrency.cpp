@@ -23,6 +23,25 @@ void one_shim_run(const fs::path& db, int index) {
   store.complete_run(record);
 }
 
+// Forks one process per writer, each a shim run; returns how many failed.
+int failures_of_processes(const fs::path& db) {
+  std::vector<pid_t> children;
+  for (int i = 0; i < k_writers; ++i) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::_exit(run_in_child([&] { one_shim_run(db, i); }, false).code);
+    }
+    children.push_back(pid);
+  }
+  int failures = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    failures += WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+  }
+  return failures;
+}
+
 void check_all_rows_chained(const fs::path& db) {
   CHECK(query_int(db, "SELECT count(*) FROM runs WHERE status = 'ok'") == k_writers);
   CHECK(query_int(db, "SELECT count(DISTINCT chain_seq) FROM runs") == k_writers);
@@ -61,41 +80,13 @@ TEST_CASE("64 processes completing runs at once give 64 chained rows", "[audit][
   TempDir dir;
   fs::path db = dir / "audit.db";
   open_test_store(db);  // the schema exists; the children race on the rows
-  std::vector<pid_t> children;
-  for (int i = 0; i < k_writers; ++i) {
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      ::_exit(run_in_child([&] { one_shim_run(db, i); }, false).code);
-    }
-    children.push_back(pid);
-  }
-  int failures = 0;
-  for (pid_t pid : children) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    failures += WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
-  }
-  CHECK(failures == 0);
+  CHECK(failures_of_processes(db) == 0);
   check_all_rows_chained(db);
 }
 
 TEST_CASE("64 processes creating the database at once all succeed", "[audit][concurrency]") {
   TempDir dir;
   fs::path db = dir / "fresh" / "audit.db";
-  std::vector<pid_t> children;
-  for (int i = 0; i < k_writers; ++i) {
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      ::_exit(run_in_child([&] { one_shim_run(db, i); }, false).code);
-    }
-    children.push_back(pid);
-  }
-  int failures = 0;
-  for (pid_t pid : children) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    failures += WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
-  }
-  CHECK(failures == 0);
+  CHECK(failures_of_processes(db) == 0);
   check_all_rows_chained(db);
 }

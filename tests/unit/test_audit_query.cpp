@@ -24,14 +24,7 @@ class CollectingWriter : public RowWriter {
 };
 
 std::string usage_error(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const sandshim::Fatal& error) {
-    CHECK(error.code() == 2);
-    return error.what();
-  }
-  FAIL("expected a usage error");
-  return "";
+  return fatal_message(body, 2);
 }
 
 // Six runs with distinct values in every filtered column.

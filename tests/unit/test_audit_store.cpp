@@ -26,15 +26,9 @@ mode_t mode_of(const fs::path& path) {
   return st.st_mode & 07777;
 }
 
-std::string fatal_message(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const sandshim::Fatal& error) {
-    CHECK(error.code() == 125);
-    return error.what();
-  }
-  FAIL("expected a Fatal");
-  return "";
+// Store failures are sandbox errors: the shim fails closed with exit 125.
+std::string store_failure(const std::function<void()>& body) {
+  return fatal_message(body, 125);
 }
 
 // A database file that a test can damage or lock.
@@ -94,10 +88,10 @@ TEST_CASE("a refused run is one complete row in one step", "[audit][store]") {
 TEST_CASE("completing a run that is not running fails closed", "[audit][store]") {
   TempDir dir;
   Store store = open_test_store(dir / "audit.db");
-  CHECK_THAT(fatal_message([&] { store.complete_run(sample_run("ghost")); }),
+  CHECK_THAT(store_failure([&] { store.complete_run(sample_run("ghost")); }),
              Contains("cannot complete run \"ghost\": no such run was begun"));
   add_run(store, sample_run("r1"));
-  CHECK_THAT(fatal_message([&] { store.complete_run(sample_run("r1")); }),
+  CHECK_THAT(store_failure([&] { store.complete_run(sample_run("r1")); }),
              Contains("cannot complete run \"r1\": its status is already ok"));
 }
 
@@ -170,8 +164,8 @@ TEST_CASE("a schema newer than this build is refused and the file is untouched",
                          "\": cannot use it: schema version 99 was written by a newer sandshim "
                          "(this one knows up to 2); fix: upgrade sandshim, or set "
                          "SANDSHIM_AUDIT_DB to another file";
-  CHECK(fatal_message([&] { open_test_store(db); }) == expected);
-  CHECK(fatal_message([&] {
+  CHECK(store_failure([&] { open_test_store(db); }) == expected);
+  CHECK(store_failure([&] {
           Store::open(StoreOptions{db, std::chrono::seconds(1), true});
         }) == expected);
   CHECK(read_bytes(db) == before);
@@ -198,13 +192,13 @@ TEST_CASE("a corrupt file is refused and never overwritten", "[audit][store]") {
     write_bytes(db, bytes);
   }
   std::string before = read_bytes(db);
-  std::string message = fatal_message([&] { open_test_store(db); });
+  std::string message = store_failure([&] { open_test_store(db); });
   CHECK_THAT(message, Contains("audit database \"" + db.string() + "\": cannot"));
   CHECK_THAT(message, Contains("file is not a database"));
   CHECK_THAT(message, Contains("fix: the file was left untouched: move it aside"));
   CHECK(message.find('\n') == std::string::npos);
   CHECK(read_bytes(db) == before);
-  fatal_message([&] { Store::open(StoreOptions{db, std::chrono::seconds(1), true}); });
+  store_failure([&] { Store::open(StoreOptions{db, std::chrono::seconds(1), true}); });
   CHECK(read_bytes(db) == before);
 }
 
@@ -253,7 +247,7 @@ TEST_CASE("a database locked longer than the busy timeout fails closed", "[audit
   Database holder(db, OpenMode::read_write, std::chrono::milliseconds(100));
   Transaction lock(holder, Transaction::Mode::immediate);
   Store store = open_test_store(db, std::chrono::milliseconds(100));
-  std::string message = fatal_message([&] { store.begin_run(sample_run("r2")); });
+  std::string message = store_failure([&] { store.begin_run(sample_run("r2")); });
   CHECK_THAT(message, Contains("database is locked"));
   CHECK_THAT(message, Contains("longer than the busy timeout (100 ms)"));
 }

@@ -200,6 +200,17 @@ std::string query_text(const fs::path& db, const std::string& sql) {
   return RawConnection(db).first_value(sql);
 }
 
+std::string fatal_message(const std::function<void()>& body, int expected_code) {
+  try {
+    body();
+  } catch (const Fatal& error) {
+    CHECK(error.code() == expected_code);
+    return error.what();
+  }
+  FAIL("expected a sandshim::Fatal");
+  return "";
+}
+
 CommandResult run_audit(std::vector<std::string> args, const fs::path& db, bool tty) {
   std::ostringstream out;
   CommandResult result;

@@ -53,6 +53,9 @@ void execute_sql(const fs::path& db, const std::string& sql);
 int64_t query_int(const fs::path& db, const std::string& sql);
 std::string query_text(const fs::path& db, const std::string& sql);
 
+// The message of the sandshim::Fatal that `body` throws, checking its exit code.
+std::string fatal_message(const std::function<void()>& body, int expected_code);
+
 // What `sandshim audit ARGS` printed and returned, a Fatal's code and message included.
 struct CommandResult {
   int code = 0;

@@ -481,7 +481,7 @@ TEST_CASE("a decision that cannot be recorded is not acted on", "[hooks][agents]
         "ask");
 }
 
-TEST_CASE("--event refuses payloads for another event", "[hooks][agents]") {
+TEST_CASE("the --event option refuses payloads for another event", "[hooks][agents]") {
   FakeWorld world;
   HookOptions options = agent(Agent::claude);
   options.expected_event = "PostToolUse";
