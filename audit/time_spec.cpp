@@ -169,8 +169,7 @@ std::string format_iso8601_ms(int64_t ms) {
   hh_mm_ss clock{moment - day_start};
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", int{date.year()},
                      unsigned{date.month()}, unsigned{date.day()}, clock.hours().count(),
-                     clock.minutes().count(), clock.seconds().count(),
-                     clock.subseconds().count());
+                     clock.minutes().count(), clock.seconds().count(), clock.subseconds().count());
 }
 
 std::string format_day(int64_t ms) {

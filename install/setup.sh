@@ -138,6 +138,7 @@ s.on("timeout", () => done("no (timeout)"));
 demo() {
     local rc=0
     g_workspace=$(mktemp -d "${TMPDIR:-/tmp}/sandshim-demo.XXXXXX")
+    chmod 755 "$g_workspace" # mktemp makes it 700; the sandbox user (nobody, for root) must read it
     on_exit stop_demo
     start_listener
     say "demo in workspace $g_workspace; a listener on host 127.0.0.1:$g_port (loopback only)"

@@ -97,8 +97,9 @@ TEST_CASE("verify says what was done to the first tampered row", "[audit][chain]
       {"DELETE FROM runs WHERE run_id IN ('r4', 'r5')",
        "the chain head is position 5 but the last row is 3: rows after run \"r3\" were deleted "
        "or the head was edited"},
-      {"DELETE FROM runs", "the chain head is position 5 but the last row is 0: rows after the "
-                           "anchor were deleted or the head was edited"},
+      {"DELETE FROM runs",
+       "the chain head is position 5 but the last row is 0: rows after the "
+       "anchor were deleted or the head was edited"},
   };
   for (const auto& tampering : k_cases) {
     CAPTURE(tampering.sql);

@@ -213,7 +213,7 @@ TEST_CASE("stats count by group and give nearest-rank percentiles", "[audit][que
   for (int i = 1; i <= 100; ++i) {
     RunRecord record = sample_run("r" + std::to_string(i), k_base_ms + (i > 60 ? k_day_ms : 0) + i,
                                   i % 10 == 0 ? RunStatus::error : RunStatus::ok);
-    record.end_ms = record.start_ms + i * 10;
+    record.end_ms = record.start_ms + int64_t{i} * 10;
     record.invoked_as = i % 4 == 0 ? "node" : "python";
     add_run(store, record);
   }
