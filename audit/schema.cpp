@@ -55,10 +55,12 @@ CREATE TABLE runs (
   warm INTEGER NOT NULL,
   boot_id TEXT NOT NULL,
   pid_start_ticks INTEGER NOT NULL,
-  chain_seq INTEGER UNIQUE,
+  chain_seq INTEGER,
   prev_hash TEXT,
   row_hash TEXT
 );
+-- Partial indexes: a row that is not yet chained, or has no tool call, costs them no write.
+CREATE UNIQUE INDEX runs_chain ON runs(chain_seq) WHERE chain_seq IS NOT NULL;
 CREATE INDEX runs_start ON runs(start_ms);
 -- Finished runs by duration, with what stats filter and group by: percentiles are read off it.
 CREATE INDEX runs_duration ON runs(duration_ms, start_ms, status, invoked_as, image, agent)
@@ -123,13 +125,14 @@ CREATE TABLE decisions (
   exit_code INTEGER,
   completed_ms INTEGER,
   tool_response_tail BLOB,
-  chain_seq INTEGER UNIQUE,
+  chain_seq INTEGER,
   prev_hash TEXT,
   row_hash TEXT
 );
+CREATE UNIQUE INDEX decisions_chain ON decisions(chain_seq) WHERE chain_seq IS NOT NULL;
 CREATE INDEX decisions_time ON decisions(time_ms);
-CREATE INDEX decisions_tool_use ON decisions(tool_use_id);
-CREATE INDEX runs_tool_use ON runs(tool_use_id);
+CREATE INDEX decisions_tool_use ON decisions(tool_use_id) WHERE tool_use_id != '';
+CREATE INDEX runs_tool_use ON runs(tool_use_id) WHERE tool_use_id != '';
 )sql"},
 };
 

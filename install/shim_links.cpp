@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
+#include "shim/commands.hpp"
 #include "shim/policy.hpp"
 
 namespace sandshim::install {
@@ -24,16 +25,9 @@ struct LinkOptions {
 std::optional<LinkOptions> parse_link_options(const std::vector<std::string>& args,
                                               const std::string& usage) {
   po::options_description options("Options");
-  options.add_options()("dir", po::value<std::string>(), "shim directory (default: shim.dir)")(
-      "help,h", "show this help");
+  options.add_options()("dir", po::value<std::string>(), "shim directory (default: shim.dir)");
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(options).run(), vm);
-  } catch (const po::error& e) {
-    throw Fatal(std::string(e.what()) + " (see --help)", exit_code::k_usage);
-  }
-  if (vm.count("help") != 0) {
-    std::cout << usage << "\n\n" << options << std::endl;
+  if (!shim::parse_subcommand_options(args, options, vm, usage)) {
     return std::nullopt;
   }
   LinkOptions result{{}, shim::load_policy({})};
@@ -101,18 +95,13 @@ int uninstall_shims_main(const std::vector<std::string>& args) {
 int env_main(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()("shell", po::value<std::string>()->default_value("sh"),
-                        "sh (bash, zsh, dash) or fish")("help,h", "show this help");
+                        "sh (bash, zsh, dash) or fish");
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(options).run(), vm);
-  } catch (const po::error& e) {
-    throw Fatal(std::string(e.what()) + " (see --help)", exit_code::k_usage);
-  }
-  if (vm.count("help") != 0) {
-    std::cout << "sandshim env [--shell sh|fish]\n\nPrints the line that puts the shim directory "
-                 "first on PATH:\n  eval \"$(sandshim env)\"             # bash, zsh\n"
-                 "  sandshim env --shell fish | source    # fish\n\n"
-              << options << std::endl;
+  if (!shim::parse_subcommand_options(
+          args, options, vm,
+          "sandshim env [--shell sh|fish]\n\nPrints the line that puts the shim directory first "
+          "on PATH:\n  eval \"$(sandshim env)\"             # bash, zsh\n"
+          "  sandshim env --shell fish | source    # fish")) {
     return exit_code::k_ok;
   }
   std::string dir = shim::load_policy({}).effective_shim_dir().string();

@@ -27,10 +27,12 @@ bool env_flag(const char* name) {
   return value != nullptr && std::string(value) != "" && std::string(value) != "0";
 }
 
-// Parses a subcommand's options; prints help and returns false for --help.
-bool parse_options(const std::vector<std::string>& args, po::options_description& options,
-                   po::variables_map& vm, const std::string& usage,
-                   const po::positional_options_description* positional = nullptr) {
+}  // namespace
+
+bool parse_subcommand_options(const std::vector<std::string>& args,
+                              po::options_description& options, po::variables_map& vm,
+                              const std::string& usage,
+                              const po::positional_options_description* positional) {
   options.add_options()("help,h", "show this help");
   try {
     po::command_line_parser parser(args);
@@ -41,7 +43,7 @@ bool parse_options(const std::vector<std::string>& args, po::options_description
     po::store(parser.run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw Fatal(std::string(e.what()) + " (see `" + usage.substr(0, usage.find('\n')) + " --help`)",
+    throw Fatal(std::string(e.what()) + " (see `" + usage.substr(0, usage.find_first_of("[\n"))  + " --help`)",
                 exit_code::k_usage);
   }
   if (vm.count("help") != 0) {
@@ -50,6 +52,8 @@ bool parse_options(const std::vector<std::string>& args, po::options_description
   }
   return true;
 }
+
+namespace {
 
 const char* const k_run_usage = R"(sandshim run [OPTIONS] -- COMMAND [ARGS...]
 
@@ -104,7 +108,7 @@ int run_main(const std::vector<std::string>& args) {
       "tmp-size", po::value<std::string>(), "size of /tmp, e.g. 64m")(
       "dry-run", "print the engine command line and run nothing");
   po::variables_map vm;
-  if (!parse_options(own, options, vm, k_run_usage)) {
+  if (!parse_subcommand_options(own, options, vm, k_run_usage)) {
     return exit_code::k_ok;
   }
   if (command.empty()) {
@@ -171,10 +175,11 @@ int images_main(const std::vector<std::string>& args) {
   }
   po::options_description options("Options");
   po::variables_map vm;
-  if (!parse_options(args, options, vm,
-                     "sandshim images [build [--only python|node|sh] [--force]]\n\n"
-                     "Lists the image each shimmed command runs in and whether it is present.\n"
-                     "`sandshim images build` builds the defaults locally from Debian packages.")) {
+  if (!parse_subcommand_options(
+          args, options, vm,
+          "sandshim images [build [--only python|node|sh] [--force]]\n\n"
+          "Lists the image each shimmed command runs in and whether it is present.\n"
+          "`sandshim images build` builds the defaults locally from Debian packages.")) {
     return exit_code::k_ok;
   }
   Policy policy = policy_here();
@@ -223,9 +228,10 @@ std::vector<std::string> expired_containers(const Engine& engine) {
 int gc_main(const std::vector<std::string>& args) {
   po::options_description options("Options");
   po::variables_map vm;
-  if (!parse_options(args, options, vm,
-                     "sandshim gc\n\nRemoves sandshim containers past their deadline (their shim "
-                     "was killed) and marks audit rows of dead shims as abandoned.")) {
+  if (!parse_subcommand_options(
+          args, options, vm,
+          "sandshim gc\n\nRemoves sandshim containers past their deadline (their shim "
+          "was killed) and marks audit rows of dead shims as abandoned.")) {
     return exit_code::k_ok;
   }
   Policy policy = policy_here();

@@ -3,7 +3,20 @@
 #include <string>
 #include <vector>
 
+namespace boost::program_options {
+class options_description;
+class variables_map;
+class positional_options_description;
+}  // namespace boost::program_options
+
 namespace sandshim::shim {
+
+// Parses a subcommand's options (adding --help); prints the usage and returns false for --help,
+// throws Fatal (exit 2) naming the bad option. Shared by every `sandshim` subcommand.
+bool parse_subcommand_options(
+    const std::vector<std::string>& args, boost::program_options::options_description& options,
+    boost::program_options::variables_map& vm, const std::string& usage,
+    const boost::program_options::positional_options_description* positional = nullptr);
 
 // Shim mode: argv[0] named a shimmed command. argv belongs to the wrapped program: it is never
 // parsed; settings come from config files and the environment only.
