@@ -115,8 +115,8 @@ void add_condition(Filter& filter, const FilterSpec& spec, const std::string& co
     }
     case FilterKind::glob:
       return add(column + " GLOB ?", {value});
-    case FilterKind::exact:
-      return add(column + " = ?", {value});
+    case FilterKind::exact:  // `!= ''` lets SQLite use the partial tool_use_id indexes
+      return add("(" + column + " = ? AND " + column + " != '')", {value});
     case FilterKind::integer:
       return add(column + " = ?", {parse_integer(spec, value)});
     case FilterKind::path_prefix:
@@ -421,11 +421,13 @@ nlohmann::ordered_json linked_decisions(Database& db, const Row& run) {
   if (tool_use_id.empty()) {
     return decisions;
   }
-  Statement select(db,
-                   "SELECT " + select_list(k_decision_output) +
-                       " FROM decisions WHERE tool_use_id = ?1 AND (?2 = '' OR session_id = '' OR "
-                       "session_id = ?2) ORDER BY time_ms",
-                   "read the run's hook decisions");
+  Statement select(
+      db,
+      "SELECT " + select_list(k_decision_output) +
+          " FROM decisions WHERE tool_use_id = ?1 AND tool_use_id != '' AND (?2 = '' OR "
+          "session_id = '' OR "
+          "session_id = ?2) ORDER BY time_ms",
+      "read the run's hook decisions");
   select.bind(1, tool_use_id).bind(2, render_field(run, "agent_session"));
   while (select.step()) {
     decisions.push_back(row_from(select, k_decision_output));

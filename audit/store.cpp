@@ -425,7 +425,8 @@ bool Store::complete_decision(const std::string& tool_use_id,
   Statement update(
       db,
       "UPDATE decisions SET exit_code = ?, completed_ms = ?, tool_response_tail = ? "
-      "WHERE id = (SELECT id FROM decisions WHERE tool_use_id = ? AND chain_seq IS NULL "
+      "WHERE id = (SELECT id FROM decisions WHERE tool_use_id = ? AND tool_use_id != '' "
+      "AND chain_seq IS NULL "
       "AND (? = '' OR session_id = ?) ORDER BY time_ms DESC LIMIT 1) RETURNING id",
       "complete the decision for " + quoted(tool_use_id));
   int64_t completed_ms = completion.completed_ms != 0 ? completion.completed_ms : wall_clock_ms();

@@ -43,7 +43,8 @@ bool parse_subcommand_options(const std::vector<std::string>& args,
     po::store(parser.run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw Fatal(std::string(e.what()) + " (see `" + usage.substr(0, usage.find_first_of("[\n"))  + " --help`)",
+    throw Fatal(std::string(e.what()) + " (see `" +
+                    trim(usage.substr(0, usage.find_first_of("[\n"))) + " --help`)",
                 exit_code::k_usage);
   }
   if (vm.count("help") != 0) {
