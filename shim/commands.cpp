@@ -162,6 +162,13 @@ int build_images(const std::vector<std::string>& args) {
   std::vector<std::string> env = {
       "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
       "HOME=" + home_directory().string()};
+  // The build script's own settings (state dir, Debian mirror, proxies) still reach it.
+  for (const char* name :
+       {"SANDSHIM_STATE_DIR", "SANDSHIM_DEBIAN_MIRROR", "http_proxy", "https_proxy", "TMPDIR"}) {
+    if (const char* value = std::getenv(name); value != nullptr) {
+      env.push_back(std::string(name) + "=" + value);
+    }
+  }
   SpawnOptions options;
   options.argv = argv;
   options.env = env;

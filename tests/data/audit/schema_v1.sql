@@ -42,7 +42,7 @@ CREATE TABLE runs (
   warm INTEGER NOT NULL,
   boot_id TEXT NOT NULL,
   pid_start_ticks INTEGER NOT NULL,
-  chain_seq INTEGER UNIQUE,
+  chain_seq INTEGER,
   prev_hash TEXT,
   row_hash TEXT
 );
@@ -66,8 +66,10 @@ CREATE TABLE chain_state (
   anchor_ms INTEGER
 );
 INSERT INTO chain_state VALUES(1,1,'871172bbc9f71203f9df4d5698f574343564ef2f137d1c35b69b9e87a76db8cd',0,'0000000000000000000000000000000000000000000000000000000000000000',NULL);
+CREATE UNIQUE INDEX runs_chain ON runs(chain_seq) WHERE chain_seq IS NOT NULL;
 CREATE INDEX runs_start ON runs(start_ms);
-CREATE INDEX runs_duration ON runs(duration_ms, start_ms) WHERE duration_ms IS NOT NULL;
+CREATE INDEX runs_duration ON runs(duration_ms, start_ms, status, invoked_as, image, agent)
+  WHERE duration_ms IS NOT NULL;
 CREATE INDEX runs_running ON runs(host) WHERE status = 'running';
 CREATE TRIGGER runs_counted AFTER INSERT ON runs BEGIN
   INSERT INTO run_counts
