@@ -63,7 +63,9 @@ sleep 1.5
 container_exists "sandshim-$RUN_ID" || fail "control: the container is not running before the kill"
 kill -KILL "$BG_RUN"
 killed=$EPOCHREALTIME
-wait "$BG_RUN" 2>/dev/null || true
+shim_rc=0
+wait "$BG_RUN" 2>/dev/null || shim_rc=$?
+expect_equal 137 "$shim_rc" "exit status of the SIGKILLed shim"
 gone_ms=""
 while (($(ms_since "$run_started") < 6000 + 5000)); do
     if ! container_exists "sandshim-$RUN_ID"; then
@@ -91,7 +93,9 @@ done
 [[ -n $early_id ]] || fail "the run never recorded its row"
 kill -KILL "$BG_RUN"
 killed=$EPOCHREALTIME
-wait "$BG_RUN" 2>/dev/null || true
+shim_rc=0
+wait "$BG_RUN" 2>/dev/null || shim_rc=$?
+expect_equal 137 "$shim_rc" "exit status of the SIGKILLed shim"
 last_seen=never
 while (($(ms_since "$run_started") < 3000 + 5000)); do
     ! container_exists "sandshim-$early_id" || last_seen="$(ms_since "$run_started") ms"
