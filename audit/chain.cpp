@@ -209,8 +209,10 @@ class LinkCursor {
   bool m_valid = false;
 };
 
+// What is wrong with `link` given the link before it (empty label: the anchor), if anything.
 std::optional<std::string> check_link(const Link& link, int64_t expected_seq,
-                                      const std::string& expected_prev) {
+                                      const std::string& expected_prev,
+                                      const std::string& previous_label) {
   std::string position = " (chain position " + std::to_string(link.seq) + ")";
   if (link.seq < expected_seq) {
     return link.label + position + " comes before position " + std::to_string(expected_seq) +
@@ -225,9 +227,10 @@ std::optional<std::string> check_link(const Link& link, int64_t expected_seq,
     return link.label + position + " was changed after it was recorded: its hash does not match";
   }
   if (link.prev_hash != expected_prev) {
-    return link.label + position +
-           " does not follow the row before it: it was inserted out of order or rows were "
-           "reordered";
+    std::string previous = previous_label.empty() ? "the chain's start" : previous_label;
+    return link.label + position + " does not follow " + previous + ": " +
+           (previous_label.empty() ? "" : previous + " was changed and its hash recomputed, or ") +
+           "rows were inserted out of order or reordered";
   }
   return std::nullopt;
 }
@@ -278,7 +281,7 @@ VerifyResult walk_links(Database& db, const ChainState& state) {
     bool take_run = runs.valid() && (!decisions.valid() || runs.seq() <= decisions.seq());
     LinkCursor& next = take_run ? runs : decisions;
     Link link = next.current();
-    if (auto problem = check_link(link, expected_seq, previous_hash)) {
+    if (auto problem = check_link(link, expected_seq, previous_hash, previous_label)) {
       return VerifyResult{false, *problem, result.links_checked, state};
     }
     previous_hash = link.stored_hash;

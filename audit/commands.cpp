@@ -134,9 +134,11 @@ void write_run_details(std::ostream& out, const Row& run) {
   }
   for (const auto& [tail, bytes] :
        {std::pair{"stdout_tail", "stdout_bytes"}, std::pair{"stderr_tail", "stderr_bytes"}}) {
+    std::string text = printable(cell_text(run[tail]), true);
+    bool ends_line = text.empty() || text.back() == '\n';
     out << '\n'
         << tail << " (of " << render_field(run, bytes) << " bytes in all):\n"
-        << printable(cell_text(run[tail]), true) << '\n';
+        << text << (ends_line ? "" : "\n");
   }
   out << "\ndecisions:\n";
   auto writer = make_row_writer(Format::table, out, decision_fields(), decision_table_columns());
@@ -403,10 +405,30 @@ std::string to_upper(std::string_view text) {
   return upper;
 }
 
+// The text broken into lines of at most `width` characters, at spaces.
+std::string wrapped(std::string_view text, size_t width) {
+  std::string result;
+  size_t line_start = 0;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = std::min(text.find(' ', begin), text.size());
+    std::string_view word = text.substr(begin, end - begin);
+    if (result.size() > line_start && result.size() - line_start + 1 + word.size() > width) {
+      result += '\n';
+      line_start = result.size();
+    } else if (result.size() > line_start) {
+      result += ' ';
+    }
+    result += word;
+    begin = end + 1;
+  }
+  return result;
+}
+
 void print_help(std::ostream& out, const Subcommand& command) {
   std::string operand = command.positional.empty() ? "" : " " + to_upper(command.positional);
   out << "usage: sandshim audit " << command.name << operand << " [options]\n\n"
-      << command.description << "\n\n"
+      << wrapped(command.description, 80) << "\n\n"
       << visible_options(command) << "\nExamples:\n"
       << command.examples;
 }

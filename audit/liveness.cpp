@@ -1,5 +1,7 @@
 #include "audit/liveness.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <csignal>
 #include <fstream>
@@ -8,6 +10,12 @@
 #include "common/strings.hpp"
 
 namespace sandshim::audit {
+
+std::string current_host() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
 
 std::string current_boot_id() {
   std::ifstream file("/proc/sys/kernel/random/boot_id");

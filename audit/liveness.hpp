@@ -22,6 +22,10 @@ using ShimLiveness = std::function<bool(const ShimProcess& shim)>;
 // The default check: same boot, the pid exists, and it is the same process (same start ticks).
 bool shim_is_alive(const ShimProcess& shim);
 
+// This machine's name as runs record it (gethostname): abandoned runs are looked for among the
+// rows of this host only, so the shim must fill RunRecord::host with this value.
+std::string current_host();
+
 // This machine's boot id (/proc/sys/kernel/random/boot_id), or empty.
 std::string current_boot_id();
 // When `pid` started, in clock ticks after boot (field 22 of /proc/PID/stat).

@@ -17,10 +17,11 @@ namespace {
 
 constexpr FilterSpec k_filter_specs[] = {
     {"since", "TIME",
-     "only what started at or after TIME: ISO-8601 (2024-05-01T12:00Z) or an age (2h, 7d)",
+     "only from TIME on: ISO-8601 (2024-05-01T12:00Z; UTC unless an offset is given) or an age "
+     "(2h, 7d)",
      FilterKind::since, "start_ms", "time_ms"},
-    {"until", "TIME", "only what started before TIME (same forms as --since)", FilterKind::until,
-     "start_ms", "time_ms"},
+    {"until", "TIME", "only before TIME (same forms as --since)", FilterKind::until, "start_ms",
+     "time_ms"},
     {"status", "LIST", "only these statuses, comma-separated (ok,error,timeout,...)",
      FilterKind::status_list, "status", ""},
     {"decision", "LIST", "only these decisions, comma-separated (allow,deny,ask,rewrite)",

@@ -275,18 +275,12 @@ std::unique_ptr<Database> open_for_reading(const StoreOptions& options) {
   return std::make_unique<Database>(options.path, OpenMode::read_only, options.busy_timeout);
 }
 
-std::string this_host() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
-
 }  // namespace
 
 struct Store::Impl {
   std::unique_ptr<Database> connection;
   Database& db = *connection;
-  std::string host = this_host();
+  std::string host = current_host();
 
   struct DeadRun {
     int64_t rowid;

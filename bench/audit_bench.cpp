@@ -32,12 +32,6 @@ double micros_since(Clock::time_point start) {
   return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
 }
 
-std::string this_host() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
-
 // A run the size of a typical one: a short command, small tails, a dozen engine arguments.
 RunRecord typical_run(const std::string& id, int64_t start_ms) {
   RunRecord record;
@@ -63,7 +57,7 @@ RunRecord typical_run(const std::string& id, int64_t start_ms) {
   record.stdout_bytes = 42;
   record.stdout_tail = "3.12.3 (main, Apr 10 2024, 05:33:47) [GCC 12.2.0]\n";
   record.uid = ::getuid();
-  record.host = this_host();
+  record.host = current_host();
   record.pid = ::getpid();
   record.ppid = ::getppid();
   record.parent_name = "claude";

@@ -1,4 +1,9 @@
+#include <openssl/evp.h>
+#include <sqlite3.h>
+
 #include <catch2/catch.hpp>
+
+#include <map>
 
 #include "audit/chain.hpp"
 #include "audit/sqlite.hpp"
@@ -24,6 +29,63 @@ fs::path chain_of(const TempDir& dir, int count) {
   return db;
 }
 
+// The canonical encoding as audit/FIELDS.md documents it, written again from the text, so the
+// documentation and the code cannot drift apart.
+std::string documented_row_hash(sqlite3_stmt* row, const char* kind) {
+  std::string bytes("sandshim-audit-chain-v1\0", 24);
+  bytes += kind;
+  bytes += '\0';
+  auto append_big_endian = [&](uint64_t value) {
+    for (int shift = 56; shift >= 0; shift -= 8) {
+      bytes += static_cast<char>((value >> shift) & 0xff);
+    }
+  };
+  for (int column = 0; column < sqlite3_column_count(row); ++column) {
+    bytes += sqlite3_column_name(row, column);
+    bytes += '\0';
+    int type = sqlite3_column_type(row, column);
+    if (type == SQLITE_NULL) {
+      bytes += 'N';
+    } else if (type == SQLITE_INTEGER) {
+      bytes += 'I';
+      append_big_endian(static_cast<uint64_t>(sqlite3_column_int64(row, column)));
+    } else {
+      const auto* data = static_cast<const char*>(sqlite3_column_blob(row, column));
+      auto size = static_cast<size_t>(sqlite3_column_bytes(row, column));
+      bytes += type == SQLITE_TEXT ? 'T' : 'B';
+      append_big_endian(size);
+      bytes.append(data == nullptr ? "" : data, size);
+    }
+  }
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr);
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) {
+    static constexpr char k_digits[] = "0123456789abcdef";
+    hex += k_digits[digest[i] >> 4];
+    hex += k_digits[digest[i] & 0xf];
+  }
+  return hex;
+}
+
+// Every run's hash recomputed from the documentation: run_id -> hash.
+std::map<std::string, std::string> documented_run_hashes(const fs::path& db) {
+  sqlite3* handle = nullptr;
+  sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* row = nullptr;
+  std::string sql = "SELECT " + std::string(k_run_chain.hashed_columns) + " FROM runs";
+  sqlite3_prepare_v2(handle, sql.c_str(), -1, &row, nullptr);
+  std::map<std::string, std::string> hashes;
+  while (sqlite3_step(row) == SQLITE_ROW) {
+    hashes[reinterpret_cast<const char*>(sqlite3_column_text(row, 0))] =
+        documented_row_hash(row, "run");
+  }
+  sqlite3_finalize(row);
+  sqlite3_close_v2(handle);
+  return hashes;
+}
+
 VerifyResult verify(const fs::path& db) {
   Store store = Store::open(StoreOptions{db, std::chrono::seconds(5), true});
   return verify_chain(store.database());
@@ -47,6 +109,26 @@ TEST_CASE("an empty chain verifies", "[audit][chain]") {
   TempDir dir;
   fs::path db = chain_of(dir, 0);
   CHECK(verify(db).ok);
+}
+
+TEST_CASE("the documented canonical encoding gives every stored hash", "[audit][chain]") {
+  TempDir dir;
+  fs::path db = chain_of(dir, 3);
+  for (const auto& [run_id, hash] : documented_run_hashes(db)) {
+    CAPTURE(run_id);
+    CHECK(hash == query_text(db, "SELECT row_hash FROM runs WHERE run_id = '" + run_id + "'"));
+  }
+}
+
+TEST_CASE("a row changed and rehashed by hand is found at the next link", "[audit][chain]") {
+  TempDir dir;
+  fs::path db = chain_of(dir, 3);
+  execute_sql(db, "UPDATE runs SET exit_code = 1, status = 'error' WHERE run_id = 'r2'");
+  execute_sql(db, "UPDATE runs SET row_hash = '" + documented_run_hashes(db)["r2"] +
+                      "' WHERE run_id = 'r2'");
+  CHECK(verify(db).problem ==
+        "run \"r3\" (chain position 3) does not follow run \"r2\": run \"r2\" was changed and "
+        "its hash recomputed, or rows were inserted out of order or reordered");
 }
 
 TEST_CASE("the chain follows completion order, not start order", "[audit][chain]") {

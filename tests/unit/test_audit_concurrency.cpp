@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <thread>
 
 #include "audit/chain.hpp"
@@ -29,7 +30,11 @@ int failures_of_processes(const fs::path& db) {
   for (int i = 0; i < k_writers; ++i) {
     pid_t pid = ::fork();
     if (pid == 0) {
-      ::_exit(run_in_child([&] { one_shim_run(db, i); }, false).code);
+      ChildResult result = run_in_child([&] { one_shim_run(db, i); }, false);
+      if (result.code != 0) {
+        std::fprintf(stderr, "writer %d: exit %d: %s\n", i, result.code, result.message.c_str());
+      }
+      ::_exit(result.code);
     }
     children.push_back(pid);
   }

@@ -134,11 +134,7 @@ RunRecord sample_run(const std::string& run_id, int64_t start_ms, RunStatus stat
   record.stdout_bytes = 3;
   record.stdout_tail = "hi\n";
   record.uid = ::getuid();
-  record.host = [] {
-    char name[256] = {};
-    ::gethostname(name, sizeof name - 1);
-    return std::string(name);
-  }();
+  record.host = current_host();
   record.pid = ::getpid();
   record.ppid = ::getppid();
   record.parent_name = "claude";
