@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <span>
+#include <thread>
 
 #include "audit/chain.hpp"
 #include "audit/encoding.hpp"
@@ -236,6 +237,31 @@ void require_existing(const std::filesystem::path& db_path) {
   }
 }
 
+// One attempt to put the file in WAL mode; false when another connection kept it from changing.
+bool try_enable_wal(Database& db) {
+  try {
+    Statement pragma(db, "PRAGMA journal_mode = WAL", "switch it to WAL mode");
+    return pragma.step() && pragma.column_text(0) == "wal";
+  } catch (const SqliteError& error) {
+    if (error.primary_code() != SQLITE_BUSY) {
+      throw;
+    }
+    return false;
+  }
+}
+
+// Leaving rollback mode needs the file to itself, and SQLite reports a busy file at once instead
+// of waiting: so wait here, up to the busy timeout. Only a new file is ever in rollback mode.
+void enable_wal(Database& db) {
+  auto deadline = std::chrono::steady_clock::now() + db.busy_timeout();
+  while (!try_enable_wal(db)) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      db.fail(SQLITE_BUSY, "switch it to WAL mode");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 std::unique_ptr<Database> open_for_writing(const StoreOptions& options) {
   if (!options.create) {
     require_existing(options.path);
@@ -246,7 +272,7 @@ std::unique_ptr<Database> open_for_writing(const StoreOptions& options) {
   if (db->is_read_only()) {
     db->fail(SQLITE_READONLY, "open it for writing: the file is read-only");
   }
-  db->execute("PRAGMA journal_mode = WAL", "switch it to WAL mode");
+  enable_wal(*db);
   db->execute("PRAGMA synchronous = NORMAL", "set its synchronous mode");
   db->skip_checkpoint_on_close();
   // Each new shim re-reads the WAL when it opens it; checkpointing at 500 pages instead of 1000

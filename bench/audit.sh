@@ -16,6 +16,9 @@ if [[ ! -x $bench ]]; then
   exit 2
 fi
 mkdir -p "$work"
+if [[ -z ${SANDSHIM_BIN:-} && -x $build/sandshim ]]; then
+  SANDSHIM_BIN=$build/sandshim
+fi
 
 # `sandshim audit ARGS`: the real binary when there is one, else the same code in the bench binary.
 audit() {

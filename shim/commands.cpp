@@ -252,6 +252,10 @@ int gc_main(const std::vector<std::string>& args) {
   std::cout << "removed " << expired.size() << " expired container(s)\n";
   auto store = audit::Store::open({policy.effective_audit_db()});
   std::cout << "marked " << store.mark_abandoned_runs() << " abandoned run(s)\n";
+  // A decision whose PostToolUse never came is sealed into the chain after an hour.
+  std::cout << "sealed " << store.seal_pending_decisions(std::chrono::hours(1))
+            << " pending decision(s)\n";
+  store.checkpoint();  // fold the WAL into the database file, so a plain copy is complete
   return exit_code::k_ok;
 }
 
