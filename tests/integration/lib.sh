@@ -87,7 +87,8 @@ suite_container_names() {
         "$SANDSHIM_BIN" audit sql "SELECT run_id FROM runs" --jsonl --db "$db" 2>/dev/null |
             "$HOST_PY" -c 'import json, sys
 for line in sys.stdin:
-    print("sandshim-" + json.loads(line)["run_id"])' || true
+    print("sandshim-" + json.loads(line)["run_id"])' ||
+            return 1 # an unreadable audit must not turn "no container left" into a vacuous pass
     done
     if ((${#EXTRA_CONTAINERS[@]} > 0)); then
         printf '%s\n' "${EXTRA_CONTAINERS[@]}"
@@ -97,7 +98,8 @@ for line in sys.stdin:
 # sandshim containers (labelled org.sandshim.run) that belong to this suite and still exist.
 suite_containers_left() {
     local names
-    names=$(suite_container_names | sort -u)
+    names=$(suite_container_names) || fail "cannot list this suite's runs from its audit database"
+    names=$(sort -u <<<"$names")
     [[ -n $names ]] || return 0
     "$DOCKER" ps --all --filter label=org.sandshim.run --format '{{.Names}}' | sort -u |
         comm -12 - <(printf '%s\n' "$names")
