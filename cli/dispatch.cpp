@@ -18,6 +18,7 @@
 #include "common/strings.hpp"
 #include "hooks/commands.hpp"
 #include "install/agent_install.hpp"
+#include "install/doctor.hpp"
 #include "install/git_hooks.hpp"
 #include "install/shim_links.hpp"
 #include "shim/commands.hpp"
@@ -75,6 +76,8 @@ const std::vector<Subcommand>& subcommands() {
       {"hook", "answer an agent's pre-tool hook (reads JSON on stdin)", hooks::hook_main},
       {"policy", "show the effective policy (`policy show`) or its keys (`policy keys`)",
        shim::policy_main},
+      {"doctor", "check the engine, limits, images, PATH, audit and hooks (--containers: CIS)",
+       install::doctor_main},
       {"version", "print the version", version_main},
   };
   return table;

@@ -283,6 +283,10 @@ const std::vector<Key>& key_table() {
                   &Policy::user, valid_user),
       trusted_key("sandbox.hostname", "hostname inside the container", &Policy::hostname,
                   valid_hostname),
+      choice_key("limits.unenforced",
+                 "limits the engine cannot enforce (rootless on cgroup v1, a missing "
+                 "controller): refuse to run, or accept and record them",
+                 &Policy::limits_unenforced, {"accept", "refuse"}),
       pattern_list_key("env.allow", "more variable names or patterns passed into the sandbox",
                        &Policy::env_allow, false),
       pattern_list_key("env.deny", "more variable names or patterns never passed (deny wins)",

@@ -40,6 +40,9 @@ struct Policy {
   std::string user = "auto";  // auto: the caller's uid:gid, 65534:65534 for root
   std::string hostname = "sandbox";
 
+  // [limits]
+  std::string limits_unenforced = "refuse";  // accept | refuse: limits the engine cannot enforce
+
   // [env]
   std::vector<std::string> env_allow;  // patterns added to the built-in allowlist
   std::vector<std::string> env_deny;   // patterns added to the built-in denylist
