@@ -186,9 +186,12 @@ void check_limits(Context& ctx) {
     ctx.add("limits", Status::ok, join(enforcement.enforced, ", ") + " enforced");
     return;
   }
-  std::string detail = "not enforced: " + join(enforcement.unenforced, ", ") + " (" +
-                       enforcement.reason.substr(0, enforcement.reason.find(';')) + ")";
-  std::string fix = enforcement.reason.substr(enforcement.reason.find(';') + 2);
+  // The reason reads "WHY; FIX".
+  size_t separator = enforcement.reason.find("; ");
+  std::string why = enforcement.reason.substr(0, separator);
+  std::string fix = separator == std::string::npos ? "see `" + ctx.facts->kind + " info`"
+                                                   : enforcement.reason.substr(separator + 2);
+  std::string detail = "not enforced: " + join(enforcement.unenforced, ", ") + " (" + why + ")";
   if (ctx.policy->limits_unenforced == "accept") {
     ctx.add("limits", Status::warn, detail + "; runs go ahead (limits.unenforced = accept)", fix);
   } else {

@@ -263,6 +263,9 @@ std::string boot_id() {
 // The files whose identity changes when the local engine does.
 std::vector<fs::path> engine_identity_files(const Engine& engine) {
   std::vector<fs::path> files = {engine.client};
+  if (is_remote(engine)) {
+    return files;  // nothing local identifies a remote engine: the short age limit applies
+  }
   if (engine.kind == "docker") {
     fs::path socket = engine.endpoint.starts_with("unix://") ? fs::path(engine.endpoint.substr(7))
                                                              : fs::path("/var/run/docker.sock");

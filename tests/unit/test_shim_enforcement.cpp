@@ -237,3 +237,15 @@ TEST_CASE("an engine that fails its info is reported with its own words, and not
   std::error_code ec;
   CHECK((!fs::exists(fake.cache.file) || fs::is_empty(fake.cache.file, ec)));
 }
+
+TEST_CASE("the identity names the local daemon's socket and pid file, never for a remote engine",
+          "[enforcement][cache]") {
+  Engine local{"docker", "/bin/sh", {}, ""};
+  CHECK_THAT(engine_identity(local), Catch::Contains("/var/run/docker.sock="));
+  CHECK_THAT(engine_identity(local), Catch::Contains("/var/run/docker.pid="));
+  Engine remote{"docker", "/bin/sh", {}, "ssh://builder@example.invalid"};
+  CHECK_THAT(engine_identity(remote), !Catch::Contains("docker.sock"));
+  CHECK_THAT(engine_identity(remote), Catch::Contains("endpoint=ssh://builder@example.invalid"));
+  Engine podman{"podman", "/bin/sh", {}, ""};
+  CHECK_THAT(engine_identity(podman), Catch::Contains("/etc/containers/containers.conf="));
+}
