@@ -455,7 +455,8 @@ int doctor_main(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()("json", "machine-readable output")(
       "containers", "inspect running sandshim containers (or the CONTAINERs named)")(
-      "container", po::value<std::vector<std::string>>()->composing(), "container name or id");
+      "container", po::value<std::vector<std::string>>()->composing(),
+      "CONTAINER: a name or id to inspect (with --containers; may repeat)");
   po::positional_options_description positional;
   positional.add("container", -1);
   po::variables_map vm;

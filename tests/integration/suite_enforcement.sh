@@ -76,9 +76,16 @@ stop_test_user_pause() {
     return 0
 }
 
+stop_pause_then_cleanup() {
+    local rc=$?
+    stop_test_user_pause
+    (exit "$rc")
+    cleanup
+}
+
 if rootless_ready; then
     TU=$T/test-user
-    trap 'rc=$?; stop_test_user_pause; (exit $rc); cleanup' EXIT
+    trap stop_pause_then_cleanup EXIT
     mkdir -p "$TU/home" "$TU/run"
     chown -R sandshim-test: "$TU"
     chmod 700 "$TU/run"
