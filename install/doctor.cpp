@@ -390,6 +390,12 @@ std::string inspect(const shim::Engine& engine, const std::vector<std::string>& 
   return result.out;
 }
 
+std::optional<std::string> inspect_if_present(const shim::Engine& engine, const std::string& id) {
+  auto result = run_captured({engine.client.string(), "inspect", "--type=container", "--", id},
+                             engine.env, std::chrono::seconds(30));
+  return result.status.code == 0 ? std::optional(result.out) : std::nullopt;
+}
+
 void print_reports(const std::vector<ContainerReport>& reports) {
   size_t failed = 0;
   for (const auto& report : reports) {
@@ -432,10 +438,18 @@ int containers_main(const std::vector<std::string>& names, bool as_json) {
   } catch (const shim::EngineInfoError& e) {
     throw Fatal("the engine does not answer: " + first_line_of(e.what()));
   }
-  std::vector<std::string> containers = names.empty() ? running_sandshim_containers(engine) : names;
+  HostSecurity host{facts.apparmor, facts.selinux};
   std::vector<ContainerReport> reports;
-  if (!containers.empty()) {
-    reports = check_containers(inspect(engine, containers), {facts.apparmor, facts.selinux});
+  if (!names.empty()) {
+    reports = check_containers(inspect(engine, names), host);
+  } else {
+    // One by one: a single-use container may end between the listing and its inspection.
+    for (const auto& id : running_sandshim_containers(engine)) {
+      if (auto inspected = inspect_if_present(engine, id)) {
+        auto found = check_containers(*inspected, host);
+        reports.insert(reports.end(), found.begin(), found.end());
+      }
+    }
   }
   if (as_json) {
     print_reports_json(reports);

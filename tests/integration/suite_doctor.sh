@@ -80,10 +80,11 @@ check "--containers: a running default sandshim container passes every check tha
 # A fresh audit database: the one above was tampered with on purpose.
 export SANDSHIM_AUDIT_DB=$T/state/containers.db
 AUDIT_DBS+=("$SANDSHIM_AUDIT_DB")
-sandshim run -- sh -c 'sleep 120' </dev/null >/dev/null 2>&1 &
+# A long deadline: the checks below must find it running even on a loaded machine.
+sandshim run --timeout 10m -- sh -c 'sleep 600' </dev/null >/dev/null 2>&1 &
 sleeper=$!
 BG_PIDS+=("$sleeper")
-id=$(wait_for_running_container 30)
+id=$(wait_for_running_container 120)
 expect_exit 0 sandshim doctor --containers "sandshim-$id"
 expect_contains "pass  sandshim-$id  5.4   not privileged: not privileged" "$OUT"
 expect_contains "pass  sandshim-$id  5.31  engine socket not mounted" "$OUT"
@@ -111,7 +112,7 @@ check "control: a hand-made privileged container with the docker socket and sand
 control=sandshim-doctor-control-$$
 EXTRA_CONTAINERS+=("$control")
 "$DOCKER" create --name "$control" --privileged -v /var/run/docker.sock:/var/run/docker.sock \
-    --label org.sandshim.run=doctor-control --network none sandshim/sh:bookworm sleep 120 >/dev/null
+    --label org.sandshim.run=doctor-control --network none sandshim/sh:bookworm sleep 600 >/dev/null
 expect_exit 1 sandshim doctor --containers "$control"
 expect_contains "fail  $control  5.4   not privileged: privileged" "$OUT"
 expect_contains "fail  $control  5.31  engine socket not mounted: mounts the engine socket /var/run/docker.sock" "$OUT"
@@ -127,7 +128,7 @@ running_control=sandshim-doctor-running-control-$$
 EXTRA_CONTAINERS+=("$running_control")
 "$DOCKER" run -d --name "$running_control" --cap-add SYS_ADMIN \
     -v /var/run/docker.sock:/var/run/docker.sock --label org.sandshim.run=doctor-running-control \
-    --network none --log-driver none sandshim/sh:bookworm sleep 120 >/dev/null
+    --network none --log-driver none sandshim/sh:bookworm sleep 600 >/dev/null
 # Every running sandshim container on the engine (other suites' too): ours must be among them.
 expect_exit 1 sandshim doctor --containers
 expect_contains "fail  $running_control  5.3   capabilities restricted: adds CAP_SYS_ADMIN" "$OUT"
