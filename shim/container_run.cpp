@@ -88,7 +88,7 @@ std::string signal_name(int sig) {
 // the run waiting for it.
 class ImageProbe {
  public:
-  ImageProbe(const Engine& engine, const std::string& image) {
+  ImageProbe(const Engine& engine, const std::string& image) : m_dialect(engine.dialect) {
     Pipe out = make_pipe();
     UniqueFd null_fd(::open("/dev/null", O_RDWR | O_CLOEXEC));
     SpawnOptions options;
@@ -116,12 +116,13 @@ class ImageProbe {
       }
       m_ok = wait_for(m_pid).code == 0;
       m_pid = -1;
-      m_id = m_ok ? trim(id) : "";
+      m_id = m_ok ? m_dialect.normalize_image_id(trim(id)) : "";
     }
     return m_id;
   }
 
  private:
+  EngineDialect m_dialect;
   pid_t m_pid = -1;
   UniqueFd m_out;
   bool m_ok = false;
@@ -340,7 +341,7 @@ bool RunLoop::oom_killed() const {
   auto result = run_captured(
       {m_engine.client.string(), "events", "--since=" + std::to_string(since),
        "--until=" + std::to_string(until), "--filter=container=" + m_spec.container_name(),
-       "--filter=event=oom", "--format={{.Action}}"},
+       "--filter=event=oom", "--format=" + m_engine.dialect.event_format()},
       m_engine.env, std::chrono::seconds(10));
   return result.out.find("oom") != std::string::npos;
 }
@@ -407,7 +408,7 @@ std::string first_line(const std::string& text) {
 std::string describe_engine_error(const std::string& engine_output, const RunSpec& spec) {
   std::string reason = first_line(engine_output);
   std::string command = std::filesystem::path(spec.command.front()).filename().string();
-  std::string fix = "check the engine with `docker info`";
+  std::string fix = "check the engine with " + spec.dialect.info_command();
   if (reason.find("No such image") != std::string::npos ||
       reason.find("image not known") != std::string::npos ||
       reason.find("unable to find image") != std::string::npos) {
@@ -418,10 +419,9 @@ std::string describe_engine_error(const std::string& engine_output, const RunSpe
   } else if (reason.find("Cannot connect") != std::string::npos ||
              reason.find("Is the docker daemon running") != std::string::npos ||
              reason.find("connection refused") != std::string::npos) {
-    fix =
-        "the engine is not running: start it (`sudo systemctl start docker`, or install/setup.sh)";
+    fix = spec.dialect.start_hint();
   } else if (reason.find("permission denied") != std::string::npos) {
-    fix = "you may not use the engine socket: `sudo usermod -aG docker $USER`, then log in again";
+    fix = spec.dialect.permission_hint();
   }
   return "the container engine failed (" + reason + "); " + fix + "; nothing ran";
 }
