@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 
 #include "common/error.hpp"
 #include "common/process.hpp"
@@ -68,8 +69,13 @@ bool starts_like_engine_error(const std::string& text) {
   if (text.empty()) {
     return false;
   }
-  static const char* const k_prefixes[] = {"docker: ", "Error: ", "Error response from daemon",
-                                           "Cannot connect to", "permission denied while"};
+  // `time="…" level=warning`: podman's log lines, which may come before its error.
+  static const char* const k_prefixes[] = {"docker: ",
+                                           "Error: ",
+                                           "Error response from daemon",
+                                           "Cannot connect to",
+                                           "permission denied while",
+                                           "time=\""};
   for (const char* prefix : k_prefixes) {
     size_t n = std::min(text.size(), std::strlen(prefix));
     if (text.compare(0, n, prefix, n) == 0) {
@@ -393,8 +399,12 @@ ContainerResult RunLoop::classify(const Policy& policy) {
   return result;
 }
 
+// The engine's first line that is not one of podman's log lines (`time="…" level=…`).
 std::string first_line(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
+  std::string line;
+  std::istringstream lines(text);
+  while (std::getline(lines, line) && line.starts_with("time=\"")) {
+  }
   for (const char* prefix : {"docker: ", "Error: "}) {
     if (line.starts_with(prefix)) {
       line = line.substr(std::strlen(prefix));

@@ -165,6 +165,11 @@ Engine locate_engine(const Policy& policy) {
   } else {
     client = find_in_path(kind, policy.engine_search_path, is_sandshim);
   }
+  if (kind == "podman" && policy.endpoint.starts_with("tcp://")) {
+    throw Fatal("engine.endpoint " + quoted(policy.endpoint) +
+                ": podman's client has no TLS for tcp://, so anyone who reaches it is root there; "
+                "use ssh://user@host or unix:///path");
+  }
   if (!client) {
     std::string wanted = policy.engine == "auto" ? "docker or podman" : quoted(kind);
     throw Fatal("container engine " + wanted + " not found (searched " +

@@ -219,6 +219,10 @@ for image in sandshim/python:bookworm sandshim/node:bookworm sandshim/sh:bookwor
         skip_or_fail "image $image is missing from $ENGINE (build it with install/images.sh; the tests never pull)"
 done
 
+# Limits for the suites' own plain `run`s: as root, podman raises nofile and nproc to its defaults,
+# which fails where its own hard limits are lower (docker accepts them too).
+PLAIN_RUN_LIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
+
 # The suite's user config: engine.name first, then the settings read from stdin.
 write_user_config() {
     { printf '[engine]\nname = %s\n' "$ENGINE" && cat; } >"$XDG_CONFIG_HOME/sandshim/config"

@@ -52,7 +52,7 @@ else
     chmod 755 "$T/evil-bin/podman"
     # Controls: each variable does steer a podman client that honours it (all traffic to loopback).
     CONTAINERS_CONF=$T/evil-containers.conf "$ENGINE_CLIENT" run --rm --network none --pull=never \
-        --log-driver=none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 sandshim/sh:bookworm env >"$T/injected.env"
+        --log-driver=none "${PLAIN_RUN_LIMITS[@]}" sandshim/sh:bookworm env >"$T/injected.env"
     expect_contains "SANDSHIM_CANARY=injected" "$T/injected.env"
     ! CONTAINER_HOST=tcp://127.0.0.1:9 timeout 20 "$ENGINE_CLIENT" version >/dev/null 2>&1 ||
         fail "control: podman with CONTAINER_HOST=tcp://127.0.0.1:9 still reached an engine"

@@ -56,7 +56,8 @@ else
     # sandbox a network; the probe itself is shown to see interfaces and routes in the host's
     # network namespace instead (looked at, nothing sent).
     check "network control: the probe sees interfaces and routes where there are some (engine has no bridge: host namespace)"
-    "$DOCKER" run --rm --network host --pull=never --log-driver=none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 sandshim/sh:bookworm \
+    "$DOCKER" run --rm --network host --pull=never --log-driver=none \
+        "${PLAIN_RUN_LIMITS[@]}" sandshim/sh:bookworm \
         sh -c 'ls /sys/class/net; echo ---; tail -n +2 /proc/net/route' >"$T/hostnet.out"
     [[ $(grep -vc -e '^lo$' -e '^---$' "$T/hostnet.out") -ge 2 ]] ||
         fail "the probe saw no interface or route besides lo: $(cat "$T/hostnet.out")"
@@ -119,7 +120,8 @@ expect_exit 42 sandshim run --tmp-size 128m -- sh -c "$fill"
 
 check "identity probe: a plain docker run (no sandshim) shows capabilities, uid 0, NoNewPrivs 0"
 probe='grep -E "^(CapEff|CapPrm|CapBnd|NoNewPrivs):" /proc/self/status; echo "uid: $(id -u)"; echo "host: $(hostname)"'
-"$DOCKER" run --rm --network none --pull=never --log-driver=none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 sandshim/sh:bookworm sh -c "$probe" \
+"$DOCKER" run --rm --network none --pull=never --log-driver=none \
+    "${PLAIN_RUN_LIMITS[@]}" sandshim/sh:bookworm sh -c "$probe" \
     >"$T/plain.out"
 grep -q '^CapEff:[[:space:]]*0*[1-9a-f]' "$T/plain.out" || fail "the control shows no capability: $(cat "$T/plain.out")"
 expect_contains "NoNewPrivs:	0" "$T/plain.out"

@@ -147,6 +147,10 @@ TEST_CASE("locate_engine resolves auto and gives podman its own environment and 
   for (const auto& entry : engine.env) {
     CHECK_FALSE(entry.starts_with("DOCKER_"));
   }
+  policy.endpoint = "tcp://engine.example:2376";
+  policy.tls_cert_path = "/etc/sandshim/tls";
+  CHECK_THROWS_WITH(locate_engine(policy), Catch::Contains("podman's client has no TLS"));
+  policy.endpoint = "";
   policy.engine = "docker";
   CHECK_THROWS_WITH(locate_engine(policy),
                     Catch::Contains("container engine \"docker\" not found"));
