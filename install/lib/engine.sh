@@ -224,7 +224,7 @@ podman_ensure_ready() {
         say "no podman client on PATH; run install/deps.sh --with-podman"
         return 1
     fi
-    if ! podman_answers; then
+    if ! podman_answers 30; then
         say "podman does not answer (podman info): $(timeout 30 podman info 2>&1 | tail -n 1)"
         return 1
     fi
