@@ -226,11 +226,14 @@ Key pattern_list_key(std::string name, std::string help, std::vector<std::string
 
 const std::vector<Key>& key_table() {
   static const std::vector<Key> table = {
-      {{"engine.name", "container engine: docker or podman", "docker", false},
+      {{"engine.name",
+        "container engine: docker, podman, or auto (docker when its client is on "
+        "engine.search_path, else podman)",
+        "auto", false},
        trusted_string(&Policy::engine,
                       [](const std::string& v) -> std::optional<std::string> {
-                        if (v != "docker" && v != "podman") {
-                          return std::string("expected docker or podman");
+                        if (v != "docker" && v != "podman" && v != "auto") {
+                          return std::string("expected docker, podman or auto");
                         }
                         return std::nullopt;
                       }),

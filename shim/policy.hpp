@@ -20,8 +20,8 @@ struct Origin {
 // line. The engine code reads only this.
 struct Policy {
   // [engine]
-  std::string engine = "docker";  // docker | podman
-  std::string engine_path;        // absolute path; empty: search engine_search_path
+  std::string engine = "auto";  // docker | podman | auto
+  std::string engine_path;      // absolute path; empty: search engine_search_path
   std::string engine_search_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   std::string endpoint;       // empty: the engine's local socket
   std::string tls_cert_path;  // directory with ca.pem, cert.pem, key.pem for tcp:// endpoints

@@ -267,6 +267,7 @@ int run_in_container(const Invocation& invocation, const Policy& policy, const C
       throw Refusal(RunStatus::engine_error, e.what());
     }
   }();
+  spec.dialect = engine.dialect;
   auto args = build_run_arguments(policy, spec);
   describe_run(record, policy, spec, engine, args);
   if (invocation.dry_run) {
