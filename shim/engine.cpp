@@ -1,7 +1,6 @@
 #include "shim/engine.hpp"
 
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -144,18 +143,6 @@ std::vector<std::string> engine_environment(const Policy& policy, const std::str
   return env;
 }
 
-namespace {
-
-// Rootless podman needs cgroup v2 (with delegation) to apply any limit.
-bool rootless_on_cgroup_v1() {
-  constexpr long k_cgroup2_magic = 0x63677270;
-  struct statfs info {};
-  return ::geteuid() != 0 && ::statfs("/sys/fs/cgroup", &info) == 0 &&
-         static_cast<long>(info.f_type) != k_cgroup2_magic;
-}
-
-}  // namespace
-
 Engine locate_engine(const Policy& policy) {
   if (policy.endpoint.starts_with("tcp://") && policy.tls_cert_path.empty()) {
     throw Fatal("engine.endpoint " + quoted(policy.endpoint) +
@@ -182,12 +169,6 @@ Engine locate_engine(const Policy& policy) {
     throw Fatal("engine.endpoint " + quoted(policy.endpoint) +
                 ": podman's client has no TLS for tcp://, so anyone who reaches it is root there; "
                 "use ssh://user@host or unix:///path");
-  }
-  if (kind == "podman" && policy.endpoint.empty() && rootless_on_cgroup_v1()) {
-    throw Fatal(
-        "rootless podman on a cgroup v1 host ignores memory, CPU and pids limits (podman: "
-        "\"Resource limits are not supported and ignored on cgroups V1 rootless systems\"); use "
-        "docker (engine.name = docker), rootful podman, or a cgroup v2 host");
   }
   if (!client) {
     std::string wanted = policy.engine == "auto" ? "docker or podman" : quoted(kind);
