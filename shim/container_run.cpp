@@ -159,13 +159,20 @@ class RunLoop {
             (code == exit_code::k_cannot_execute &&
              held.find("permission denied while trying to connect") != std::string::npos));
   }
-  // `docker exec` says 126 for a program missing from the image, where `docker run` says 127.
+  // `docker exec` says 126 for a program missing from the image, where `docker run` says 127;
+  // its client prints the runtime's error on stdout.
   bool exec_not_found(int code) const {
-    const std::string& head = m_err.head();
-    return m_spec.warm && code == exit_code::k_cannot_execute &&
-           head.starts_with("OCI runtime exec failed") &&
-           (head.find("executable file not found") != std::string::npos ||
-            head.find("no such file or directory") != std::string::npos);
+    if (!m_spec.warm || code != exit_code::k_cannot_execute) {
+      return false;
+    }
+    for (const std::string* head : {&m_out.head(), &m_err.head()}) {
+      if (head->starts_with("OCI runtime exec failed") &&
+          (head->find("executable file not found") != std::string::npos ||
+           head->find("no such file or directory") != std::string::npos)) {
+        return true;
+      }
+    }
+    return false;
   }
   std::string program_name() const {
     return std::filesystem::path(m_spec.command.front()).filename().string();
