@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Warm mode latency: p50 and p90 of `sh -c true` through sandshim with pool.size = 2 (each run
 # starting once the pool is full again, as when an agent's commands come seconds apart), next
-# to the same command cold and to a raw `docker run` with sandshim's own flags (its dry run).
+# to the same command cold, to a raw `docker run` with sandshim's own flags (its dry run), and to
+# a raw `docker exec` into an idle container started with those flags (the floor of warm mode).
 # Prints figures and ratios; asserts nothing. Usage: bench/warm_pool.sh [RUNS] (default 15).
 set -euo pipefail
 runs=${1:-15}
@@ -14,7 +15,8 @@ mkdir -p "$HOME" "$dir/ws"
 chmod 755 "$dir/ws"
 git -C "$dir/ws" init -q
 cd "$dir/ws"
-trap 'SANDSHIM_CONFIG=$dir/warm.config "$bin" pool drain >/dev/null 2>&1; rm -rf "$dir"' EXIT
+trap 'SANDSHIM_CONFIG=$dir/warm.config "$bin" pool drain >/dev/null 2>&1
+[[ -z ${idle_name:-} ]] || "${idle_run[0]}" rm -f "$idle_name" >/dev/null 2>&1; rm -rf "$dir"' EXIT
 printf '[pool]\nsize = 0\n' >"$dir/cold.config"
 printf '[pool]\nsize = 2\nidle_ttl = 5m\n' >"$dir/warm.config"
 
@@ -33,7 +35,13 @@ cp "$dir/cold.config" "$SANDSHIM_CONFIG"
 : >"$dir/raw"
 : >"$dir/cold"
 : >"$dir/warm"
+: >"$dir/exec"
+read -r -a idle_run < <(SANDSHIM_DRY_RUN=1 "$bin" run -- sh -c true)
+idle_name=${idle_run[2]#--name=}
+idle_run=("${idle_run[@]:0:${#idle_run[@]}-3}") # without `sh -c true`
+"${idle_run[@]/--interactive/--detach}" sleep 600 >/dev/null
 for _ in $(seq "$runs"); do
+    ms "${idle_run[0]}" exec "$idle_name" sh -c true >>"$dir/exec"
     read -r -a raw < <(SANDSHIM_DRY_RUN=1 "$bin" run -- sh -c true) # a fresh container name
     ms "${raw[@]}" >>"$dir/raw"
     ms "$bin" run -- sh -c true >>"$dir/cold"
@@ -50,7 +58,7 @@ done
 warm_rows=$("$bin" audit sql "SELECT count(*) AS n FROM runs WHERE warm = 1" --jsonl | tr -dc 0-9)
 r50=$(pct 50 <"$dir/raw")
 printf '%-34s %8s %8s %8s\n' "sh -c true, $runs runs" p50_ms p90_ms x_raw
-for what in raw cold warm; do
+for what in raw exec cold warm; do
     p50=$(pct 50 <"$dir/$what")
     printf '%-34s %8s %8s %8s\n' "$what" "$p50" "$(pct 90 <"$dir/$what")" \
         "$(awk -v a="$p50" -v b="$r50" 'BEGIN {printf "%.2f", a / b}')"

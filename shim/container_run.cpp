@@ -159,6 +159,14 @@ class RunLoop {
             (code == exit_code::k_cannot_execute &&
              held.find("permission denied while trying to connect") != std::string::npos));
   }
+  // The claimed warm container was removed outside sandshim before the exec: nothing ran. The
+  // engine names it, and the run id in its name is never visible inside, so a program cannot
+  // fake this line.
+  bool warm_container_gone(int code) const {
+    return m_spec.warm && code == 1 && m_out.bytes() == 0 &&
+           trim(m_err.head()) ==
+               "Error response from daemon: No such container: " + m_spec.container_name();
+  }
   // `docker exec` says 126 for a program missing from the image, where `docker run` says 127;
   // its client prints the runtime's error on stdout.
   bool exec_not_found(int code) const {
@@ -386,6 +394,12 @@ ContainerResult RunLoop::classify(const Policy& policy) {
     result.exit_code = 128 + *m_received_signal;
     result.message =
         "stopped by " + signal_name(*m_received_signal) + "; the container was stopped";
+  } else if (warm_container_gone(code)) {
+    result.status = RunStatus::engine_error;
+    result.exit_code = exit_code::k_sandbox_error;
+    result.message = "the warm container " + m_spec.container_name() +
+                     " was removed outside sandshim before the run; nothing ran in it";
+    m_err.discard_pending();
   } else if (engine_failed(code)) {
     result.status = RunStatus::engine_error;
     result.exit_code = exit_code::k_sandbox_error;

@@ -249,6 +249,18 @@ Engine engine_for(const Policy& policy) {
   }
 }
 
+// Starts the row, runs the container, completes the row; the command's outcome.
+ContainerResult execute(const Engine& engine, const std::vector<std::string>& args,
+                        const RunSpec& spec, const Policy& policy, RunRecord& record,
+                        audit::Store* store) {
+  if (store != nullptr) {
+    store->begin_run(record);
+  }
+  ContainerResult result = run_container(engine, args, spec, policy);
+  finish_record(record, result);
+  return result;
+}
+
 int run_in_container(const Invocation& invocation, const Policy& policy, const Caller& caller,
                      RunRecord& record, audit::Store* store) {
   RunSpec spec = spec_for(invocation, policy, caller, record);
@@ -261,6 +273,9 @@ int run_in_container(const Invocation& invocation, const Policy& policy, const C
     std::cout << shell_join(line) << std::endl;
     return exit_code::k_ok;
   }
+  const RunSpec cold_spec = spec;
+  const RunRecord cold_record = record;
+  const auto cold_args = args;
   std::optional<WarmPool> pool;
   if (policy.pool_size > 0) {
     pool.emplace(engine, policy, spec);
@@ -270,14 +285,21 @@ int run_in_container(const Invocation& invocation, const Policy& policy, const C
       record.engine_args.insert(record.engine_args.end(), args.begin(), args.end());
     }
   }
-  if (store != nullptr) {
-    store->begin_run(record);
+  ContainerResult result = execute(engine, args, spec, policy, record, store);
+  const std::string claimed = spec.warm ? spec.run_id : "";
+  if (spec.warm && result.status == RunStatus::engine_error) {
+    // Nothing ran in the warm container (it was removed meanwhile): its row says so, and the
+    // command runs cold under its own row.
+    record.message += "; ran cold as run " + cold_record.run_id;
+    complete_record(store, record);
+    spec = cold_spec;
+    record = cold_record;
+    record.start_ms = wall_clock_ms();
+    result = execute(engine, cold_args, spec, policy, record, store);
   }
-  ContainerResult result = run_container(engine, args, spec, policy);
   if (pool) {
-    pool->refill_detached(spec.warm ? spec.run_id : "");
+    pool->refill_detached(claimed);
   }
-  finish_record(record, result);
   if (!result.message.empty()) {
     say(result.message);
   }

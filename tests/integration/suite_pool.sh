@@ -148,6 +148,21 @@ expect_warm "$second" true
 [[ $first != "$second" ]] || fail "two runs share run id $first"
 wait_gone "sandshim-$first"
 
+check "a warm container removed outside sandshim: nothing ran in it, the command runs cold"
+pool_config '[pool]' 'size = 1' 'idle_ttl = 2m'
+fill sh
+victim=$("$DOCKER" ps --filter "label=org.sandshim.pool=$POOL_KEY" --format '{{.Names}}' | head -1)
+[[ -n $victim ]] || fail "control: no idle container to remove"
+"$DOCKER" rm --force "$victim" >/dev/null
+expect_exit 42 sandshim run -- sh -c 'echo ran; exit 42'
+expect_file_is "$OUT" ran
+expect_not_contains "No such container" "$ERR"
+expect_run last error 42
+expect_warm last false
+expect_run "${victim#sandshim-}" engine_error 125
+expect_warm "${victim#sandshim-}" true
+expect_contains "ran cold as run $(last_run_id)" <(audit_field "${victim#sandshim-}" message)
+
 check "exit codes as docker run: 127 for a program missing from the image, 126 for one not executable"
 pool_config '[pool]' 'size = 1' 'idle_ttl = 2m' '[images]' 'nosuchprogram = sandshim/sh:bookworm' \
     'notexec = sandshim/sh:bookworm'
