@@ -106,10 +106,10 @@ fill sh
 expect_contains "started 2 warm container(s)" <(echo "$FILL_OUT")
 expect_equal 2 "$(idle_count)" "idle containers after fill"
 expect_equal 2 "$(pool_containers | wc -l)" "pool containers after fill"
-cd "$WS/sub"
+cd "$WS/sub" || fail "cannot enter $WS/sub"
 EXPECT_STDIN=<(printf 'from stdin\n') expect_exit 42 env LANG=C.UTF-8 FORBIDDEN_TOKEN=x \
     "$SANDSHIM_BIN" run -- sh -c 'cat; echo "$(pwd) $(id -u) $LANG ${FORBIDDEN_TOKEN:-none} $HOME"; exit 42'
-cd "$WS"
+cd "$WS" || fail "cannot return to $WS"
 expect_equal "from stdin
 $WS/sub $(id -u | sed 's/^0$/65534/') C.UTF-8 none /tmp" "$(cat "$OUT")" "output of the warm run"
 id=$(last_run_id)
