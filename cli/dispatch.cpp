@@ -72,6 +72,8 @@ const std::vector<Subcommand>& subcommands() {
       {"images", "list the images the policy expects; `images build` builds them",
        shim::images_main},
       {"gc", "remove expired sandshim containers, mark abandoned audit rows", shim::gc_main},
+      {"pool", "warm containers: `pool status`, `pool fill COMMAND`, `pool drain`",
+       shim::pool_main},
       {"audit", "query and verify the audit database", audit_command},
       {"hook", "answer an agent's pre-tool hook (reads JSON on stdin)", hooks::hook_main},
       {"policy", "show the effective policy (`policy show`) or its keys (`policy keys`)",

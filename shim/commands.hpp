@@ -28,6 +28,9 @@ int run_main(const std::vector<std::string>& args);
 int images_main(const std::vector<std::string>& args);
 // `sandshim gc`: removes sandshim containers past their deadline, marks abandoned audit rows.
 int gc_main(const std::vector<std::string>& args);
+// `sandshim pool status|fill COMMAND|drain`: the warm containers of your pools.
+int pool_main(const std::vector<std::string>& args);
+
 // `sandshim policy show|keys`
 int policy_main(const std::vector<std::string>& args);
 

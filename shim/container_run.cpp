@@ -166,6 +166,29 @@ class RunLoop {
             (code == exit_code::k_cannot_execute &&
              held.find("permission denied while trying to connect") != std::string::npos));
   }
+  // The claimed warm container was removed outside sandshim before the exec: nothing ran. The
+  // engine names it, and the run id in its name is never visible inside, so a program cannot
+  // fake this line.
+  bool warm_container_gone(int code) const {
+    return m_spec.warm && code == 1 && m_out.bytes() == 0 &&
+           trim(m_err.head()) ==
+               "Error response from daemon: No such container: " + m_spec.container_name();
+  }
+  // `docker exec` says 126 for a program missing from the image, where `docker run` says 127;
+  // its client prints the runtime's error on stdout.
+  bool exec_not_found(int code) const {
+    if (!m_spec.warm || code != exit_code::k_cannot_execute) {
+      return false;
+    }
+    for (const std::string* head : {&m_out.head(), &m_err.head()}) {
+      if (head->starts_with("OCI runtime exec failed") &&
+          (head->find("executable file not found") != std::string::npos ||
+           head->find("no such file or directory") != std::string::npos)) {
+        return true;
+      }
+    }
+    return false;
+  }
   std::string program_name() const {
     return std::filesystem::path(m_spec.command.front()).filename().string();
   }
@@ -205,7 +228,10 @@ pid_t RunLoop::spawn_client(const std::vector<std::string>& engine_args, Pipe& o
 ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const Policy& policy) {
   Guardian guardian =
       Guardian::start(m_engine, m_spec.container_name(), m_deadline_ms + k_guardian_grace_ms);
-  ImageProbe image_probe(m_engine, m_spec.image);
+  std::optional<ImageProbe> image_probe;
+  if (m_spec.image_id.empty()) {
+    image_probe.emplace(m_engine, m_spec.image);
+  }
   Pipe out = make_pipe();
   Pipe err = make_pipe();
   m_client = spawn_client(engine_args, out, err);
@@ -223,14 +249,16 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
     m_err = StreamRelay(err.read.get(), STDERR_FILENO, policy.audit_tail_bytes);
   }
   loop();
-  if (m_client_status && !m_client_status->signal) {
+  if (m_spec.warm) {
+    guardian.remove_now();  // a warm container outlives its exec: removed off the caller's path
+  } else if (m_client_status && !m_client_status->signal) {
     guardian.release();  // the client waited for the container's removal (--rm)
   } else {
     force_remove_container(m_engine, m_spec.container_name());
     guardian.release();
   }
   ContainerResult result = classify(policy);
-  result.image_id = image_probe.result();
+  result.image_id = image_probe ? image_probe->result() : m_spec.image_id;
   return result;
 }
 
@@ -312,7 +340,12 @@ void RunLoop::on_signal(int sig) {
     force_remove_container(m_engine, m_spec.container_name());
     return;
   }
-  signal_container(m_engine, m_spec.container_name(), signal_name(sig).substr(3));
+  if (m_spec.warm) {
+    signal_exec_processes(m_engine, m_spec.container_name(), m_spec.user,
+                          signal_name(sig).substr(3));
+  } else {
+    signal_container(m_engine, m_spec.container_name(), signal_name(sig).substr(3));
+  }
   m_escalate_ms = monotonic_ms() + k_signal_grace_ms;
 }
 
@@ -368,6 +401,12 @@ ContainerResult RunLoop::classify(const Policy& policy) {
     result.exit_code = 128 + *m_received_signal;
     result.message =
         "stopped by " + signal_name(*m_received_signal) + "; the container was stopped";
+  } else if (warm_container_gone(code)) {
+    result.status = RunStatus::engine_error;
+    result.exit_code = exit_code::k_sandbox_error;
+    result.message = "the warm container " + m_spec.container_name() +
+                     " was removed outside sandshim before the run; nothing ran in it";
+    m_err.discard_pending();
   } else if (engine_failed(code)) {
     result.status = RunStatus::engine_error;
     result.exit_code = exit_code::k_sandbox_error;
@@ -380,6 +419,7 @@ ContainerResult RunLoop::classify(const Policy& policy) {
     result.message = program_name() + " was killed at the memory limit of " +
                      format_byte_size(policy.memory_bytes) + " (sandbox.memory)";
   } else {
+    code = exec_not_found(code) ? exit_code::k_not_found : code;
     result.exit_code = code;
     result.status = code == 0 ? RunStatus::ok : RunStatus::error;
     if (code == 128 + SIGKILL) {

@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 
 #include "common/error.hpp"
 #include "common/process.hpp"
@@ -41,9 +43,12 @@ bool run_engine(const Engine& engine, std::vector<std::string> args) {
   if (ready > 0 && ::read(read_fd, &byte, 1) == 1 && byte == 'D') {
     ::_exit(0);
   }
+  bool asked = byte == 'R';  // the run is over: once removed, nothing is left to guard
   int64_t backoff = 250;
   for (;;) {
-    run_engine(engine, {"rm", "--force", name});
+    if (run_engine(engine, {"rm", "--force", name}) && asked) {
+      ::_exit(0);
+    }
     now = monotonic_ms();
     if (now > deadline_ms + k_remove_grace_ms) {
       ::_exit(0);
@@ -60,30 +65,47 @@ void detach_from_caller(int keep_fd) {
   for (int std_fd : {0, 1, 2}) {
     ::dup2(null_fd, std_fd);
   }
-  ::close_range(3, static_cast<unsigned>(keep_fd) - 1, 0);
-  ::close_range(static_cast<unsigned>(keep_fd) + 1, ~0U, 0);
+  if (keep_fd > 3) {
+    ::close_range(3, static_cast<unsigned>(keep_fd) - 1, 0);
+  }
+  ::close_range(static_cast<unsigned>(std::max(keep_fd, 2)) + 1, ~0U, 0);
   ::signal(SIGPIPE, SIG_IGN);
 }
 
 }  // namespace
 
-Guardian Guardian::start(const Engine& engine, const std::string& container_name,
-                         int64_t deadline_monotonic_ms) {
-  Pipe pipe = make_pipe();
+void run_detached(const std::function<void()>& work, int keep_fd) {
   pid_t middle = ::fork();
   if (middle < 0) {
-    throw Fatal("cannot start the guardian: fork failed");
+    throw Fatal(std::string("cannot start a detached process: fork failed: ") +
+                std::strerror(errno));
   }
   if (middle == 0) {
-    // Double fork: the guardian is nobody's child that waits, and outlives the shim.
+    // Double fork: the worker is nobody's child that waits, and outlives the shim.
     if (::fork() == 0) {
-      pipe.write.reset();
-      detach_from_caller(pipe.read.get());
-      guard(engine, container_name, pipe.read.get(), deadline_monotonic_ms);
+      detach_from_caller(keep_fd);
+      try {
+        work();
+      } catch (...) {
+        ::_exit(1);
+      }
+      ::_exit(0);
     }
     ::_exit(0);
   }
   wait_for(middle);
+}
+
+Guardian Guardian::start(const Engine& engine, const std::string& container_name,
+                         int64_t deadline_monotonic_ms) {
+  Pipe pipe = make_pipe();
+  int read_fd = pipe.read.get();
+  run_detached(
+      [&] {
+        pipe.write.reset();
+        guard(engine, container_name, read_fd, deadline_monotonic_ms);
+      },
+      read_fd);
   return Guardian(std::move(pipe.write));
 }
 
@@ -98,12 +120,27 @@ void Guardian::release() {
   }
 }
 
+void Guardian::remove_now() {
+  if (m_done.valid()) {
+    char remove = 'R';
+    ssize_t ignored = ::write(m_done.get(), &remove, 1);
+    (void)ignored;
+    m_done.reset();
+  }
+}
+
 void force_remove_container(const Engine& engine, const std::string& name) {
   run_engine(engine, {"rm", "--force", name});
 }
 
 bool signal_container(const Engine& engine, const std::string& name, const std::string& signal) {
   return run_engine(engine, {"kill", "--signal=" + signal, name});
+}
+
+bool signal_exec_processes(const Engine& engine, const std::string& name, const std::string& user,
+                           const std::string& signal) {
+  return run_engine(engine,
+                    {"exec", "--user=" + user, name, "sh", "-c", "kill -s " + signal + " -1"});
 }
 
 }  // namespace sandshim::shim

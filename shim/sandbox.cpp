@@ -16,6 +16,7 @@
 #include "shim/engine.hpp"
 #include "shim/environment.hpp"
 #include "shim/hardening.hpp"
+#include "shim/pool.hpp"
 #include "shim/workspace.hpp"
 
 extern char** environ;
@@ -145,6 +146,7 @@ void describe_run(RunRecord& record, const Policy& policy, const RunSpec& spec,
   record.policy_digest = policy.digest();
   record.policy_sources = policy.sources;
   record.limits = policy.limits_summary();
+  record.env_names.clear();
   for (const auto& entry : spec.env) {
     record.env_names.push_back(entry.first);
   }
@@ -253,20 +255,52 @@ void require_enforced_limits(const Policy& policy, const Engine& engine, const R
   }
 }
 
-int run_in_container(const Invocation& invocation, const Policy& policy, const Caller& caller,
-                     RunRecord& record, audit::Store* store) {
+// The run takes over a claimed warm container: its id and name, and an exec instead of a run.
+// The audit keeps how the container was started and the exec, in that order.
+std::vector<std::string> become_warm(RunSpec& spec, RunRecord& record, const PoolClaim& claim,
+                                     const Policy& policy) {
+  spec.run_id = claim.run_id;
+  spec.warm = true;
+  spec.image_id = claim.image_id;
+  record.run_id = claim.run_id;
+  record.warm = true;
+  return build_exec_arguments(policy, spec);
+}
+
+// Resolves the workspace, the spec and the engine of a run, refusing what may not run.
+RunSpec spec_for(const Invocation& invocation, const Policy& policy, const Caller& caller,
+                 RunRecord& record) {
   fs::path cwd = current_directory();
   record.cwd = cwd.string();
   fs::path workspace = resolve_workspace(cwd, home_directory());
   record.workspace = workspace.string();
-  RunSpec spec = prepare_spec(invocation, policy, caller, record, cwd, workspace);
-  Engine engine = [&] {
-    try {
-      return locate_engine(policy);
-    } catch (const Fatal& e) {
-      throw Refusal(RunStatus::engine_error, e.what());
-    }
-  }();
+  return prepare_spec(invocation, policy, caller, record, cwd, workspace);
+}
+
+Engine engine_for(const Policy& policy) {
+  try {
+    return locate_engine(policy);
+  } catch (const Fatal& e) {
+    throw Refusal(RunStatus::engine_error, e.what());
+  }
+}
+
+// Starts the row, runs the container, completes the row; the command's outcome.
+ContainerResult execute(const Engine& engine, const std::vector<std::string>& args,
+                        const RunSpec& spec, const Policy& policy, RunRecord& record,
+                        audit::Store* store) {
+  if (store != nullptr) {
+    store->begin_run(record);
+  }
+  ContainerResult result = run_container(engine, args, spec, policy);
+  finish_record(record, result);
+  return result;
+}
+
+int run_in_container(const Invocation& invocation, const Policy& policy, const Caller& caller,
+                     RunRecord& record, audit::Store* store) {
+  RunSpec spec = spec_for(invocation, policy, caller, record);
+  Engine engine = engine_for(policy);
   spec.dialect = engine.dialect;
   auto args = build_run_arguments(policy, spec);
   describe_run(record, policy, spec, engine, args);
@@ -277,11 +311,35 @@ int run_in_container(const Invocation& invocation, const Policy& policy, const C
     return exit_code::k_ok;
   }
   require_enforced_limits(policy, engine, spec, record);
-  if (store != nullptr) {
-    store->begin_run(record);
+  const RunSpec cold_spec = spec;
+  const RunRecord cold_record = record;
+  const auto cold_args = args;
+  std::optional<WarmPool> pool;
+  if (policy.pool_size > 0) {
+    pool.emplace(engine, policy, spec);
+    if (auto claim = pool->claim()) {
+      args = become_warm(spec, record, *claim, policy);
+      std::string limits = record.limits;  // with what the engine enforces
+      describe_run(record, policy, spec, engine, claim->create_args);
+      record.limits = limits;
+      record.engine_args.insert(record.engine_args.end(), args.begin(), args.end());
+    }
   }
-  ContainerResult result = run_container(engine, args, spec, policy);
-  finish_record(record, result);
+  ContainerResult result = execute(engine, args, spec, policy, record, store);
+  const std::string claimed = spec.warm ? spec.run_id : "";
+  if (spec.warm && result.status == RunStatus::engine_error) {
+    // Nothing ran in the warm container (it was removed meanwhile): its row says so, and the
+    // command runs cold under its own row.
+    record.message += "; ran cold as run " + cold_record.run_id;
+    complete_record(store, record);
+    spec = cold_spec;
+    record = cold_record;
+    record.start_ms = wall_clock_ms();
+    result = execute(engine, cold_args, spec, policy, record, store);
+  }
+  if (pool) {
+    pool->refill_detached(claimed);
+  }
   if (!result.message.empty()) {
     say(result.message);
   }
@@ -290,6 +348,26 @@ int run_in_container(const Invocation& invocation, const Policy& policy, const C
 }
 
 }  // namespace
+
+int fill_pool(const Invocation& invocation) {
+  Caller caller = identify_caller();
+  RunRecord record = initial_record(invocation, caller);
+  std::error_code ec;
+  fs::path cwd = fs::current_path(ec);
+  Policy policy = load_policy({(ec ? std::nullopt : find_git_root(cwd)).value_or(cwd), {}});
+  if (policy.pool_size == 0) {
+    throw Fatal("pool.size is 0 in this policy (warm mode is off): set it in a config file",
+                exit_code::k_usage);
+  }
+  RunSpec spec = spec_for(invocation, policy, caller, record);
+  Engine engine = engine_for(policy);
+  spec.dialect = engine.dialect;
+  WarmPool pool(engine, policy, spec);
+  int started = pool.refill();
+  std::cout << "started " << started << " warm container(s) for " << spec.image << " in "
+            << spec.workspace.string() << " (pool " << pool.key() << ")\n";
+  return exit_code::k_ok;
+}
 
 int run_sandboxed(const Invocation& invocation) {
   Caller caller = identify_caller();
