@@ -1,0 +1,21 @@
+# hostile: exec | noexec on /tmp is hygiene: a binary refused in /tmp runs from an anonymous memfd
+# expect: exit=42 status=error
+# control: none (a documented bypass: the probe itself shows the refusal before the bypass)
+import os
+import shutil
+import sys
+
+from _probe import verdict
+
+shutil.copy("/usr/bin/id", "/tmp/dropped")
+try:
+    os.spawnv(os.P_WAIT, "/tmp/dropped", ["dropped"])
+    print("/tmp is not noexec: the probe proves nothing")
+    sys.exit(3)
+except PermissionError:
+    pass
+fd = os.memfd_create("dropped", 0)
+with open("/usr/bin/id", "rb") as binary:
+    os.write(fd, binary.read())
+status = os.spawnv(os.P_WAIT, f"/proc/self/fd/{fd}", ["dropped"])
+verdict(status == 0, "ran the dropped binary from a memfd")

@@ -1,0 +1,9 @@
+// hostile: lifecycle | Node ignores SIGTERM and keeps running; the harness sends SIGTERM to the shim after 1.5 s
+// expect: exit=143 status=killed max_ms=9000
+// signal: TERM 1.5
+// policy: sandbox.timeout=20s
+// control: host signal=TERM@1 deadline=3 exit=137
+"use strict";
+process.on("SIGTERM", () => console.log("SIGTERM ignored"));
+console.log("ignoring SIGTERM");
+setInterval(() => {}, 1000);

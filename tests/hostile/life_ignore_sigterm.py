@@ -1,0 +1,12 @@
+# hostile: lifecycle | ignore SIGTERM and keep running; the harness sends SIGTERM to the shim after 1.5 s
+# expect: exit=143 status=killed max_ms=9000
+# signal: TERM 1.5
+# policy: sandbox.timeout=20s
+# control: host signal=TERM@1 deadline=3 exit=137
+import signal
+import time
+
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+print("ignoring SIGTERM", flush=True)
+while True:
+    time.sleep(1)

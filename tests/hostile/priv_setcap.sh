@@ -1,0 +1,6 @@
+# hostile: privilege | run a binary with file capabilities (cat with cap_dac_read_search) to read /etc/shadow
+# expect: exit=73 status=error
+# control: docker -security-opt -cap-drop exit=42
+. ./_probe.sh
+../bin/cap-cat /etc/shadow >/dev/null && escaped "read /etc/shadow through a file capability"
+blocked "the file capability was not granted"

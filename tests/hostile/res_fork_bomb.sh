@@ -1,0 +1,15 @@
+# hostile: resources | the classic shell fork bomb, counted with builtins only (no fork is left to spare)
+# expect: exit=73 status=error
+# control: policy sandbox.pids=256 exit=42
+. ./_probe.sh
+bomb() { bomb | bomb & }
+bomb
+most=0
+rounds=0
+while [ $rounds -lt 300 ]; do
+    set -- /proc/[0-9]*
+    [ $# -gt $most ] && most=$#
+    rounds=$((rounds + 1))
+done
+[ $most -gt 64 ] && escaped "$most processes"
+blocked "at most $most processes"

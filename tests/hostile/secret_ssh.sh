@@ -1,0 +1,8 @@
+# hostile: secrets | an SSH private key: ~/.ssh, /root/.ssh, /home/*/.ssh, the host's home by path and by ../
+# expect: exit=73 status=error
+# control: host exit=42
+. ./_probe.sh
+for key in "$HOME"/.ssh/* /root/.ssh/* /home/*/.ssh/* "$HOST_HOME"/.ssh/* ../../home/.ssh/*; do
+    grep -qs canary- "$key" && escaped "read $key"
+done
+blocked "no key readable"

@@ -1,0 +1,8 @@
+# hostile: workspace | rename and chmod a tracked file (victim.txt; the control undoes both)
+# expect: exit=73 status=error
+# control: policy sandbox.workspace=rw exit=42
+. ./_probe.sh
+mv ../victim.txt ../victim.moved 2>&1 || blocked "mv refused"
+mv ../victim.moved ../victim.txt
+chmod 600 ../victim.txt && chmod 666 ../victim.txt
+escaped "renamed victim.txt"
