@@ -2,7 +2,7 @@
 // expect: exit=143 status=killed max_ms=9000
 // signal: TERM 1.5
 // policy: sandbox.timeout=20s
-// control: host signal=TERM@1 deadline=3 exit=137
+// control: host signal=TERM@1 deadline=2 exit=137
 "use strict";
 process.on("SIGTERM", () => console.log("SIGTERM ignored"));
 console.log("ignoring SIGTERM");

@@ -1,6 +1,6 @@
 # hostile: lifecycle | a busy loop that ignores SIGTERM, past its deadline (3 s)
 # expect: exit=124 status=timeout max_ms=9000
 # policy: sandbox.timeout=3s
-# control: host signal=TERM@1 deadline=3 exit=137
+# control: host signal=TERM@1 deadline=2 exit=137
 trap '' TERM
 while :; do :; done

@@ -1,5 +1,6 @@
-# hostile: output | print 1 GiB of lines to stdout from the shell (yes | head)
+# hostile: output | print 256 MiB of lines to stdout from the shell (yes | head)
 # expect: exit=0 status=ok
-# check: flood stdout 1073741824
+# check: flood stdout 268435456
+# policy: sandbox.timeout=180s
 # control: host exit=0
-yes 'all work and no play makes jack a dull boy' | head -c 1073741824
+yes 'all work and no play makes jack a dull boy' | head -c 268435456

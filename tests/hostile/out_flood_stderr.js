@@ -1,10 +1,11 @@
-// hostile: output | print 512 MiB to stderr from Node (stderr is relayed and tailed like stdout)
+// hostile: output | print 256 MiB to stderr from Node (stderr is relayed and tailed like stdout)
 // expect: exit=0 status=ok
-// check: flood stderr 536870912
+// check: flood stderr 268435456
+// policy: sandbox.timeout=180s
 // control: host exit=0
 "use strict";
 const chunk = Buffer.alloc(1 << 20, "E");
-let left = 512;
+let left = 256;
 function write() {
   while (left > 0) {
     left--;

@@ -1,6 +1,7 @@
 # hostile: privilege | open the host's physical memory and kernel log devices (/dev/mem, /dev/kmsg; nothing is read)
 # expect: exit=73 status=error
 # control: host exit=42
+# requires: root
 import os
 
 from _probe import verdict

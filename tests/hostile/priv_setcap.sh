@@ -1,4 +1,4 @@
-# hostile: privilege | run a binary with file capabilities (cat with cap_dac_read_search) to read /etc/shadow
+# hostile: privilege | run a binary with file capabilities (cat with cap_dac_override) to read /etc/shadow
 # expect: exit=73 status=error
 # control: docker -security-opt -cap-drop exit=42
 . ./_probe.sh

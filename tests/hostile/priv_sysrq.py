@@ -1,6 +1,7 @@
 # hostile: privilege | open /proc/sysrq-trigger for writing (crash, reboot or sync the host; nothing is written)
 # expect: exit=73 status=error
 # control: host exit=42
+# requires: root /proc/sysrq-trigger
 import os
 
 from _probe import verdict

@@ -3,5 +3,9 @@
 # control: policy sandbox.memory=1g exit=42
 from _probe import verdict
 
-blocks = [bytearray(b"\x01" * (64 << 20)) for _ in range(12)]
+blocks = []
+for _ in range(12):
+    block = bytearray(64 << 20)
+    block[::4096] = b"\x01" * (16 << 10)  # touch every page
+    blocks.append(block)
 verdict(True, f"held {len(blocks) * 64} MiB")
