@@ -1,4 +1,5 @@
 # Shared by the shell probes (sourced): the run's parameters and the verdict (see _probe.py).
+# shellcheck shell=sh disable=SC1091 # params is written by the harness
 . ./params
 escaped() {
     echo "ESCAPED: $*"

@@ -2,5 +2,6 @@
 # expect: exit=124 status=timeout max_ms=9000
 # policy: sandbox.timeout=3s
 # control: host signal=TERM@1 deadline=2 exit=137
+# shellcheck shell=sh
 trap '' TERM
 while :; do :; done

@@ -329,15 +329,15 @@ expect_flood() { # STREAM BYTES SHIM(true|false)
 try_probe() { # FILE
     local file=$1 expect policy signal check control kind want_exit want_status max_ms
     local control_exit leaves deadline words rows hits flood_stream flood_bytes id
-    expect=$(header "$PROBES/$file" expect)
+    read -ra expect <<<"$(header "$PROBES/$file" expect)"
     read -ra policy <<<"$(header "$PROBES/$file" policy)"
     signal=$(header "$PROBES/$file" signal)
     check=$(header "$PROBES/$file" check)
     control=$(header "$PROBES/$file" control)
-    want_exit=$(word exit $expect)
-    want_status=$(word status $expect)
-    max_ms=$(word max_ms $expect)
-    [[ -n $want_exit && -n $want_status && -n $control ]] || fail "incomplete header (expect: '$expect', control: '$control')"
+    want_exit=$(word exit "${expect[@]}")
+    want_status=$(word status "${expect[@]}")
+    max_ms=$(word max_ms "${expect[@]}")
+    [[ -n $want_exit && -n $want_status && -n $control ]] || fail "incomplete header (expect: '${expect[*]}', control: '$control')"
     if [[ $check == flood* ]]; then
         read -r _ flood_stream flood_bytes <<<"$check"
     fi
@@ -365,6 +365,8 @@ try_probe() { # FILE
     words=("${words[@]:1}")
     control_exit=$(word exit "${words[@]}")
     leaves=$(word leaves "${words[@]}")
+    signal=$(word signal "${words[@]}")
+    deadline=$(word deadline "${words[@]}")
     mapfile -t words < <(printf '%s\n' "${words[@]}" | grep -v -E '^(exit|leaves|signal|deadline)=' || true)
     snapshot >"$T/before"
     hits=$(listener_hits)
@@ -375,8 +377,6 @@ try_probe() { # FILE
         return 0
         ;;
     host)
-        signal=$(word signal $control)
-        deadline=$(word deadline $control)
         RUN_SIGNAL=${signal/@/ } RUN_FLOOD=${flood_stream:-} run_on_host "$file" "${deadline:-60}"
         ;;
     policy)
@@ -471,6 +471,7 @@ for file in "${corpus[@]}"; do
         "$(cat "$T/got" 2>/dev/null || echo -)" "$(ms_since "$started")" "$verdict" >>"$RESULTS"
 done
 
+# shellcheck disable=SC2034 # read by lib.sh's failure messages
 CHECK=""
 {
     printf 'probe\tcategory\texpected\tgot\tverdict\n'
