@@ -6,18 +6,18 @@
 # The count is the pids cgroup's (v1 or v2), read with builtins only: no fork is left to spare, and
 # a glob of /proc is no snapshot under this churn (dead and new pids are both listed).
 for count in /sys/fs/cgroup/pids/pids.current /sys/fs/cgroup/pids.current; do
-    [ -r $count ] && break
+    [ -r "$count" ] && break
 done
-[ -r $count ] || { echo "no pids.current to read"; exit 3; }
+[ -r "$count" ] || { echo "no pids.current to read"; exit 3; }
 # shellcheck disable=SC2264 # a fork bomb, on purpose
 bomb() { bomb | bomb & }
 { bomb; } 2>/dev/null & # one fork: the shell exits if a fork of its own fails
 most=0
 rounds=0
-while [ $rounds -lt 2000 ]; do
-    read -r now <$count
-    [ "$now" -gt $most ] && most=$now
+while [ "$rounds" -lt 2000 ]; do
+    read -r now <"$count"
+    [ "$now" -gt "$most" ] && most=$now
     rounds=$((rounds + 1))
 done
-[ $most -gt 64 ] && escaped "$most processes at once"
+[ "$most" -gt 64 ] && escaped "$most processes at once"
 blocked "at most $most processes at once"

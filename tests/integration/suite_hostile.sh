@@ -43,6 +43,13 @@ fail() {
 
 expect_exit 0 sandshim install --dir "$SHIMS"
 
+# Host tools the checks and controls need (Debian packages in parentheses).
+[[ -x /usr/bin/time ]] || die "no /usr/bin/time to measure the shim's memory (package time)"
+PATH=$SYSTEM_PATH command -v node >/dev/null || die "no node on the host for the Node probes' host controls (package nodejs)"
+if [[ $(id -u) == 0 ]]; then
+    PATH=$SYSTEM_PATH command -v setcap >/dev/null || die "no setcap for the file-capability probe (package libcap2-bin)"
+fi
+
 # Canaries: a token in the environment, an SSH key, AWS credentials, a neighbouring project.
 export GITHUB_TOKEN=canary-github-$NONCE AWS_SECRET_ACCESS_KEY=canary-aws-$NONCE
 export OPENAI_API_KEY=canary-openai-$NONCE DEPLOY_PASSWORD=canary-password-$NONCE
@@ -180,7 +187,7 @@ run_cmd() {
             sleep "${RUN_SIGNAL#* }"
             kill -s "${RUN_SIGNAL%% *}" "$pid" 2>/dev/null || true
         fi
-        wait "$pid" || RC=$?
+        wait "$pid" 2>/dev/null || RC=$? # no "Killed" notice: a host control may end that way
     fi
     ELAPSED_MS=$(ms_since "$started")
     cd "$WS"
