@@ -1,5 +1,5 @@
 # hostile: lifecycle | close stdout and stderr, then keep running (a caller waiting for EOF would return early)
-# expect: exit=124 status=timeout max_ms=9000
+# expect: exit=124 status=timeout
 # policy: sandbox.timeout=3s
 # control: host deadline=2 exit=137
 import os

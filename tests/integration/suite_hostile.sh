@@ -13,7 +13,7 @@
 #   none (why)                          a documented bypass (hygiene, not a boundary)
 # and `exit=N` (the control's exit code), `leaves=daemon` (a daemon outlives it, which is then
 # killed). Probe header lines (`# key: value`, `// key: value` in JavaScript):
-#   hostile: CATEGORY | what      expect: exit=N status=S [max_ms=N]     policy: KEY=VALUE...
+#   hostile: CATEGORY | what      expect: exit=N status=S     policy: KEY=VALUE...
 #   signal: SIG SECONDS (sent to the shim)    check: listener | flood stdout|stderr BYTES
 #   requires: root and/or host paths the control needs (else the probe is skipped, and said so)
 # Probe exit codes: 42 the action worked, 73 it was refused (and the refusal seen), else broken.
@@ -334,7 +334,7 @@ expect_flood() { # STREAM BYTES SHIM(true|false)
 # its verdict to $T/verdict and the observed outcome to $T/got.
 
 try_probe() { # FILE
-    local file=$1 expect policy signal check control kind want_exit want_status max_ms
+    local file=$1 expect policy signal check control kind want_exit want_status
     local control_exit leaves deadline words rows hits flood_stream flood_bytes id
     read -ra expect <<<"$(header "$PROBES/$file" expect)"
     read -ra policy <<<"$(header "$PROBES/$file" policy)"
@@ -343,7 +343,6 @@ try_probe() { # FILE
     control=$(header "$PROBES/$file" control)
     want_exit=$(word exit "${expect[@]}")
     want_status=$(word status "${expect[@]}")
-    max_ms=$(word max_ms "${expect[@]}")
     [[ -n $want_exit && -n $want_status && -n $control ]] || fail "incomplete header (expect: '${expect[*]}', control: '$control')"
     if [[ $check == flood* ]]; then
         read -r _ flood_stream flood_bytes <<<"$check"
@@ -359,7 +358,6 @@ try_probe() { # FILE
         fail "exit $RC, expected $want_exit; stdout: $(head -c 300 "$OUT"); stderr: $(head -c 300 "$ERR")"
     id=$(expect_one_new_row "$rows" "$want_status" "$want_exit")
     echo "exit $RC $want_status" >"$T/got"
-    [[ -z $max_ms ]] || ((ELAPSED_MS <= max_ms)) || fail "took $ELAPSED_MS ms, expected at most $max_ms"
     expect_container_gone "sandshim-$id"
     expect_no_process_left "$file" "sleep $DAEMON_SECONDS"
     expect_unchanged_files "$T/before"
