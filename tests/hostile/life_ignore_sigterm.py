@@ -1,7 +1,6 @@
 # hostile: lifecycle | ignore SIGTERM and keep running; the harness sends SIGTERM to the shim after 1.5 s
 # expect: exit=143 status=killed
 # signal: TERM 1.5
-# policy: sandbox.timeout=20s
 # control: host signal=TERM@1 deadline=2 exit=137
 import signal
 import time

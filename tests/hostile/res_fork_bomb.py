@@ -1,6 +1,6 @@
 # hostile: resources | a fork bomb (every process forks forever); after 2 s, count the processes
 # expect: exit=73 status=error
-# control: policy sandbox.pids=256 sandbox.timeout=120s exit=42
+# control: policy sandbox.pids=256 exit=42
 import os
 import signal
 import time

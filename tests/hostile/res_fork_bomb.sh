@@ -1,6 +1,6 @@
 # hostile: resources | the classic shell fork bomb; the peak of the kernel's count of the sandbox's processes
 # expect: exit=73 status=error
-# control: policy sandbox.pids=256 sandbox.timeout=120s exit=42
+# control: policy sandbox.pids=256 exit=42
 # shellcheck shell=sh disable=SC1091 # _probe.sh sources the harness's params
 . ./_probe.sh
 # The count is the pids cgroup's (v1 or v2), read with builtins only: no fork is left to spare, and

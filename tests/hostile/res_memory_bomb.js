@@ -1,6 +1,6 @@
 // hostile: resources | a memory bomb from Node: 768 MiB of filled buffers (the default cap is 512 MiB)
 // expect: exit=137 status=oom
-// control: policy sandbox.memory=1g sandbox.timeout=120s exit=42
+// control: policy sandbox.memory=1g exit=42
 "use strict";
 const { verdict } = require("./_probe.js");
 
