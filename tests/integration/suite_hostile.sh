@@ -158,7 +158,7 @@ host_interpreter_of() {
 # default 30 s just to start a container.
 config_file() {
     local file=$T/run.conf setting
-    : >"$file"
+    printf '[engine]\nname = %s\n' "$ENGINE" >"$file" # the engine under test (docker or podman)
     [[ " $* " == *" sandbox.timeout="* ]] || printf '[sandbox]\ntimeout = %s\n' "$BASE_TIMEOUT" >>"$file"
     for setting in "$@"; do
         printf '[%s]\n%s = %s\n' "${setting%%.*}" "$(cut -d= -f1 <<<"${setting#*.}")" "${setting#*=}" >>"$file"
