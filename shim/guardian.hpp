@@ -9,7 +9,8 @@
 namespace sandshim::shim {
 
 // A detached process, in its own session, that removes the container if the shim dies (even by
-// SIGKILL) and at the deadline at the latest. The shim releases it once the container is gone.
+// SIGKILL) and at the deadline at the latest. The shim releases it once the container is gone;
+// when the engine stopped answering, the shim drops it unreleased and the guardian takes over.
 class Guardian {
  public:
   static Guardian start(const Engine& engine, const std::string& container_name,
@@ -29,6 +30,17 @@ class Guardian {
 // Forces removal of a container, retrying while it may still be being created: the shim's
 // own deadline path and the guardian share it.
 void force_remove_container(const Engine& engine, const std::string& name);
+
+// How long a guardian keeps retrying, past the deadline, an engine that does not answer (stopped,
+// paused, restarting) before it leaves the container to `sandshim gc`.
+constexpr int64_t k_unanswered_patience_ms = 10 * 60 * 1000;
+
+// Whether one `rm --force` attempt got the engine's word that the container is gone.
+bool removal_confirmed(bool timed_out, int exit_code, const std::string& engine_stderr);
+
+// The guardian stops once the run has settled (deadline and grace passed) and the engine
+// confirmed the removal, or when its patience with a silent engine is exhausted.
+bool guardian_may_stop(int64_t now_ms, int64_t settled_ms, bool confirmed);
 
 // Sends a signal to the container's init, which forwards it to the command.
 bool signal_container(const Engine& engine, const std::string& name, const std::string& signal);

@@ -1,5 +1,6 @@
 #include "shim/sandbox.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <iostream>
@@ -35,6 +36,34 @@ class Refusal : public Fatal {
 
  private:
   RunStatus m_status;
+};
+
+// Once a run's row exists, INT, TERM, HUP and QUIT are held back until the row is complete: the
+// run loop reads them while the container lives, and one that comes after is delivered only
+// once the outcome is recorded, so the shim still ends by it (128+N) without losing the row.
+class DeferredSignals {
+ public:
+  DeferredSignals() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+      sigaddset(&set, sig);
+    }
+    ::sigprocmask(SIG_BLOCK, &set, &m_previous);
+  }
+  DeferredSignals(const DeferredSignals&) = delete;
+  DeferredSignals& operator=(const DeferredSignals&) = delete;
+  ~DeferredSignals() { ::sigprocmask(SIG_SETMASK, &m_previous, nullptr); }
+
+ private:
+  sigset_t m_previous{};
+};
+
+// The audit database failed while the run was being recorded, with audit.required: the run is
+// refused without asking the store that just failed to record the refusal too.
+class AuditUnavailable : public Fatal {
+ public:
+  using Fatal::Fatal;
 };
 
 std::vector<std::string> host_environment() {
@@ -205,6 +234,24 @@ std::unique_ptr<audit::Store> fallback_store() {
   }
 }
 
+// Step one of the row, before anything starts. When it fails the run is refused (one line), or
+// with audit.required = false runs unrecorded after a warning; returns the store to complete.
+audit::Store* begin_record(audit::Store* store, const RunRecord& record, bool required) {
+  if (store == nullptr) {
+    return nullptr;
+  }
+  try {
+    store->begin_run(record);
+    return store;
+  } catch (const Fatal& e) {
+    if (required) {
+      throw AuditUnavailable(std::string(e.what()) + "; nothing ran (audit.required = true)");
+    }
+    say(std::string("warning: running without audit: ") + e.what());
+    return nullptr;
+  }
+}
+
 // The command has run: a failure to complete its row is reported, never turned into a refusal.
 void complete_record(audit::Store* store, const RunRecord& record) {
   if (store == nullptr) {
@@ -239,9 +286,8 @@ int run_in_container(const Invocation& invocation, const Policy& policy, const C
     std::cout << shell_join(line) << std::endl;
     return exit_code::k_ok;
   }
-  if (store != nullptr) {
-    store->begin_run(record);
-  }
+  DeferredSignals deferred;
+  store = begin_record(store, record, policy.audit_required);
   ContainerResult result = run_container(engine, args, spec, policy);
   finish_record(record, result);
   if (!result.message.empty()) {
@@ -274,6 +320,9 @@ int run_sandboxed(const Invocation& invocation) {
   }
   try {
     return run_in_container(invocation, policy, caller, record, store.get());
+  } catch (const AuditUnavailable& e) {
+    say(e.what());
+    return e.code();
   } catch (const Refusal& e) {
     record_refusal(store.get(), record, e.status(), e.what());
     say(std::string(e.what()) + "; nothing ran");
