@@ -137,8 +137,12 @@ class ImageProbe {
     pollfd fd{m_out.get(), POLLIN, 0};
     for (;;) {
       int64_t left = until_ms - monotonic_ms();
-      if (left <= 0 || ::poll(&fd, 1, static_cast<int>(left)) == 0) {
+      int ready = left > 0 ? ::poll(&fd, 1, static_cast<int>(left)) : 0;
+      if (ready == 0) {
         return false;
+      }
+      if (ready < 0) {
+        continue;  // EINTR: the time left is measured again
       }
       char buffer[256];
       ssize_t n = ::read(m_out.get(), buffer, sizeof buffer);

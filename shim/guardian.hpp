@@ -27,8 +27,7 @@ class Guardian {
   UniqueFd m_done;
 };
 
-// Forces removal of a container, retrying while it may still be being created: the shim's
-// own deadline path and the guardian share it.
+// Forces removal of a container (one attempt, waiting for the engine up to 20 s).
 void force_remove_container(const Engine& engine, const std::string& name);
 
 // How long a guardian keeps retrying, past the deadline, an engine that does not answer (stopped,
