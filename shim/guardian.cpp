@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 
@@ -18,15 +19,24 @@ namespace sandshim::shim {
 namespace {
 
 constexpr int64_t k_remove_grace_ms = 2000;
+constexpr int64_t k_attempt_timeout_ms = 20'000;
 
 bool run_engine(const Engine& engine, std::vector<std::string> args) {
   args.insert(args.begin(), engine.client.string());
-  auto result = run_captured(args, engine.env, std::chrono::seconds(20));
+  auto result = run_captured(args, engine.env, std::chrono::milliseconds(k_attempt_timeout_ms));
   return !result.timed_out && result.status.code == 0;
 }
 
-// After the shim died, the container may still be on its way up: remove it now, then again
-// with backoff until the deadline has passed, so nothing outlives it.
+// One `rm --force` attempt; true when the engine answered that the container is gone.
+bool remove_once(const Engine& engine, const std::string& name) {
+  auto result = run_captured({engine.client.string(), "rm", "--force", name}, engine.env,
+                             std::chrono::milliseconds(k_attempt_timeout_ms));
+  return removal_confirmed(result.timed_out, result.status.code, result.err);
+}
+
+// After the shim died or handed over, the container may still be on its way up: remove it now,
+// then again with backoff until the deadline has passed and the engine has confirmed the
+// removal. An engine that does not answer (stopped, paused, restarting) is retried for longer.
 [[noreturn]] void guard(const Engine& engine, const std::string& name, int read_fd,
                         int64_t deadline_ms) {
   pollfd fd{read_fd, POLLIN, 0};
@@ -46,14 +56,17 @@ bool run_engine(const Engine& engine, std::vector<std::string> args) {
   bool asked = byte == 'R';  // the run is over: once removed, nothing is left to guard
   int64_t backoff = 250;
   for (;;) {
-    if (run_engine(engine, {"rm", "--force", name}) && asked) {
+    bool confirmed = remove_once(engine, name);
+    if (confirmed && asked) {
       ::_exit(0);
     }
     now = monotonic_ms();
-    if (now > deadline_ms + k_remove_grace_ms) {
+    if (guardian_may_stop(now, deadline_ms + k_remove_grace_ms, confirmed)) {
       ::_exit(0);
     }
-    int64_t sleep_ms = std::min(backoff, deadline_ms + k_remove_grace_ms - now + 1);
+    int64_t sleep_ms = now < deadline_ms + k_remove_grace_ms
+                           ? std::min(backoff, deadline_ms + k_remove_grace_ms - now + 1)
+                           : backoff;
     ::usleep(static_cast<useconds_t>(sleep_ms * 1000));
     backoff = std::min<int64_t>(backoff * 2, 4000);
   }
@@ -129,18 +142,28 @@ void Guardian::remove_now() {
   }
 }
 
-void force_remove_container(const Engine& engine, const std::string& name) {
-  run_engine(engine, {"rm", "--force", name});
+bool removal_confirmed(bool timed_out, int exit_code, const std::string& engine_stderr) {
+  if (timed_out) {
+    return false;
+  }
+  // docker answers 0 for a container already gone; podman may name it instead.
+  std::string lower = engine_stderr;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return exit_code == 0 || lower.find("no such container") != std::string::npos ||
+         lower.find("no container with name or id") != std::string::npos;
 }
 
-bool signal_container(const Engine& engine, const std::string& name, const std::string& signal) {
-  return run_engine(engine, {"kill", "--signal=" + signal, name});
+bool guardian_may_stop(int64_t now_ms, int64_t settled_ms, bool confirmed) {
+  return (now_ms > settled_ms && confirmed) || now_ms > settled_ms + k_unanswered_patience_ms;
 }
 
-bool signal_exec_processes(const Engine& engine, const std::string& name, const std::string& user,
-                           const std::string& signal) {
-  return run_engine(engine,
-                    {"exec", "--user=" + user, name, "sh", "-c", "kill -s " + signal + " -1"});
+std::vector<std::string> signal_arguments(const RunSpec& spec, const std::string& signal) {
+  if (spec.warm) {
+    return {"exec", "--user=" + spec.user,      spec.container_name(), "sh",
+            "-c",   "kill -s " + signal + " -1"};
+  }
+  return {"kill", "--signal=" + signal, spec.container_name()};
 }
 
 }  // namespace sandshim::shim

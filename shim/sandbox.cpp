@@ -1,5 +1,6 @@
 #include "shim/sandbox.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <iostream>
@@ -37,6 +38,34 @@ class Refusal : public Fatal {
 
  private:
   RunStatus m_status;
+};
+
+// Once a run's row exists, INT, TERM, HUP and QUIT are held back until the row is complete: the
+// run loop reads them while the container lives, and one that comes after is delivered only
+// once the outcome is recorded, so the shim still ends by it (128+N) without losing the row.
+class DeferredSignals {
+ public:
+  DeferredSignals() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+      sigaddset(&set, sig);
+    }
+    ::sigprocmask(SIG_BLOCK, &set, &m_previous);
+  }
+  DeferredSignals(const DeferredSignals&) = delete;
+  DeferredSignals& operator=(const DeferredSignals&) = delete;
+  ~DeferredSignals() { ::sigprocmask(SIG_SETMASK, &m_previous, nullptr); }
+
+ private:
+  sigset_t m_previous{};
+};
+
+// The audit database failed while the run was being recorded, with audit.required: the run is
+// refused without asking the store that just failed to record the refusal too.
+class AuditUnavailable : public Fatal {
+ public:
+  using Fatal::Fatal;
 };
 
 std::vector<std::string> host_environment() {
@@ -208,6 +237,24 @@ std::unique_ptr<audit::Store> fallback_store() {
   }
 }
 
+// Step one of the row, before anything starts. When it fails the run is refused (one line), or
+// with audit.required = false runs unrecorded after a warning; returns the store to complete.
+audit::Store* begin_record(audit::Store* store, const RunRecord& record, bool required) {
+  if (store == nullptr) {
+    return nullptr;
+  }
+  try {
+    store->begin_run(record);
+    return store;
+  } catch (const Fatal& e) {
+    if (required) {
+      throw AuditUnavailable(std::string(e.what()) + "; nothing ran (audit.required = true)");
+    }
+    say(std::string("warning: running without audit: ") + e.what());
+    return nullptr;
+  }
+}
+
 // The command has run: a failure to complete its row is reported, never turned into a refusal.
 void complete_record(audit::Store* store, const RunRecord& record) {
   if (store == nullptr) {
@@ -285,13 +332,12 @@ Engine engine_for(const Policy& policy) {
   }
 }
 
-// Starts the row, runs the container, completes the row; the command's outcome.
+// Starts the row, runs the container, fills the row in; the command's outcome. `store` becomes
+// null when the audit failed and the policy lets the run go on without it.
 ContainerResult execute(const Engine& engine, const std::vector<std::string>& args,
                         const RunSpec& spec, const Policy& policy, RunRecord& record,
-                        audit::Store* store) {
-  if (store != nullptr) {
-    store->begin_run(record);
-  }
+                        audit::Store*& store) {
+  store = begin_record(store, record, policy.audit_required);
   ContainerResult result = run_container(engine, args, spec, policy);
   finish_record(record, result);
   return result;
@@ -325,6 +371,7 @@ int run_in_container(const Invocation& invocation, const Policy& policy, const C
       record.engine_args.insert(record.engine_args.end(), args.begin(), args.end());
     }
   }
+  DeferredSignals deferred;  // from the row's start to its completion
   ContainerResult result = execute(engine, args, spec, policy, record, store);
   const std::string claimed = spec.warm ? spec.run_id : "";
   if (spec.warm && result.status == RunStatus::engine_error) {
@@ -390,6 +437,9 @@ int run_sandboxed(const Invocation& invocation) {
   }
   try {
     return run_in_container(invocation, policy, caller, record, store.get());
+  } catch (const AuditUnavailable& e) {
+    say(e.what());
+    return e.code();
   } catch (const Refusal& e) {
     record_refusal(store.get(), record, e.status(), e.what());
     say(std::string(e.what()) + "; nothing ran");
