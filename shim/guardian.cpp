@@ -21,12 +21,6 @@ namespace {
 constexpr int64_t k_remove_grace_ms = 2000;
 constexpr int64_t k_attempt_timeout_ms = 20'000;
 
-bool run_engine(const Engine& engine, std::vector<std::string> args) {
-  args.insert(args.begin(), engine.client.string());
-  auto result = run_captured(args, engine.env, std::chrono::milliseconds(k_attempt_timeout_ms));
-  return !result.timed_out && result.status.code == 0;
-}
-
 // One `rm --force` attempt; true when the engine answered that the container is gone.
 bool remove_once(const Engine& engine, const std::string& name) {
   auto result = run_captured({engine.client.string(), "rm", "--force", name}, engine.env,

@@ -3,9 +3,11 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "common/unique_fd.hpp"
 #include "shim/engine.hpp"
+#include "shim/run_spec.hpp"
 
 namespace sandshim::shim {
 
