@@ -103,6 +103,9 @@ struct KeyInfo {
 };
 const std::vector<KeyInfo>& policy_keys();
 
+// The built-in command -> image map (images.COMMAND before any config file).
+std::map<std::string, std::string> default_images();
+
 // The value of a key in the policy, rendered as it would be written in a config file.
 std::string render_value(const Policy& policy, const std::string& key);
 
