@@ -171,7 +171,9 @@ int tool_main(const Args& args) {
     }
   }
   print_usage(std::cerr);
-  throw Fatal("unknown command " + quoted(args.front()), exit_code::k_usage);
+  throw Fatal(
+      "unknown command " + quoted(args.front()) + "; see the list above or `sandshim --help`",
+      exit_code::k_usage);
 }
 
 // A closed stdin/stdout/stderr would be reused by the next open() and mix streams.

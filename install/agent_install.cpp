@@ -79,7 +79,8 @@ fs::path project_root(const po::variables_map& vm) {
   fs::path start =
       vm.count("project") != 0 ? fs::path(vm["project"].as<std::string>()) : fs::current_path(ec);
   if (!fs::is_directory(start, ec)) {
-    throw Fatal("project directory " + quoted(start.string()) + " does not exist",
+    throw Fatal("project directory " + quoted(start.string()) +
+                    " does not exist; pass an existing directory to --project",
                 exit_code::k_usage);
   }
   fs::path canonical = fs::canonical(start);
@@ -98,7 +99,7 @@ std::optional<AgentInstallOptions> parse_options(const std::vector<std::string>&
                 exit_code::k_usage);
   }
   if (vm.count("user") != 0 && vm.count("project") != 0) {
-    throw Fatal("--project and --user exclude each other", exit_code::k_usage);
+    throw Fatal("--project and --user exclude each other; give one of them", exit_code::k_usage);
   }
   AgentInstallOptions result{vm["agent"].as<std::string>(),
                              {},

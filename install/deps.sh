@@ -17,6 +17,8 @@ readonly k_packages=(
     docker.io debootstrap debian-archive-keyring ca-certificates
     # tests and demos
     python3 uidmap iproute2 procps psmisc
+    # the .deb (cpack runs dpkg-shlibdeps) and its man page check
+    dpkg-dev man-db
 )
 readonly k_update_max_age_min=360 # an apt-get update younger than this is trusted
 

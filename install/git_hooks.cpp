@@ -52,7 +52,8 @@ class Git {
     const char* path = std::getenv("PATH");
     auto found = find_in_path("git", path == nullptr ? "" : path, nullptr);
     if (!found) {
-      throw Fatal("git not found on PATH", exit_code::k_not_found);
+      throw Fatal("git not found on PATH; install it (apt-get install git)",
+                  exit_code::k_not_found);
     }
     m_binary = *found;
   }
@@ -133,7 +134,9 @@ struct Repository {
 Repository open_repository(const fs::path& directory) {
   std::error_code ec;
   if (!fs::is_directory(directory, ec)) {
-    throw Fatal("no such directory: " + quoted(directory.string()), exit_code::k_usage);
+    throw Fatal("no such directory: " + quoted(directory.string()) +
+                    "; pass the repository with --repo DIR",
+                exit_code::k_usage);
   }
   Git git(directory);
   fs::path common = absolute_git_path(git, {"--git-common-dir"});

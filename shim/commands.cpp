@@ -164,14 +164,21 @@ bool image_present(const Engine& engine, const std::string& image) {
   return result.status.code == 0;
 }
 
+// images.sh: next to the installed binary (PREFIX/share/sandshim), at the configured prefix, or
+// in the source tree of a build that was never installed.
 fs::path images_script() {
-  for (const fs::path& dir :
-       {fs::path(SANDSHIM_DATA_DIR), fs::path(SANDSHIM_SOURCE_DIR) / "install"}) {
+  std::vector<fs::path> candidates = {self_executable().parent_path() / SANDSHIM_DATA_DIR_FROM_BIN,
+                                      fs::path(SANDSHIM_DATA_DIR),
+                                      fs::path(SANDSHIM_SOURCE_DIR) / "install"};
+  for (const fs::path& dir : candidates) {
     if (fs::exists(dir / "images.sh")) {
       return dir / "images.sh";
     }
   }
-  throw Fatal("images.sh not found in " SANDSHIM_DATA_DIR "; reinstall sandshim");
+  throw Fatal("cannot build images: images.sh is not in " + candidates.front().string() +
+              " nor " SANDSHIM_DATA_DIR
+              "; reinstall sandshim (or run install/images.sh from its "
+              "source tree)");
 }
 
 int build_images(const std::vector<std::string>& args) {
@@ -259,7 +266,8 @@ std::vector<std::string> expired_containers(const Engine& engine) {
                     "--format={{.Names}} {{.Label \"org.sandshim.deadline\"}}"},
                    engine.env, std::chrono::seconds(30));
   if (result.status.code != 0) {
-    throw Fatal("cannot list containers: " + trim(result.err) + "; is the engine running?");
+    throw Fatal("cannot list containers: " + trim(result.err) +
+                "; start the engine (`docker info` must answer) or set engine.endpoint");
   }
   std::vector<std::string> expired;
   int64_t now = wall_clock_ms() / 1000;

@@ -265,3 +265,33 @@ TEST_CASE("the database: --db, then SANDSHIM_AUDIT_DB, then the policy's, then t
                         "\": cannot read it: it does not exist"));
   CHECK_FALSE(fs::exists(dir / "state"));
 }
+
+TEST_CASE("audit tables are coloured on a terminal only, and never with NO_COLOR or TERM=dumb",
+          "[audit][commands][terminal]") {
+  TempDir dir;
+  fs::path db = three_runs(dir);
+  ScopedEnv term("TERM", "xterm-256color");
+  ::unsetenv("NO_COLOR");
+  CommandResult painted = run_audit({"list", "--table"}, db, true);
+  CHECK_THAT(painted.out, Contains("\x1b[1m"));  // the header
+  CHECK_THAT(painted.out, Contains("\x1b[32mok\x1b[0m"));
+  CHECK_THAT(painted.out, Contains("\x1b[31merror\x1b[0m"));
+  // Escapes never shift a column: without them the table is the plain one, byte for byte.
+  CommandResult piped = run_audit({"list", "--table"}, db, false);
+  CHECK_THAT(piped.out, !Contains("\x1b["));
+  std::string stripped;
+  for (size_t i = 0; i < painted.out.size(); ++i) {
+    if (painted.out[i] == '\x1b') {
+      i = painted.out.find('m', i);
+    } else {
+      stripped += painted.out[i];
+    }
+  }
+  CHECK(stripped == piped.out);
+  {
+    ScopedEnv no_color("NO_COLOR", "1");
+    CHECK_THAT(run_audit({"list", "--table"}, db, true).out, !Contains("\x1b["));
+  }
+  ScopedEnv dumb("TERM", "dumb");
+  CHECK_THAT(run_audit({"list", "--table"}, db, true).out, !Contains("\x1b["));
+}
