@@ -51,7 +51,11 @@ CommandDoc version_doc() {
                                 boost::program_options::options_description("Options"));
 }
 
-int version_main(const Args& /*args*/) {
+int version_main(const Args& args) {
+  boost::program_options::variables_map vm;
+  if (!shim::parse_subcommand_options(args, version_doc(), vm)) {
+    return exit_code::k_ok;
+  }
   std::cout << "sandshim " << SANDSHIM_VERSION << "\n";
   return exit_code::k_ok;
 }
