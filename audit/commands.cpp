@@ -513,7 +513,8 @@ std::filesystem::path database_path(const po::variables_map& options,
 }
 
 int run_subcommand(const Subcommand& command, const std::vector<std::string>& args,
-                   const std::filesystem::path& configured_db, std::ostream& out, bool tty) {
+                   const std::filesystem::path& configured_db, std::ostream& out, bool tty,
+                   bool color) {
   po::variables_map options = parse_options(command, args);
   if (options.count("help") != 0) {
     print_help(out, doc_of(command));
@@ -526,7 +527,6 @@ int run_subcommand(const Subcommand& command, const std::vector<std::string>& ar
                 exit_code::k_usage);
   }
   std::filesystem::path db_path = database_path(options, configured_db);
-  bool color = tty && terminal::color_allowed(std::getenv("NO_COLOR"), std::getenv("TERM"));
   return command.run(Invocation{std::move(options), db_path, out, tty, wall_clock_ms(), color});
 }
 
@@ -545,7 +545,7 @@ std::vector<std::string> with_db_after_command(std::vector<std::string> args) {
 }  // namespace
 
 int audit_main(const std::vector<std::string>& raw_args, const std::filesystem::path& configured_db,
-               std::ostream& out, bool out_is_tty) {
+               std::ostream& out, bool out_is_tty, bool color) {
   std::vector<std::string> args = with_db_after_command(raw_args);
   if (args.empty()) {
     throw Fatal("missing command; see `sandshim audit --help`", exit_code::k_usage);
@@ -561,11 +561,12 @@ int audit_main(const std::vector<std::string>& raw_args, const std::filesystem::
   }
   const Subcommand& command = find_subcommand(first);
   return run_subcommand(command, std::vector<std::string>(args.begin() + 1, args.end()),
-                        configured_db, out, out_is_tty);
+                        configured_db, out, out_is_tty, color);
 }
 
 int audit_main(const std::vector<std::string>& args, const std::filesystem::path& configured_db) {
-  return audit_main(args, configured_db, std::cout, ::isatty(STDOUT_FILENO) == 1);
+  return audit_main(args, configured_db, std::cout, ::isatty(STDOUT_FILENO) == 1,
+                    terminal::use_color(STDOUT_FILENO));
 }
 
 int audit_main(const std::vector<std::string>& args) {
