@@ -21,6 +21,7 @@
 #include "common/strings.hpp"
 #include "hooks/commands.hpp"
 #include "install/agent_install.hpp"
+#include "install/doctor.hpp"
 #include "install/git_hooks.hpp"
 #include "install/shim_links.hpp"
 #include "install/skill.hpp"
@@ -94,6 +95,7 @@ const std::vector<Subcommand>& subcommands() {
       {"audit", audit_command, audit::command_docs},
       {"hook", hooks::hook_main, docs_of<hooks::hook_doc>},
       {"policy", shim::policy_main, docs_of<shim::policy_doc>},
+      {"doctor", install::doctor_main, docs_of<install::doctor_doc>},
       {"version", version_main, docs_of<version_doc>},
   };
   return table;

@@ -79,7 +79,8 @@ main() {
     local args=("$@") packages=("${k_packages[@]}") missing
     while (($#)); do
         case $1 in
-            --with-podman) packages+=(podman) ;;
+            # tini: the same init as docker's (exit codes 126/127); the rest for rootless podman.
+            --with-podman) packages+=(podman tini catatonit fuse-overlayfs slirp4netns) ;;
             -h | --help) usage; exit 0 ;;
             *) usage; die "unknown option '$1'" ;;
         esac

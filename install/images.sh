@@ -350,6 +350,27 @@ remove_leftovers() {
     done < <("$g_docker" images --format '{{.Repository}}:{{.Tag}}' --filter 'reference=sandshim/*:candidate-*')
 }
 
+# podman keeps its own image store: copies each requested image from docker into it, under the
+# same id (so a copy that is current is skipped, and the old one is dropped when replaced). A no-op
+# when podman is not installed.
+sync_podman_images() {
+    local podman name tag want have
+    podman=$(command -v podman) || return 0
+    for name in "${g_only[@]}"; do
+        tag=$(image_tag "$name")
+        want=$("$g_docker" image inspect -f '{{.Id}}' "$tag" 2>/dev/null) || continue
+        have=$("$podman" image inspect -f '{{.Id}}' "$tag" 2>/dev/null || true)
+        if [[ -n $have && sha256:${have#sha256:} == "$want" ]]; then
+            say "[$name] podman already has $tag"
+            continue
+        fi
+        say "[$name] copying $tag into podman's image store"
+        "$g_docker" save "$tag" | "$podman" load -q >/dev/null ||
+            die "podman load of $tag failed; check \`podman info\`"
+        [[ -z $have ]] || "$podman" rmi "$have" >/dev/null 2>&1 || true
+    done
+}
+
 # Prints the names of the requested images that need building.
 images_to_build() {
     local name
@@ -369,7 +390,7 @@ main() {
     on_exit engine_stop_if_started
     engine_ensure_running || die "no Docker engine to import the images into (see above)"
     mapfile -t todo < <(images_to_build 2>/dev/null)
-    ((${#todo[@]})) || { images_to_build >/dev/null; return 0; }
+    ((${#todo[@]})) || { images_to_build >/dev/null; sync_podman_images; return 0; }
     reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" "${args[@]}"
     command -v debootstrap >/dev/null 2>&1 || die "debootstrap is not installed; run install/deps.sh"
     g_state=$(state_dir)
@@ -383,6 +404,7 @@ main() {
     mirror=$(debian_mirror)
     export_apt_proxy
     build_all "$mirror" "${todo[@]}"
+    sync_podman_images
 }
 
 # Sourcing (for tests) defines the functions without running anything.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command, and what CI runs: installs what is missing, makes sure a Docker engine
-# answers (stopping it at exit only if this script started it), builds the images and the project,
+# answers (stopping it at exit only if this script started it) and podman works, builds the images
+# (copied into podman's store too) and the project,
 # then runs ctest and exits with ctest's code. Arguments go to ctest (e.g. -L unit).
 # Reads: CI (under CI=true a missing engine fails instead of skipping the engine steps),
 #        SANDSHIM_TEST_TIMEOUT (default per-test timeout in seconds, 900), and what the install/ scripts read.
@@ -23,6 +24,13 @@ prepare_engine() {
     [[ ${CI:-} != true ]] || die "no Docker engine under CI=true: integration tests cannot be skipped in CI"
     warn "no Docker engine: skipping the images; tests labelled docker will skip (CI=true would fail)"
     return 1
+}
+
+# The integration suites also run on podman (label podman); CI must have it working.
+prepare_podman() {
+    podman_ensure_ready && return 0
+    [[ ${CI:-} != true ]] || die "podman is not usable under CI=true: the podman-labelled tests cannot be skipped in CI"
+    warn "podman is not usable: tests labelled podman will skip (CI=true would fail)"
 }
 
 build() {
@@ -50,9 +58,10 @@ run_ctest() {
 main() {
     local started=$SECONDS rc=0
     cd "$(repo_root)"
-    bash install/deps.sh
+    bash install/deps.sh --with-podman
     if prepare_engine; then
-        bash install/images.sh
+        prepare_podman
+        bash install/images.sh # also copies the images into podman's store
     fi
     build
     run_ctest "$@" || rc=$?

@@ -263,7 +263,7 @@ namespace {
 std::vector<std::string> expired_containers(const Engine& engine) {
   auto result =
       run_captured({engine.client.string(), "ps", "--all", "--filter=label=org.sandshim.run",
-                    "--format={{.Names}} {{.Label \"org.sandshim.deadline\"}}"},
+                    "--format={{.Names}} " + engine.dialect.label_format("org.sandshim.deadline")},
                    engine.env, std::chrono::seconds(30));
   if (result.status.code != 0) {
     throw Fatal("cannot list containers: " + trim(result.err) +

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 
 #include "common/error.hpp"
 #include "common/process.hpp"
@@ -68,8 +69,13 @@ bool starts_like_engine_error(const std::string& text) {
   if (text.empty()) {
     return false;
   }
-  static const char* const k_prefixes[] = {"docker: ", "Error: ", "Error response from daemon",
-                                           "Cannot connect to", "permission denied while"};
+  // `time="…" level=warning`: podman's log lines, which may come before its error.
+  static const char* const k_prefixes[] = {"docker: ",
+                                           "Error: ",
+                                           "Error response from daemon",
+                                           "Cannot connect to",
+                                           "permission denied while",
+                                           "time=\""};
   for (const char* prefix : k_prefixes) {
     size_t n = std::min(text.size(), std::strlen(prefix));
     if (text.compare(0, n, prefix, n) == 0) {
@@ -88,7 +94,7 @@ std::string signal_name(int sig) {
 // the run waiting for it.
 class ImageProbe {
  public:
-  ImageProbe(const Engine& engine, const std::string& image) {
+  ImageProbe(const Engine& engine, const std::string& image) : m_dialect(engine.dialect) {
     Pipe out = make_pipe();
     UniqueFd null_fd(::open("/dev/null", O_RDWR | O_CLOEXEC));
     SpawnOptions options;
@@ -116,12 +122,13 @@ class ImageProbe {
       }
       m_ok = wait_for(m_pid).code == 0;
       m_pid = -1;
-      m_id = m_ok ? trim(id) : "";
+      m_id = m_ok ? m_dialect.normalize_image_id(trim(id)) : "";
     }
     return m_id;
   }
 
  private:
+  EngineDialect m_dialect;
   pid_t m_pid = -1;
   UniqueFd m_out;
   bool m_ok = false;
@@ -340,7 +347,7 @@ bool RunLoop::oom_killed() const {
   auto result = run_captured(
       {m_engine.client.string(), "events", "--since=" + std::to_string(since),
        "--until=" + std::to_string(until), "--filter=container=" + m_spec.container_name(),
-       "--filter=event=oom", "--format={{.Action}}"},
+       "--filter=event=oom", "--format=" + m_engine.dialect.event_format()},
       m_engine.env, std::chrono::seconds(10));
   return result.out.find("oom") != std::string::npos;
 }
@@ -392,8 +399,12 @@ ContainerResult RunLoop::classify(const Policy& policy) {
   return result;
 }
 
+// The engine's first line that is not one of podman's log lines (`time="…" level=…`).
 std::string first_line(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
+  std::string line;
+  std::istringstream lines(text);
+  while (std::getline(lines, line) && line.starts_with("time=\"")) {
+  }
   for (const char* prefix : {"docker: ", "Error: "}) {
     if (line.starts_with(prefix)) {
       line = line.substr(std::strlen(prefix));
@@ -407,7 +418,7 @@ std::string first_line(const std::string& text) {
 std::string describe_engine_error(const std::string& engine_output, const RunSpec& spec) {
   std::string reason = first_line(engine_output);
   std::string command = std::filesystem::path(spec.command.front()).filename().string();
-  std::string fix = "check the engine with `docker info`";
+  std::string fix = "check the engine with " + spec.dialect.info_command();
   if (reason.find("No such image") != std::string::npos ||
       reason.find("image not known") != std::string::npos ||
       reason.find("unable to find image") != std::string::npos) {
@@ -418,10 +429,9 @@ std::string describe_engine_error(const std::string& engine_output, const RunSpe
   } else if (reason.find("Cannot connect") != std::string::npos ||
              reason.find("Is the docker daemon running") != std::string::npos ||
              reason.find("connection refused") != std::string::npos) {
-    fix =
-        "the engine is not running: start it (`sudo systemctl start docker`, or install/setup.sh)";
+    fix = spec.dialect.start_hint();
   } else if (reason.find("permission denied") != std::string::npos) {
-    fix = "you may not use the engine socket: `sudo usermod -aG docker $USER`, then log in again";
+    fix = spec.dialect.permission_hint();
   }
   return "the container engine failed (" + reason + "); " + fix + "; nothing ran";
 }

@@ -13,6 +13,10 @@ std::string flag(const std::string& name, const std::string& value) {
   return "--" + name + "=" + value;
 }
 
+void append(std::vector<std::string>& args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+}
+
 std::string cpus_value(double cpus) {
   std::ostringstream out;
   out << cpus;
@@ -32,8 +36,10 @@ void add_identity_flags(std::vector<std::string>& args, const Policy& policy, co
 // Single use, and nothing left behind: removed on exit, an init to reap zombies and forward
 // signals, never a surprise pull, no log files a flood could fill.
 void add_lifecycle_flags(std::vector<std::string>& args, const Policy& /*policy*/,
-                         const RunSpec& /*spec*/) {
-  args.insert(args.end(), {"--rm", "--init", "--pull=never", "--log-driver=none"});
+                         const RunSpec& spec) {
+  args.push_back("--rm");
+  append(args, spec.dialect.init_flags());
+  args.insert(args.end(), {"--pull=never", "--log-driver=none"});
 }
 
 void add_network_flags(std::vector<std::string>& args, const Policy& policy,
@@ -53,6 +59,7 @@ void add_privilege_flags(std::vector<std::string>& args, const Policy& /*policy*
 void add_filesystem_flags(std::vector<std::string>& args, const Policy& policy,
                           const RunSpec& spec) {
   args.push_back("--read-only");
+  append(args, spec.dialect.filesystem_flags());
   args.push_back(
       flag("tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=" + std::to_string(policy.tmp_bytes)));
   args.push_back(flag("shm-size", std::to_string(policy.shm_bytes)));
@@ -61,8 +68,8 @@ void add_filesystem_flags(std::vector<std::string>& args, const Policy& policy,
 }
 
 // Memory without swap on top, CPU, processes, open files; no core dumps.
-void add_limit_flags(std::vector<std::string>& args, const Policy& policy,
-                     const RunSpec& /*spec*/) {
+void add_limit_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec) {
+  append(args, spec.dialect.limit_flags());
   std::string memory = std::to_string(policy.memory_bytes);
   args.push_back(flag("memory", memory));
   args.push_back(flag("memory-swap", memory));
@@ -82,9 +89,12 @@ void add_limit_flags(std::vector<std::string>& args, const Policy& policy,
 void add_environment_flags(std::vector<std::string>& args, const Policy& /*policy*/,
                            const RunSpec& spec) {
   args.push_back("--env=HOME=/tmp");
+  bool term_passed = spec.tty;
   for (const auto& entry : spec.env) {
     args.push_back(flag("env", entry.first));
+    term_passed = term_passed || entry.first == "TERM";
   }
+  append(args, spec.dialect.environment_flags(term_passed));
 }
 
 void add_stdio_flags(std::vector<std::string>& args, const Policy& /*policy*/,

@@ -226,11 +226,14 @@ Key pattern_list_key(std::string name, std::string help, std::vector<std::string
 
 const std::vector<Key>& key_table() {
   static const std::vector<Key> table = {
-      {{"engine.name", "container engine: docker or podman", "docker", false},
+      {{"engine.name",
+        "container engine: docker, podman, or auto (docker when its client is on "
+        "engine.search_path, else podman)",
+        "auto", false},
        trusted_string(&Policy::engine,
                       [](const std::string& v) -> std::optional<std::string> {
-                        if (v != "docker" && v != "podman") {
-                          return std::string("expected docker or podman");
+                        if (v != "docker" && v != "podman" && v != "auto") {
+                          return std::string("expected docker, podman or auto");
                         }
                         return std::nullopt;
                       }),
@@ -283,6 +286,10 @@ const std::vector<Key>& key_table() {
                   &Policy::user, valid_user),
       trusted_key("sandbox.hostname", "hostname inside the container", &Policy::hostname,
                   valid_hostname),
+      choice_key("limits.unenforced",
+                 "limits the engine cannot enforce (rootless on cgroup v1, a missing "
+                 "controller): refuse to run, or accept and record them",
+                 &Policy::limits_unenforced, {"accept", "refuse"}),
       pattern_list_key("env.allow", "more variable names or patterns passed into the sandbox",
                        &Policy::env_allow, false),
       pattern_list_key("env.deny", "more variable names or patterns never passed (deny wins)",

@@ -20,8 +20,8 @@ struct Origin {
 // line. The engine code reads only this.
 struct Policy {
   // [engine]
-  std::string engine = "docker";  // docker | podman
-  std::string engine_path;        // absolute path; empty: search engine_search_path
+  std::string engine = "auto";  // docker | podman | auto
+  std::string engine_path;      // absolute path; empty: search engine_search_path
   std::string engine_search_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   std::string endpoint;       // empty: the engine's local socket
   std::string tls_cert_path;  // directory with ca.pem, cert.pem, key.pem for tcp:// endpoints
@@ -39,6 +39,9 @@ struct Policy {
   int64_t nproc = 1024;
   std::string user = "auto";  // auto: the caller's uid:gid, 65534:65534 for root
   std::string hostname = "sandbox";
+
+  // [limits]
+  std::string limits_unenforced = "refuse";  // accept | refuse: limits the engine cannot enforce
 
   // [env]
   std::vector<std::string> env_allow;  // patterns added to the built-in allowlist

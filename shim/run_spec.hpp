@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "shim/engine.hpp"
+
 namespace sandshim::shim {
 
 // Everything about one sandboxed run that is not policy: what to run, where, as whom.
@@ -20,6 +22,7 @@ struct RunSpec {
   std::string user;                                      // uid:gid inside the container
   bool tty = false;                                      // both ends of the caller are a TTY
   int64_t deadline_epoch_s = 0;                          // for `sandshim gc`
+  EngineDialect dialect;                                 // the engine's differences
   std::string container_name() const { return "sandshim-" + run_id; }
 };
 

@@ -12,6 +12,7 @@
 #include "common/strings.hpp"
 #include "shim/caller.hpp"
 #include "shim/container_run.hpp"
+#include "shim/enforcement.hpp"
 #include "shim/engine.hpp"
 #include "shim/environment.hpp"
 #include "shim/hardening.hpp"
@@ -217,6 +218,41 @@ void complete_record(audit::Store* store, const RunRecord& record) {
   }
 }
 
+// The engine's own error, as one refusal line without the trailing "nothing ran" the refusal
+// path adds.
+std::string engine_info_failure(const std::string& engine_output, const RunSpec& spec) {
+  std::string message = describe_engine_error(engine_output, spec);
+  const std::string suffix = "; nothing ran";
+  if (message.ends_with(suffix)) {
+    message.resize(message.size() - suffix.size());
+  }
+  return message;
+}
+
+// Before the container starts: the engine must really enforce the limits (rootless engines on
+// cgroup v1 accept and drop them), unless the policy accepts that. The audit row's limits say
+// which were in force.
+void require_enforced_limits(const Policy& policy, const Engine& engine, const RunSpec& spec,
+                             RunRecord& record) {
+  EngineFacts facts;
+  try {
+    facts = engine_facts(engine, default_facts_cache());
+  } catch (const EngineInfoError& e) {
+    throw Refusal(RunStatus::engine_error, engine_info_failure(e.what(), spec));
+  } catch (const Fatal& e) {
+    throw Refusal(RunStatus::engine_error, e.what());
+  }
+  Enforcement enforcement = assess_enforcement(facts);
+  record.limits += " " + describe_enforcement(enforcement);
+  if (!enforcement.unenforced.empty() && policy.limits_unenforced != "accept") {
+    throw Refusal(RunStatus::refused, refusal_message(facts, enforcement));
+  }
+  if (!enforcement.unenforced.empty()) {
+    say("warning: running without the " + join(enforcement.unenforced, ", ") +
+        " limits (limits.unenforced = accept): " + enforcement.reason);
+  }
+}
+
 int run_in_container(const Invocation& invocation, const Policy& policy, const Caller& caller,
                      RunRecord& record, audit::Store* store) {
   fs::path cwd = current_directory();
@@ -231,6 +267,7 @@ int run_in_container(const Invocation& invocation, const Policy& policy, const C
       throw Refusal(RunStatus::engine_error, e.what());
     }
   }();
+  spec.dialect = engine.dialect;
   auto args = build_run_arguments(policy, spec);
   describe_run(record, policy, spec, engine, args);
   if (invocation.dry_run) {
@@ -239,6 +276,7 @@ int run_in_container(const Invocation& invocation, const Policy& policy, const C
     std::cout << shell_join(line) << std::endl;
     return exit_code::k_ok;
   }
+  require_enforced_limits(policy, engine, spec, record);
   if (store != nullptr) {
     store->begin_run(record);
   }

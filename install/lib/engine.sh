@@ -206,3 +206,34 @@ _engine_kill_and_wait() {
         sleep 0.2
     done
 }
+
+# ---------------------------------------------------------------------------------------------
+# podman, the second engine: daemonless, so nothing to start. Rootful podman on a cgroup v1 host
+# without systemd as PID 1 picks the cgroupfs manager and runc by itself; what it needs from us are
+# the packages (install/deps.sh --with-podman: podman, tini for docker's init and exit codes,
+# fuse-overlayfs and slirp4netns for rootless use) and the images (install/images.sh copies them).
+
+# True when podman answers `podman info` within a few seconds.
+podman_answers() {
+    timeout "${1:-30}" podman info >/dev/null 2>&1
+}
+
+# Checks that podman can run sandshim's containers here; one explaining line and 1 when it cannot.
+podman_ensure_ready() {
+    if ! command -v podman >/dev/null 2>&1; then
+        say "no podman client on PATH; run install/deps.sh --with-podman"
+        return 1
+    fi
+    if ! podman_answers 30; then
+        say "podman does not answer (podman info): $(timeout 30 podman info 2>&1 | tail -n 1)"
+        return 1
+    fi
+    local facts
+    facts=$(podman info --format '{{.Host.CgroupsVersion}} {{.Host.CgroupManager}} {{.Host.OCIRuntime.Name}} {{.Store.GraphDriverName}}' 2>/dev/null || true)
+    say "podman ready (cgroups, manager, runtime, storage: $facts)"
+    if [[ $facts == v1* ]] && ! is_root; then
+        warn "rootless podman on cgroup v1 cannot enforce memory, CPU or pids limits"
+    fi
+    command -v tini-static >/dev/null 2>&1 ||
+        warn "no tini-static: podman's catatonit is the init, and a command that cannot start exits 1 instead of 126/127"
+}

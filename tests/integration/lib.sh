@@ -10,7 +10,9 @@
 #   suite_done
 #
 # Environment: SANDSHIM_BIN (the binary; default $SANDSHIM_SOURCE_DIR/build/sandshim),
-# SANDSHIM_SOURCE_DIR, CI (true: a missing engine fails instead of skipping),
+# SANDSHIM_SOURCE_DIR, SANDSHIM_TEST_ENGINE (docker or podman, default docker: the engine the
+# suite's runs use, written as engine.name into the suite's user config; write that file with
+# `write_user_config`, never by hand), CI (true: a missing engine fails instead of skipping),
 # SANDSHIM_TEST_VERBOSE (set -x), SANDSHIM_TEST_KEEP (keep the test directory even on success).
 #
 # Each suite gets its own directory (kept when it fails, path printed) holding HOME, the XDG
@@ -101,7 +103,7 @@ suite_containers_left() {
     names=$(suite_container_names) || fail "cannot list this suite's runs from its audit database"
     names=$(sort -u <<<"$names")
     [[ -n $names ]] || return 0
-    "$DOCKER" ps --all --filter label=org.sandshim.run --format '{{.Names}}' | sort -u |
+    "$ENGINE_CLIENT" ps --all --filter label=org.sandshim.run --format '{{.Names}}' | sort -u |
         comm -12 - <(printf '%s\n' "$names")
 }
 
@@ -129,11 +131,11 @@ cleanup() {
     trap - ERR
     [[ -n $T ]] || exit "$rc"
     stop_background
-    if [[ -n ${DOCKER:-} ]]; then
+    if [[ -n ${ENGINE_CLIENT:-} ]]; then
         left=$(suite_containers_left)
         if [[ -n $left ]]; then
             # shellcheck disable=SC2086
-            "$DOCKER" rm --force $left >/dev/null 2>&1
+            "$ENGINE_CLIENT" rm --force $left >/dev/null 2>&1
         fi
     fi
     if ((rc == 0 || rc == EXIT_SKIP)) && [[ -z ${SANDSHIM_TEST_KEEP:-} ]]; then
@@ -175,9 +177,10 @@ export XDG_CONFIG_HOME=$HOME/.config XDG_STATE_HOME=$HOME/.local/state XDG_DATA_
 export SANDSHIM_AUDIT_DB=$T/state/audit.db
 AUDIT_DBS+=("$SANDSHIM_AUDIT_DB")
 mkdir -p "$XDG_CONFIG_HOME/sandshim" "$XDG_STATE_HOME" "$XDG_DATA_HOME" "$T/state"
-# Nothing from the developer's shell steers sandshim or the harness's docker client.
+# Nothing from the developer's shell steers sandshim or the harness's engine client.
 unset SANDSHIM_CONFIG SANDSHIM_DRY_RUN SANDSHIM_AGENT SANDSHIM_SESSION_ID SANDSHIM_TOOL_USE_ID
 unset DOCKER_HOST DOCKER_CONTEXT DOCKER_CONFIG DOCKER_TLS_VERIFY DOCKER_CERT_PATH
+unset CONTAINER_HOST CONTAINER_CONNECTION CONTAINERS_CONF
 export LANG=C.UTF-8 TZ=UTC
 if [[ -e /etc/sandshim/config ]]; then
     warn "/etc/sandshim/config exists and applies to every run of this suite"
@@ -198,13 +201,41 @@ cd "$WS"
 # ---------------------------------------------------------------------------------------------
 # Engine.
 
-DOCKER=$(command -v docker || true)
-[[ -n $DOCKER ]] || skip_or_fail "no docker client on PATH"
-timeout 20 "$DOCKER" info >/dev/null 2>&1 || skip_or_fail "the Docker engine does not answer (docker info)"
+# ENGINE names the engine under test; ENGINE_CLIENT is its client, which the harness uses for its
+# own container checks. DOCKER is the same client under its historical name (the suites' own
+# `"$ENGINE_CLIENT" run ...` work with both clients).
+ENGINE=${SANDSHIM_TEST_ENGINE:-docker}
+case $ENGINE in
+    docker | podman) ;;
+    *) die "SANDSHIM_TEST_ENGINE='$ENGINE': expected docker or podman" ;;
+esac
+readonly ENGINE
+ENGINE_CLIENT=$(command -v "$ENGINE" || true)
+[[ -n $ENGINE_CLIENT ]] || skip_or_fail "no $ENGINE client on PATH"
+DOCKER=$ENGINE_CLIENT
+timeout 60 "$ENGINE_CLIENT" info >/dev/null 2>&1 || skip_or_fail "the $ENGINE engine does not answer ($ENGINE info)"
 for image in sandshim/python:bookworm sandshim/node:bookworm sandshim/sh:bookworm; do
-    "$DOCKER" image inspect "$image" >/dev/null 2>&1 ||
-        skip_or_fail "image $image is missing (build it with install/images.sh; the tests never pull)"
+    "$ENGINE_CLIENT" image inspect "$image" >/dev/null 2>&1 ||
+        skip_or_fail "image $image is missing from $ENGINE (build it with install/images.sh; the tests never pull)"
 done
+
+# Limits for the suites' own plain `run`s: as root, podman raises nofile and nproc to its defaults,
+# which fails where its own hard limits are lower (docker accepts them too).
+PLAIN_RUN_LIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
+
+# The suite's user config: engine.name first, then the settings read from stdin.
+write_user_config() {
+    { printf '[engine]\nname = %s\n' "$ENGINE" && cat; } >"$XDG_CONFIG_HOME/sandshim/config"
+}
+# Back to the engine setting alone.
+reset_user_config() { write_user_config </dev/null; }
+reset_user_config
+
+# Skips one check that cannot apply to this engine, saying why (never silently); the suite goes on.
+skip_check_on() { # ENGINE REASON
+    [[ $ENGINE == "$1" ]] || return 1
+    say "SKIP on $ENGINE: ${CHECK:-this check}: $2"
+}
 
 sandshim() { "$SANDSHIM_BIN" "$@"; }
 
@@ -321,7 +352,7 @@ wait_for_running_container() { # TIMEOUT-SECONDS
                 "$HOST_PY" -c 'import json, sys
 rows = json.load(sys.stdin)
 print(rows[0]["run_id"] if rows else "")')
-            if [[ -n $id ]] && [[ $("$DOCKER" ps --filter "name=^sandshim-$id\$" --filter status=running \
+            if [[ -n $id ]] && [[ $("$ENGINE_CLIENT" ps --filter "name=^sandshim-$id\$" --filter status=running \
                 --format '{{.Names}}') == "sandshim-$id" ]]; then
                 printf '%s\n' "$id"
                 return 0
@@ -333,7 +364,7 @@ print(rows[0]["run_id"] if rows else "")')
 }
 
 container_exists() { # NAME
-    [[ -n $("$DOCKER" ps --all --filter "name=^$1\$" --format '{{.Names}}') ]]
+    [[ -n $("$ENGINE_CLIENT" ps --all --filter "name=^$1\$" --format '{{.Names}}') ]]
 }
 
 # ---------------------------------------------------------------------------------------------

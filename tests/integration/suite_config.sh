@@ -29,12 +29,13 @@ for key in sandbox.{network,memory,cpus,pids,timeout,tmp_size,shm_size,nofile,np
 done
 
 check "bad values and unknown keys: 125, every problem with file:line in one line, nothing ran"
+# raw, so the line numbers below are exact; the run stops at the policy, before any engine
 printf '[sandbox]\nmemory = lots\nbogus = 1\n' >"$USER_CONFIG"
 expect_exit 125 sandshim run --workspace rw -- "${would_mark[@]}"
 expect_contains "sandshim: invalid policy: $USER_CONFIG:2: sandbox.memory = \"lots\": expected a size" "$ERR"
 expect_contains "$USER_CONFIG:3: sandbox.bogus = \"1\": unknown key (see \`sandshim policy keys\`)" "$ERR"
 expect_refused_nothing_ran
-rm "$USER_CONFIG"
+reset_user_config
 
 check "SANDSHIM_CONFIG naming a missing file: 125, nothing ran"
 SANDSHIM_CONFIG=$T/no-such-config expect_exit 125 sandshim run --workspace rw -- "${would_mark[@]}"
@@ -64,10 +65,10 @@ expect_refused_nothing_ran
 rm "$WS_CONFIG"
 
 check "control: the user's own config may loosen what a workspace may not (memory = 4g)"
-printf '[sandbox]\nmemory = 4g\n' >"$USER_CONFIG"
+printf '[sandbox]\nmemory = 4g\n' | write_user_config
 expect_exit 0 sandshim run --dry-run -- sh -c true
 expect_contains " --memory=4294967296 " "$OUT"
-rm "$USER_CONFIG"
+reset_user_config
 
 check "a workspace file that tightens applies: memory = 128m, timeout = 1s"
 printf '[sandbox]\nmemory = 128m\n' >"$WS_CONFIG"

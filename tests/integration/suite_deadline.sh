@@ -108,10 +108,12 @@ check "sandshim gc: removes an expired labelled container, keeps a live one, mar
 expired=sandshim-itest-gc-expired-$$
 live=sandshim-itest-gc-live-$$
 EXTRA_CONTAINERS+=("$expired" "$live")
-"$DOCKER" run -d --network none --pull=never --log-driver=none --name "$expired" \
+"$DOCKER" run -d --network none --pull=never --log-driver=none \
+    "${PLAIN_RUN_LIMITS[@]}" --name "$expired" \
     --label org.sandshim.run="itest-$$-expired" --label org.sandshim.deadline=1 \
     sandshim/sh:bookworm sleep 60 >/dev/null
-"$DOCKER" run -d --network none --pull=never --log-driver=none --name "$live" \
+"$DOCKER" run -d --network none --pull=never --log-driver=none \
+    "${PLAIN_RUN_LIMITS[@]}" --name "$live" \
     --label org.sandshim.run="itest-$$-live" --label org.sandshim.deadline=$(($(date +%s) + 600)) \
     sandshim/sh:bookworm sleep 60 >/dev/null
 expect_exit 0 sandshim gc

@@ -56,7 +56,8 @@ else
     # sandbox a network; the probe itself is shown to see interfaces and routes in the host's
     # network namespace instead (looked at, nothing sent).
     check "network control: the probe sees interfaces and routes where there are some (engine has no bridge: host namespace)"
-    "$DOCKER" run --rm --network host --pull=never --log-driver=none sandshim/sh:bookworm \
+    "$DOCKER" run --rm --network host --pull=never --log-driver=none \
+        "${PLAIN_RUN_LIMITS[@]}" sandshim/sh:bookworm \
         sh -c 'ls /sys/class/net; echo ---; tail -n +2 /proc/net/route' >"$T/hostnet.out"
     [[ $(grep -vc -e '^lo$' -e '^---$' "$T/hostnet.out") -ge 2 ]] ||
         fail "the probe saw no interface or route besides lo: $(cat "$T/hostnet.out")"
@@ -119,7 +120,8 @@ expect_exit 42 sandshim run --tmp-size 128m -- sh -c "$fill"
 
 check "identity probe: a plain docker run (no sandshim) shows capabilities, uid 0, NoNewPrivs 0"
 probe='grep -E "^(CapEff|CapPrm|CapBnd|NoNewPrivs):" /proc/self/status; echo "uid: $(id -u)"; echo "host: $(hostname)"'
-"$DOCKER" run --rm --network none --pull=never --log-driver=none sandshim/sh:bookworm sh -c "$probe" \
+"$DOCKER" run --rm --network none --pull=never --log-driver=none \
+    "${PLAIN_RUN_LIMITS[@]}" sandshim/sh:bookworm sh -c "$probe" \
     >"$T/plain.out"
 grep -q '^CapEff:[[:space:]]*0*[1-9a-f]' "$T/plain.out" || fail "the control shows no capability: $(cat "$T/plain.out")"
 expect_contains "NoNewPrivs:	0" "$T/plain.out"
@@ -156,7 +158,7 @@ expect_contains "PYTHONPATH=/canary/pythonpath" "$OUT"
 expect_contains "LANG=C.UTF-8" "$OUT"
 expect_contains "TZ=CANARY0" "$OUT"
 expect_not_contains FOO_SETTING "$OUT"
-printf '[env]\nallow = FOO_SETTING GITHUB_TOKEN\n' >"$XDG_CONFIG_HOME/sandshim/config"
+printf '[env]\nallow = FOO_SETTING GITHUB_TOKEN\n' | write_user_config
 # In the background, to look at every host process's command line while the container runs.
 "$SANDSHIM_BIN" run -- sh -c 'env; sleep 3' >"$T/env.out" 2>"$T/env.err" &
 BG_PIDS+=($!)
@@ -170,7 +172,7 @@ wait "$env_run" || fail "the background run failed: $(cat "$T/env.err")"
 expect_contains "FOO_SETTING=canary-foo-value" "$T/env.out"
 expect_not_contains GITHUB_TOKEN "$T/env.out"
 expect_not_contains AWS_SECRET_ACCESS_KEY "$T/env.out"
-rm "$XDG_CONFIG_HOME/sandshim/config"
+reset_user_config
 unset AWS_SECRET_ACCESS_KEY GITHUB_TOKEN ANTHROPIC_API_KEY MY_PASSWORD PYTHONPATH FOO_SETTING
 export TZ=UTC
 

@@ -45,8 +45,12 @@ expect_file_is "$OUT" 100
 
 check "the memory cap: 200 MiB under --memory 64m is killed with 137, a line naming the limit, status oom"
 expect_exit 137 sandshim run --memory 64m -- python alloc.py 200
-expect_file_is "$ERR" "sandshim: python was killed at the memory limit of 64m (sandbox.memory)"
-expect_run last oom 137
+if skip_check_on podman "podman 4.3 with runc on cgroup v1 reports no OOM kill (no oom event, State.OOMKilled false), so the run is status killed without the memory line"; then
+    expect_run last killed 137
+else
+    expect_file_is "$ERR" "sandshim: python was killed at the memory limit of 64m (sandbox.memory)"
+    expect_run last oom 137
+fi
 expect_equal 9 "$(audit_field last signal)" "signal of the OOM-killed run"
 
 check "memory control: 16 MiB under --memory 64m works"

@@ -2,6 +2,8 @@
 # An ordinary caller: the sandbox runs as the caller's uid:gid (root maps to 65534); a workspace
 # the sandbox user cannot read is refused up front with the fix; a caller who may not use the
 # engine socket gets 125 and one line. Needs root to create the test user.
+# sandshim-test-engines: docker  # the test user reaches docker through the docker group; as that
+# user podman is rootless podman, another engine (its own image store, and no limits on cgroup v1)
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

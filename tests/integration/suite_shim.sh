@@ -51,13 +51,13 @@ mkdir -p "$T/selfbin"
 ln -s "$SANDSHIM_BIN" "$T/selfbin/docker"
 expect_equal "$T/selfbin/docker" "$(PATH=$T/selfbin:$SYSTEM_PATH command -v docker)" \
     "control: docker on a PATH that starts with selfbin"
-printf '[engine]\nsearch_path = %s:%s:%s\n' "$T/selfbin" "$D" "$SYSTEM_PATH" >"$XDG_CONFIG_HOME/sandshim/config"
+printf '[engine]\nsearch_path = %s:%s:%s\n' "$T/selfbin" "$D" "$SYSTEM_PATH" | write_user_config
 PATH=$D:$SYSTEM_PATH expect_exit 0 sh -c hostname
 expect_file_is "$OUT" sandbox
 PATH=$D:$SYSTEM_PATH SANDSHIM_DRY_RUN=1 expect_exit 0 sh -c hostname
 engine_client=$(cut -d' ' -f1 "$OUT")
 expect_equal "$(readlink -f "$DOCKER")" "$(readlink -f "$engine_client")" "engine client"
-rm "$XDG_CONFIG_HOME/sandshim/config"
+reset_user_config
 
 check "SANDSHIM_DRY_RUN=1 python -c pass prints the engine command line and runs nothing"
 before=$(run_count)

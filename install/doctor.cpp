@@ -1,0 +1,507 @@
+#include "install/doctor.hpp"
+
+#include <boost/program_options.hpp>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "audit/chain.hpp"
+#include "audit/store.hpp"
+#include "common/error.hpp"
+#include "common/paths.hpp"
+#include "common/process.hpp"
+#include "common/strings.hpp"
+#include "install/agent_settings.hpp"
+#include "install/atomic_file.hpp"
+#include "install/container_checks.hpp"
+#include "shim/commands.hpp"
+#include "shim/enforcement.hpp"
+#include "shim/engine.hpp"
+#include "shim/policy.hpp"
+
+namespace sandshim::install {
+
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+using nlohmann::ordered_json;
+
+namespace {
+
+const char* const k_usage = R"(sandshim doctor [--json]
+sandshim doctor --containers [--json] [CONTAINER...]
+
+Checks, one line each, that everything sandshim relies on is in place, and says how to fix
+what is not:
+  policy    the config files load
+  engine    the engine answers; its version, cgroup version and driver, rootless or not
+  runtime   the engine's default OCI runtime
+  seccomp   the engine applies its seccomp profile
+  limits    the memory, swap, cpus and pids limits are really enforced (a rootless engine on
+            cgroup v1 accepts and drops them); see limits.unenforced
+  image     each image of images.COMMAND is present (runs never pull)
+  shims     a link for each shimmed command is in shim.dir (`sandshim install`)
+  path      shim.dir is first on PATH, and which commands it covers
+  audit     the audit database is writable and its hash chain verifies
+  hooks     which agents' hooks are installed, in this project or for the user
+
+Each line starts with ok, warn or fail; a failure ends with the command that fixes it. The
+exit code is 1 when any check fails (warnings do not count), else 0.
+
+With --containers, inspects running sandshim containers (label org.sandshim.run), or the
+CONTAINERs named, against the container-runtime checks of the CIS Docker Benchmark (4.1 and
+section 5): user, AppArmor, SELinux, capabilities, privileged, sensitive mounts, ports, host
+network/PID/IPC/UTS/user namespaces, memory, CPU, pids, read-only root, restart policy,
+devices, ulimits, mount propagation, seccomp, cgroup parent, no-new-privileges, default bridge,
+engine socket. A check that does not apply on this host says n/a. Exit 1 when any fails.
+
+Examples:
+  sandshim doctor
+  sandshim doctor --json | jq '.checks[] | select(.status != "ok")'
+  sandshim doctor --containers
+  sandshim doctor --containers sandshim-0123abcd --json)";
+
+enum class Status { ok, warn, fail };
+
+const char* to_string(Status status) {
+  switch (status) {
+    case Status::ok:
+      return "ok";
+    case Status::warn:
+      return "warn";
+    case Status::fail:
+      return "fail";
+  }
+  return "?";
+}
+
+struct Finding {
+  std::string check;
+  Status status;
+  std::string detail;
+  std::string fix;  // the command that fixes a warning or failure
+};
+
+// What the checks learn, in order: later checks need the policy and the engine.
+struct Context {
+  fs::path workspace;
+  std::optional<shim::Policy> policy;
+  std::optional<shim::Engine> engine;
+  std::optional<shim::EngineFacts> facts;
+  std::vector<Finding> findings;
+
+  void add(std::string check, Status status, std::string detail, std::string fix = "") {
+    findings.push_back({std::move(check), status, std::move(detail), std::move(fix)});
+  }
+};
+
+std::string first_line_of(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+fs::path workspace_here() {
+  std::error_code ec;
+  fs::path cwd = fs::current_path(ec);
+  return ec ? fs::path() : find_git_root(cwd).value_or(cwd);
+}
+
+void check_policy(Context& ctx) {
+  try {
+    ctx.policy = shim::load_policy({ctx.workspace, {}});
+    std::string sources =
+        ctx.policy->sources.empty() ? "built-in defaults only" : join(ctx.policy->sources, ", ");
+    ctx.add("policy", Status::ok, "loaded (" + sources + ")");
+  } catch (const Fatal& e) {
+    ctx.add("policy", Status::fail, e.what(),
+            "fix the settings named, then `sandshim policy show`");
+  }
+}
+
+std::string engine_start_fix(const shim::Policy& policy) {
+  return policy.engine == "podman" ? "`podman info` shows why"
+                                   : "`sudo systemctl start docker` (or install/setup.sh)";
+}
+
+void check_engine(Context& ctx) {
+  if (!ctx.policy) {
+    ctx.add("engine", Status::fail, "not checked: the policy does not load",
+            "fix the policy first");
+    return;
+  }
+  try {
+    ctx.engine = shim::locate_engine(*ctx.policy);
+  } catch (const Fatal& e) {
+    ctx.add("engine", Status::fail, e.what(),
+            "`sudo apt-get install docker.io`, or set engine.path");
+    return;
+  }
+  try {
+    ctx.facts = shim::probe_engine_facts(*ctx.engine);
+  } catch (const std::exception& e) {
+    ctx.add("engine", Status::fail,
+            ctx.engine->describe() + " (" + ctx.engine->client.string() +
+                ") does not answer: " + first_line_of(e.what()),
+            engine_start_fix(*ctx.policy));
+    return;
+  }
+  const shim::EngineFacts& facts = *ctx.facts;
+  ctx.add("engine", Status::ok,
+          ctx.engine->describe() + " " + facts.server_version + " (" + ctx.engine->client.string() +
+              "), cgroup v" + (facts.cgroup_version.empty() ? "?" : facts.cgroup_version) + " (" +
+              facts.cgroup_driver + "), " + (facts.rootless ? "rootless" : "rootful"));
+}
+
+void check_runtime(Context& ctx) {
+  if (!ctx.facts) {
+    return;
+  }
+  if (ctx.facts->runtime.empty()) {
+    ctx.add("runtime", Status::warn, "the engine names no default OCI runtime",
+            "check `" + ctx.facts->kind + " info`");
+    return;
+  }
+  ctx.add("runtime", Status::ok, "OCI runtime " + ctx.facts->runtime);
+}
+
+void check_seccomp(Context& ctx) {
+  if (!ctx.facts) {
+    return;
+  }
+  if (ctx.facts->seccomp) {
+    ctx.add("seccomp", Status::ok, "the engine applies its seccomp profile");
+  } else {
+    ctx.add("seccomp", Status::warn,
+            "the engine reports no seccomp support: system calls are not filtered",
+            "use an engine and kernel built with seccomp (Debian's docker.io, podman)");
+  }
+}
+
+void check_limits(Context& ctx) {
+  if (!ctx.facts) {
+    return;
+  }
+  shim::Enforcement enforcement = shim::assess_enforcement(*ctx.facts);
+  if (enforcement.unenforced.empty()) {
+    ctx.add("limits", Status::ok, join(enforcement.enforced, ", ") + " enforced");
+    return;
+  }
+  // The reason reads "WHY; FIX".
+  size_t separator = enforcement.reason.find("; ");
+  std::string why = enforcement.reason.substr(0, separator);
+  std::string fix = separator == std::string::npos ? "see `" + ctx.facts->kind + " info`"
+                                                   : enforcement.reason.substr(separator + 2);
+  std::string detail = "not enforced: " + join(enforcement.unenforced, ", ") + " (" + why + ")";
+  if (ctx.policy->limits_unenforced == "accept") {
+    ctx.add("limits", Status::warn, detail + "; runs go ahead (limits.unenforced = accept)", fix);
+  } else {
+    ctx.add("limits", Status::fail, detail + "; every run is refused",
+            fix + ", or set limits.unenforced = accept");
+  }
+}
+
+bool image_present(const shim::Engine& engine, const std::string& image) {
+  auto result =
+      run_captured({engine.client.string(), "image", "inspect", "--format={{.Id}}", image},
+                   engine.env, std::chrono::seconds(20));
+  return result.status.code == 0;
+}
+
+void check_images(Context& ctx) {
+  if (!ctx.facts) {
+    return;
+  }
+  std::map<std::string, std::vector<std::string>> commands_of;
+  for (const auto& [command, image] : ctx.policy->images) {
+    commands_of[image].push_back(command);
+  }
+  for (const auto& [image, commands] : commands_of) {
+    std::string what = image + " (" + join(commands, ", ") + ")";
+    if (image_present(*ctx.engine, image)) {
+      ctx.add("image", Status::ok, what + " present");
+    } else {
+      ctx.add("image", Status::fail, what + " missing",
+              "`sandshim images build`, or pull it and map it with images.COMMAND");
+    }
+  }
+}
+
+bool same_directory(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+
+void check_shims(Context& ctx) {
+  if (!ctx.policy) {
+    return;
+  }
+  fs::path dir = ctx.policy->effective_shim_dir();
+  fs::path self = self_executable();
+  std::vector<std::string> missing;
+  for (const auto& [command, image] : ctx.policy->images) {
+    std::error_code ec;
+    if (fs::canonical(dir / command, ec) != self) {
+      missing.push_back(command);
+    }
+  }
+  if (missing.empty()) {
+    ctx.add("shims", Status::ok, "links to this binary in " + dir.string());
+  } else {
+    ctx.add("shims", Status::fail,
+            "no link to this binary for " + join(missing, ", ") + " in " + dir.string(),
+            "`sandshim install`");
+  }
+}
+
+void check_path(Context& ctx) {
+  if (!ctx.policy) {
+    return;
+  }
+  fs::path dir = ctx.policy->effective_shim_dir();
+  const char* path_variable = std::getenv("PATH");
+  std::string path = path_variable == nullptr ? "" : path_variable;
+  std::string first = path.substr(0, path.find(':'));
+  std::vector<std::string> covered;
+  std::vector<std::string> elsewhere;
+  for (const auto& [command, image] : ctx.policy->images) {
+    auto found = find_in_path(command, path, [](const fs::path&) { return false; });
+    (found && same_directory(found->parent_path(), dir) ? covered : elsewhere).push_back(command);
+  }
+  std::string fix =
+      "`eval \"$(sandshim env)\"` in your shell (agent hooks in `path` mode do it "
+      "for the agent)";
+  if (covered.empty()) {
+    ctx.add("path", Status::warn, dir.string() + " is not on PATH: nothing is rerouted here", fix);
+  } else if (!elsewhere.empty() || !same_directory(first, dir)) {
+    ctx.add("path", Status::warn,
+            dir.string() + " covers " + join(covered, ", ") +
+                (elsewhere.empty() ? "" : "; found elsewhere first: " + join(elsewhere, ", ")) +
+                (same_directory(first, dir) ? "" : "; it is not first on PATH"),
+            fix);
+  } else {
+    ctx.add("path", Status::ok, dir.string() + " is first on PATH for " + join(covered, ", "));
+  }
+}
+
+void check_audit(Context& ctx) {
+  fs::path db = ctx.policy ? ctx.policy->effective_audit_db() : shim::Policy{}.effective_audit_db();
+  try {
+    auto store = audit::Store::open({db});
+    audit::VerifyResult verified = audit::verify_chain(store.database());
+    if (!verified.ok) {
+      ctx.add("audit", Status::fail,
+              db.string() + ": the chain does not verify: " + verified.problem,
+              "`sandshim audit verify` names the row; keep a copy, then investigate who wrote it");
+      return;
+    }
+    ctx.add("audit", Status::ok,
+            db.string() + " writable, chain verified (" + std::to_string(verified.links_checked) +
+                " links)");
+  } catch (const Fatal& e) {
+    ctx.add("audit", Status::fail, e.what(),
+            "fix the permissions of " + db.parent_path().string() + ", or set audit.db");
+  }
+}
+
+void check_hooks(Context& ctx) {
+  std::vector<std::string> installed;
+  for (const AgentSettings& settings : all_agent_settings()) {
+    const std::pair<const char*, fs::path> scopes[] = {
+        {"project", ctx.workspace / settings.project_file}, {"user", settings.user_file}};
+    for (const auto& [scope, file] : scopes) {
+      std::optional<std::string> text = read_file(file);
+      if (text && has_sandshim_hooks(*text, settings)) {
+        installed.push_back(settings.name + " (" + scope + ")");
+      }
+    }
+  }
+  if (installed.empty()) {
+    ctx.add("hooks", Status::warn,
+            "no agent's hooks are installed: an agent can walk around the shims",
+            "`sandshim install agent claude` (or codex, cursor, gemini, windsurf)");
+  } else {
+    ctx.add("hooks", Status::ok, "installed for " + join(installed, ", "));
+  }
+}
+
+std::vector<Finding> run_checks() {
+  Context ctx;
+  ctx.workspace = workspace_here();
+  using Check = void (*)(Context&);
+  static constexpr Check k_checks[] = {check_policy, check_engine, check_runtime, check_seccomp,
+                                       check_limits, check_images, check_shims,   check_path,
+                                       check_audit,  check_hooks};
+  for (Check check : k_checks) {
+    check(ctx);
+  }
+  return ctx.findings;
+}
+
+bool any_failed(const std::vector<Finding>& findings) {
+  return std::any_of(findings.begin(), findings.end(),
+                     [](const Finding& f) { return f.status == Status::fail; });
+}
+
+void print_findings(const std::vector<Finding>& findings) {
+  for (const auto& finding : findings) {
+    std::string status = to_string(finding.status);
+    std::cout << status << std::string(6 - status.size(), ' ') << finding.check
+              << std::string(finding.check.size() < 9 ? 9 - finding.check.size() : 1, ' ')
+              << finding.detail;
+    if (finding.status != Status::ok && !finding.fix.empty()) {
+      std::cout << "; fix: " << finding.fix;
+    }
+    std::cout << "\n";
+  }
+}
+
+void print_findings_json(const std::vector<Finding>& findings) {
+  ordered_json checks = ordered_json::array();
+  for (const auto& finding : findings) {
+    checks.push_back({{"check", finding.check},
+                      {"status", to_string(finding.status)},
+                      {"detail", finding.detail},
+                      {"fix", finding.fix}});
+  }
+  ordered_json out = {{"ok", !any_failed(findings)}, {"checks", checks}};
+  std::cout << out.dump(2) << "\n";
+}
+
+// ---------------------------------------------------------------------------------------------
+// --containers
+
+std::vector<std::string> running_sandshim_containers(const shim::Engine& engine) {
+  auto result = run_captured(
+      {engine.client.string(), "ps", "--filter=label=org.sandshim.run", "--format={{.ID}}"},
+      engine.env, std::chrono::seconds(30));
+  if (result.status.code != 0) {
+    throw Fatal("cannot list containers: " + trim(result.err) + "; is the engine running?");
+  }
+  return split_words(result.out);
+}
+
+std::string inspect(const shim::Engine& engine, const std::vector<std::string>& containers) {
+  std::vector<std::string> argv = {engine.client.string(), "inspect", "--type=container", "--"};
+  argv.insert(argv.end(), containers.begin(), containers.end());
+  auto result = run_captured(argv, engine.env, std::chrono::seconds(30));
+  if (result.status.code != 0) {
+    throw Fatal("cannot inspect " + join(containers, " ") + ": " + first_line_of(trim(result.err)));
+  }
+  return result.out;
+}
+
+std::optional<std::string> inspect_if_present(const shim::Engine& engine, const std::string& id) {
+  auto result = run_captured({engine.client.string(), "inspect", "--type=container", "--", id},
+                             engine.env, std::chrono::seconds(30));
+  return result.status.code == 0 ? std::optional(result.out) : std::nullopt;
+}
+
+void print_reports(const std::vector<ContainerReport>& reports) {
+  size_t failed = 0;
+  for (const auto& report : reports) {
+    failed += report.passed() ? 0 : 1;
+    for (const auto& check : report.checks) {
+      std::cout << check.status << std::string(6 - check.status.size(), ' ') << report.name << "  "
+                << check.id << std::string(6 - check.id.size(), ' ') << check.title << ": "
+                << check.detail << "\n";
+    }
+  }
+  std::cout << reports.size() << " container(s) checked, " << failed << " failed\n";
+}
+
+void print_reports_json(const std::vector<ContainerReport>& reports) {
+  ordered_json containers = ordered_json::array();
+  bool ok = true;
+  for (const auto& report : reports) {
+    ordered_json checks = ordered_json::array();
+    for (const auto& check : report.checks) {
+      checks.push_back({{"id", check.id},
+                        {"title", check.title},
+                        {"status", check.status},
+                        {"detail", check.detail}});
+    }
+    ok = ok && report.passed();
+    containers.push_back({{"name", report.name},
+                          {"id", report.id},
+                          {"passed", report.passed()},
+                          {"checks", checks}});
+  }
+  std::cout << ordered_json{{"ok", ok}, {"containers", containers}}.dump(2) << "\n";
+}
+
+int containers_main(const std::vector<std::string>& names, bool as_json) {
+  shim::Policy policy = shim::load_policy({workspace_here(), {}});
+  shim::Engine engine = shim::locate_engine(policy);
+  shim::EngineFacts facts;
+  try {
+    facts = shim::probe_engine_facts(engine);
+  } catch (const shim::EngineInfoError& e) {
+    throw Fatal("the engine does not answer: " + first_line_of(e.what()));
+  }
+  HostSecurity host{facts.apparmor, facts.selinux};
+  std::vector<ContainerReport> reports;
+  if (!names.empty()) {
+    reports = check_containers(inspect(engine, names), host);
+  } else {
+    // One by one: a single-use container may end between the listing and its inspection.
+    for (const auto& id : running_sandshim_containers(engine)) {
+      if (auto inspected = inspect_if_present(engine, id)) {
+        auto found = check_containers(*inspected, host);
+        reports.insert(reports.end(), found.begin(), found.end());
+      }
+    }
+  }
+  if (as_json) {
+    print_reports_json(reports);
+  } else if (reports.empty()) {
+    std::cout << "no running sandshim container\n";
+  } else {
+    print_reports(reports);
+  }
+  bool ok = std::all_of(reports.begin(), reports.end(),
+                        [](const ContainerReport& report) { return report.passed(); });
+  return ok ? exit_code::k_ok : 1;
+}
+
+}  // namespace
+
+CommandDoc doctor_doc() {
+  po::options_description options("Options");
+  options.add_options()("json", "machine-readable output")(
+      "containers", "inspect running sandshim containers (or the CONTAINERs named)")(
+      "container", po::value<std::vector<std::string>>()->composing()->value_name("CONTAINER"),
+      "CONTAINER: a name or id to inspect (with --containers; may repeat)");
+  return shim::make_command_doc(
+      "doctor", "check the engine, limits, images, PATH, audit and hooks (--containers: CIS)",
+      k_usage, options);
+}
+
+int doctor_main(const std::vector<std::string>& args) {
+  po::positional_options_description positional;
+  positional.add("container", -1);
+  po::variables_map vm;
+  if (!shim::parse_subcommand_options(args, doctor_doc(), vm, &positional)) {
+    return exit_code::k_ok;
+  }
+  bool as_json = vm.count("json") != 0;
+  std::vector<std::string> names;
+  if (vm.count("container") != 0) {
+    names = vm["container"].as<std::vector<std::string>>();
+  }
+  if (vm.count("containers") != 0) {
+    return containers_main(names, as_json);
+  }
+  if (!names.empty()) {
+    throw Fatal("container names need --containers (see `sandshim doctor --help`)",
+                exit_code::k_usage);
+  }
+  std::vector<Finding> findings = run_checks();
+  if (as_json) {
+    print_findings_json(findings);
+  } else {
+    print_findings(findings);
+  }
+  return any_failed(findings) ? 1 : exit_code::k_ok;
+}
+
+}  // namespace sandshim::install
