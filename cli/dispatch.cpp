@@ -92,6 +92,7 @@ const std::vector<Subcommand>& subcommands() {
       {"env", install::env_main, docs_of<install::env_doc>},
       {"images", shim::images_main, docs_of<shim::images_doc, shim::images_build_doc>},
       {"gc", shim::gc_main, docs_of<shim::gc_doc>},
+      {"pool", shim::pool_main, docs_of<shim::pool_doc>},
       {"audit", audit_command, audit::command_docs},
       {"hook", hooks::hook_main, docs_of<hooks::hook_doc>},
       {"policy", shim::policy_main, docs_of<shim::policy_doc>},

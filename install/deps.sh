@@ -19,6 +19,8 @@ readonly k_packages=(
     python3 uidmap iproute2 procps psmisc
     # the .deb (cpack runs dpkg-shlibdeps) and its man page check
     dpkg-dev man-db
+    # the hostile corpus: host controls in Node, peak RSS by time(1), file capabilities
+    nodejs time libcap2-bin
 )
 readonly k_update_max_age_min=360 # an apt-get update younger than this is trusted
 

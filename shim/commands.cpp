@@ -14,6 +14,7 @@
 #include "common/terminal.hpp"
 #include "shim/engine.hpp"
 #include "shim/policy.hpp"
+#include "shim/pool.hpp"
 #include "shim/sandbox.hpp"
 
 namespace sandshim::shim {
@@ -45,10 +46,15 @@ void print_command_help(std::ostream& out, const CommandDoc& doc) {
 
 bool parse_subcommand_options(const std::vector<std::string>& args, const CommandDoc& doc,
                               po::variables_map& vm,
-                              const po::positional_options_description* positional) {
+                              const po::positional_options_description* positional,
+                              const po::options_description* hidden) {
+  po::options_description all = *doc.options;
+  if (hidden != nullptr) {
+    all.add(*hidden);
+  }
   try {
     po::command_line_parser parser(args);
-    parser.options(*doc.options);
+    parser.options(all);
     if (positional != nullptr) {
       parser.positional(*positional);
     }
@@ -288,7 +294,8 @@ std::vector<std::string> expired_containers(const Engine& engine) {
 CommandDoc gc_doc() {
   return make_command_doc("gc", "remove expired sandshim containers, mark abandoned audit rows",
                           "sandshim gc\n\nRemoves sandshim containers past their deadline (their "
-                          "shim was killed) and marks audit rows of dead shims as abandoned.",
+                          "shim was killed) and warm containers idle past pool.idle_ttl, and marks "
+                          "audit rows of dead shims as abandoned.",
                           po::options_description("Options"));
 }
 
@@ -305,6 +312,7 @@ int gc_main(const std::vector<std::string>& args) {
                  std::chrono::seconds(30));
   }
   std::cout << "removed " << expired.size() << " expired container(s)\n";
+  std::cout << "removed " << collect_pool_garbage(engine) << " idle warm container(s)\n";
   auto store = audit::Store::open({policy.effective_audit_db()});
   std::cout << "marked " << store.mark_abandoned_runs() << " abandoned run(s)\n";
   // A decision whose PostToolUse never came is sealed into the chain after an hour.
@@ -394,6 +402,68 @@ int policy_main(const std::vector<std::string>& args) {
   }
   print_policy(policy_here(), std::cout, terminal::use_color(STDOUT_FILENO));
   return exit_code::k_ok;
+}
+
+namespace {
+
+const char* const k_pool_usage = R"(sandshim pool status|fill COMMAND|drain
+
+Warm mode (pool.size = N in a config file): up to N containers per image, workspace and
+policy are started in advance with the same confinement and wait idle; a run claims one, runs
+in it with its own cwd, user, environment and stdin, and the container is removed afterwards.
+
+  status          list the idle warm containers of your pools
+  fill COMMAND    start warm containers for COMMAND's image in this workspace now
+  drain           remove every idle warm container of your pools)";
+
+int pool_status() {
+  auto entries = list_pool_entries();
+  int64_t now = wall_clock_ms() / 1000;
+  for (const auto& entry : entries) {
+    std::cout << "sandshim-" << entry.run_id << "\t" << entry.image << "\t" << entry.workspace
+              << "\tpool " << entry.key << "\t"
+              << (entry.expires_epoch_s > now
+                      ? "idle, expires in " + std::to_string(entry.expires_epoch_s - now) + "s"
+                      : std::string("expired"))
+              << "\n";
+  }
+  std::cout << entries.size() << " idle warm container(s)\n";
+  return exit_code::k_ok;
+}
+
+}  // namespace
+
+CommandDoc pool_doc() {
+  return make_command_doc(
+      "pool", "warm containers: `pool status`, `pool fill COMMAND`, `pool drain`", k_pool_usage,
+      po::options_description("Options"), {}, {"status", "fill", "drain"});
+}
+
+int pool_main(const std::vector<std::string>& args) {
+  po::options_description words_option;
+  words_option.add_options()("words", po::value<std::vector<std::string>>(), "");
+  po::positional_options_description positional;
+  positional.add("words", -1);
+  po::variables_map vm;
+  if (!parse_subcommand_options(args, pool_doc(), vm, &positional, &words_option)) {
+    return exit_code::k_ok;
+  }
+  auto words = vm.count("words") != 0 ? vm["words"].as<std::vector<std::string>>()
+                                      : std::vector<std::string>{"status"};
+  const std::string& what = words.front();
+  if (what == "status" && words.size() == 1) {
+    return pool_status();
+  }
+  if (what == "drain" && words.size() == 1) {
+    Engine engine = locate_engine(policy_here());
+    std::cout << "removed " << drain_pools(engine) << " warm container(s)\n";
+    return exit_code::k_ok;
+  }
+  if (what == "fill" && words.size() == 2) {
+    return fill_pool({"pool", {words[1]}, {}, false});
+  }
+  throw Fatal("usage: " + std::string(k_pool_usage).substr(0, std::string(k_pool_usage).find('\n')),
+              exit_code::k_usage);
 }
 
 }  // namespace sandshim::shim

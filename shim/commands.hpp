@@ -25,10 +25,12 @@ void print_command_help(std::ostream& out, const CommandDoc& doc);
 
 // Parses a subcommand's options as its doc declares them; prints the help and returns false for
 // --help, throws Fatal (exit 2) naming the bad option. Shared by every `sandshim` subcommand.
+// `hidden` options are parsed but left out of the help (holders of positional operands).
 bool parse_subcommand_options(
     const std::vector<std::string>& args, const CommandDoc& doc,
     boost::program_options::variables_map& vm,
-    const boost::program_options::positional_options_description* positional = nullptr);
+    const boost::program_options::positional_options_description* positional = nullptr,
+    const boost::program_options::options_description* hidden = nullptr);
 
 // The documentation of the commands this library implements (run, images, images build, gc,
 // policy), read by their --help and by the completion and man page generators.
@@ -36,6 +38,7 @@ CommandDoc run_doc();
 CommandDoc images_doc();
 CommandDoc images_build_doc();
 CommandDoc gc_doc();
+CommandDoc pool_doc();
 CommandDoc policy_doc();
 
 // Shim mode: argv[0] named a shimmed command. argv belongs to the wrapped program: it is never
@@ -48,6 +51,9 @@ int run_main(const std::vector<std::string>& args);
 int images_main(const std::vector<std::string>& args);
 // `sandshim gc`: removes sandshim containers past their deadline, marks abandoned audit rows.
 int gc_main(const std::vector<std::string>& args);
+// `sandshim pool status|fill COMMAND|drain`: the warm containers of your pools.
+int pool_main(const std::vector<std::string>& args);
+
 // `sandshim policy show|keys`
 int policy_main(const std::vector<std::string>& args);
 

@@ -28,6 +28,10 @@ constexpr int64_t k_guardian_grace_ms = 5000;
 constexpr int64_t k_kill_retry_ms = 250;
 constexpr int64_t k_signal_grace_ms = 3000;
 constexpr int64_t k_engine_error_window_ms = 3000;
+// How long the client may outlive the removal of its container before the shim stops waiting
+// for an engine that does not answer, and hands the container over to its guardian.
+constexpr int64_t k_client_grace_ms = 5000;
+constexpr int64_t k_probe_wait_ms = 2000;
 
 // Blocks the signals the run handles and reads them from a signalfd inside the poll loop;
 // restores the caller's mask on destruction.
@@ -85,6 +89,12 @@ bool starts_like_engine_error(const std::string& text) {
   return false;
 }
 
+// The client's own line when its connection to the engine broke after the container started:
+// `time="…" level=error msg="error waiting for container: unexpected EOF"`.
+bool starts_like_engine_lost(const std::string& text) {
+  return text.starts_with("time=\"") && reports_engine_lost(text);
+}
+
 std::string signal_name(int sig) {
   const char* abbrev = ::sigabbrev_np(sig);
   return abbrev != nullptr ? std::string("SIG") + abbrev : std::to_string(sig);
@@ -109,18 +119,18 @@ class ImageProbe {
   }
   ImageProbe(const ImageProbe&) = delete;
   ImageProbe& operator=(const ImageProbe&) = delete;
-  ~ImageProbe() { result(); }
+  ~ImageProbe() { result(0); }
 
-  // The id, once the probe ends; empty when the engine did not know the image.
-  std::string result() {
+  // The id, once the probe ends; empty when the engine did not know the image or did not
+  // answer within a moment (a paused engine must not hold the shim).
+  std::string result(int64_t wait_ms) {
     if (m_pid > 0) {
       std::string id;
-      char buffer[256];
-      ssize_t n;
-      while ((n = ::read(m_out.get(), buffer, sizeof buffer)) > 0 && id.size() < 4096) {
-        id.append(buffer, static_cast<size_t>(n));
+      bool complete = read_until_end(id, monotonic_ms() + wait_ms);
+      if (!complete) {
+        ::kill(m_pid, SIGKILL);
       }
-      m_ok = wait_for(m_pid).code == 0;
+      m_ok = wait_for(m_pid).code == 0 && complete;
       m_pid = -1;
       m_id = m_ok ? m_dialect.normalize_image_id(trim(id)) : "";
     }
@@ -129,10 +139,79 @@ class ImageProbe {
 
  private:
   EngineDialect m_dialect;
+
+  // Reads the probe's output until its end; false when the time ran out first.
+  bool read_until_end(std::string& sink, int64_t until_ms) {
+    pollfd fd{m_out.get(), POLLIN, 0};
+    for (;;) {
+      int64_t left = until_ms - monotonic_ms();
+      int ready = left > 0 ? ::poll(&fd, 1, static_cast<int>(left)) : 0;
+      if (ready == 0) {
+        return false;
+      }
+      if (ready < 0) {
+        continue;  // EINTR: the time left is measured again
+      }
+      char buffer[256];
+      ssize_t n = ::read(m_out.get(), buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n <= 0 || sink.size() >= 4096) {
+        return true;
+      }
+      sink.append(buffer, static_cast<size_t>(n));
+    }
+  }
+
   pid_t m_pid = -1;
   UniqueFd m_out;
   bool m_ok = false;
   std::string m_id;
+};
+
+// An engine command (`rm --force`, `kill --signal`) started from the poll loop without waiting
+// for it, so an engine that stopped answering never freezes the loop that enforces the deadline.
+// One at a time: a retry is skipped while the previous attempt still runs.
+class BackgroundAction {
+ public:
+  explicit BackgroundAction(const Engine& engine) : m_engine(engine) {}
+  BackgroundAction(const BackgroundAction&) = delete;
+  BackgroundAction& operator=(const BackgroundAction&) = delete;
+  ~BackgroundAction() {
+    if (m_pid > 0) {
+      ::kill(m_pid, SIGKILL);
+      wait_for(m_pid);
+    }
+  }
+
+  void start(const std::vector<std::string>& args) {
+    reap();
+    if (m_pid > 0) {
+      return;
+    }
+    UniqueFd null_fd(::open("/dev/null", O_RDWR | O_CLOEXEC));
+    SpawnOptions options;
+    options.argv = {m_engine.client.string()};
+    options.argv.insert(options.argv.end(), args.begin(), args.end());
+    options.env = m_engine.env;
+    options.stdin_fd = options.stdout_fd = options.stderr_fd = null_fd.get();
+    options.new_process_group = true;
+    options.die_with_parent = true;
+    m_pid = spawn(options);
+  }
+
+  // Collects the attempt if it ended (called on SIGCHLD).
+  void reap() {
+    int status = 0;
+    if (m_pid > 0 && ::waitpid(m_pid, &status, WNOHANG) == m_pid) {
+      m_pid = -1;
+    }
+  }
+
+ private:
+  const Engine& m_engine;
+  pid_t m_pid = -1;
 };
 
 // The state of one run while the engine client lives.
@@ -155,6 +234,9 @@ class RunLoop {
   void on_signal(int sig);
   void on_client_exit(int status);
   void enforce_deadlines();
+  void request_removal(int64_t now);
+  void stop_waiting_for_client();
+  bool container_settled() const;
   void update_engine_error_hold();
   ContainerResult classify(const Policy& policy);
   bool oom_killed() const;
@@ -165,6 +247,29 @@ class RunLoop {
            (code == exit_code::k_sandbox_error ||
             (code == exit_code::k_cannot_execute &&
              held.find("permission denied while trying to connect") != std::string::npos));
+  }
+  // The claimed warm container was removed outside sandshim before the exec: nothing ran. The
+  // engine names it, and the run id in its name is never visible inside, so a program cannot
+  // fake this line.
+  bool warm_container_gone(int code) const {
+    return m_spec.warm && code == 1 && m_out.bytes() == 0 &&
+           trim(m_err.head()) ==
+               "Error response from daemon: No such container: " + m_spec.container_name();
+  }
+  // `docker exec` says 126 for a program missing from the image, where `docker run` says 127;
+  // its client prints the runtime's error on stdout.
+  bool exec_not_found(int code) const {
+    if (!m_spec.warm || code != exit_code::k_cannot_execute) {
+      return false;
+    }
+    for (const std::string* head : {&m_out.head(), &m_err.head()}) {
+      if (head->starts_with("OCI runtime exec failed") &&
+          (head->find("executable file not found") != std::string::npos ||
+           head->find("no such file or directory") != std::string::npos)) {
+        return true;
+      }
+    }
+    return false;
   }
   std::string program_name() const {
     return std::filesystem::path(m_spec.command.front()).filename().string();
@@ -181,9 +286,14 @@ class RunLoop {
   std::optional<ExitStatus> m_client_status;
   bool m_timed_out = false;
   std::optional<int> m_received_signal;
+  int64_t m_removal_since_ms = 0;  // when the shim first decided to remove the container
   int64_t m_next_kill_ms = 0;
   int64_t m_escalate_ms = 0;
   bool m_engine_error_window = true;
+  bool m_client_abandoned = false;  // the engine did not answer: the guardian took over
+  bool m_engine_lost = false;       // the client lost the engine after the container started
+  BackgroundAction m_remover{m_engine};
+  BackgroundAction m_signaller{m_engine};
 };
 
 pid_t RunLoop::spawn_client(const std::vector<std::string>& engine_args, Pipe& out, Pipe& err) {
@@ -205,7 +315,10 @@ pid_t RunLoop::spawn_client(const std::vector<std::string>& engine_args, Pipe& o
 ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const Policy& policy) {
   Guardian guardian =
       Guardian::start(m_engine, m_spec.container_name(), m_deadline_ms + k_guardian_grace_ms);
-  ImageProbe image_probe(m_engine, m_spec.image);
+  std::optional<ImageProbe> image_probe;
+  if (m_spec.image_id.empty()) {
+    image_probe.emplace(m_engine, m_spec.image);
+  }
   Pipe out = make_pipe();
   Pipe err = make_pipe();
   m_client = spawn_client(engine_args, out, err);
@@ -223,22 +336,34 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
     m_err = StreamRelay(err.read.get(), STDERR_FILENO, policy.audit_tail_bytes);
   }
   loop();
-  if (m_client_status && !m_client_status->signal) {
-    guardian.release();  // the client waited for the container's removal (--rm)
-  } else {
-    force_remove_container(m_engine, m_spec.container_name());
-    guardian.release();
-  }
   ContainerResult result = classify(policy);
-  result.image_id = image_probe.result();
+  if (m_spec.warm) {
+    guardian.remove_now();  // a warm container outlives its exec: removed off the caller's path
+  } else if (container_settled()) {
+    guardian.release();
+  }  // else the guardian, never released, keeps removing the container until the engine answers
+  // An engine that did not answer the run will not answer the probe either.
+  result.image_id =
+      image_probe ? image_probe->result(m_client_abandoned ? 0 : k_probe_wait_ms) : m_spec.image_id;
   return result;
+}
+
+// The client waited for the container's removal (--rm) and told us how it ended.
+bool RunLoop::container_settled() const {
+  return m_client_status && !m_client_status->signal && !m_client_abandoned && !m_engine_lost;
 }
 
 int RunLoop::poll_timeout() const {
   int64_t now = monotonic_ms();
-  int64_t next = m_timed_out ? m_next_kill_ms : m_deadline_ms;
-  if (m_escalate_ms > 0) {
-    next = std::min(next, m_escalate_ms);
+  int64_t next = now + 60'000;  // once the client is gone only the output is left to drain
+  if (!m_client_status) {
+    next = m_deadline_ms;
+    if (m_removal_since_ms > 0) {
+      next = std::min(m_next_kill_ms, m_removal_since_ms + k_client_grace_ms);
+    }
+    if (m_escalate_ms > 0) {
+      next = std::min(next, m_escalate_ms);
+    }
   }
   if (m_engine_error_window) {
     next = std::min(next, m_start_ms + k_engine_error_window_ms);
@@ -288,7 +413,8 @@ void RunLoop::update_engine_error_hold() {
     m_engine_error_window = false;
   }
   bool small = m_err.pending().size() < StreamRelay::k_max_pending / 2;
-  if (m_engine_error_window && small && starts_like_engine_error(m_err.pending())) {
+  if ((m_engine_error_window && small && starts_like_engine_error(m_err.pending())) ||
+      (small && starts_like_engine_lost(m_err.pending()))) {
     m_err.hold();
   } else if (!m_client_status) {
     m_err.release_hold();
@@ -301,6 +427,8 @@ void RunLoop::on_signal(int sig) {
     if (m_client > 0 && ::waitpid(m_client, &status, WNOHANG) == m_client) {
       on_client_exit(status);
     }
+    m_remover.reap();
+    m_signaller.reap();
     return;
   }
   if (m_client_status) {
@@ -309,10 +437,10 @@ void RunLoop::on_signal(int sig) {
   bool repeated = m_received_signal.has_value();
   m_received_signal = sig;
   if (repeated) {
-    force_remove_container(m_engine, m_spec.container_name());
+    request_removal(monotonic_ms());
     return;
   }
-  signal_container(m_engine, m_spec.container_name(), signal_name(sig).substr(3));
+  m_signaller.start(signal_arguments(m_spec, signal_name(sig).substr(3)));
   m_escalate_ms = monotonic_ms() + k_signal_grace_ms;
 }
 
@@ -321,23 +449,43 @@ void RunLoop::on_client_exit(int status) {
   m_client = -1;
 }
 
+// The deadline, or a signal the container did not obey, decides removal; it is retried while the
+// client lives (the container may not exist yet), until the client has had its grace.
 void RunLoop::enforce_deadlines() {
   if (m_client_status) {
     return;
   }
   int64_t now = monotonic_ms();
-  if (!m_timed_out && now >= m_deadline_ms) {
-    m_timed_out = true;
-    m_next_kill_ms = now;
-  }
-  if (m_timed_out && now >= m_next_kill_ms) {
-    // Retried: the container may not exist yet when the deadline passes.
-    force_remove_container(m_engine, m_spec.container_name());
-    m_next_kill_ms = monotonic_ms() + k_kill_retry_ms;
+  if (now >= m_deadline_ms && m_removal_since_ms == 0) {
+    m_timed_out = !m_received_signal;  // a signal that came first names the outcome
+    request_removal(now);
   }
   if (m_escalate_ms > 0 && now >= m_escalate_ms) {
-    force_remove_container(m_engine, m_spec.container_name());
     m_escalate_ms = 0;
+    request_removal(now);
+  }
+  if (m_removal_since_ms > 0 && now >= m_next_kill_ms) {
+    m_remover.start({"rm", "--force", m_spec.container_name()});
+    m_next_kill_ms = now + k_kill_retry_ms;
+  }
+  if (m_removal_since_ms > 0 && now >= m_removal_since_ms + k_client_grace_ms) {
+    stop_waiting_for_client();
+  }
+}
+
+void RunLoop::request_removal(int64_t now) {
+  if (m_removal_since_ms == 0) {
+    m_removal_since_ms = now;
+    m_next_kill_ms = now;
+  }
+}
+
+// The engine neither removed the container nor let the client return: stop the client and
+// leave the container to the guardian, which retries until the engine answers.
+void RunLoop::stop_waiting_for_client() {
+  if (!m_client_abandoned && m_client > 0) {
+    m_client_abandoned = true;
+    ::kill(m_client, SIGKILL);
   }
 }
 
@@ -356,18 +504,36 @@ ContainerResult RunLoop::classify(const Policy& policy) {
   ContainerResult result;
   int code = m_client_status ? m_client_status->code : exit_code::k_sandbox_error;
   const std::string limit = format_duration_ms(policy.timeout_ms);
+  const std::string removal = m_client_abandoned
+                                  ? "the engine did not confirm the container's removal within " +
+                                        format_duration_ms(k_client_grace_ms) +
+                                        ": its guardian keeps removing it until the engine answers"
+                                  : "";
   if (m_timed_out) {
     result.status = RunStatus::timeout;
     result.exit_code = exit_code::k_timeout;
     result.signal = SIGKILL;
     result.message = program_name() + " ran past its deadline of " + limit +
-                     " (sandbox.timeout); the container was killed";
+                     " (sandbox.timeout); " +
+                     (removal.empty() ? "the container was killed" : removal);
   } else if (m_received_signal) {
     result.status = RunStatus::killed;
     result.signal = *m_received_signal;
     result.exit_code = 128 + *m_received_signal;
-    result.message =
-        "stopped by " + signal_name(*m_received_signal) + "; the container was stopped";
+    result.message = "stopped by " + signal_name(*m_received_signal) + "; " +
+                     (removal.empty() ? "the container was stopped" : removal);
+  } else if (warm_container_gone(code)) {
+    result.status = RunStatus::engine_error;
+    result.exit_code = exit_code::k_sandbox_error;
+    result.message = "the warm container " + m_spec.container_name() +
+                     " was removed outside sandshim before the run; nothing ran in it";
+    m_err.discard_pending();
+  } else if (code == exit_code::k_sandbox_error && reports_engine_lost(m_err.last())) {
+    m_engine_lost = true;
+    result.status = RunStatus::engine_error;
+    result.exit_code = exit_code::k_sandbox_error;
+    result.message = describe_lost_engine(m_err.last());
+    m_err.discard_pending();
   } else if (engine_failed(code)) {
     result.status = RunStatus::engine_error;
     result.exit_code = exit_code::k_sandbox_error;
@@ -380,6 +546,7 @@ ContainerResult RunLoop::classify(const Policy& policy) {
     result.message = program_name() + " was killed at the memory limit of " +
                      format_byte_size(policy.memory_bytes) + " (sandbox.memory)";
   } else {
+    code = exec_not_found(code) ? exit_code::k_not_found : code;
     result.exit_code = code;
     result.status = code == 0 ? RunStatus::ok : RunStatus::error;
     if (code == 128 + SIGKILL) {
@@ -414,6 +581,18 @@ std::string first_line(const std::string& text) {
 }
 
 }  // namespace
+
+bool reports_engine_lost(const std::string& engine_output) {
+  return engine_output.find("error waiting for container") != std::string::npos;
+}
+
+std::string describe_lost_engine(const std::string& engine_output) {
+  size_t at = engine_output.rfind("error waiting for container");
+  std::string reason = engine_output.substr(at, engine_output.find_first_of("\"\n", at) - at);
+  return "the container engine was lost while the command ran (" + trim(reason) +
+         "); the command may have run in part; its guardian removes the container once the "
+         "engine answers again; check the engine with `docker info`";
+}
 
 std::string describe_engine_error(const std::string& engine_output, const RunSpec& spec) {
   std::string reason = first_line(engine_output);

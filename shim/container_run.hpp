@@ -31,6 +31,12 @@ struct ContainerResult {
 ContainerResult run_container(const Engine& engine, const std::vector<std::string>& engine_args,
                               const RunSpec& spec, const Policy& policy);
 
+// Whether the engine client's last output says it lost the engine after the container started
+// (the daemon died or restarted mid-run): the container may outlive the client.
+bool reports_engine_lost(const std::string& engine_output);
+// The one line for that case, from the client's own error.
+std::string describe_lost_engine(const std::string& engine_output);
+
 // Names the engine failure in one line with its fix, from what the engine client printed.
 std::string describe_engine_error(const std::string& engine_output, const RunSpec& spec);
 

@@ -6,7 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstring>
 
 #include "common/error.hpp"
 #include "common/process.hpp"
@@ -16,15 +19,24 @@ namespace sandshim::shim {
 namespace {
 
 constexpr int64_t k_remove_grace_ms = 2000;
+constexpr int64_t k_attempt_timeout_ms = 20'000;
 
 bool run_engine(const Engine& engine, std::vector<std::string> args) {
   args.insert(args.begin(), engine.client.string());
-  auto result = run_captured(args, engine.env, std::chrono::seconds(20));
+  auto result = run_captured(args, engine.env, std::chrono::milliseconds(k_attempt_timeout_ms));
   return !result.timed_out && result.status.code == 0;
 }
 
-// After the shim died, the container may still be on its way up: remove it now, then again
-// with backoff until the deadline has passed, so nothing outlives it.
+// One `rm --force` attempt; true when the engine answered that the container is gone.
+bool remove_once(const Engine& engine, const std::string& name) {
+  auto result = run_captured({engine.client.string(), "rm", "--force", name}, engine.env,
+                             std::chrono::milliseconds(k_attempt_timeout_ms));
+  return removal_confirmed(result.timed_out, result.status.code, result.err);
+}
+
+// After the shim died or handed over, the container may still be on its way up: remove it now,
+// then again with backoff until the deadline has passed and the engine has confirmed the
+// removal. An engine that does not answer (stopped, paused, restarting) is retried for longer.
 [[noreturn]] void guard(const Engine& engine, const std::string& name, int read_fd,
                         int64_t deadline_ms) {
   pollfd fd{read_fd, POLLIN, 0};
@@ -41,14 +53,20 @@ bool run_engine(const Engine& engine, std::vector<std::string> args) {
   if (ready > 0 && ::read(read_fd, &byte, 1) == 1 && byte == 'D') {
     ::_exit(0);
   }
+  bool asked = byte == 'R';  // the run is over: once removed, nothing is left to guard
   int64_t backoff = 250;
   for (;;) {
-    run_engine(engine, {"rm", "--force", name});
-    now = monotonic_ms();
-    if (now > deadline_ms + k_remove_grace_ms) {
+    bool confirmed = remove_once(engine, name);
+    if (confirmed && asked) {
       ::_exit(0);
     }
-    int64_t sleep_ms = std::min(backoff, deadline_ms + k_remove_grace_ms - now + 1);
+    now = monotonic_ms();
+    if (guardian_may_stop(now, deadline_ms + k_remove_grace_ms, confirmed)) {
+      ::_exit(0);
+    }
+    int64_t sleep_ms = now < deadline_ms + k_remove_grace_ms
+                           ? std::min(backoff, deadline_ms + k_remove_grace_ms - now + 1)
+                           : backoff;
     ::usleep(static_cast<useconds_t>(sleep_ms * 1000));
     backoff = std::min<int64_t>(backoff * 2, 4000);
   }
@@ -60,30 +78,47 @@ void detach_from_caller(int keep_fd) {
   for (int std_fd : {0, 1, 2}) {
     ::dup2(null_fd, std_fd);
   }
-  ::close_range(3, static_cast<unsigned>(keep_fd) - 1, 0);
-  ::close_range(static_cast<unsigned>(keep_fd) + 1, ~0U, 0);
+  if (keep_fd > 3) {
+    ::close_range(3, static_cast<unsigned>(keep_fd) - 1, 0);
+  }
+  ::close_range(static_cast<unsigned>(std::max(keep_fd, 2)) + 1, ~0U, 0);
   ::signal(SIGPIPE, SIG_IGN);
 }
 
 }  // namespace
 
-Guardian Guardian::start(const Engine& engine, const std::string& container_name,
-                         int64_t deadline_monotonic_ms) {
-  Pipe pipe = make_pipe();
+void run_detached(const std::function<void()>& work, int keep_fd) {
   pid_t middle = ::fork();
   if (middle < 0) {
-    throw Fatal("cannot start the guardian: fork failed");
+    throw Fatal(std::string("cannot start a detached process: fork failed: ") +
+                std::strerror(errno));
   }
   if (middle == 0) {
-    // Double fork: the guardian is nobody's child that waits, and outlives the shim.
+    // Double fork: the worker is nobody's child that waits, and outlives the shim.
     if (::fork() == 0) {
-      pipe.write.reset();
-      detach_from_caller(pipe.read.get());
-      guard(engine, container_name, pipe.read.get(), deadline_monotonic_ms);
+      detach_from_caller(keep_fd);
+      try {
+        work();
+      } catch (...) {
+        ::_exit(1);
+      }
+      ::_exit(0);
     }
     ::_exit(0);
   }
   wait_for(middle);
+}
+
+Guardian Guardian::start(const Engine& engine, const std::string& container_name,
+                         int64_t deadline_monotonic_ms) {
+  Pipe pipe = make_pipe();
+  int read_fd = pipe.read.get();
+  run_detached(
+      [&] {
+        pipe.write.reset();
+        guard(engine, container_name, read_fd, deadline_monotonic_ms);
+      },
+      read_fd);
   return Guardian(std::move(pipe.write));
 }
 
@@ -98,12 +133,37 @@ void Guardian::release() {
   }
 }
 
-void force_remove_container(const Engine& engine, const std::string& name) {
-  run_engine(engine, {"rm", "--force", name});
+void Guardian::remove_now() {
+  if (m_done.valid()) {
+    char remove = 'R';
+    ssize_t ignored = ::write(m_done.get(), &remove, 1);
+    (void)ignored;
+    m_done.reset();
+  }
 }
 
-bool signal_container(const Engine& engine, const std::string& name, const std::string& signal) {
-  return run_engine(engine, {"kill", "--signal=" + signal, name});
+bool removal_confirmed(bool timed_out, int exit_code, const std::string& engine_stderr) {
+  if (timed_out) {
+    return false;
+  }
+  // docker answers 0 for a container already gone; podman may name it instead.
+  std::string lower = engine_stderr;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return exit_code == 0 || lower.find("no such container") != std::string::npos ||
+         lower.find("no container with name or id") != std::string::npos;
+}
+
+bool guardian_may_stop(int64_t now_ms, int64_t settled_ms, bool confirmed) {
+  return (now_ms > settled_ms && confirmed) || now_ms > settled_ms + k_unanswered_patience_ms;
+}
+
+std::vector<std::string> signal_arguments(const RunSpec& spec, const std::string& signal) {
+  if (spec.warm) {
+    return {"exec", "--user=" + spec.user,      spec.container_name(), "sh",
+            "-c",   "kill -s " + signal + " -1"};
+  }
+  return {"kill", "--signal=" + signal, spec.container_name()};
 }
 
 }  // namespace sandshim::shim

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "common/unique_fd.hpp"
@@ -9,7 +10,8 @@
 namespace sandshim::shim {
 
 // A detached process, in its own session, that removes the container if the shim dies (even by
-// SIGKILL) and at the deadline at the latest. The shim releases it once the container is gone.
+// SIGKILL) and at the deadline at the latest. The shim releases it once the container is gone;
+// when the engine stopped answering, the shim drops it unreleased and the guardian takes over.
 class Guardian {
  public:
   static Guardian start(const Engine& engine, const std::string& container_name,
@@ -21,16 +23,33 @@ class Guardian {
   // The container is gone: the guardian exits without touching anything.
   void release();
 
+  // The run is over but its container is not gone (a warm container): the guardian removes it
+  // now, off the caller's path, retrying until the deadline, then exits.
+  void remove_now();
+
  private:
   explicit Guardian(UniqueFd done) : m_done(std::move(done)) {}
   UniqueFd m_done;
 };
 
-// Forces removal of a container, retrying while it may still be being created: the shim's
-// own deadline path and the guardian share it.
-void force_remove_container(const Engine& engine, const std::string& name);
+// Runs `work` in a double-forked process in its own session, detached from the caller's
+// terminal and fds (all but `keep_fd`), that nobody waits for: it outlives the shim.
+void run_detached(const std::function<void()>& work, int keep_fd = -1);
 
-// Sends a signal to the container's init, which forwards it to the command.
-bool signal_container(const Engine& engine, const std::string& name, const std::string& signal);
+// How long a guardian keeps retrying, past the deadline, an engine that does not answer (stopped,
+// paused, restarting) before it leaves the container to `sandshim gc`.
+constexpr int64_t k_unanswered_patience_ms = 10 * 60 * 1000;
+
+// Whether one `rm --force` attempt got the engine's word that the container is gone.
+bool removal_confirmed(bool timed_out, int exit_code, const std::string& engine_stderr);
+
+// The guardian stops once the run has settled (deadline and grace passed) and the engine
+// confirmed the removal, or when its patience with a silent engine is exhausted.
+bool guardian_may_stop(int64_t now_ms, int64_t settled_ms, bool confirmed);
+
+// The engine command that delivers a signal to a run: to the container's init, which forwards it
+// to the command; in a warm container, where the command is not the init's child, from inside,
+// as the run's user, to every process it may signal there (never the init, which kill(-1) skips).
+std::vector<std::string> signal_arguments(const RunSpec& spec, const std::string& signal);
 
 }  // namespace sandshim::shim

@@ -105,16 +105,53 @@ void add_stdio_flags(std::vector<std::string>& args, const Policy& /*policy*/,
   }
 }
 
+namespace {
+
+using Step = void (*)(std::vector<std::string>&, const Policy&, const RunSpec&);
+// The container's confinement: shared by a cold run and a warm pool container, so the two can
+// never drift apart.
+constexpr Step k_container_steps[] = {add_identity_flags,   add_lifecycle_flags,  add_network_flags,
+                                      add_privilege_flags,  add_filesystem_flags, add_limit_flags,
+                                      add_environment_flags};
+
+}  // namespace
+
 std::vector<std::string> build_run_arguments(const Policy& policy, const RunSpec& spec) {
-  using Step = void (*)(std::vector<std::string>&, const Policy&, const RunSpec&);
-  static constexpr Step k_steps[] = {add_identity_flags,    add_lifecycle_flags,  add_network_flags,
-                                     add_privilege_flags,   add_filesystem_flags, add_limit_flags,
-                                     add_environment_flags, add_stdio_flags};
   std::vector<std::string> args = {"run"};
-  for (Step step : k_steps) {
+  for (Step step : k_container_steps) {
     step(args, policy, spec);
   }
+  add_stdio_flags(args, policy, spec);
   args.push_back(spec.image);
+  args.insert(args.end(), spec.command.begin(), spec.command.end());
+  return args;
+}
+
+std::vector<std::string> build_pool_arguments(const Policy& policy, const RunSpec& spec,
+                                              const std::vector<std::string>& extra,
+                                              int64_t idle_seconds) {
+  std::vector<std::string> args = {"run"};
+  for (Step step : k_container_steps) {
+    step(args, policy, spec);
+  }
+  args.push_back("--detach");
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.push_back(spec.image);
+  // The idle init's child ignores the signals `docker kill` forwards, and ends by itself, so an
+  // orphaned pool container removes itself (--rm) even if nothing else does.
+  args.insert(
+      args.end(),
+      {"sh", "-c", "trap '' HUP INT QUIT TERM; exec sleep " + std::to_string(idle_seconds)});
+  return args;
+}
+
+std::vector<std::string> build_exec_arguments(const Policy& policy, const RunSpec& spec) {
+  std::vector<std::string> args = {"exec"};
+  add_stdio_flags(args, policy, spec);
+  args.push_back(flag("user", spec.user));
+  args.push_back(flag("workdir", spec.cwd.string()));
+  add_environment_flags(args, policy, spec);
+  args.push_back(spec.container_name());
   args.insert(args.end(), spec.command.begin(), spec.command.end());
   return args;
 }

@@ -34,6 +34,7 @@ bool StreamRelay::read_some() {
   auto size = static_cast<size_t>(n);
   m_bytes += n;
   m_tail.append(buffer, size);
+  m_last.append(buffer, size);
   constexpr size_t k_head_bytes = 4096;
   if (m_head.size() < k_head_bytes) {
     m_head.append(buffer, std::min(size, k_head_bytes - m_head.size()));

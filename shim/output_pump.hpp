@@ -49,6 +49,9 @@ class StreamRelay {
   // The first bytes of the stream, kept to recognise the engine's own errors after the fact.
   const std::string& head() const { return m_head; }
   std::string tail() const { return m_tail.str(); }
+  // The last bytes of the stream whatever audit.tail_bytes says, to recognise an engine that
+  // failed after the container started.
+  std::string last() const { return m_last.str(); }
 
  private:
   int m_from;
@@ -60,6 +63,7 @@ class StreamRelay {
   std::string m_head;
   int64_t m_bytes = 0;
   Tail m_tail;
+  Tail m_last{512};
 };
 
 }  // namespace sandshim::shim

@@ -326,6 +326,16 @@ const std::vector<Key>& key_table() {
                  &Policy::hook_mode, {"path", "wrap", "deny"}),
       trusted_key("shim.dir", "directory of the shim links; empty: $XDG_DATA_HOME/sandshim/bin",
                   &Policy::shim_dir, absolute_or_empty),
+      count_key("pool.size",
+                "warm containers kept started per image, workspace and policy (0: off)",
+                &Policy::pool_size, 0, 32),
+      {{"pool.idle_ttl", "how long a warm container may wait unused before it is removed", "10m",
+        true},
+       [](Policy& p, const std::string& v, bool tighten) {
+         return set_limit(p.pool_idle_ttl_ms, parse_duration_ms(v), tighten,
+                          "a duration from 1s such as 30s or 10m", int64_t{1000});
+       },
+       [](const Policy& p) { return format_duration_ms(p.pool_idle_ttl_ms); }},
   };
   return table;
 }
@@ -520,9 +530,13 @@ std::string Policy::digest() const {
   for (const auto& [command, image] : images) {
     canonical += "images." + command + "=" + image + "\n";
   }
+  return sha256_hex(canonical);
+}
+
+std::string sha256_hex(const std::string& text) {
   unsigned char hash[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  EVP_Digest(canonical.data(), canonical.size(), hash, &length, EVP_sha256(), nullptr);
+  EVP_Digest(text.data(), text.size(), hash, &length, EVP_sha256(), nullptr);
   static constexpr char k_hex[] = "0123456789abcdef";
   std::string hex;
   for (unsigned int i = 0; i < length; ++i) {

@@ -61,6 +61,10 @@ struct Policy {
   // [shim]
   std::string shim_dir;  // empty: $XDG_DATA_HOME/sandshim/bin
 
+  // [pool]: warm mode, containers started in advance (0: off)
+  int64_t pool_size = 0;
+  int64_t pool_idle_ttl_ms = 600'000;
+
   std::map<std::string, Origin> origins;  // key -> where its value was set
   std::vector<std::string> sources;       // files read, in order
 
@@ -108,6 +112,9 @@ const std::vector<KeyInfo>& policy_keys();
 
 // The built-in command -> image map (images.COMMAND before any config file).
 std::map<std::string, std::string> default_images();
+
+// Lowercase hex SHA-256 of `text`: policy digests and pool keys.
+std::string sha256_hex(const std::string& text);
 
 // The value of a key in the policy, rendered as it would be written in a config file.
 std::string render_value(const Policy& policy, const std::string& key);

@@ -23,6 +23,8 @@ struct RunSpec {
   bool tty = false;                                      // both ends of the caller are a TTY
   int64_t deadline_epoch_s = 0;                          // for `sandshim gc`
   EngineDialect dialect;                                 // the engine's differences
+  bool warm = false;     // runs in a container of the warm pool, started in advance
+  std::string image_id;  // known before a warm run (the pool checks it); else probed
   std::string container_name() const { return "sandshim-" + run_id; }
 };
 

@@ -1,5 +1,6 @@
 #include "shim/sandbox.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <iostream>
@@ -16,6 +17,7 @@
 #include "shim/engine.hpp"
 #include "shim/environment.hpp"
 #include "shim/hardening.hpp"
+#include "shim/pool.hpp"
 #include "shim/workspace.hpp"
 
 extern char** environ;
@@ -36,6 +38,34 @@ class Refusal : public Fatal {
 
  private:
   RunStatus m_status;
+};
+
+// Once a run's row exists, INT, TERM, HUP and QUIT are held back until the row is complete: the
+// run loop reads them while the container lives, and one that comes after is delivered only
+// once the outcome is recorded, so the shim still ends by it (128+N) without losing the row.
+class DeferredSignals {
+ public:
+  DeferredSignals() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+      sigaddset(&set, sig);
+    }
+    ::sigprocmask(SIG_BLOCK, &set, &m_previous);
+  }
+  DeferredSignals(const DeferredSignals&) = delete;
+  DeferredSignals& operator=(const DeferredSignals&) = delete;
+  ~DeferredSignals() { ::sigprocmask(SIG_SETMASK, &m_previous, nullptr); }
+
+ private:
+  sigset_t m_previous{};
+};
+
+// The audit database failed while the run was being recorded, with audit.required: the run is
+// refused without asking the store that just failed to record the refusal too.
+class AuditUnavailable : public Fatal {
+ public:
+  using Fatal::Fatal;
 };
 
 std::vector<std::string> host_environment() {
@@ -145,6 +175,7 @@ void describe_run(RunRecord& record, const Policy& policy, const RunSpec& spec,
   record.policy_digest = policy.digest();
   record.policy_sources = policy.sources;
   record.limits = policy.limits_summary();
+  record.env_names.clear();
   for (const auto& entry : spec.env) {
     record.env_names.push_back(entry.first);
   }
@@ -206,6 +237,24 @@ std::unique_ptr<audit::Store> fallback_store() {
   }
 }
 
+// Step one of the row, before anything starts. When it fails the run is refused (one line), or
+// with audit.required = false runs unrecorded after a warning; returns the store to complete.
+audit::Store* begin_record(audit::Store* store, const RunRecord& record, bool required) {
+  if (store == nullptr) {
+    return nullptr;
+  }
+  try {
+    store->begin_run(record);
+    return store;
+  } catch (const Fatal& e) {
+    if (required) {
+      throw AuditUnavailable(std::string(e.what()) + "; nothing ran (audit.required = true)");
+    }
+    say(std::string("warning: running without audit: ") + e.what());
+    return nullptr;
+  }
+}
+
 // The command has run: a failure to complete its row is reported, never turned into a refusal.
 void complete_record(audit::Store* store, const RunRecord& record) {
   if (store == nullptr) {
@@ -253,20 +302,51 @@ void require_enforced_limits(const Policy& policy, const Engine& engine, const R
   }
 }
 
-int run_in_container(const Invocation& invocation, const Policy& policy, const Caller& caller,
-                     RunRecord& record, audit::Store* store) {
+// The run takes over a claimed warm container: its id and name, and an exec instead of a run.
+// The audit keeps how the container was started and the exec, in that order.
+std::vector<std::string> become_warm(RunSpec& spec, RunRecord& record, const PoolClaim& claim,
+                                     const Policy& policy) {
+  spec.run_id = claim.run_id;
+  spec.warm = true;
+  spec.image_id = claim.image_id;
+  record.run_id = claim.run_id;
+  record.warm = true;
+  return build_exec_arguments(policy, spec);
+}
+
+// Resolves the workspace, the spec and the engine of a run, refusing what may not run.
+RunSpec spec_for(const Invocation& invocation, const Policy& policy, const Caller& caller,
+                 RunRecord& record) {
   fs::path cwd = current_directory();
   record.cwd = cwd.string();
   fs::path workspace = resolve_workspace(cwd, home_directory());
   record.workspace = workspace.string();
-  RunSpec spec = prepare_spec(invocation, policy, caller, record, cwd, workspace);
-  Engine engine = [&] {
-    try {
-      return locate_engine(policy);
-    } catch (const Fatal& e) {
-      throw Refusal(RunStatus::engine_error, e.what());
-    }
-  }();
+  return prepare_spec(invocation, policy, caller, record, cwd, workspace);
+}
+
+Engine engine_for(const Policy& policy) {
+  try {
+    return locate_engine(policy);
+  } catch (const Fatal& e) {
+    throw Refusal(RunStatus::engine_error, e.what());
+  }
+}
+
+// Starts the row, runs the container, fills the row in; the command's outcome. `store` becomes
+// null when the audit failed and the policy lets the run go on without it.
+ContainerResult execute(const Engine& engine, const std::vector<std::string>& args,
+                        const RunSpec& spec, const Policy& policy, RunRecord& record,
+                        audit::Store*& store) {
+  store = begin_record(store, record, policy.audit_required);
+  ContainerResult result = run_container(engine, args, spec, policy);
+  finish_record(record, result);
+  return result;
+}
+
+int run_in_container(const Invocation& invocation, const Policy& policy, const Caller& caller,
+                     RunRecord& record, audit::Store* store) {
+  RunSpec spec = spec_for(invocation, policy, caller, record);
+  Engine engine = engine_for(policy);
   spec.dialect = engine.dialect;
   auto args = build_run_arguments(policy, spec);
   describe_run(record, policy, spec, engine, args);
@@ -277,11 +357,36 @@ int run_in_container(const Invocation& invocation, const Policy& policy, const C
     return exit_code::k_ok;
   }
   require_enforced_limits(policy, engine, spec, record);
-  if (store != nullptr) {
-    store->begin_run(record);
+  const RunSpec cold_spec = spec;
+  const RunRecord cold_record = record;
+  const auto cold_args = args;
+  std::optional<WarmPool> pool;
+  if (policy.pool_size > 0) {
+    pool.emplace(engine, policy, spec);
+    if (auto claim = pool->claim()) {
+      args = become_warm(spec, record, *claim, policy);
+      std::string limits = record.limits;  // with what the engine enforces
+      describe_run(record, policy, spec, engine, claim->create_args);
+      record.limits = limits;
+      record.engine_args.insert(record.engine_args.end(), args.begin(), args.end());
+    }
   }
-  ContainerResult result = run_container(engine, args, spec, policy);
-  finish_record(record, result);
+  DeferredSignals deferred;  // from the row's start to its completion
+  ContainerResult result = execute(engine, args, spec, policy, record, store);
+  const std::string claimed = spec.warm ? spec.run_id : "";
+  if (spec.warm && result.status == RunStatus::engine_error) {
+    // Nothing ran in the warm container (it was removed meanwhile): its row says so, and the
+    // command runs cold under its own row.
+    record.message += "; ran cold as run " + cold_record.run_id;
+    complete_record(store, record);
+    spec = cold_spec;
+    record = cold_record;
+    record.start_ms = wall_clock_ms();
+    result = execute(engine, cold_args, spec, policy, record, store);
+  }
+  if (pool) {
+    pool->refill_detached(claimed);
+  }
   if (!result.message.empty()) {
     say(result.message);
   }
@@ -290,6 +395,26 @@ int run_in_container(const Invocation& invocation, const Policy& policy, const C
 }
 
 }  // namespace
+
+int fill_pool(const Invocation& invocation) {
+  Caller caller = identify_caller();
+  RunRecord record = initial_record(invocation, caller);
+  std::error_code ec;
+  fs::path cwd = fs::current_path(ec);
+  Policy policy = load_policy({(ec ? std::nullopt : find_git_root(cwd)).value_or(cwd), {}});
+  if (policy.pool_size == 0) {
+    throw Fatal("pool.size is 0 in this policy (warm mode is off): set it in a config file",
+                exit_code::k_usage);
+  }
+  RunSpec spec = spec_for(invocation, policy, caller, record);
+  Engine engine = engine_for(policy);
+  spec.dialect = engine.dialect;
+  WarmPool pool(engine, policy, spec);
+  int started = pool.refill();
+  std::cout << "started " << started << " warm container(s) for " << spec.image << " in "
+            << spec.workspace.string() << " (pool " << pool.key() << ")\n";
+  return exit_code::k_ok;
+}
 
 int run_sandboxed(const Invocation& invocation) {
   Caller caller = identify_caller();
@@ -312,6 +437,9 @@ int run_sandboxed(const Invocation& invocation) {
   }
   try {
     return run_in_container(invocation, policy, caller, record, store.get());
+  } catch (const AuditUnavailable& e) {
+    say(e.what());
+    return e.code();
   } catch (const Refusal& e) {
     record_refusal(store.get(), record, e.status(), e.what());
     say(std::string(e.what()) + "; nothing ran");

@@ -20,4 +20,8 @@ struct Invocation {
 // return to the caller; never runs anything on the host.
 int run_sandboxed(const Invocation& invocation);
 
+// `sandshim pool fill COMMAND`: starts warm containers for COMMAND's image in this workspace
+// under the configured policy until pool.size wait idle; returns once they run.
+int fill_pool(const Invocation& invocation);
+
 }  // namespace sandshim::shim

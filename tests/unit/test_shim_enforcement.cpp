@@ -151,7 +151,8 @@ struct FakeEngine {
     engine = Engine{"docker",
                     client,
                     {"PATH=/usr/bin:/bin"},
-                    "unix://" + (dir.path() / "run" / "docker.sock").string()};
+                    "unix://" + (dir.path() / "run" / "docker.sock").string(),
+                    {}};
     cache = FactsCache{dir.path() / "cache", std::chrono::seconds(3600), std::chrono::seconds(60)};
   }
   size_t calls() const {
@@ -240,12 +241,12 @@ TEST_CASE("an engine that fails its info is reported with its own words, and not
 
 TEST_CASE("the identity names the local daemon's socket and pid file, never for a remote engine",
           "[enforcement][cache]") {
-  Engine local{"docker", "/bin/sh", {}, ""};
+  Engine local{"docker", "/bin/sh", {}, "", {}};
   CHECK_THAT(engine_identity(local), Catch::Contains("/var/run/docker.sock="));
   CHECK_THAT(engine_identity(local), Catch::Contains("/var/run/docker.pid="));
-  Engine remote{"docker", "/bin/sh", {}, "ssh://builder@example.invalid"};
+  Engine remote{"docker", "/bin/sh", {}, "ssh://builder@example.invalid", {}};
   CHECK_THAT(engine_identity(remote), !Catch::Contains("docker.sock"));
   CHECK_THAT(engine_identity(remote), Catch::Contains("endpoint=ssh://builder@example.invalid"));
-  Engine podman{"podman", "/bin/sh", {}, ""};
+  Engine podman{"podman", "/bin/sh", {}, "", {}};
   CHECK_THAT(engine_identity(podman), Catch::Contains("/etc/containers/containers.conf="));
 }

@@ -1,0 +1,346 @@
+#include "shim/pool.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "common/paths.hpp"
+#include "common/process.hpp"
+#include "common/strings.hpp"
+#include "common/unique_fd.hpp"
+#include "shim/caller.hpp"
+#include "shim/guardian.hpp"
+#include "shim/hardening.hpp"
+
+namespace sandshim::shim {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A claim just before expiry still has the run's whole deadline, and this, before the idle
+// init ends the container by itself.
+constexpr int64_t k_life_grace_s = 10;
+constexpr auto k_engine_call_timeout = std::chrono::seconds(60);
+
+fs::path pool_dir() {
+  return xdg_directory("state") / "sandshim" / "pool";
+}
+
+fs::path claimed_dir() {
+  return pool_dir() / "claimed";
+}
+
+int64_t now_epoch_s() {
+  return wall_clock_ms() / 1000;
+}
+
+int64_t ceil_seconds(int64_t ms) {
+  return (ms + 999) / 1000;
+}
+
+// Labels the containers of this user's pools, so a drain never touches another user's.
+std::string owner_label() {
+  return sha256_hex(pool_dir().string() + ":" + std::to_string(::getuid())).substr(0, 16);
+}
+
+void ensure_directory(const fs::path& dir) {
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
+}
+
+// Entry names are run ids; anything else in the directory (temporary files) is not an entry.
+bool is_entry_name(const std::string& name) {
+  return !name.empty() && name.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+std::string serialize(const PoolEntry& entry) {
+  std::ostringstream out;
+  out << "image " << entry.image << "\nimage_id " << entry.image_id << "\nworkspace "
+      << entry.workspace << "\nexpires " << entry.expires_epoch_s << "\ndeadline "
+      << entry.deadline_epoch_s << "\n";
+  for (const auto& arg : entry.create_args) {
+    out << "arg " << arg << "\n";
+  }
+  return out.str();
+}
+
+std::optional<PoolEntry> read_entry(const fs::path& path, const std::string& key) {
+  std::ifstream in(path);
+  if (!in) {
+    return std::nullopt;
+  }
+  PoolEntry entry;
+  entry.key = key;
+  entry.run_id = path.filename().string();
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string field = line.substr(0, line.find(' '));
+    std::string value = line.size() > field.size() ? line.substr(field.size() + 1) : "";
+    if (field == "image") {
+      entry.image = value;
+    } else if (field == "image_id") {
+      entry.image_id = value;
+    } else if (field == "workspace") {
+      entry.workspace = value;
+    } else if (field == "expires" || field == "deadline") {
+      int64_t number = value.empty() ? 0 : std::stoll(value);
+      (field == "expires" ? entry.expires_epoch_s : entry.deadline_epoch_s) = number;
+    } else if (field == "arg") {
+      entry.create_args.push_back(value);
+    }
+  }
+  if (entry.image_id.empty() || entry.expires_epoch_s == 0) {
+    return std::nullopt;
+  }
+  return entry;
+}
+
+std::vector<std::string> entry_names(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& item : fs::directory_iterator(dir, ec)) {
+    std::string name = item.path().filename().string();
+    if (is_entry_name(name)) {
+      names.push_back(name);
+    }
+  }
+  return names;
+}
+
+// Key directories: every directory of the pool but claimed/.
+std::vector<std::string> pool_keys() {
+  std::vector<std::string> keys;
+  std::error_code ec;
+  for (const auto& item : fs::directory_iterator(pool_dir(), ec)) {
+    std::string name = item.path().filename().string();
+    if (item.is_directory(ec) && is_entry_name(name)) {
+      keys.push_back(name);
+    }
+  }
+  return keys;
+}
+
+bool remove_container(const Engine& engine, const std::string& name) {
+  auto result = run_captured({engine.client.string(), "rm", "--force", name}, engine.env,
+                             k_engine_call_timeout);
+  return !result.timed_out && result.status.code == 0;
+}
+
+// Takes an idle entry out of the pool: rename(2) is atomic, so of any number of concurrent
+// takers exactly one succeeds.
+bool take(const fs::path& entry_path, const std::string& run_id) {
+  return ::rename(entry_path.c_str(), (claimed_dir() / run_id).c_str()) == 0;
+}
+
+// Removes an idle container for good: taken first, so no run can claim it meanwhile.
+bool discard(const Engine& engine, const fs::path& key_dir, const std::string& run_id) {
+  if (!take(key_dir / run_id, run_id)) {
+    return false;
+  }
+  remove_container(engine, "sandshim-" + run_id);
+  std::error_code ec;
+  fs::remove(claimed_dir() / run_id, ec);
+  return true;
+}
+
+// Serialises the refills and drains of one key across processes.
+UniqueFd lock_key(const std::string& key) {
+  fs::path path = pool_dir() / (key + ".lock");
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (fd.valid()) {
+    while (::flock(fd.get(), LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  return fd;
+}
+
+}  // namespace
+
+std::string pool_key(const Policy& policy, const RunSpec& spec) {
+  return sha256_hex(policy.digest() + "\n" + spec.image + "\n" + spec.workspace.string() + "\n" +
+                    spec.user)
+      .substr(0, 24);
+}
+
+WarmPool::WarmPool(const Engine& engine, const Policy& policy, const RunSpec& spec)
+    : m_engine(engine), m_policy(policy), m_spec(spec), m_key(pool_key(policy, spec)) {}
+
+std::optional<std::string> WarmPool::current_image_id() const {
+  auto result =
+      run_captured({m_engine.client.string(), "image", "inspect", "--format={{.Id}}", m_spec.image},
+                   m_engine.env, k_engine_call_timeout);
+  std::string id = trim(result.out);
+  if (result.timed_out || result.status.code != 0 || id.empty()) {
+    return std::nullopt;
+  }
+  return id;
+}
+
+std::optional<PoolClaim> WarmPool::claim() const {
+  try {
+    fs::path dir = pool_dir() / m_key;
+    auto names = entry_names(dir);
+    if (names.empty()) {
+      return std::nullopt;
+    }
+    // The tag may name another image since the container started: never serve that one.
+    auto image_id = current_image_id();
+    if (!image_id) {
+      return std::nullopt;
+    }
+    int64_t now = now_epoch_s();
+    for (const auto& name : names) {
+      auto entry = read_entry(dir / name, m_key);
+      if (!entry || entry->expires_epoch_s <= now || entry->image_id != *image_id) {
+        continue;
+      }
+      if (take(dir / name, name)) {
+        return PoolClaim{name, entry->image_id, entry->create_args};
+      }
+    }
+  } catch (const std::exception&) {
+    // An unreadable pool only costs the warm start: the run goes cold.
+  }
+  return std::nullopt;
+}
+
+std::string WarmPool::start_container(const std::string& image_id) const {
+  RunSpec spec = m_spec;
+  spec.run_id = new_run_id();
+  spec.image = image_id;  // by id: the container runs exactly the image its entry names
+  spec.cwd = m_spec.workspace;
+  spec.env.clear();
+  spec.command.clear();
+  spec.tty = false;
+  int64_t now = now_epoch_s();
+  int64_t idle_s = ceil_seconds(m_policy.pool_idle_ttl_ms);
+  int64_t life_s = idle_s + ceil_seconds(m_policy.timeout_ms) + k_life_grace_s;
+  PoolEntry entry{
+      m_key,        spec.run_id, m_spec.image, image_id, m_spec.workspace.string(), now + idle_s,
+      now + life_s, {}};
+  spec.deadline_epoch_s = entry.deadline_epoch_s;
+  std::vector<std::string> labels = {
+      "--label=org.sandshim.pool=" + m_key, "--label=org.sandshim.pool.owner=" + owner_label(),
+      "--label=org.sandshim.pool.expires=" + std::to_string(entry.expires_epoch_s)};
+  entry.create_args = build_pool_arguments(m_policy, spec, labels, life_s);
+  std::vector<std::string> argv = {m_engine.client.string()};
+  argv.insert(argv.end(), entry.create_args.begin(), entry.create_args.end());
+  auto result = run_captured(argv, m_engine.env, k_engine_call_timeout);
+  if (result.timed_out || result.status.code != 0) {
+    remove_container(m_engine, spec.container_name());
+    return "";
+  }
+  // Published only once the container runs, and atomically: a claimer never sees half of it.
+  fs::path dir = pool_dir() / m_key;
+  fs::path temporary = dir / (".new-" + spec.run_id);
+  {
+    std::ofstream out(temporary);
+    out << serialize(entry);
+  }
+  fs::rename(temporary, dir / spec.run_id);
+  return spec.run_id;
+}
+
+int WarmPool::refill() const {
+  fs::path dir = pool_dir() / m_key;
+  ensure_directory(pool_dir());
+  ensure_directory(claimed_dir());
+  ensure_directory(dir);
+  UniqueFd lock = lock_key(m_key);
+  auto image_id = current_image_id();
+  if (!image_id) {
+    return 0;
+  }
+  int64_t now = now_epoch_s();
+  int64_t idle = 0;
+  for (const auto& name : entry_names(dir)) {
+    auto entry = read_entry(dir / name, m_key);
+    if (entry && entry->expires_epoch_s > now + 1 && entry->image_id == *image_id) {
+      ++idle;
+    } else {
+      discard(m_engine, dir, name);  // expired, or started from an image the tag left
+    }
+  }
+  int started = 0;
+  for (; idle < m_policy.pool_size; ++idle, ++started) {
+    if (start_container(*image_id).empty()) {
+      break;
+    }
+  }
+  return started;
+}
+
+void WarmPool::refill_detached(const std::string& claimed_run_id) const {
+  run_detached([this, claimed_run_id] {
+    if (!claimed_run_id.empty()) {
+      std::error_code ec;
+      fs::remove(claimed_dir() / claimed_run_id, ec);
+    }
+    refill();
+  });
+}
+
+std::vector<PoolEntry> list_pool_entries() {
+  std::vector<PoolEntry> entries;
+  for (const auto& key : pool_keys()) {
+    for (const auto& name : entry_names(pool_dir() / key)) {
+      if (auto entry = read_entry(pool_dir() / key / name, key)) {
+        entries.push_back(*entry);
+      }
+    }
+  }
+  return entries;
+}
+
+int drain_pools(const Engine& engine) {
+  int removed = 0;
+  for (const auto& key : pool_keys()) {
+    UniqueFd lock = lock_key(key);
+    for (const auto& name : entry_names(pool_dir() / key)) {
+      removed += discard(engine, pool_dir() / key, name) ? 1 : 0;
+    }
+  }
+  // Containers of this user's pools with no entry (a refill killed half-way): unless a run
+  // holds them, they go too.
+  auto listed = run_captured(
+      {engine.client.string(), "ps", "--all",
+       "--filter=label=org.sandshim.pool.owner=" + owner_label(), "--format={{.Names}}"},
+      engine.env, k_engine_call_timeout);
+  std::istringstream names(listed.out);
+  std::string name;
+  while (names >> name) {
+    std::error_code ec;
+    std::string run_id = name.starts_with("sandshim-") ? name.substr(9) : "";
+    if (run_id.empty() || fs::exists(claimed_dir() / run_id, ec)) {
+      continue;
+    }
+    removed += remove_container(engine, name) ? 1 : 0;
+  }
+  return removed;
+}
+
+int collect_pool_garbage(const Engine& engine) {
+  int removed = 0;
+  int64_t now = now_epoch_s();
+  for (const auto& entry : list_pool_entries()) {
+    if (entry.expires_epoch_s <= now) {
+      removed += discard(engine, pool_dir() / entry.key, entry.run_id) ? 1 : 0;
+    }
+  }
+  for (const auto& name : entry_names(claimed_dir())) {
+    auto entry = read_entry(claimed_dir() / name, "");
+    if (!entry || entry->deadline_epoch_s < now) {
+      removed += remove_container(engine, "sandshim-" + name) ? 1 : 0;
+      std::error_code ec;
+      fs::remove(claimed_dir() / name, ec);
+    }
+  }
+  return removed;
+}
+
+}  // namespace sandshim::shim

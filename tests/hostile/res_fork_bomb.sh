@@ -1,0 +1,24 @@
+# hostile: resources | the classic shell fork bomb; the peak of the kernel's count of the sandbox's processes
+# expect: exit=73 status=error
+# control: policy sandbox.pids=256 exit=42
+# shellcheck shell=sh disable=SC1091 # _probe.sh sources the harness's params
+. ./_probe.sh
+# The count is the pids cgroup's (v1 or v2), read with builtins only: no fork is left to spare, and
+# a glob of /proc is no snapshot under this churn (dead and new pids are both listed).
+for count in /sys/fs/cgroup/pids/pids.current /sys/fs/cgroup/pids.current; do
+    [ -r "$count" ] && break
+done
+[ -r "$count" ] || { echo "no pids.current to read"; exit 3; }
+# shellcheck disable=SC2264 # a fork bomb, on purpose
+bomb() { bomb | bomb & }
+{ bomb; } 2>/dev/null & # one fork: the shell exits if a fork of its own fails
+most=0
+rounds=0
+# Past the cap, stop at once: 256 bombs leave this loop little of its one CPU.
+while [ "$rounds" -lt 300 ]; do
+    read -r now <"$count"
+    [ "$now" -gt "$most" ] && most=$now
+    [ "$most" -gt 64 ] && escaped "$most processes at once"
+    rounds=$((rounds + 1))
+done
+blocked "at most $most processes at once"

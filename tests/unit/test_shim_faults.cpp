@@ -1,0 +1,50 @@
+#include <catch2/catch.hpp>
+
+#include "shim/container_run.hpp"
+#include "shim/guardian.hpp"
+
+using namespace sandshim::shim;
+
+// What the engine clients print when the daemon dies under a running `docker run`.
+constexpr const char* k_lost_engine_line =
+    "time=\"2026-11-30T11:02:07Z\" level=error msg=\"error waiting for container: unexpected "
+    "EOF\"\n";
+
+TEST_CASE("a removal counts as confirmed only when the engine answered", "[faults]") {
+  CHECK(removal_confirmed(false, 0, ""));
+  // docker 20.10 daemons behind older clients, and podman, name the missing container instead.
+  CHECK(removal_confirmed(false, 1, "Error response from daemon: No such container: sandshim-x"));
+  CHECK(removal_confirmed(false, 125, "Error: no container with name or ID \"sandshim-x\" found"));
+  // The engine did not answer: stopped, paused (the attempt timed out) or its socket is gone.
+  CHECK_FALSE(removal_confirmed(true, 0, ""));
+  CHECK_FALSE(removal_confirmed(
+      false, 1,
+      "Cannot connect to the Docker daemon at unix:///x.sock. Is the docker daemon running?"));
+  CHECK_FALSE(removal_confirmed(false, 1, "permission denied while trying to connect"));
+}
+
+TEST_CASE("the guardian stops once the run settled and the engine confirmed, or out of patience",
+          "[faults]") {
+  const int64_t settled = 10'000;
+  CHECK_FALSE(guardian_may_stop(settled - 1, settled, true));  // a create may still be on its way
+  CHECK(guardian_may_stop(settled + 1, settled, true));
+  CHECK_FALSE(guardian_may_stop(settled + 60'000, settled, false));  // silent engine: keep trying
+  CHECK(guardian_may_stop(settled + k_unanswered_patience_ms + 1, settled, false));
+}
+
+TEST_CASE("a client that lost the engine mid-run is told from the command's own output",
+          "[faults]") {
+  CHECK(reports_engine_lost(std::string("in sandbox\n") + k_lost_engine_line));
+  CHECK_FALSE(reports_engine_lost("in sandbox\n"));
+  CHECK_FALSE(reports_engine_lost(
+      "docker: Error response from daemon: No such image: sandshim/sh:bookworm.\n"));
+}
+
+TEST_CASE("the lost engine is one line naming the client's reason", "[faults]") {
+  std::string line = describe_lost_engine(std::string("partial output\n") + k_lost_engine_line);
+  CHECK(line.find('\n') == std::string::npos);
+  CHECK(
+      line.starts_with("the container engine was lost while the command ran (error waiting for "
+                       "container: unexpected EOF); "));
+  CHECK(line.find("guardian removes the container") != std::string::npos);
+}
