@@ -14,6 +14,7 @@
 #include "common/error.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
+#include "common/terminal.hpp"
 
 namespace sandshim::audit {
 
@@ -28,6 +29,7 @@ struct Invocation {
   std::ostream& out;
   bool tty;
   int64_t now_ms;
+  bool color;  // a terminal that allows colour (NO_COLOR, TERM=dumb)
 };
 
 // Option groups a subcommand takes.
@@ -93,7 +95,7 @@ int list_runs_as(const Invocation& invocation, Order order, std::optional<Format
   Store store = open_store(invocation, false);
   Filter filter = filter_for(invocation, Subject::runs);
   auto writer = make_row_writer(chosen_format(invocation, fallback), invocation.out, run_fields(),
-                                run_table_columns());
+                                run_table_columns(), invocation.color);
   query_runs(store.database(), filter, order, limit_of(invocation), *writer);
   return 0;
 }
@@ -110,7 +112,7 @@ int run_decisions(const Invocation& invocation) {
   Store store = open_store(invocation, false);
   Filter filter = filter_for(invocation, Subject::decisions);
   auto writer = make_row_writer(chosen_format(invocation), invocation.out, decision_fields(),
-                                decision_table_columns());
+                                decision_table_columns(), invocation.color);
   query_decisions(store.database(), filter, limit_of(invocation), *writer);
   return 0;
 }
@@ -121,7 +123,7 @@ void write_document(const Invocation& invocation, const Row& document, Format fo
 }
 
 // `show` on a terminal: one field a line, then the output tails and the hook decisions.
-void write_run_details(std::ostream& out, const Row& run) {
+void write_run_details(std::ostream& out, const Row& run, bool color) {
   constexpr std::string_view k_blocks[] = {"stdout_tail", "stderr_tail", "decisions"};
   auto is_block = [&](const std::string& key) {
     return std::find(std::begin(k_blocks), std::end(k_blocks), key) != std::end(k_blocks);
@@ -141,7 +143,8 @@ void write_run_details(std::ostream& out, const Row& run) {
         << text << (ends_line ? "" : "\n");
   }
   out << "\ndecisions:\n";
-  auto writer = make_row_writer(Format::table, out, decision_fields(), decision_table_columns());
+  auto writer =
+      make_row_writer(Format::table, out, decision_fields(), decision_table_columns(), color);
   for (const auto& decision : run["decisions"]) {
     writer->write(decision);
   }
@@ -157,7 +160,7 @@ int run_show(const Invocation& invocation) {
   }
   Format format = chosen_format(invocation);
   if (format == Format::table) {
-    write_run_details(invocation.out, *run);
+    write_run_details(invocation.out, *run, invocation.color);
   } else if (format == Format::csv) {
     auto fields = run_fields();
     fields.emplace_back("decisions");
@@ -172,8 +175,8 @@ int run_show(const Invocation& invocation) {
 
 void write_rows(const Invocation& invocation, const std::vector<std::string>& fields,
                 const std::vector<Row>& rows) {
-  auto writer =
-      make_row_writer(chosen_format(invocation), invocation.out, fields, plain_columns(fields));
+  auto writer = make_row_writer(chosen_format(invocation), invocation.out, fields,
+                                plain_columns(fields), invocation.color);
   for (const auto& row : rows) {
     writer->write(row);
   }
@@ -278,8 +281,8 @@ int run_sql(const Invocation& invocation) {
   Statement statement =
       prepare_read_only_sql(store.database(), invocation.options["query"].as<std::string>());
   auto fields = column_names(statement);
-  auto writer =
-      make_row_writer(chosen_format(invocation), invocation.out, fields, plain_columns(fields));
+  auto writer = make_row_writer(chosen_format(invocation), invocation.out, fields,
+                                plain_columns(fields), invocation.color);
   stream_sql(statement, *writer);
   return 0;
 }
@@ -425,26 +428,48 @@ std::string wrapped(std::string_view text, size_t width) {
   return result;
 }
 
-void print_help(std::ostream& out, const Subcommand& command) {
+CommandDoc doc_of(const Subcommand& command) {
   std::string operand = command.positional.empty() ? "" : " " + to_upper(command.positional);
-  out << "usage: sandshim audit " << command.name << operand << " [options]\n\n"
-      << wrapped(command.description, 80) << "\n\n"
-      << visible_options(command) << "\nExamples:\n"
-      << command.examples;
+  std::string name(command.name);
+  return CommandDoc{"audit " + name,
+                    std::string(command.summary),
+                    "usage: sandshim audit " + name + operand + " [options]\n\n" +
+                        wrapped(command.description, 80),
+                    std::make_shared<po::options_description>(visible_options(command)),
+                    "\nExamples:\n" + std::string(command.examples),
+                    {}};
 }
 
-void print_overview(std::ostream& out) {
-  out << "usage: sandshim audit COMMAND [options]\n\n"
-         "Reads the audit database: every run sandshim made and every hook decision, chained\n"
-         "with SHA-256 so edits show.\n\nCommands:\n";
+void print_help(std::ostream& out, const CommandDoc& doc) {
+  out << doc.usage << "\n\n" << *doc.options << doc.epilogue;
+}
+
+std::string overview_text() {
+  std::string text =
+      "usage: sandshim audit COMMAND [options]\n\n"
+      "Reads the audit database: every run sandshim made and every hook decision, chained\n"
+      "with SHA-256 so edits show.\n\nCommands:\n";
   for (const auto& command : k_subcommands) {
-    out << "  " << command.name << std::string(11 - command.name.size(), ' ') << command.summary
-        << '\n';
+    text += "  " + std::string(command.name) + std::string(11 - command.name.size(), ' ') +
+            std::string(command.summary) + '\n';
   }
-  out << "\nThe database: --db PATH, else $SANDSHIM_AUDIT_DB, else the policy's audit.db, else\n"
+  return text +
+         "\nThe database: --db PATH, else $SANDSHIM_AUDIT_DB, else the policy's audit.db, else\n"
          "~/.local/state/sandshim/audit.db. Exit status: 0 ok, 1 verify failed or nothing found,\n"
          "2 bad usage, 125 the database is unusable.\n"
          "Run `sandshim audit COMMAND --help` for its options and examples.\n";
+}
+
+CommandDoc overview_doc() {
+  auto options = std::make_shared<po::options_description>("Options");
+  options->add_options()("db", po::value<std::string>()->value_name("PATH"),
+                         "the audit database, before or after COMMAND")("help,h", "show this help");
+  std::vector<std::string> names;
+  for (const auto& command : k_subcommands) {
+    names.emplace_back(command.name);
+  }
+  return CommandDoc{"audit", "query and verify the audit database", overview_text(), options, "",
+                    names};
 }
 
 const Subcommand& find_subcommand(const std::string& name) {
@@ -488,10 +513,11 @@ std::filesystem::path database_path(const po::variables_map& options,
 }
 
 int run_subcommand(const Subcommand& command, const std::vector<std::string>& args,
-                   const std::filesystem::path& configured_db, std::ostream& out, bool tty) {
+                   const std::filesystem::path& configured_db, std::ostream& out, bool tty,
+                   bool color) {
   po::variables_map options = parse_options(command, args);
   if (options.count("help") != 0) {
-    print_help(out, command);
+    print_help(out, doc_of(command));
     return 0;
   }
   if (!command.positional.empty() && options.count(std::string(command.positional)) == 0) {
@@ -501,7 +527,7 @@ int run_subcommand(const Subcommand& command, const std::vector<std::string>& ar
                 exit_code::k_usage);
   }
   std::filesystem::path db_path = database_path(options, configured_db);
-  return command.run(Invocation{std::move(options), db_path, out, tty, wall_clock_ms()});
+  return command.run(Invocation{std::move(options), db_path, out, tty, wall_clock_ms(), color});
 }
 
 // `--db PATH` may also come before the command: `sandshim audit --db x.db list`.
@@ -519,7 +545,7 @@ std::vector<std::string> with_db_after_command(std::vector<std::string> args) {
 }  // namespace
 
 int audit_main(const std::vector<std::string>& raw_args, const std::filesystem::path& configured_db,
-               std::ostream& out, bool out_is_tty) {
+               std::ostream& out, bool out_is_tty, bool color) {
   std::vector<std::string> args = with_db_after_command(raw_args);
   if (args.empty()) {
     throw Fatal("missing command; see `sandshim audit --help`", exit_code::k_usage);
@@ -527,23 +553,32 @@ int audit_main(const std::vector<std::string>& raw_args, const std::filesystem::
   const std::string& first = args.front();
   if (first == "--help" || first == "-h" || first == "help") {
     if (args.size() > 1 && first == "help") {
-      print_help(out, find_subcommand(args[1]));
+      print_help(out, doc_of(find_subcommand(args[1])));
     } else {
-      print_overview(out);
+      out << overview_text();
     }
     return 0;
   }
   const Subcommand& command = find_subcommand(first);
   return run_subcommand(command, std::vector<std::string>(args.begin() + 1, args.end()),
-                        configured_db, out, out_is_tty);
+                        configured_db, out, out_is_tty, color);
 }
 
 int audit_main(const std::vector<std::string>& args, const std::filesystem::path& configured_db) {
-  return audit_main(args, configured_db, std::cout, ::isatty(STDOUT_FILENO) == 1);
+  return audit_main(args, configured_db, std::cout, ::isatty(STDOUT_FILENO) == 1,
+                    terminal::use_color(STDOUT_FILENO));
 }
 
 int audit_main(const std::vector<std::string>& args) {
   return audit_main(args, {});
+}
+
+std::vector<CommandDoc> command_docs() {
+  std::vector<CommandDoc> docs = {overview_doc()};
+  for (const auto& command : k_subcommands) {
+    docs.push_back(doc_of(command));
+  }
+  return docs;
 }
 
 }  // namespace sandshim::audit

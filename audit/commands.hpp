@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "common/command_doc.hpp"
+
 namespace sandshim::audit {
 
 // `sandshim audit ARGS...` (ARGS are what follows "audit"): list, show, stats, export, verify,
@@ -17,8 +19,13 @@ int audit_main(const std::vector<std::string>& args);
 // SANDSHIM_AUDIT_DB is given.
 int audit_main(const std::vector<std::string>& args, const std::filesystem::path& configured_db);
 
-// The same, writing to `out`; `out_is_tty` picks the default format (a table for people).
+// The same, writing to `out`; `out_is_tty` picks the default format (a table for people) and
+// `color` paints the table (terminal::use_color decides it for stdout).
 int audit_main(const std::vector<std::string>& args, const std::filesystem::path& configured_db,
-               std::ostream& out, bool out_is_tty);
+               std::ostream& out, bool out_is_tty, bool color = false);
+
+// `sandshim audit` and each of its commands, as --help shows them: for the completions and the
+// man page.
+std::vector<CommandDoc> command_docs();
 
 }  // namespace sandshim::audit

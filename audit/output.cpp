@@ -1,6 +1,9 @@
 #include "audit/output.hpp"
 
+#include <optional>
+
 #include "audit/encoding.hpp"
+#include "common/terminal.hpp"
 
 namespace sandshim::audit {
 
@@ -114,10 +117,24 @@ std::string fit(const std::string& text, size_t width) {
   return cut + "\xE2\x80\xA6";
 }
 
+// The colour of an outcome cell: green when it went through, red when it failed or was refused.
+std::optional<terminal::Style> outcome_style(const std::string& field, const std::string& value) {
+  if (field != "status" && field != "decision") {
+    return std::nullopt;
+  }
+  if (value == "ok" || value == "allow") {
+    return terminal::Style::green;
+  }
+  if (value == "running" || value == "abandoned" || value == "ask" || value == "rewrite") {
+    return terminal::Style::yellow;
+  }
+  return value.empty() ? std::nullopt : std::optional(terminal::Style::red);
+}
+
 class TableWriter : public RowWriter {
  public:
-  TableWriter(std::ostream& out, std::vector<TableColumn> columns)
-      : m_out(out), m_columns(std::move(columns)) {
+  TableWriter(std::ostream& out, std::vector<TableColumn> columns, bool color)
+      : m_out(out), m_columns(std::move(columns)), m_color(color) {
     std::vector<std::string> headers;
     for (const auto& column : m_columns) {
       headers.push_back(column.header);
@@ -155,11 +172,21 @@ class TableWriter : public RowWriter {
     return widths;
   }
 
+  // Pads by the plain text's width, then paints, so escapes never shift a column.
+  [[nodiscard]] std::string painted(const std::string& cell, size_t column, bool header) const {
+    if (header) {
+      return terminal::paint(cell, terminal::Style::bold, m_color);
+    }
+    auto style = outcome_style(m_columns[column].field, cell);
+    return style ? terminal::paint(cell, *style, m_color) : cell;
+  }
+
   void write_line(const std::vector<std::string>& line, const std::vector<size_t>& widths) {
     std::string text;
+    bool header = &line == &m_cells.front();
     for (size_t i = 0; i < line.size(); ++i) {
       bool last = i + 1 == line.size();
-      text += line[i];
+      text += painted(line[i], i, header);
       if (!last) {
         text += std::string(widths[i] - display_width(line[i]) + 2, ' ');
       }
@@ -170,13 +197,14 @@ class TableWriter : public RowWriter {
   std::ostream& m_out;
   std::vector<TableColumn> m_columns;
   std::vector<std::vector<std::string>> m_cells;
+  bool m_color;
 };
 
 }  // namespace
 
 std::unique_ptr<RowWriter> make_row_writer(Format format, std::ostream& out,
                                            std::vector<std::string> fields,
-                                           std::vector<TableColumn> table_columns) {
+                                           std::vector<TableColumn> table_columns, bool color) {
   switch (format) {
     case Format::json:
       return std::make_unique<JsonWriter>(out);
@@ -187,7 +215,7 @@ std::unique_ptr<RowWriter> make_row_writer(Format format, std::ostream& out,
     case Format::table:
       break;
   }
-  return std::make_unique<TableWriter>(out, std::move(table_columns));
+  return std::make_unique<TableWriter>(out, std::move(table_columns), color);
 }
 
 }  // namespace sandshim::audit

@@ -44,8 +44,11 @@ class RowWriter {
   virtual void finish() = 0;
 };
 
+// `color` paints the table for a terminal (bold header, outcome columns by severity); the
+// other formats never carry escapes.
 std::unique_ptr<RowWriter> make_row_writer(Format format, std::ostream& out,
                                            std::vector<std::string> fields,
-                                           std::vector<TableColumn> table_columns);
+                                           std::vector<TableColumn> table_columns,
+                                           bool color = false);
 
 }  // namespace sandshim::audit

@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include <boost/program_options.hpp>
+
 #include "audit/commands.hpp"
+#include "cli/completion.hpp"
 #include "common/error.hpp"
 #include "common/strings.hpp"
 #include "hooks/commands.hpp"
@@ -21,6 +24,7 @@
 #include "install/doctor.hpp"
 #include "install/git_hooks.hpp"
 #include "install/shim_links.hpp"
+#include "install/skill.hpp"
 #include "shim/commands.hpp"
 #include "shim/policy.hpp"
 
@@ -30,13 +34,29 @@ namespace {
 
 using Args = std::vector<std::string>;
 
+// A top-level command: how it runs, and its documentation (itself first, then the commands
+// below it), which --help, the completions and the man page all read.
 struct Subcommand {
   const char* name;
-  const char* summary;
   std::function<int(const Args&)> run;
+  std::function<std::vector<CommandDoc>()> docs;
 };
 
-int version_main(const Args& /*args*/) {
+template <CommandDoc (*... doc)()>
+std::vector<CommandDoc> docs_of() {
+  return {doc()...};
+}
+
+CommandDoc version_doc() {
+  return shim::make_command_doc("version", "print the version", "sandshim version",
+                                boost::program_options::options_description("Options"));
+}
+
+int version_main(const Args& args) {
+  boost::program_options::variables_map vm;
+  if (!shim::parse_subcommand_options(args, version_doc(), vm)) {
+    return exit_code::k_ok;
+  }
   std::cout << "sandshim " << SANDSHIM_VERSION << "\n";
   return exit_code::k_ok;
 }
@@ -65,38 +85,80 @@ int audit_command(const Args& args) {
 
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> table = {
-      {"run", "run a command in a hardened single-use container", shim::run_main},
-      {"install", "install the shims (or: install agent NAME, install git-hooks)", install_main},
-      {"uninstall", "remove the shims", install::uninstall_shims_main},
-      {"env", "print the shell line that puts the shims first on PATH", install::env_main},
-      {"images", "list the images the policy expects; `images build` builds them",
-       shim::images_main},
-      {"gc", "remove expired sandshim containers, mark abandoned audit rows", shim::gc_main},
-      {"pool", "warm containers: `pool status`, `pool fill COMMAND`, `pool drain`",
-       shim::pool_main},
-      {"audit", "query and verify the audit database", audit_command},
-      {"hook", "answer an agent's pre-tool hook (reads JSON on stdin)", hooks::hook_main},
-      {"policy", "show the effective policy (`policy show`) or its keys (`policy keys`)",
-       shim::policy_main},
-      {"doctor", "check the engine, limits, images, PATH, audit and hooks (--containers: CIS)",
-       install::doctor_main},
-      {"version", "print the version", version_main},
+      {"run", shim::run_main, docs_of<shim::run_doc>},
+      {"install", install_main,
+       docs_of<install::install_shims_doc, install::install_agent_doc, install::git_hooks_doc>},
+      {"uninstall", install::uninstall_shims_main, docs_of<install::uninstall_shims_doc>},
+      {"env", install::env_main, docs_of<install::env_doc>},
+      {"images", shim::images_main, docs_of<shim::images_doc, shim::images_build_doc>},
+      {"gc", shim::gc_main, docs_of<shim::gc_doc>},
+      {"pool", shim::pool_main, docs_of<shim::pool_doc>},
+      {"audit", audit_command, audit::command_docs},
+      {"hook", hooks::hook_main, docs_of<hooks::hook_doc>},
+      {"policy", shim::policy_main, docs_of<shim::policy_doc>},
+      {"doctor", install::doctor_main, docs_of<install::doctor_doc>},
+      {"version", version_main, docs_of<version_doc>},
   };
   return table;
 }
 
-void print_usage(std::ostream& out) {
-  out << "usage: sandshim COMMAND [ARGS...]\n\n"
-         "sandshim runs python, node and sh from AI coding agents in hardened single-use\n"
-         "containers. Installed ahead of those names on PATH (`sandshim install`, then\n"
-         "eval \"$(sandshim env)\"), every call is rerouted into a container with no network,\n"
-         "no capabilities, a read-only root and workspace, and a deadline, and recorded in an\n"
-         "audit database.\n\nCommands:\n";
+std::string usage_text() {
+  std::string text =
+      "usage: sandshim COMMAND [ARGS...]\n\n"
+      "sandshim runs python, node and sh from AI coding agents in hardened single-use\n"
+      "containers. Installed ahead of those names on PATH (`sandshim install`, then\n"
+      "eval \"$(sandshim env)\"), every call is rerouted into a container with no network,\n"
+      "no capabilities, a read-only root and workspace, and a deadline, and recorded in an\n"
+      "audit database.\n\nCommands:\n";
   for (const auto& command : subcommands()) {
-    out << "  " << command.name << std::string(12 - std::string(command.name).size(), ' ')
-        << command.summary << "\n";
+    text += "  " + std::string(command.name) +
+            std::string(12 - std::string(command.name).size(), ' ') +
+            command.docs().front().summary + "\n";
   }
-  out << "\nRun `sandshim COMMAND --help` for the options of each.\n";
+  return text + "\nRun `sandshim COMMAND --help` for the options of each.\n";
+}
+
+void print_usage(std::ostream& out) {
+  out << usage_text();
+}
+
+// The built-in policy, before any config file: what the installed defaults describe.
+shim::Policy default_policy() {
+  shim::Policy policy;
+  policy.images = shim::default_images();
+  return policy;
+}
+
+// Hidden flags the build runs to write the files it installs, from the same tables as --help.
+struct Generator {
+  const char* flag;
+  size_t operands;
+  std::function<std::string(const Args&)> text;
+};
+
+const std::vector<Generator>& generators() {
+  static const std::vector<Generator> table = {
+      {"--generate-man", 0, [](const Args&) { return man_page(command_docs(), SANDSHIM_VERSION); }},
+      {"--generate-completion", 1,
+       [](const Args& args) { return completion_script(args[1], command_docs()); }},
+      {"--generate-config", 0, [](const Args&) { return config_template(); }},
+      {"--generate-skill", 0,
+       [](const Args&) { return install::skill_markdown(default_policy()); }},
+  };
+  return table;
+}
+
+int generate_main(const Args& args) {
+  for (const auto& generator : generators()) {
+    if (args.front() == generator.flag && args.size() == generator.operands + 1) {
+      std::cout << generator.text(args);
+      return exit_code::k_ok;
+    }
+  }
+  throw Fatal("unknown or incomplete " + quoted(args.front()) +
+                  ": use --generate-completion bash|zsh|fish, --generate-man, "
+                  "--generate-config or --generate-skill",
+              exit_code::k_usage);
 }
 
 int tool_main(const Args& args) {
@@ -107,13 +169,18 @@ int tool_main(const Args& args) {
   if (args.front() == "--version") {
     return version_main({});
   }
+  if (args.front().starts_with("--generate-")) {
+    return generate_main(args);
+  }
   for (const auto& command : subcommands()) {
     if (args.front() == command.name) {
       return command.run(Args(args.begin() + 1, args.end()));
     }
   }
   print_usage(std::cerr);
-  throw Fatal("unknown command " + quoted(args.front()), exit_code::k_usage);
+  throw Fatal(
+      "unknown command " + quoted(args.front()) + "; see the list above or `sandshim --help`",
+      exit_code::k_usage);
 }
 
 // A closed stdin/stdout/stderr would be reused by the next open() and mix streams.
@@ -140,6 +207,22 @@ void configure_logging() {
 }
 
 }  // namespace
+
+std::vector<CommandDoc> command_docs() {
+  boost::program_options::options_description options("Options");
+  options.add_options()("version", "print the version");
+  std::vector<std::string> names;
+  for (const auto& command : subcommands()) {
+    names.emplace_back(command.name);
+  }
+  std::vector<CommandDoc> docs = {
+      shim::make_command_doc("", "the sandshim program", usage_text(), options, {}, names)};
+  for (const auto& command : subcommands()) {
+    auto more = command.docs();
+    docs.insert(docs.end(), more.begin(), more.end());
+  }
+  return docs;
+}
 
 int main_entry(int argc, char** argv) {
   ensure_standard_fds_open();

@@ -9,6 +9,7 @@
 
 #include "common/strings.hpp"
 #include "hooks/hook_run.hpp"
+#include "shim/commands.hpp"
 
 namespace sandshim::hooks {
 
@@ -48,20 +49,27 @@ Examples:
          "session_id":"s","tool_use_id":"t","cwd":"/tmp"}' | sandshim hook --agent claude
   sandshim install agent claude      # writes .claude/settings.json for this project)";
 
-// Parses the options; nullopt after printing --help.
-std::optional<HookOptions> parse_options(const std::vector<std::string>& args) {
+}  // namespace
+
+CommandDoc hook_doc() {
   po::options_description options("Options");
-  options.add_options()("help,h", "show this help")("agent", po::value<std::string>(),
-                                                    "claude, codex, cursor, gemini or windsurf")(
-      "event", po::value<std::string>(), "refuse payloads that name another event")(
-      "rewrite-approval", po::value<std::string>()->default_value("auto"),
+  options.add_options()("agent", po::value<std::string>()->value_name("AGENT"),
+                        "claude, codex, cursor, gemini or windsurf")(
+      "event", po::value<std::string>()->value_name("EVENT"),
+      "refuse payloads that name another event")(
+      "rewrite-approval", po::value<std::string>()->default_value("auto")->value_name("MODE"),
       "Claude Code only: how a rewritten command is approved. auto: `ask` the user unless the "
       "session runs with bypassPermissions; allow: approve it without a prompt; ask: always ask");
+  return shim::make_command_doc("hook", "answer an agent's pre-tool hook (reads JSON on stdin)",
+                                k_usage, options);
+}
+
+namespace {
+
+// Parses the options; nullopt after printing --help.
+std::optional<HookOptions> parse_options(const std::vector<std::string>& args) {
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).run(), vm);
-  po::notify(vm);
-  if (vm.count("help") != 0) {
-    std::cout << k_usage << "\n\n" << options << std::endl;
+  if (!shim::parse_subcommand_options(args, hook_doc(), vm)) {
     return std::nullopt;
   }
   HookOptions result;

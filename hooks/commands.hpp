@@ -3,11 +3,15 @@
 #include <string>
 #include <vector>
 
+#include "common/command_doc.hpp"
+
 namespace sandshim::hooks {
 
 // `sandshim hook [--agent claude|codex|cursor|gemini|windsurf] [--event NAME]`: reads one agent
 // hook event on stdin, answers on stdout in that agent's format, records the decision. Never
 // throws: every failure is answered the way the agent treats as "blocked".
 int hook_main(const std::vector<std::string>& args);
+// Its documentation, for --help, the completions and the man page.
+CommandDoc hook_doc();
 
 }  // namespace sandshim::hooks

@@ -12,6 +12,7 @@
 #include "install/atomic_file.hpp"
 #include "install/json_text.hpp"
 #include "install/skill.hpp"
+#include "shim/commands.hpp"
 
 namespace sandshim::install {
 
@@ -56,12 +57,30 @@ struct AgentInstallOptions {
   bool dry_run = false;
 };
 
+}  // namespace
+
+CommandDoc install_agent_doc() {
+  po::options_description options("Options");
+  options.add_options()("agent", po::value<std::string>()->value_name("NAME"),
+                        "claude, codex, cursor, gemini or windsurf")(
+      "project", po::value<std::string>()->value_name("DIR"),
+      "install into this project (default: the git root of the current directory)")(
+      "user", "install into the user's own settings (every project)")(
+      "uninstall", "remove what an earlier install added")("dry-run", "show the changes only");
+  return shim::make_command_doc("install agent", "wire sandshim into a coding agent's hooks",
+                                k_usage, options, {},
+                                {"claude", "codex", "cursor", "gemini", "windsurf"});
+}
+
+namespace {
+
 fs::path project_root(const po::variables_map& vm) {
   std::error_code ec;
   fs::path start =
       vm.count("project") != 0 ? fs::path(vm["project"].as<std::string>()) : fs::current_path(ec);
   if (!fs::is_directory(start, ec)) {
-    throw Fatal("project directory " + quoted(start.string()) + " does not exist",
+    throw Fatal("project directory " + quoted(start.string()) +
+                    " does not exist; pass an existing directory to --project",
                 exit_code::k_usage);
   }
   fs::path canonical = fs::canonical(start);
@@ -69,25 +88,10 @@ fs::path project_root(const po::variables_map& vm) {
 }
 
 std::optional<AgentInstallOptions> parse_options(const std::vector<std::string>& args) {
-  po::options_description options("Options");
-  options.add_options()("help,h", "show this help")("agent", po::value<std::string>(),
-                                                    "claude, codex, cursor, gemini or windsurf")(
-      "project", po::value<std::string>(),
-      "install into this project (default: the git root of "
-      "the current directory)")("user", "install into the user's own settings (every project)")(
-      "uninstall", "remove what an earlier install added")("dry-run", "show the changes only");
   po::positional_options_description positional;
   positional.add("agent", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw Fatal(std::string(e.what()) + " (see `sandshim install agent --help`)",
-                exit_code::k_usage);
-  }
-  if (vm.count("help") != 0) {
-    std::cout << k_usage << "\n\n" << options << std::endl;
+  if (!shim::parse_subcommand_options(args, install_agent_doc(), vm, &positional)) {
     return std::nullopt;
   }
   if (vm.count("agent") == 0) {
@@ -95,7 +99,7 @@ std::optional<AgentInstallOptions> parse_options(const std::vector<std::string>&
                 exit_code::k_usage);
   }
   if (vm.count("user") != 0 && vm.count("project") != 0) {
-    throw Fatal("--project and --user exclude each other", exit_code::k_usage);
+    throw Fatal("--project and --user exclude each other; give one of them", exit_code::k_usage);
   }
   AgentInstallOptions result{vm["agent"].as<std::string>(),
                              {},

@@ -17,6 +17,8 @@ readonly k_packages=(
     docker.io debootstrap debian-archive-keyring ca-certificates
     # tests and demos
     python3 uidmap iproute2 procps psmisc
+    # the .deb (cpack runs dpkg-shlibdeps) and its man page check
+    dpkg-dev man-db
     # the hostile corpus: host controls in Node, peak RSS by time(1), file capabilities
     nodejs time libcap2-bin
 )

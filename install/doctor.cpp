@@ -465,16 +465,22 @@ int containers_main(const std::vector<std::string>& names, bool as_json) {
 
 }  // namespace
 
-int doctor_main(const std::vector<std::string>& args) {
+CommandDoc doctor_doc() {
   po::options_description options("Options");
   options.add_options()("json", "machine-readable output")(
       "containers", "inspect running sandshim containers (or the CONTAINERs named)")(
-      "container", po::value<std::vector<std::string>>()->composing(),
+      "container", po::value<std::vector<std::string>>()->composing()->value_name("CONTAINER"),
       "CONTAINER: a name or id to inspect (with --containers; may repeat)");
+  return shim::make_command_doc(
+      "doctor", "check the engine, limits, images, PATH, audit and hooks (--containers: CIS)",
+      k_usage, options);
+}
+
+int doctor_main(const std::vector<std::string>& args) {
   po::positional_options_description positional;
   positional.add("container", -1);
   po::variables_map vm;
-  if (!shim::parse_subcommand_options(args, options, vm, k_usage, &positional)) {
+  if (!shim::parse_subcommand_options(args, doctor_doc(), vm, &positional)) {
     return exit_code::k_ok;
   }
   bool as_json = vm.count("json") != 0;

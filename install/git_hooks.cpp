@@ -13,6 +13,7 @@
 #include "common/process.hpp"
 #include "common/strings.hpp"
 #include "install/atomic_file.hpp"
+#include "shim/commands.hpp"
 
 extern char** environ;
 
@@ -51,7 +52,8 @@ class Git {
     const char* path = std::getenv("PATH");
     auto found = find_in_path("git", path == nullptr ? "" : path, nullptr);
     if (!found) {
-      throw Fatal("git not found on PATH", exit_code::k_not_found);
+      throw Fatal("git not found on PATH; install it (apt-get install git)",
+                  exit_code::k_not_found);
     }
     m_binary = *found;
   }
@@ -132,7 +134,9 @@ struct Repository {
 Repository open_repository(const fs::path& directory) {
   std::error_code ec;
   if (!fs::is_directory(directory, ec)) {
-    throw Fatal("no such directory: " + quoted(directory.string()), exit_code::k_usage);
+    throw Fatal("no such directory: " + quoted(directory.string()) +
+                    "; pass the repository with --repo DIR",
+                exit_code::k_usage);
   }
   Git git(directory);
   fs::path common = absolute_git_path(git, {"--git-common-dir"});
@@ -273,21 +277,18 @@ void install_git_hooks(const GitHooksOptions& options, std::ostream& out) {
   }
 }
 
-int install_git_hooks_main(const std::vector<std::string>& args) {
+CommandDoc git_hooks_doc() {
   po::options_description options("Options");
-  options.add_options()("help,h", "show this help")(
-      "repo", po::value<std::string>(), "the repository (default: the current directory)")(
+  options.add_options()("repo", po::value<std::string>()->value_name("DIR"),
+                        "the repository (default: the current directory)")(
       "uninstall", "restore the previous core.hooksPath")("dry-run", "show the changes only");
+  return shim::make_command_doc(
+      "install git-hooks", "run a repository's own git hooks in the sandbox", k_usage, options);
+}
+
+int install_git_hooks_main(const std::vector<std::string>& args) {
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(options).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw Fatal(std::string(e.what()) + " (see `sandshim install git-hooks --help`)",
-                exit_code::k_usage);
-  }
-  if (vm.count("help") != 0) {
-    std::cout << k_usage << "\n\n" << options << std::endl;
+  if (!shim::parse_subcommand_options(args, git_hooks_doc(), vm)) {
     return exit_code::k_ok;
   }
   std::error_code ec;

@@ -5,12 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "common/command_doc.hpp"
+
 namespace sandshim::install {
 
 // `sandshim install git-hooks [--repo DIR] [--uninstall] [--dry-run]`: points core.hooksPath at a
 // dispatcher that runs the repository's own hooks inside the sandbox; uninstall restores the old
 // setting.
 int install_git_hooks_main(const std::vector<std::string>& args);
+// Its documentation, for --help, the completions and the man page.
+CommandDoc git_hooks_doc();
 
 struct GitHooksOptions {
   std::filesystem::path repo;      // any directory inside the repository

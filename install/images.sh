@@ -137,7 +137,30 @@ check_free_space() {
         die "only ${free_mb} MiB free under $g_state; building needs ${k_min_free_mb} MiB (set SANDSHIM_STATE_DIR elsewhere)"
 }
 
-progress() { say "[$1] $2 (${3}s)"; }
+g_step=""   # "2/3" while building the second of three images, for the progress lines
+g_started=0 # SECONDS when the builds began
+
+progress() { say "[$1${g_step:+ $g_step}] $2 (${3}s)"; }
+
+# Says what will be built and where the logs go, before the first slow step.
+announce_builds() {
+    say "building ${#@} image(s): $*; logs in $g_state (images-base.log, images-NAME.log)"
+    g_started=$SECONDS
+}
+
+# Builds each image in turn, numbering the steps, and ends with the total time and the logs.
+build_all() {
+    local mirror=$1 name i=0
+    shift
+    announce_builds "$@"
+    for name in "$@"; do
+        i=$((i + 1))
+        g_step="$i/$#"
+        build_image "$name" "$mirror"
+    done
+    g_step=""
+    say "built $# image(s) in $((SECONDS - g_started))s; logs in $g_state"
+}
 
 # debootstrap may die with proc/sys still mounted inside; unmount before deleting anything.
 remove_rootfs() {
@@ -192,7 +215,7 @@ chroot_install() {
     umount "$dir/proc"
     rm -f -- "$dir/usr/sbin/policy-rc.d"
     cp -l -n -- "$dir"/var/cache/apt/archives/*.deb "$cache/" 2>/dev/null || true
-    ((rc == 0)) || die "apt-get install $* failed in the image rootfs (log: $log)"
+    ((rc == 0)) || die "apt-get install $* failed in the image rootfs (log: $log); check the mirror (SANDSHIM_DEBIAN_MIRROR) and re-run"
 }
 
 # Records what the image was built from, inside it: the Release date and every package version.
@@ -242,7 +265,7 @@ import_rootfs() {
         --change "LABEL org.sandshim.debian.packages-sha256=$sha"
     )
     tar -C "$dir" --numeric-owner -cf - . | "$g_docker" import "${changes[@]}" - "$tag" >>"$log" 2>&1 ||
-        die "docker import failed for $name (log: $log)"
+        die "docker import failed for $name (log: $log); check that the engine answers (docker info) and has disk space, then re-run"
 }
 
 # Runs a command in the image under the hardening the shim uses, and checks what it prints.
@@ -251,8 +274,8 @@ smoke_expect() {
     shift 2
     got=$(timeout 120 "$g_docker" run --rm --network none --read-only --cap-drop ALL \
         --security-opt no-new-privileges --user 65534:65534 --label org.sandshim.smoke=1 \
-        "$tag" "$@" 2>&1) || die "smoke test failed in $tag: '$*' said: $got"
-    [[ $got == "$want" ]] || die "smoke test failed in $tag: '$*' printed '$got', expected '$want'"
+        "$tag" "$@" 2>&1) || die "smoke test failed in $tag: '$*' said: $got; the candidate is removed and the old image kept: re-run with --force"
+    [[ $got == "$want" ]] || die "smoke test failed in $tag: '$*' printed '$got', expected '$want'; the candidate is removed and the old image kept: re-run with --force"
 }
 
 smoke_test() {
@@ -361,7 +384,7 @@ images_to_build() {
 }
 
 main() {
-    local args=("$@") todo name mirror lockfd
+    local args=("$@") todo mirror lockfd
     parse_args "$@"
     g_docker=$(command -v docker) || die "no docker client on PATH; run install/deps.sh"
     on_exit engine_stop_if_started
@@ -372,7 +395,7 @@ main() {
     command -v debootstrap >/dev/null 2>&1 || die "debootstrap is not installed; run install/deps.sh"
     g_state=$(state_dir)
     exec {lockfd}>"$g_state/images.lock"
-    flock -w 1800 "$lockfd" || die "another install/images.sh holds $g_state/images.lock"
+    flock -w 1800 "$lockfd" || die "another install/images.sh has held $g_state/images.lock for 30 minutes; wait for it, or kill it, then re-run"
     # Decide again under the lock: a run we waited for may have built some of them.
     mapfile -t todo < <(images_to_build)
     on_exit cleanup
@@ -380,9 +403,7 @@ main() {
     check_free_space
     mirror=$(debian_mirror)
     export_apt_proxy
-    for name in "${todo[@]}"; do
-        build_image "$name" "$mirror"
-    done
+    build_all "$mirror" "${todo[@]}"
     sync_podman_images
 }
 

@@ -21,13 +21,18 @@ struct LinkOptions {
   shim::Policy policy;
 };
 
+po::options_description dir_options() {
+  po::options_description options("Options");
+  options.add_options()("dir", po::value<std::string>()->value_name("DIR"),
+                        "shim directory (default: shim.dir)");
+  return options;
+}
+
 // Parses [--dir DIR]; nullopt after printing help.
 std::optional<LinkOptions> parse_link_options(const std::vector<std::string>& args,
-                                              const std::string& usage) {
-  po::options_description options("Options");
-  options.add_options()("dir", po::value<std::string>(), "shim directory (default: shim.dir)");
+                                              const CommandDoc& doc) {
   po::variables_map vm;
-  if (!shim::parse_subcommand_options(args, options, vm, usage)) {
+  if (!shim::parse_subcommand_options(args, doc, vm)) {
     return std::nullopt;
   }
   LinkOptions result{{}, shim::load_policy({})};
@@ -43,12 +48,38 @@ bool links_to(const fs::path& link, const fs::path& target) {
 
 }  // namespace
 
+CommandDoc install_shims_doc() {
+  return shim::make_command_doc(
+      "install", "install the shims (or: install agent NAME, install git-hooks)",
+      "sandshim install [--dir DIR]\n"
+      "sandshim install agent NAME [OPTIONS]\n"
+      "sandshim install git-hooks [OPTIONS]\n\n"
+      "Creates a link named after each shimmed command (images.* in the policy) to this binary.\n"
+      "Then put DIR first on PATH: eval \"$(sandshim env)\"",
+      dir_options(), {}, {"agent", "git-hooks"});
+}
+
+CommandDoc uninstall_shims_doc() {
+  return shim::make_command_doc("uninstall", "remove the shims",
+                                "sandshim uninstall [--dir DIR]\n\nRemoves the links `sandshim "
+                                "install` created (links to this binary only).",
+                                dir_options());
+}
+
+CommandDoc env_doc() {
+  po::options_description options("Options");
+  options.add_options()("shell", po::value<std::string>()->default_value("sh")->value_name("SHELL"),
+                        "sh (bash, zsh, dash) or fish");
+  return shim::make_command_doc(
+      "env", "print the shell line that puts the shims first on PATH",
+      "sandshim env [--shell sh|fish]\n\nPrints the line that puts the shim directory first "
+      "on PATH:\n  eval \"$(sandshim env)\"             # bash, zsh\n"
+      "  sandshim env --shell fish | source    # fish",
+      options);
+}
+
 int install_shims_main(const std::vector<std::string>& args) {
-  auto options =
-      parse_link_options(args,
-                         "sandshim install [--dir DIR]\n\nCreates a link named after each "
-                         "shimmed command (images.* in the policy) to this binary.\n"
-                         "Then put DIR first on PATH: eval \"$(sandshim env)\"");
+  auto options = parse_link_options(args, install_shims_doc());
   if (!options) {
     return exit_code::k_ok;
   }
@@ -72,9 +103,7 @@ int install_shims_main(const std::vector<std::string>& args) {
 }
 
 int uninstall_shims_main(const std::vector<std::string>& args) {
-  auto options = parse_link_options(args,
-                                    "sandshim uninstall [--dir DIR]\n\nRemoves the links `sandshim "
-                                    "install` created (links to this binary only).");
+  auto options = parse_link_options(args, uninstall_shims_doc());
   if (!options) {
     return exit_code::k_ok;
   }
@@ -93,15 +122,8 @@ int uninstall_shims_main(const std::vector<std::string>& args) {
 }
 
 int env_main(const std::vector<std::string>& args) {
-  po::options_description options("Options");
-  options.add_options()("shell", po::value<std::string>()->default_value("sh"),
-                        "sh (bash, zsh, dash) or fish");
   po::variables_map vm;
-  if (!shim::parse_subcommand_options(
-          args, options, vm,
-          "sandshim env [--shell sh|fish]\n\nPrints the line that puts the shim directory first "
-          "on PATH:\n  eval \"$(sandshim env)\"             # bash, zsh\n"
-          "  sandshim env --shell fish | source    # fish")) {
+  if (!shim::parse_subcommand_options(args, env_doc(), vm)) {
     return exit_code::k_ok;
   }
   std::string dir = shim::load_policy({}).effective_shim_dir().string();

@@ -11,6 +11,7 @@
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
+#include "common/terminal.hpp"
 #include "shim/engine.hpp"
 #include "shim/policy.hpp"
 #include "shim/pool.hpp"
@@ -30,26 +31,41 @@ bool env_flag(const char* name) {
 
 }  // namespace
 
-bool parse_subcommand_options(const std::vector<std::string>& args,
-                              po::options_description& options, po::variables_map& vm,
-                              const std::string& usage,
-                              const po::positional_options_description* positional) {
-  options.add_options()("help,h", "show this help");
+CommandDoc make_command_doc(std::string path, std::string summary, std::string usage,
+                            const po::options_description& options, std::string epilogue,
+                            std::vector<std::string> operands) {
+  auto with_help = std::make_shared<po::options_description>(options);
+  with_help->add_options()("help,h", "show this help");
+  return CommandDoc{std::move(path),      std::move(summary),  std::move(usage),
+                    std::move(with_help), std::move(epilogue), std::move(operands)};
+}
+
+void print_command_help(std::ostream& out, const CommandDoc& doc) {
+  out << doc.usage << "\n\n" << *doc.options << doc.epilogue << std::flush;
+}
+
+bool parse_subcommand_options(const std::vector<std::string>& args, const CommandDoc& doc,
+                              po::variables_map& vm,
+                              const po::positional_options_description* positional,
+                              const po::options_description* hidden) {
+  po::options_description all = *doc.options;
+  if (hidden != nullptr) {
+    all.add(*hidden);
+  }
   try {
     po::command_line_parser parser(args);
-    parser.options(options);
+    parser.options(all);
     if (positional != nullptr) {
       parser.positional(*positional);
     }
     po::store(parser.run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw Fatal(std::string(e.what()) + " (see `" +
-                    trim(usage.substr(0, usage.find_first_of("[\n"))) + " --help`)",
+    throw Fatal(std::string(e.what()) + " (see `sandshim " + doc.path + " --help`)",
                 exit_code::k_usage);
   }
   if (vm.count("help") != 0) {
-    std::cout << usage << "\n\n" << options << std::endl;
+    print_command_help(std::cout, doc);
     return false;
   }
   return true;
@@ -92,6 +108,23 @@ int shim_main(const std::string& invoked_as, const std::vector<std::string>& arg
   return run_sandboxed(invocation);
 }
 
+CommandDoc run_doc() {
+  po::options_description options("Options");
+  options.add_options()("image", po::value<std::string>()->value_name("IMAGE"),
+                        "image to run COMMAND in")(
+      "timeout", po::value<std::string>()->value_name("DURATION"), "deadline, e.g. 30s, 2m")(
+      "memory", po::value<std::string>()->value_name("SIZE"), "memory limit, e.g. 512m")(
+      "cpus", po::value<std::string>()->value_name("N"), "CPU limit in cores, e.g. 0.5")(
+      "pids", po::value<std::string>()->value_name("N"), "process and thread limit")(
+      "network", po::value<std::string>()->value_name("none|bridge"), "none (default) or bridge")(
+      "workspace", po::value<std::string>()->value_name("ro|rw"),
+      "workspace mount: ro (default) or rw")(
+      "tmp-size", po::value<std::string>()->value_name("SIZE"), "size of /tmp, e.g. 64m")(
+      "dry-run", "print the engine command line and run nothing");
+  return make_command_doc("run", "run a command in a hardened single-use container", k_run_usage,
+                          options);
+}
+
 int run_main(const std::vector<std::string>& args) {
   auto separator = std::find(args.begin(), args.end(), "--");
   std::vector<std::string> own(args.begin(), separator);
@@ -99,18 +132,8 @@ int run_main(const std::vector<std::string>& args) {
   if (separator != args.end()) {
     command.assign(separator + 1, args.end());
   }
-  po::options_description options("Options");
-  options.add_options()("image", po::value<std::string>(), "image to run COMMAND in")(
-      "timeout", po::value<std::string>(), "deadline, e.g. 30s, 2m")(
-      "memory", po::value<std::string>(), "memory limit, e.g. 512m")(
-      "cpus", po::value<std::string>(), "CPU limit in cores, e.g. 0.5")(
-      "pids", po::value<std::string>(), "process and thread limit")(
-      "network", po::value<std::string>(), "none (default) or bridge")(
-      "workspace", po::value<std::string>(), "workspace mount: ro (default) or rw")(
-      "tmp-size", po::value<std::string>(), "size of /tmp, e.g. 64m")(
-      "dry-run", "print the engine command line and run nothing");
   po::variables_map vm;
-  if (!parse_subcommand_options(own, options, vm, k_run_usage)) {
+  if (!parse_subcommand_options(own, run_doc(), vm)) {
     return exit_code::k_ok;
   }
   if (command.empty()) {
@@ -147,14 +170,21 @@ bool image_present(const Engine& engine, const std::string& image) {
   return result.status.code == 0;
 }
 
+// images.sh: next to the installed binary (PREFIX/share/sandshim), at the configured prefix, or
+// in the source tree of a build that was never installed.
 fs::path images_script() {
-  for (const fs::path& dir :
-       {fs::path(SANDSHIM_DATA_DIR), fs::path(SANDSHIM_SOURCE_DIR) / "install"}) {
+  std::vector<fs::path> candidates = {self_executable().parent_path() / SANDSHIM_DATA_DIR_FROM_BIN,
+                                      fs::path(SANDSHIM_DATA_DIR),
+                                      fs::path(SANDSHIM_SOURCE_DIR) / "install"};
+  for (const fs::path& dir : candidates) {
     if (fs::exists(dir / "images.sh")) {
       return dir / "images.sh";
     }
   }
-  throw Fatal("images.sh not found in " SANDSHIM_DATA_DIR "; reinstall sandshim");
+  throw Fatal("cannot build images: images.sh is not in " + candidates.front().string() +
+              " nor " SANDSHIM_DATA_DIR
+              "; reinstall sandshim (or run install/images.sh from its "
+              "source tree)");
 }
 
 int build_images(const std::vector<std::string>& args) {
@@ -178,17 +208,43 @@ int build_images(const std::vector<std::string>& args) {
 
 }  // namespace
 
+CommandDoc images_doc() {
+  return make_command_doc(
+      "images", "list the images the policy expects; `images build` builds them",
+      "sandshim images [build [--only python|node|sh] [--force]]\n\n"
+      "Lists the image each shimmed command runs in and whether it is present.\n"
+      "`sandshim images build` builds the defaults locally from Debian packages.",
+      po::options_description("Options"), {}, {"build"});
+}
+
+CommandDoc images_build_doc() {
+  po::options_description options("Options");
+  options.add_options()("only", po::value<std::vector<std::string>>()->value_name("python|node|sh"),
+                        "build only this image (repeatable)")(
+      "force", "rebuild even when the image already exists");
+  return make_command_doc(
+      "images build", "build the default images from Debian packages",
+      "sandshim images build [--only python|node|sh]... [--force]\n\n"
+      "Builds sandshim/python:bookworm, sandshim/node:bookworm and sandshim/sh:bookworm from\n"
+      "Debian packages (debootstrap, no registry), needs root (it asks sudo). Each image is\n"
+      "imported under a candidate tag, smoke-tested under the sandbox's hardening, and only then\n"
+      "given its final tag: a failed build leaves no half-made image. Progress goes to stderr;\n"
+      "the full logs stay in the state directory it names ($SANDSHIM_STATE_DIR, else\n"
+      "/var/tmp/sandshim).",
+      options);
+}
+
 int images_main(const std::vector<std::string>& args) {
   if (!args.empty() && args.front() == "build") {
-    return build_images(std::vector<std::string>(args.begin() + 1, args.end()));
+    std::vector<std::string> build_args(args.begin() + 1, args.end());
+    po::variables_map vm;
+    if (!parse_subcommand_options(build_args, images_build_doc(), vm)) {
+      return exit_code::k_ok;
+    }
+    return build_images(build_args);
   }
-  po::options_description options("Options");
   po::variables_map vm;
-  if (!parse_subcommand_options(
-          args, options, vm,
-          "sandshim images [build [--only python|node|sh] [--force]]\n\n"
-          "Lists the image each shimmed command runs in and whether it is present.\n"
-          "`sandshim images build` builds the defaults locally from Debian packages.")) {
+  if (!parse_subcommand_options(args, images_doc(), vm)) {
     return exit_code::k_ok;
   }
   Policy policy = policy_here();
@@ -216,7 +272,8 @@ std::vector<std::string> expired_containers(const Engine& engine) {
                     "--format={{.Names}} " + engine.dialect.label_format("org.sandshim.deadline")},
                    engine.env, std::chrono::seconds(30));
   if (result.status.code != 0) {
-    throw Fatal("cannot list containers: " + trim(result.err) + "; is the engine running?");
+    throw Fatal("cannot list containers: " + trim(result.err) +
+                "; start the engine (`docker info` must answer) or set engine.endpoint");
   }
   std::vector<std::string> expired;
   int64_t now = wall_clock_ms() / 1000;
@@ -234,14 +291,17 @@ std::vector<std::string> expired_containers(const Engine& engine) {
 
 }  // namespace
 
+CommandDoc gc_doc() {
+  return make_command_doc("gc", "remove expired sandshim containers, mark abandoned audit rows",
+                          "sandshim gc\n\nRemoves sandshim containers past their deadline (their "
+                          "shim was killed) and warm containers idle past pool.idle_ttl, and marks "
+                          "audit rows of dead shims as abandoned.",
+                          po::options_description("Options"));
+}
+
 int gc_main(const std::vector<std::string>& args) {
-  po::options_description options("Options");
   po::variables_map vm;
-  if (!parse_subcommand_options(
-          args, options, vm,
-          "sandshim gc\n\nRemoves sandshim containers past their deadline (their shim "
-          "was killed) and warm containers idle past pool.idle_ttl, and marks audit rows of "
-          "dead shims as abandoned.")) {
+  if (!parse_subcommand_options(args, gc_doc(), vm)) {
     return exit_code::k_ok;
   }
   Policy policy = policy_here();
@@ -262,7 +322,69 @@ int gc_main(const std::vector<std::string>& args) {
   return exit_code::k_ok;
 }
 
+namespace {
+
+struct PolicyLine {
+  std::string key;
+  std::string value;
+  std::string origin;
+};
+
+std::vector<PolicyLine> policy_lines(const Policy& policy) {
+  auto origin_of = [&](const std::string& key) {
+    auto origin = policy.origins.find(key);
+    return origin == policy.origins.end() ? std::string("default") : origin->second.describe();
+  };
+  std::vector<PolicyLine> lines;
+  for (const auto& key : policy_keys()) {
+    if (key.name != "images.COMMAND") {
+      lines.push_back({key.name, render_value(policy, key.name), origin_of(key.name)});
+    }
+  }
+  for (const auto& [command, image] : policy.images) {
+    lines.push_back({"images." + command, image, origin_of("images." + command)});
+  }
+  return lines;
+}
+
+// `key = value  # origin`, aligned; on a terminal the values set away from the defaults stand out.
+void print_policy(const Policy& policy, std::ostream& out, bool color) {
+  auto lines = policy_lines(policy);
+  size_t key_width = 0;
+  size_t value_width = 0;
+  for (const auto& line : lines) {
+    key_width = std::max(key_width, line.key.size());
+    value_width = std::max(value_width, line.value.size());
+  }
+  for (const auto& line : lines) {
+    bool changed = line.origin != "default";
+    out << terminal::paint(line.key, terminal::Style::bold, color)
+        << std::string(key_width - line.key.size(), ' ') << " = "
+        << terminal::paint(line.value, terminal::Style::cyan, color && changed)
+        << std::string(value_width - line.value.size(), ' ') << "  # "
+        << terminal::paint(line.origin, changed ? terminal::Style::yellow : terminal::Style::dim,
+                           color)
+        << "\n";
+  }
+}
+
+}  // namespace
+
+CommandDoc policy_doc() {
+  return make_command_doc(
+      "policy", "show the effective policy (`policy show`) or its keys (`policy keys`)",
+      "sandshim policy [show|keys]\n\n"
+      "show (the default) prints every key's effective value and where it came from (a default,\n"
+      "a config file and line, the environment); keys lists every key with its default and help.",
+      po::options_description("Options"), {}, {"show", "keys"});
+}
+
 int policy_main(const std::vector<std::string>& args) {
+  po::variables_map vm;
+  if (!args.empty() && args.front().starts_with("-") &&
+      !parse_subcommand_options(args, policy_doc(), vm)) {
+    return exit_code::k_ok;
+  }
   std::string what = args.empty() ? "show" : args.front();
   if (what == "keys") {
     for (const auto& key : policy_keys()) {
@@ -274,22 +396,11 @@ int policy_main(const std::vector<std::string>& args) {
     return exit_code::k_ok;
   }
   if (what != "show") {
-    throw Fatal("usage: sandshim policy show|keys", exit_code::k_usage);
+    throw Fatal("unknown policy command " + quoted(what) +
+                    ": use `sandshim policy show` or `sandshim policy keys`",
+                exit_code::k_usage);
   }
-  Policy policy = policy_here();
-  for (const auto& key : policy_keys()) {
-    if (key.name == "images.COMMAND") {
-      continue;
-    }
-    auto origin = policy.origins.find(key.name);
-    std::cout << key.name << " = " << render_value(policy, key.name) << "    # "
-              << (origin == policy.origins.end() ? "default" : origin->second.describe()) << "\n";
-  }
-  for (const auto& [command, image] : policy.images) {
-    auto origin = policy.origins.find("images." + command);
-    std::cout << "images." << command << " = " << image << "    # "
-              << (origin == policy.origins.end() ? "default" : origin->second.describe()) << "\n";
-  }
+  print_policy(policy_here(), std::cout, terminal::use_color(STDOUT_FILENO));
   return exit_code::k_ok;
 }
 
@@ -322,13 +433,19 @@ int pool_status() {
 
 }  // namespace
 
+CommandDoc pool_doc() {
+  return make_command_doc(
+      "pool", "warm containers: `pool status`, `pool fill COMMAND`, `pool drain`", k_pool_usage,
+      po::options_description("Options"), {}, {"status", "fill", "drain"});
+}
+
 int pool_main(const std::vector<std::string>& args) {
-  po::options_description options("Options");
+  po::options_description words_option;
+  words_option.add_options()("words", po::value<std::vector<std::string>>(), "");
   po::positional_options_description positional;
   positional.add("words", -1);
-  options.add_options()("words", po::value<std::vector<std::string>>(), "");
   po::variables_map vm;
-  if (!parse_subcommand_options(args, options, vm, k_pool_usage, &positional)) {
+  if (!parse_subcommand_options(args, pool_doc(), vm, &positional, &words_option)) {
     return exit_code::k_ok;
   }
   auto words = vm.count("words") != 0 ? vm["words"].as<std::vector<std::string>>()

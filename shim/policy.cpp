@@ -383,10 +383,7 @@ std::optional<std::string> apply_one(Policy& policy, const Setting& setting, Tru
 }
 
 void set_default_images(Policy& policy) {
-  policy.images = {{"python", "sandshim/python:bookworm"},
-                   {"python3", "sandshim/python:bookworm"},
-                   {"node", "sandshim/node:bookworm"},
-                   {"sh", "sandshim/sh:bookworm"}};
+  policy.images = default_images();
 }
 
 // Boost.Program_options reads the syntax; a second pass finds the line of each key, which
@@ -432,6 +429,13 @@ void apply_layer(Policy& policy, const std::filesystem::path& file, Trust trust,
 }
 
 }  // namespace
+
+std::map<std::string, std::string> default_images() {
+  return {{"python", "sandshim/python:bookworm"},
+          {"python3", "sandshim/python:bookworm"},
+          {"node", "sandshim/node:bookworm"},
+          {"sh", "sandshim/sh:bookworm"}};
+}
 
 std::vector<Setting> read_config_file(const std::filesystem::path& path) {
   std::ifstream in(path);

@@ -110,6 +110,9 @@ struct KeyInfo {
 };
 const std::vector<KeyInfo>& policy_keys();
 
+// The built-in command -> image map (images.COMMAND before any config file).
+std::map<std::string, std::string> default_images();
+
 // Lowercase hex SHA-256 of `text`: policy digests and pool keys.
 std::string sha256_hex(const std::string& text);
 

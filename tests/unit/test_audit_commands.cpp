@@ -265,3 +265,42 @@ TEST_CASE("the database: --db, then SANDSHIM_AUDIT_DB, then the policy's, then t
                         "\": cannot read it: it does not exist"));
   CHECK_FALSE(fs::exists(dir / "state"));
 }
+
+TEST_CASE("audit tables are coloured on a terminal only, and never with NO_COLOR or TERM=dumb",
+          "[audit][commands][terminal]") {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) {
+    WARN("script(1) is not installed (bsdutils): the pty case is not checked");
+    return;
+  }
+  TempDir dir;
+  fs::path db = three_runs(dir);
+  // script(1) gives the binary a pseudo-terminal; its output comes back through a file.
+  auto on_pty = [&](const std::string& env) {
+    fs::path out = dir / "pty.out";
+    std::string list = std::string(SANDSHIM_BINARY) + " audit list --db " + db.string();
+    std::string command = "env -u NO_COLOR " + env + " script -qec '" + list + "' /dev/null > " +
+                          out.string() + " 2>&1";
+    CHECK(std::system(command.c_str()) == 0);
+    return read_bytes(out);
+  };
+  std::string painted = on_pty("TERM=xterm");
+  CHECK_THAT(painted, Contains("\x1b[1mRUN\x1b[0m"));
+  CHECK_THAT(painted, Contains("\x1b[32mok\x1b[0m"));
+  CHECK_THAT(painted, Contains("\x1b[31merror\x1b[0m"));
+  CHECK_THAT(on_pty("TERM=xterm NO_COLOR=1"), !Contains("\x1b["));
+  CHECK_THAT(on_pty("TERM=dumb"), !Contains("\x1b["));
+  // Escapes never shift a column: without them the table is the plain one, byte for byte.
+  std::string plain = on_pty("TERM=xterm NO_COLOR=1");
+  std::string stripped;
+  for (size_t i = 0; i < painted.size(); ++i) {
+    if (painted[i] == '\x1b') {
+      i = painted.find('m', i);
+    } else {
+      stripped += painted[i];
+    }
+  }
+  CHECK(stripped == plain);
+  // Piped: no terminal, no colour, even when asked for a table.
+  CommandResult piped = run_audit({"list", "--table"}, db, false);
+  CHECK_THAT(piped.out, !Contains("\x1b["));
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The Debian package: cpack builds it from this build tree, dpkg installs it, python from the
+# installed shim directory runs in a container (hostname, read-only root, audit row), the shipped
+# config changes no default, and dpkg -P removes it, leaving the system as it was.
+# sandshim-test-engines: docker
+# (docker only: the suite tests the package, not the engine; the installed binary runs with the
+# default policy, engine.name = docker, and a podman run would add nothing it checks.)
+# shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+readonly PKG=sandshim
+readonly SHIMS=/usr/libexec/sandshim/shims
+BUILD=$(dirname "$SANDSHIM_BIN")
+readonly BUILD
+INSTALLED=0
+
+is_root || skip_or_fail "installing a .deb with dpkg needs root"
+for tool in cpack dpkg dpkg-deb dpkg-shlibdeps; do
+    command -v "$tool" >/dev/null || skip_or_fail "$tool is missing (install/deps.sh installs cmake and dpkg-dev)"
+done
+[[ -f $BUILD/CPackConfig.cmake ]] || skip_or_fail "no CPackConfig.cmake in $BUILD (configure with cmake first)"
+# This suite installs and purges the package: it must not replace what the machine already has.
+if [[ $(dpkg-query -W -f='${db:Status-Abbrev}' "$PKG" 2>/dev/null) == i* ]]; then
+    skip_or_fail "a $PKG package is already installed; this suite would replace and purge it"
+fi
+for path in /usr/bin/sandshim /etc/sandshim "$SHIMS"; do
+    [[ ! -e $path ]] || skip_or_fail "$path exists; this suite would overwrite it"
+done
+
+purge_package() {
+    ((INSTALLED)) || return 0
+    dpkg -P "$PKG" >/dev/null 2>&1 || say "could not purge $PKG: run dpkg -P $PKG"
+}
+# Purges first, then lib.sh's cleanup, which reads the suite's exit status from $?.
+purge_then_cleanup() {
+    local rc=$?
+    purge_package
+    (exit "$rc")
+    cleanup
+}
+trap purge_then_cleanup EXIT
+
+check "cpack builds a .deb from the build tree, with shlibdeps dependencies and an engine"
+(cd "$BUILD" && cpack -G DEB -B "$T/pkg") >"$T/cpack.log" 2>&1 || {
+    tail -n 30 "$T/cpack.log" >&2
+    fail "cpack failed (log above)"
+}
+DEB=$(find "$T/pkg" -maxdepth 1 -name "${PKG}_*.deb" -print -quit)
+[[ -n $DEB ]] || fail "cpack wrote no ${PKG}_*.deb in $T/pkg"
+depends=$(dpkg-deb -f "$DEB" Depends)
+for dependency in libc6 libstdc++6 libsqlite3-0 "docker.io | podman"; do
+    [[ $depends == *"$dependency"* ]] || fail "Depends lacks $dependency: $depends"
+done
+expect_equal /etc/sandshim/config "$(dpkg-deb --info "$DEB" conffiles | tr -d '\n')" conffiles
+dpkg-deb -c "$DEB" >"$T/contents"
+for file in ./usr/bin/sandshim ./etc/sandshim/config ./usr/share/man/man1/sandshim.1.gz \
+    ./usr/share/bash-completion/completions/sandshim ./usr/share/zsh/vendor-completions/_sandshim \
+    ./usr/share/fish/vendor_completions.d/sandshim.fish ./usr/share/sandshim/images.sh \
+    ./usr/share/sandshim/lib/common.sh ./usr/share/sandshim/skill/SKILL.md "./usr/libexec/sandshim/shims/python "; do
+    grep -qF -- "$file" "$T/contents" || fail "the package lacks $file"
+done
+expect_not_contains "./usr/bin/python" "$T/contents" # the shims never shadow the system's
+if command -v lintian >/dev/null; then
+    lintian --tag-display-limit 0 "$DEB" >&2 || warn "lintian reports the problems above (not enforced)"
+fi
+
+check "dpkg -i installs it; the installed binary is this build's"
+INSTALLED=1
+expect_exit 0 dpkg -i "$DEB"
+expect_equal "install ok installed" "$(dpkg-query -W -f='${Status}' "$PKG")" "package status"
+expect_equal "$("$SANDSHIM_BIN" version)" "$(/usr/bin/sandshim version)" "installed version"
+expect_equal /usr/share/man/man1/sandshim.1.gz "$(man -w sandshim)" "man -w sandshim"
+
+check "every default shimmed command has a link in $SHIMS to /usr/bin/sandshim"
+/usr/bin/sandshim policy show | sed -n 's/^images\.\([^ ]*\) .*/\1/p' >"$T/commands"
+expect_lines 4 "$T/commands"
+while read -r command; do
+    expect_equal /usr/bin/sandshim "$(readlink -f "$SHIMS/$command")" "$SHIMS/$command"
+done <"$T/commands"
+
+check "the shipped /etc/sandshim/config changes no default"
+expect_contains "# memory = 512m" /etc/sandshim/config
+env -u SANDSHIM_AUDIT_DB /usr/bin/sandshim policy show >"$T/policy"
+expect_not_contains "/etc/sandshim/config" "$T/policy"
+[[ $(grep -vc '# default$' "$T/policy") == 0 ]] || fail "values not at their default: $(grep -v '# default$' "$T/policy")"
+
+check "control: python from the system PATH runs on the host"
+[[ $(/usr/bin/python3 -c 'import socket; print(socket.gethostname())') != sandbox ]] ||
+    fail "the host is called sandbox: the check below would prove nothing"
+
+check "python from the installed shim directory runs in a container: hostname, read-only root, audit"
+before=$(run_count)
+expect_equal "$SHIMS/python" "$(PATH=$SHIMS:$PATH command -v python)" "python on PATH"
+PATH=$SHIMS:$PATH expect_exit 42 python -c '
+import os, socket, sys
+print(socket.gethostname(), os.getuid())
+try:
+    open("/installed-package-probe", "w")
+except OSError as e:
+    print(e.strerror)
+sys.exit(42)'
+expect_contains "sandbox 65534" "$OUT"
+expect_contains "Read-only file system" "$OUT"
+expect_equal $((before + 1)) "$(run_count)" "audit rows"
+expect_run last error 42
+expect_equal sandshim/python:bookworm "$(audit_field last image)" "image in the audit row"
+
+check "the installed binary finds images.sh and its libraries in /usr/share/sandshim"
+expect_exit 1 /usr/bin/sandshim images build --only bogus
+expect_contains "--only takes one of: python node sh" "$ERR"
+
+check "the installed bash completion completes subcommands"
+expect_equal verify "$(bash -c 'source /usr/share/bash-completion/completions/sandshim
+COMP_WORDS=(sandshim audit ver); COMP_CWORD=2; _sandshim; echo "${COMPREPLY[*]}"')" "completion"
+
+check "dpkg -P removes every file the package installed, /etc/sandshim included"
+dpkg -L "$PKG" >"$T/files"
+expect_exit 0 dpkg -P "$PKG"
+INSTALLED=0
+[[ $(dpkg-query -W -f='${db:Status-Abbrev}' "$PKG" 2>/dev/null) != i* ]] || fail "$PKG is still installed"
+while read -r path; do
+    [[ -d $path && ! -L $path ]] && continue # shared directories (/usr/bin) stay
+    [[ ! -e $path && ! -L $path ]] || fail "$path is still there after dpkg -P"
+done <"$T/files"
+for path in /etc/sandshim /usr/libexec/sandshim /usr/share/sandshim; do
+    [[ ! -e $path ]] || fail "$path is still there after dpkg -P"
+done
+
+suite_done
