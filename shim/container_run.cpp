@@ -15,6 +15,7 @@
 #include "common/process.hpp"
 #include "common/strings.hpp"
 #include "shim/guardian.hpp"
+#include "shim/image_probe.hpp"
 #include "shim/output_pump.hpp"
 
 namespace sandshim::shim {
@@ -83,50 +84,6 @@ std::string signal_name(int sig) {
   const char* abbrev = ::sigabbrev_np(sig);
   return abbrev != nullptr ? std::string("SIG") + abbrev : std::to_string(sig);
 }
-
-// Asks the engine for the image's id alongside the run, so the audit gets the digest without
-// the run waiting for it.
-class ImageProbe {
- public:
-  ImageProbe(const Engine& engine, const std::string& image) {
-    Pipe out = make_pipe();
-    UniqueFd null_fd(::open("/dev/null", O_RDWR | O_CLOEXEC));
-    SpawnOptions options;
-    options.argv = {engine.client.string(), "image", "inspect", "--format={{.Id}}", image};
-    options.env = engine.env;
-    options.stdin_fd = null_fd.get();
-    options.stdout_fd = out.write.get();
-    options.stderr_fd = null_fd.get();
-    options.die_with_parent = true;
-    m_pid = spawn(options);
-    m_out = std::move(out.read);
-  }
-  ImageProbe(const ImageProbe&) = delete;
-  ImageProbe& operator=(const ImageProbe&) = delete;
-  ~ImageProbe() { result(); }
-
-  // The id, once the probe ends; empty when the engine did not know the image.
-  std::string result() {
-    if (m_pid > 0) {
-      std::string id;
-      char buffer[256];
-      ssize_t n;
-      while ((n = ::read(m_out.get(), buffer, sizeof buffer)) > 0 && id.size() < 4096) {
-        id.append(buffer, static_cast<size_t>(n));
-      }
-      m_ok = wait_for(m_pid).code == 0;
-      m_pid = -1;
-      m_id = m_ok ? trim(id) : "";
-    }
-    return m_id;
-  }
-
- private:
-  pid_t m_pid = -1;
-  UniqueFd m_out;
-  bool m_ok = false;
-  std::string m_id;
-};
 
 // The state of one run while the engine client lives.
 class RunLoop {
