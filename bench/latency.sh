@@ -50,6 +50,7 @@ has_warm_mode() {
   "$bin" policy show 2> /dev/null | grep -q 'pool\.size'
 }
 
+engine_args=()
 # The engine command line sandshim would run for CMD, with a fresh container name, as an array.
 engine_line() {
   local line
