@@ -102,6 +102,10 @@ percentiles() {
     awk '{ v[NR] = $1 } END { p50 = v[int((NR * 50 + 99) / 100)]; p95 = v[int((NR * 95 + 99) / 100)]; printf "%.1f %.1f", p50, p95 }'
 }
 
+ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "n/a" }'
+}
+
 # The shim's own high-water mark (VmHWM, KiB), which it logs at exit with SANDSHIM_LOG=debug.
 peak_rss_kib() {
   SANDSHIM_LOG=debug "$@" < /dev/null 2>&1 > /dev/null | sed -n 's/.*peak RSS \([0-9]*\) KiB.*/\1/p' | tail -1
@@ -141,7 +145,8 @@ echo "  load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== latency, ms (ratio to raw docker run)"
 printf '  %-16s %-6s %8s %8s %10s %10s %8s\n' command variant p50 p95 p50/raw p95/raw failed
 for cmd in "${k_commands[@]}"; do
-  read -r raw50 raw95 <<< "$(percentiles "${samples[raw/$cmd]}")"
+  raw50=0 raw95=0
+  [[ -z ${samples[raw/$cmd]:-} ]] || read -r raw50 raw95 <<< "$(percentiles "${samples[raw/$cmd]}")"
   for name in raw seed cold warm; do
     if [[ -z ${samples[$name/$cmd]:-} ]]; then
       why="no run succeeded (${failures[$name/$cmd]:-0} failed)"
@@ -150,9 +155,8 @@ for cmd in "${k_commands[@]}"; do
       continue
     fi
     read -r p50 p95 <<< "$(percentiles "${samples[$name/$cmd]}")"
-    printf '  %-16s %-6s %8s %8s %9.2fx %9.2fx %8s\n' "$cmd" "$name" "$p50" "$p95" \
-      "$(awk -v a="$p50" -v b="$raw50" 'BEGIN { print a / b }')" \
-      "$(awk -v a="$p95" -v b="$raw95" 'BEGIN { print a / b }')" "${failures[$name/$cmd]:-0}"
+    printf '  %-16s %-6s %8s %8s %10s %10s %8s\n' "$cmd" "$name" "$p50" "$p95" \
+      "$(ratio "$p50" "$raw50")" "$(ratio "$p95" "$raw95")" "${failures[$name/$cmd]:-0}"
   done
 done
 
