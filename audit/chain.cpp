@@ -1,12 +1,11 @@
 #include "audit/chain.hpp"
 
-#include <openssl/evp.h>
-
 #include <bit>
 #include <memory>
 #include <vector>
 
 #include "audit/encoding.hpp"
+#include "common/sha256.hpp"
 #include "common/strings.hpp"
 
 namespace sandshim::audit {
@@ -41,16 +40,6 @@ const std::string k_genesis_hash(64, '0');
 namespace {
 
 constexpr const ChainTable* k_chain_tables[] = {&k_run_chain, &k_decision_chain};
-
-// SHA-256 (OpenSSL EVP) of one buffer, in hex.
-std::string sha256_hex(std::string_view bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr) != 1) {
-    throw Fatal("cannot compute SHA-256: OpenSSL failed to hash");
-  }
-  return to_hex(std::string_view(reinterpret_cast<const char*>(digest), size));
-}
 
 void append_length(std::string& out, uint64_t value) {
   for (int shift = 56; shift >= 0; shift -= 8) {

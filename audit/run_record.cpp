@@ -1,6 +1,6 @@
 #include "audit/run_record.hpp"
 
-#include <openssl/rand.h>
+#include <sys/random.h>
 
 #include "audit/encoding.hpp"
 #include "audit/enum_names.hpp"
@@ -38,8 +38,8 @@ std::vector<std::string> run_status_names() {
 
 std::string new_record_id() {
   unsigned char bytes[12];
-  if (RAND_bytes(bytes, sizeof bytes) != 1) {
-    throw Fatal("cannot make a record id: the OpenSSL random generator failed");
+  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
+    throw Fatal("cannot make a record id: getrandom failed");
   }
   return to_hex(std::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes));
 }

@@ -18,6 +18,7 @@
 #include "audit/commands.hpp"
 #include "cli/completion.hpp"
 #include "common/error.hpp"
+#include "common/memory.hpp"
 #include "common/strings.hpp"
 #include "hooks/commands.hpp"
 #include "install/agent_install.hpp"
@@ -206,6 +207,21 @@ void configure_logging() {
   spdlog::set_default_logger(logger);
 }
 
+// Logs the process's peak memory when it ends (SANDSHIM_LOG=debug); bench/latency.sh reads it.
+class PeakMemoryLog {
+ public:
+  PeakMemoryLog() = default;
+  PeakMemoryLog(const PeakMemoryLog&) = delete;
+  PeakMemoryLog& operator=(const PeakMemoryLog&) = delete;
+  ~PeakMemoryLog() {
+    if (spdlog::should_log(spdlog::level::debug)) {
+      if (auto kib = peak_rss_kib()) {
+        spdlog::debug("peak RSS {} KiB", *kib);
+      }
+    }
+  }
+};
+
 }  // namespace
 
 std::vector<CommandDoc> command_docs() {
@@ -228,6 +244,7 @@ int main_entry(int argc, char** argv) {
   ensure_standard_fds_open();
   ::signal(SIGPIPE, SIG_IGN);
   configure_logging();
+  PeakMemoryLog peak_memory_log;
   Args args(argv, argv + argc);
   std::string invoked_as =
       args.empty() ? "sandshim" : std::filesystem::path(args.front()).filename().string();

@@ -16,6 +16,7 @@
 #include "common/process.hpp"
 #include "common/strings.hpp"
 #include "shim/guardian.hpp"
+#include "shim/image_probe.hpp"
 #include "shim/output_pump.hpp"
 
 namespace sandshim::shim {
@@ -99,76 +100,6 @@ std::string signal_name(int sig) {
   const char* abbrev = ::sigabbrev_np(sig);
   return abbrev != nullptr ? std::string("SIG") + abbrev : std::to_string(sig);
 }
-
-// Asks the engine for the image's id alongside the run, so the audit gets the digest without
-// the run waiting for it.
-class ImageProbe {
- public:
-  ImageProbe(const Engine& engine, const std::string& image) : m_dialect(engine.dialect) {
-    Pipe out = make_pipe();
-    UniqueFd null_fd(::open("/dev/null", O_RDWR | O_CLOEXEC));
-    SpawnOptions options;
-    options.argv = {engine.client.string(), "image", "inspect", "--format={{.Id}}", image};
-    options.env = engine.env;
-    options.stdin_fd = null_fd.get();
-    options.stdout_fd = out.write.get();
-    options.stderr_fd = null_fd.get();
-    options.die_with_parent = true;
-    m_pid = spawn(options);
-    m_out = std::move(out.read);
-  }
-  ImageProbe(const ImageProbe&) = delete;
-  ImageProbe& operator=(const ImageProbe&) = delete;
-  ~ImageProbe() { result(0); }
-
-  // The id, once the probe ends; empty when the engine did not know the image or did not
-  // answer within a moment (a paused engine must not hold the shim).
-  std::string result(int64_t wait_ms) {
-    if (m_pid > 0) {
-      std::string id;
-      bool complete = read_until_end(id, monotonic_ms() + wait_ms);
-      if (!complete) {
-        ::kill(m_pid, SIGKILL);
-      }
-      m_ok = wait_for(m_pid).code == 0 && complete;
-      m_pid = -1;
-      m_id = m_ok ? m_dialect.normalize_image_id(trim(id)) : "";
-    }
-    return m_id;
-  }
-
- private:
-  EngineDialect m_dialect;
-
-  // Reads the probe's output until its end; false when the time ran out first.
-  bool read_until_end(std::string& sink, int64_t until_ms) {
-    pollfd fd{m_out.get(), POLLIN, 0};
-    for (;;) {
-      int64_t left = until_ms - monotonic_ms();
-      int ready = left > 0 ? ::poll(&fd, 1, static_cast<int>(left)) : 0;
-      if (ready == 0) {
-        return false;
-      }
-      if (ready < 0) {
-        continue;  // EINTR: the time left is measured again
-      }
-      char buffer[256];
-      ssize_t n = ::read(m_out.get(), buffer, sizeof buffer);
-      if (n < 0 && errno == EINTR) {
-        continue;
-      }
-      if (n <= 0 || sink.size() >= 4096) {
-        return true;
-      }
-      sink.append(buffer, static_cast<size_t>(n));
-    }
-  }
-
-  pid_t m_pid = -1;
-  UniqueFd m_out;
-  bool m_ok = false;
-  std::string m_id;
-};
 
 // An engine command (`rm --force`, `kill --signal`) started from the poll loop without waiting
 // for it, so an engine that stopped answering never freezes the loop that enforces the deadline.

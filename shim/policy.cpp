@@ -1,7 +1,5 @@
 #include "shim/policy.hpp"
 
-#include <openssl/evp.h>
-
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdlib>
@@ -11,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "common/sha256.hpp"
 #include "common/strings.hpp"
 
 namespace sandshim::shim {
@@ -531,19 +530,6 @@ std::string Policy::digest() const {
     canonical += "images." + command + "=" + image + "\n";
   }
   return sha256_hex(canonical);
-}
-
-std::string sha256_hex(const std::string& text) {
-  unsigned char hash[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), hash, &length, EVP_sha256(), nullptr);
-  static constexpr char k_hex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += k_hex[hash[i] >> 4];
-    hex += k_hex[hash[i] & 0xf];
-  }
-  return hex;
 }
 
 std::string Policy::limits_summary() const {

@@ -113,9 +113,6 @@ const std::vector<KeyInfo>& policy_keys();
 // The built-in command -> image map (images.COMMAND before any config file).
 std::map<std::string, std::string> default_images();
 
-// Lowercase hex SHA-256 of `text`: policy digests and pool keys.
-std::string sha256_hex(const std::string& text);
-
 // The value of a key in the policy, rendered as it would be written in a config file.
 std::string render_value(const Policy& policy, const std::string& key);
 

@@ -10,6 +10,7 @@
 
 #include "common/paths.hpp"
 #include "common/process.hpp"
+#include "common/sha256.hpp"
 #include "common/strings.hpp"
 #include "common/unique_fd.hpp"
 #include "shim/caller.hpp"
