@@ -2,7 +2,7 @@
 # The image digest in the audit: a run records the id the engine gives for its image. A local
 # Docker engine is asked over its API socket (no second client per run), by default and through
 # an explicit unix:// endpoint; the control shows the id is the run's own image's, not a constant.
-# sandshim-test-engines: docker (the Engine API socket is Docker's; podman keeps the client probe)
+# sandshim-test-engines: docker  # the Engine API socket is Docker's; podman keeps the client probe
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
