@@ -16,6 +16,7 @@
 #include "shim/caller.hpp"
 #include "shim/guardian.hpp"
 #include "shim/hardening.hpp"
+#include "shim/image_probe.hpp"
 
 namespace sandshim::shim {
 
@@ -171,12 +172,13 @@ std::string pool_key(const Policy& policy, const RunSpec& spec) {
 WarmPool::WarmPool(const Engine& engine, const Policy& policy, const RunSpec& spec)
     : m_engine(engine), m_policy(policy), m_spec(spec), m_key(pool_key(policy, spec)) {}
 
+// The id the image's tag names now, so a moved tag is never served an old container; over the
+// engine's API socket when it has one (a client spawn costs more than the rest of a warm run).
 std::optional<std::string> WarmPool::current_image_id() const {
-  auto result =
-      run_captured({m_engine.client.string(), "image", "inspect", "--format={{.Id}}", m_spec.image},
-                   m_engine.env, k_engine_call_timeout);
-  std::string id = trim(result.out);
-  if (result.timed_out || result.status.code != 0 || id.empty()) {
+  ImageProbe probe(m_engine, m_spec.image);
+  std::string id = probe.result(
+      std::chrono::duration_cast<std::chrono::milliseconds>(k_engine_call_timeout).count());
+  if (id.empty()) {
     return std::nullopt;
   }
   return id;
