@@ -23,7 +23,7 @@ void render_every_key(const shim::Policy& policy) {
   (void)policy.limits_summary();
 }
 
-void apply(const std::vector<shim::Setting>& settings, shim::Trust trust) {
+void apply_layer(const std::vector<shim::Setting>& settings, shim::Trust trust) {
   shim::Policy policy;
   try {
     shim::apply_settings(policy, settings, trust);
@@ -44,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const Fatal&) {
     return 0;
   }
-  apply(settings, shim::Trust::full);
-  apply(settings, shim::Trust::tighten_only);
+  apply_layer(settings, shim::Trust::full);
+  apply_layer(settings, shim::Trust::tighten_only);
   return 0;
 }
