@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -9,9 +10,29 @@
 
 namespace sandshim {
 
+namespace {
+
+// `NAME=…` or `NAME+=…`: where a command name is expected, bash reads the word as an assignment.
+bool reads_as_assignment(std::string_view word) {
+  std::string_view name = word.substr(0, word.find('='));
+  if (name.size() == word.size()) {
+    return false;
+  }
+  if (name.ends_with('+')) {
+    name.remove_suffix(1);
+  }
+  return !name.empty() && std::isdigit(static_cast<unsigned char>(name[0])) == 0 &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+         });
+}
+
+}  // namespace
+
 std::string shell_quote(std::string_view word) {
-  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                              "0123456789@%+=:,./_-") == std::string_view::npos) {
+  if (!word.empty() && !reads_as_assignment(word) &&
+      word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                             "0123456789@%+=:,./_-") == std::string_view::npos) {
     return std::string(word);
   }
   std::string result = "'";

@@ -7,6 +7,8 @@
 #include <string>
 
 #include "audit/time_spec.hpp"
+#include "common/strings.hpp"
+#include "hooks/shell_parser.hpp"
 
 using namespace sandshim;
 
@@ -30,4 +32,20 @@ TEST_CASE("fuzz: ISO-8601 times read back, or are refused", "[fuzz][audit][time]
   CHECK_FALSE(audit::parse_iso8601_ms("9999-12-31T23:59-01:00"));
   CHECK(audit::parse_iso8601_ms("0000-01-01T00:00Z") == -62'167'219'200'000);
   CHECK(audit::parse_iso8601_ms("9999-12-31T23:59:59.999Z") == 253'402'300'799'999);
+}
+
+// fuzz_argv_path: shell_join left `pyt=hon3` bare, and bash read the first word as an
+// assignment instead of the command name: one word fewer than was joined.
+TEST_CASE("fuzz: a word that looks like an assignment is quoted", "[fuzz][strings]") {
+  CHECK(shell_quote("pyt=hon3") == "'pyt=hon3'");
+  CHECK(shell_quote("PATH+=/x") == "'PATH+=/x'");
+  CHECK(shell_join({"pyt=hon3", "-c", "print('hi')"}) == "'pyt=hon3' -c 'print('\\''hi'\\'')'");
+  auto parse = hooks::parse_shell(shell_join({"pyt=hon3", "-c", "print('hi')"}));
+  REQUIRE(parse.commands.size() == 1);
+  CHECK(parse.commands[0].assignments.empty());
+  CHECK(parse.commands[0].words.size() == 3);
+  // Not an assignment in any position: stays readable.
+  CHECK(shell_quote("--network=none") == "--network=none");
+  CHECK(shell_quote("/opt/a=b") == "/opt/a=b");
+  CHECK(shell_quote("1a=b") == "1a=b");
 }
