@@ -12,6 +12,8 @@ namespace sandshim {
 
 namespace {
 
+// shell_quote's words read back the same in any position, the command name's included.
+
 // `NAME=…` or `NAME+=…`: where a command name is expected, bash reads the word as an assignment.
 bool reads_as_assignment(std::string_view word) {
   std::string_view name = word.substr(0, word.find('='));
@@ -27,10 +29,18 @@ bool reads_as_assignment(std::string_view word) {
          });
 }
 
+// `do`, `if`, `time`…: a reserved word where a command name is expected is syntax, not a command.
+bool is_reserved_word(std::string_view word) {
+  static constexpr std::string_view k_reserved[] = {
+      "case",     "coproc", "do", "done",   "elif", "else", "esac",  "fi",   "for",
+      "function", "if",     "in", "select", "then", "time", "until", "while"};
+  return std::find(std::begin(k_reserved), std::end(k_reserved), word) != std::end(k_reserved);
+}
+
 }  // namespace
 
 std::string shell_quote(std::string_view word) {
-  if (!word.empty() && !reads_as_assignment(word) &&
+  if (!word.empty() && !reads_as_assignment(word) && !is_reserved_word(word) &&
       word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                              "0123456789@%+=:,./_-") == std::string_view::npos) {
     return std::string(word);

@@ -49,3 +49,14 @@ TEST_CASE("fuzz: a word that looks like an assignment is quoted", "[fuzz][string
   CHECK(shell_quote("/opt/a=b") == "/opt/a=b");
   CHECK(shell_quote("1a=b") == "1a=b");
 }
+
+// fuzz_argv_path: shell_join({"do"}) was the bare reserved word `do`, a syntax error as a command.
+TEST_CASE("fuzz: a reserved word is quoted", "[fuzz][strings]") {
+  CHECK(shell_quote("do") == "'do'");
+  CHECK(shell_quote("time") == "'time'");
+  auto parse = hooks::parse_shell(shell_join({"do"}));
+  CHECK_FALSE(parse.error);
+  REQUIRE(parse.commands.size() == 1);
+  CHECK(parse.commands[0].words[0].value == "do");
+  CHECK(shell_quote("done-list") == "done-list");
+}
