@@ -16,6 +16,15 @@ namespace {
 
 using namespace std::chrono;
 
+// Years 0000 to 9999: what four-digit ISO-8601 can write, and far from where the calendar
+// arithmetic of std::chrono overflows.
+constexpr int64_t k_first_ms = -62'167'219'200'000;  // 0000-01-01T00:00:00.000Z
+constexpr int64_t k_last_ms = 253'402'300'799'999;   // 9999-12-31T23:59:59.999Z
+
+bool is_writable(int64_t ms) {
+  return ms >= k_first_ms && ms <= k_last_ms;
+}
+
 // Reads fixed-width numbers and separators from left to right.
 class Cursor {
  public:
@@ -126,7 +135,7 @@ std::optional<int64_t> parse_iso8601_ms(std::string_view text) {
     }
     ms += *clock - *offset;
   }
-  return cursor.done() ? std::optional<int64_t>(ms) : std::nullopt;
+  return cursor.done() && is_writable(ms) ? std::optional<int64_t>(ms) : std::nullopt;
 }
 
 std::optional<int64_t> parse_age_ms(std::string_view text) {
@@ -163,6 +172,9 @@ int64_t parse_time_spec(std::string_view text, int64_t now_ms, std::string_view 
 }
 
 std::string format_iso8601_ms(int64_t ms) {
+  if (!is_writable(ms)) {
+    return std::to_string(ms);  // a damaged or forged audit row: shown, never a crash
+  }
   sys_time<milliseconds> moment{milliseconds{ms}};
   auto day_start = floor<days>(moment);
   year_month_day date{day_start};

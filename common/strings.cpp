@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -9,9 +10,39 @@
 
 namespace sandshim {
 
+namespace {
+
+// shell_quote's words read back the same in any position, the command name's included.
+
+// `NAME=…` or `NAME+=…`: where a command name is expected, bash reads the word as an assignment.
+bool reads_as_assignment(std::string_view word) {
+  std::string_view name = word.substr(0, word.find('='));
+  if (name.size() == word.size()) {
+    return false;
+  }
+  if (name.ends_with('+')) {
+    name.remove_suffix(1);
+  }
+  return !name.empty() && std::isdigit(static_cast<unsigned char>(name[0])) == 0 &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+         });
+}
+
+// `do`, `if`, `time`…: a reserved word where a command name is expected is syntax, not a command.
+bool is_reserved_word(std::string_view word) {
+  static constexpr std::string_view k_reserved[] = {
+      "case",     "coproc", "do", "done",   "elif", "else", "esac",  "fi",   "for",
+      "function", "if",     "in", "select", "then", "time", "until", "while"};
+  return std::find(std::begin(k_reserved), std::end(k_reserved), word) != std::end(k_reserved);
+}
+
+}  // namespace
+
 std::string shell_quote(std::string_view word) {
-  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                              "0123456789@%+=:,./_-") == std::string_view::npos) {
+  if (!word.empty() && !reads_as_assignment(word) && !is_reserved_word(word) &&
+      word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                             "0123456789@%+=:,./_-") == std::string_view::npos) {
     return std::string(word);
   }
   std::string result = "'";

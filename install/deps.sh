@@ -11,6 +11,7 @@ SANDSHIM_PREFIX=sandshim-deps
 readonly k_packages=(
     # build
     build-essential cmake pkg-config clang clang-format git
+    libclang-rt-dev # libFuzzer and the sanitizer runtimes for clang (only recommended by clang)
     libboost-program-options-dev libspdlog-dev libfmt-dev libsqlite3-dev sqlite3
     catch2 nlohmann-json3-dev libssl-dev
     # engine and images (debootstrap verifies the Release file with this keyring)

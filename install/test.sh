@@ -5,6 +5,8 @@
 # then runs ctest and exits with ctest's code. Arguments go to ctest (e.g. -L unit).
 # Reads: CI (under CI=true a missing engine fails instead of skipping the engine steps),
 #        SANDSHIM_TEST_TIMEOUT (default per-test timeout in seconds, 900), and what the install/ scripts read.
+#        SANDSHIM_TEST_SANITIZE=0 / SANDSHIM_TEST_FUZZ=0 skip the sanitizer / fuzz stage;
+#        SANDSHIM_FUZZ_SECONDS (default 60) is how long each fuzz target runs.
 set -euo pipefail
 
 SANDSHIM_PREFIX=sandshim-test
@@ -55,6 +57,42 @@ run_ctest() {
     return "$rc"
 }
 
+readonly k_sanitize_dir=build-sanitize k_fuzz_dir=build-fuzz
+
+# The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer (GCC), in a tree of
+# their own; the arguments of this script select tests of the main tree only.
+sanitizer_stage() {
+    if [[ ${SANDSHIM_TEST_SANITIZE:-1} == 0 ]]; then
+        say "sanitizer stage skipped (SANDSHIM_TEST_SANITIZE=0)"
+        return 0
+    fi
+    say "sanitizer stage: unit tests under ASan and UBSan in $k_sanitize_dir/"
+    if cmake -S . -B "$k_sanitize_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSANDSHIM_SANITIZE=ON >&2 &&
+        cmake --build "$k_sanitize_dir" -j"$(nproc)" --target sandshim_unit_tests >&2 &&
+        ctest --test-dir "$k_sanitize_dir" --output-on-failure -j"$(nproc)" --no-tests=error -L unit; then
+        return 0
+    fi
+    say "sanitizer stage failed (see above)"
+    return 1
+}
+
+# Every libFuzzer target (tests/fuzz, clang) for SANDSHIM_FUZZ_SECONDS from its seed corpus.
+fuzz_stage() {
+    if [[ ${SANDSHIM_TEST_FUZZ:-1} == 0 ]]; then
+        say "fuzz stage skipped (SANDSHIM_TEST_FUZZ=0)"
+        return 0
+    fi
+    say "fuzz stage: ${SANDSHIM_FUZZ_SECONDS:-60}s per target in $k_fuzz_dir/"
+    if cmake -S . -B "$k_fuzz_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSANDSHIM_FUZZ=ON \
+        -DCMAKE_CXX_COMPILER=clang++ -DSANDSHIM_FUZZ_SECONDS="${SANDSHIM_FUZZ_SECONDS:-60}" >&2 &&
+        cmake --build "$k_fuzz_dir" -j"$(nproc)" --target sandshim_fuzz_targets >&2 &&
+        ctest --test-dir "$k_fuzz_dir" --output-on-failure -j1 --no-tests=error -L fuzz; then
+        return 0
+    fi
+    say "fuzz stage failed (see above)"
+    return 1
+}
+
 main() {
     local started=$SECONDS rc=0
     cd "$(repo_root)"
@@ -65,6 +103,8 @@ main() {
     fi
     build
     run_ctest "$@" || rc=$?
+    sanitizer_stage || rc=$((rc ? rc : 1))
+    fuzz_stage || rc=$((rc ? rc : 1))
     say "done in $((SECONDS - started))s"
     return "$rc"
 }

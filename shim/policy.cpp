@@ -444,14 +444,18 @@ std::vector<Setting> read_config_file(const std::filesystem::path& path) {
   }
   std::stringstream content;
   content << in.rdbuf();
+  return parse_config_text(content.str(), path.string());
+}
+
+std::vector<Setting> parse_config_text(const std::string& text, const std::string& source) {
   po::parsed_options parsed(nullptr);
   try {
-    std::istringstream syntax(content.str());
+    std::istringstream syntax(text);
     parsed = po::parse_config_file(syntax, po::options_description(), true);
   } catch (const po::error& e) {
-    throw Fatal("config file " + quoted(path.string()) + ": " + e.what());
+    throw Fatal("config file " + quoted(source) + ": " + e.what());
   }
-  std::istringstream lines_in(content.str());
+  std::istringstream lines_in(text);
   auto lines = key_lines(lines_in);
   std::vector<Setting> settings;
   size_t next_line = 0;
@@ -464,7 +468,7 @@ std::vector<Setting> read_config_file(const std::filesystem::path& path) {
       line = lines[next_line++].second;
     }
     std::string value = option.value.empty() ? "" : option.value.front();
-    settings.push_back({option.string_key, value, Origin{path.string(), line}});
+    settings.push_back({option.string_key, value, Origin{source, line}});
   }
   return settings;
 }

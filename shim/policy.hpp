@@ -91,6 +91,8 @@ void apply_settings(Policy& policy, const std::vector<Setting>& settings, Trust 
 
 // Reads an INI file (Boost.Program_options syntax) into settings with their line numbers.
 std::vector<Setting> read_config_file(const std::filesystem::path& path);
+// The same from the file's text; `source` names it in origins and errors (and lets the fuzzer in).
+std::vector<Setting> parse_config_text(const std::string& text, const std::string& source);
 
 struct PolicyInputs {
   std::filesystem::path workspace;  // where to look for .sandshim.conf; empty: none

@@ -1,0 +1,62 @@
+// Inputs the fuzz targets (tests/fuzz) found crashing or breaking an invariant, kept here so the
+// unit suite, and its sanitizer run, fails if one comes back. Each test names its target.
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "audit/time_spec.hpp"
+#include "common/strings.hpp"
+#include "hooks/shell_parser.hpp"
+
+using namespace sandshim;
+
+// fuzz_time_spec: a start_ms from a damaged audit row overflowed std::chrono's day arithmetic
+// (UBSan: signed integer overflow in chrono.h).
+TEST_CASE("fuzz: any time from the audit formats without overflow", "[fuzz][audit][time]") {
+  for (int64_t ms : {std::numeric_limits<int64_t>::min(), int64_t{-9'223'372'036'854'775'689},
+                     std::numeric_limits<int64_t>::max(), int64_t{-62'167'219'200'001},
+                     int64_t{253'402'300'800'000}}) {
+    CAPTURE(ms);
+    CHECK(audit::format_iso8601_ms(ms) == std::to_string(ms));
+  }
+  CHECK(audit::format_iso8601_ms(-62'167'219'200'000) == "0000-01-01T00:00:00.000Z");
+  CHECK(audit::format_iso8601_ms(253'402'300'799'999) == "9999-12-31T23:59:59.999Z");
+}
+
+// Found while fixing the above: the fuzz target's read-back invariant cannot hold for a time
+// whose offset carries it out of the years 0000 to 9999, so those are refused.
+TEST_CASE("fuzz: ISO-8601 times read back, or are refused", "[fuzz][audit][time]") {
+  CHECK_FALSE(audit::parse_iso8601_ms("0000-01-01T00:00+00:01"));
+  CHECK_FALSE(audit::parse_iso8601_ms("9999-12-31T23:59-01:00"));
+  CHECK(audit::parse_iso8601_ms("0000-01-01T00:00Z") == -62'167'219'200'000);
+  CHECK(audit::parse_iso8601_ms("9999-12-31T23:59:59.999Z") == 253'402'300'799'999);
+}
+
+// fuzz_argv_path: shell_join left `pyt=hon3` bare, and bash read the first word as an
+// assignment instead of the command name: one word fewer than was joined.
+TEST_CASE("fuzz: a word that looks like an assignment is quoted", "[fuzz][strings]") {
+  CHECK(shell_quote("pyt=hon3") == "'pyt=hon3'");
+  CHECK(shell_quote("PATH+=/x") == "'PATH+=/x'");
+  CHECK(shell_join({"pyt=hon3", "-c", "print('hi')"}) == "'pyt=hon3' -c 'print('\\''hi'\\'')'");
+  auto parse = hooks::parse_shell(shell_join({"pyt=hon3", "-c", "print('hi')"}));
+  REQUIRE(parse.commands.size() == 1);
+  CHECK(parse.commands[0].assignments.empty());
+  CHECK(parse.commands[0].words.size() == 3);
+  // Not an assignment in any position: stays readable.
+  CHECK(shell_quote("--network=none") == "--network=none");
+  CHECK(shell_quote("/opt/a=b") == "/opt/a=b");
+  CHECK(shell_quote("1a=b") == "1a=b");
+}
+
+// fuzz_argv_path: shell_join({"do"}) was the bare reserved word `do`, a syntax error as a command.
+TEST_CASE("fuzz: a reserved word is quoted", "[fuzz][strings]") {
+  CHECK(shell_quote("do") == "'do'");
+  CHECK(shell_quote("time") == "'time'");
+  auto parse = hooks::parse_shell(shell_join({"do"}));
+  CHECK_FALSE(parse.error);
+  REQUIRE(parse.commands.size() == 1);
+  CHECK(parse.commands[0].words[0].value == "do");
+  CHECK(shell_quote("done-list") == "done-list");
+}
