@@ -30,7 +30,14 @@ fi
 # An isolated home: nothing of the caller's config, state or audit database is read or written.
 work=$(mktemp -d /tmp/sandshim-latency.XXXXXX)
 chmod 755 "$work"
-trap 'rm -rf "$work"' EXIT
+# Warm runs leave a refilled pool behind: drain it before the home that records it goes.
+cleanup() {
+  if [[ -f $work/warm.conf ]] && has_warm_mode; then
+    SANDSHIM_CONFIG="$work/warm.conf" "$bin" pool drain > /dev/null 2>&1 || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
 export HOME=$work/home XDG_CONFIG_HOME=$work/config XDG_STATE_HOME=$work/state
 export XDG_DATA_HOME=$work/data XDG_CACHE_HOME=$work/cache SANDSHIM_AUDIT_DB=$work/audit.db
 unset SANDSHIM_CONFIG SANDSHIM_DRY_RUN SANDSHIM_LOG DOCKER_HOST DOCKER_CONTEXT DOCKER_CONFIG
