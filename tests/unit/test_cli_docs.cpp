@@ -13,26 +13,14 @@
 #include "cli/dispatch.hpp"
 #include "cli/option_info.hpp"
 #include "shim/policy.hpp"
+#include "test_shell_support.hpp"
 
 using namespace sandshim;
 using namespace sandshim::cli;
 using Catch::Matchers::Contains;
+using sandshim::test::output_of;
 
 namespace {
-
-// stdout (and stderr with `2>&1` in the command) of a shell command.
-std::string output_of(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) {
-    out.append(buffer, n);
-  }
-  ::pclose(pipe);
-  return out;
-}
 
 bool have(const std::string& program) {
   return std::system(("command -v " + program + " >/dev/null 2>&1").c_str()) == 0;

@@ -5,25 +5,13 @@
 #include <catch2/catch.hpp>
 
 #include "common/terminal.hpp"
+#include "test_shell_support.hpp"
 
 using namespace sandshim::terminal;
 using Catch::Matchers::Contains;
+using sandshim::test::output_of;
 
 namespace {
-
-// stdout of a shell command, run by popen.
-std::string output_of(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) {
-    out.append(buffer, n);
-  }
-  ::pclose(pipe);
-  return out;
-}
 
 bool have_script() {
   return std::system("command -v script >/dev/null 2>&1") == 0;

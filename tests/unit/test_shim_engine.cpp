@@ -15,6 +15,9 @@
 using namespace sandshim::shim;
 using sandshim::test::ScratchDir;
 
+using sandshim::test::has;
+using sandshim::test::index_of;
+
 namespace {
 
 // An executable that does nothing, named like an engine client or an init.
@@ -35,14 +38,6 @@ RunSpec podman_spec(const std::string& search_path) {
   spec.user = "1000:1000";
   spec.dialect = make_dialect("podman", search_path);
   return spec;
-}
-
-bool has(const std::vector<std::string>& args, const std::string& flag) {
-  return std::find(args.begin(), args.end(), flag) != args.end();
-}
-
-size_t index_of(const std::vector<std::string>& args, const std::string& value) {
-  return static_cast<size_t>(std::find(args.begin(), args.end(), value) - args.begin());
 }
 
 }  // namespace

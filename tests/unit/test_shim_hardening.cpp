@@ -4,8 +4,12 @@
 #include "common/error.hpp"
 #include "shim/hardening.hpp"
 #include "shim/workspace.hpp"
+#include "test_shim_support.hpp"
 
 using namespace sandshim::shim;
+
+using sandshim::test::has;
+using sandshim::test::index_of;
 
 namespace {
 
@@ -21,14 +25,6 @@ RunSpec sample_spec() {
   spec.user = "1000:1000";
   spec.deadline_epoch_s = 1700000000;
   return spec;
-}
-
-bool has(const std::vector<std::string>& args, const std::string& flag) {
-  return std::find(args.begin(), args.end(), flag) != args.end();
-}
-
-size_t index_of(const std::vector<std::string>& args, const std::string& value) {
-  return static_cast<size_t>(std::find(args.begin(), args.end(), value) - args.begin());
 }
 
 }  // namespace

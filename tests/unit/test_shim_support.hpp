@@ -1,13 +1,24 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "common/process.hpp"
 
 namespace sandshim::test {
+
+// Whether an engine argument list holds `flag`, and where (args.size() when it does not).
+inline bool has(const std::vector<std::string>& args, const std::string& flag) {
+  return std::find(args.begin(), args.end(), flag) != args.end();
+}
+
+inline size_t index_of(const std::vector<std::string>& args, const std::string& value) {
+  return static_cast<size_t>(std::find(args.begin(), args.end(), value) - args.begin());
+}
 
 // A temporary directory per test, removed on success and kept (path printed) on failure.
 class ScratchDir {
