@@ -181,9 +181,10 @@ TEST_CASE("the man page documents every command and option, and groff reads it c
   }
   if (have("man")) {
     TempFile file(page);
-    std::string rendered = output_of("MANWIDTH=80 man --warnings -l " + file.path + " 2>&1");
+    // The page itself may say "warning" (doctor's help does): only man's own stderr must be empty.
+    std::string rendered = output_of("MANWIDTH=80 man --warnings -l " + file.path + " 2>/dev/null");
     CHECK_THAT(rendered, Contains("sandshim audit list"));
-    CHECK_THAT(rendered, !Contains("warning"));
+    CHECK(output_of("MANWIDTH=80 man --warnings -l " + file.path + " 2>&1 >/dev/null").empty());
   }
 }
 
