@@ -25,7 +25,9 @@ SMALL_DISK=$T/small-disk
 suite_teardown() {
     local rc=$?
     private_engine_stop
-    DOCKER=$PRIVATE_ENGINE_CLIENT # the private engine is gone: cleanup looks at the shared one
+    # the private engine is gone: cleanup looks at the shared one
+    DOCKER=$PRIVATE_ENGINE_CLIENT
+    ENGINE_CLIENT=$PRIVATE_ENGINE_CLIENT
     mountpoint -q "$SMALL_DISK" && umount "$SMALL_DISK"
     (exit "$rc")
     cleanup
@@ -34,11 +36,12 @@ trap suite_teardown EXIT
 
 private_engine_start sandshim/sh:bookworm
 # Every check below talks to the private engine: sandshim through engine.endpoint, the
-# harness's own container checks through $DOCKER.
+# harness's own container checks through $DOCKER and $ENGINE_CLIENT.
 mkdir -p "$T/bin"
 printf '#!/bin/sh\nexec %q -H %q "$@"\n' "$DOCKER" "$PRIVATE_ENGINE_ADMIN" >"$T/bin/docker"
 chmod +x "$T/bin/docker"
 DOCKER=$T/bin/docker
+ENGINE_CLIENT=$DOCKER
 printf '[engine]\nendpoint = %s\n' "$PRIVATE_ENGINE_HOST" >"$XDG_CONFIG_HOME/sandshim/config"
 
 # The command every fault runs: it tries to leave a marker in the workspace (read-only in the

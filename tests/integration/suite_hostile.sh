@@ -70,9 +70,10 @@ chmod 666 "$WS/victim.txt"
 chmod -R a+rX "$PROBES"
 
 # The engine client the shims use (the first word of a dry run), for extraction and controls.
-ENGINE=$(cd "$PROBES" && PATH=$SHIMS:$SYSTEM_PATH SANDSHIM_DRY_RUN=1 sh -c : | cut -d' ' -f1)
-readonly ENGINE
-[[ -x $ENGINE ]] || die "no engine client in the dry run: '$ENGINE'"
+SHIM_CLIENT=$(cd "$PROBES" && PATH=$SHIMS:$SYSTEM_PATH SANDSHIM_DRY_RUN=1 sh -c : | cut -d' ' -f1)
+readonly SHIM_CLIENT
+[[ -x $SHIM_CLIENT ]] || die "no engine client in the dry run: '$SHIM_CLIENT'"
+[[ $(basename "$SHIM_CLIENT") == "$ENGINE" ]] || die "the shims use $SHIM_CLIENT, not the $ENGINE under test"
 
 # A setuid-root id and a cat with a file capability, both the image's own binaries.
 IS_ROOT=false
@@ -81,7 +82,7 @@ if [[ $(id -u) == 0 ]]; then
     extract=sandshim-itest-hostile-extract-$$
     EXTRA_CONTAINERS+=("$extract")
     for pair in id:suid-id cat:cap-cat; do
-        "$ENGINE" run --rm --pull=never --log-driver=none --network=none --name "$extract" \
+        "$SHIM_CLIENT" run --rm --pull=never --log-driver=none --network=none --name "$extract" \
             sandshim/sh:bookworm cat "/usr/bin/${pair%%:*}" >"$WS/bin/${pair#*:}"
     done
     chown 0:0 "$WS/bin/suid-id" "$WS/bin/cap-cat"
