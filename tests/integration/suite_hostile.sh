@@ -83,6 +83,7 @@ if [[ $(id -u) == 0 ]]; then
     EXTRA_CONTAINERS+=("$extract")
     for pair in id:suid-id cat:cap-cat; do
         "$SHIM_CLIENT" run --rm --pull=never --log-driver=none --network=none --name "$extract" \
+            "${PLAIN_RUN_LIMITS[@]}" \
             sandshim/sh:bookworm cat "/usr/bin/${pair%%:*}" >"$WS/bin/${pair#*:}"
     done
     chown 0:0 "$WS/bin/suid-id" "$WS/bin/cap-cat"
@@ -273,9 +274,11 @@ expect_no_process_left() { # PATTERNS...
 }
 
 # Every file of the workspace, the home directory and the neighbour, with size, mode and mtime
-# (directories without mtime: a control that creates and removes a file changes it).
+# (directories without mtime: a control that creates and removes a file changes it). The shim's
+# own state on the host (the engine-facts cache, warm pools) is written by sandshim, not by a probe.
 snapshot() {
     find "$WS" "$HOME" "$T/neighbour" -path "$WS/.git/objects" -prune -o \
+        -path "$XDG_STATE_HOME/sandshim" -prune -o \
         \( -type d -printf '%p d %m\n' \) -o -printf '%p %y %s %m %T@\n' | sort
 }
 
