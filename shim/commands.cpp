@@ -308,8 +308,7 @@ int gc_main(const std::vector<std::string>& args) {
   Engine engine = locate_engine(policy);
   auto expired = expired_containers(engine);
   for (const auto& name : expired) {
-    run_captured({engine.client.string(), "rm", "--force", name}, engine.env,
-                 std::chrono::seconds(30));
+    run_captured(engine.remove_command(name), engine.env, std::chrono::seconds(30));
   }
   std::cout << "removed " << expired.size() << " expired container(s)\n";
   std::cout << "removed " << collect_pool_garbage(engine) << " idle warm container(s)\n";

@@ -396,7 +396,7 @@ void RunLoop::enforce_deadlines() {
     request_removal(now);
   }
   if (m_removal_since_ms > 0 && now >= m_next_kill_ms) {
-    m_remover.start({"rm", "--force", m_spec.container_name()});
+    m_remover.start(m_engine.dialect.remove_arguments(m_spec.container_name()));
     m_next_kill_ms = now + k_kill_retry_ms;
   }
   if (m_removal_since_ms > 0 && now >= m_removal_since_ms + k_client_grace_ms) {

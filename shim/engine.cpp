@@ -41,6 +41,13 @@ std::string EngineDialect::label_format(const std::string& label) const {
   return is_podman() ? "{{index .Labels \"" + label + "\"}}" : "{{.Label \"" + label + "\"}}";
 }
 
+std::vector<std::string> EngineDialect::remove_arguments(const std::string& name) const {
+  if (is_podman()) {
+    return {"rm", "--force", "--time=0", name};
+  }
+  return {"rm", "--force", name};
+}
+
 std::string EngineDialect::event_format() const {
   return is_podman() ? "{{.Status}}" : "{{.Action}}";
 }
@@ -87,6 +94,13 @@ std::string resolve_engine_kind(const std::string& name, const std::string& engi
     return fs::path(engine_path).filename().string().starts_with("podman") ? "podman" : "docker";
   }
   return find_in_path("docker", search_path, skip) ? "docker" : "podman";
+}
+
+std::vector<std::string> Engine::remove_command(const std::string& name) const {
+  std::vector<std::string> argv = {client.string()};
+  auto remove = dialect.remove_arguments(name);
+  argv.insert(argv.end(), remove.begin(), remove.end());
+  return argv;
 }
 
 std::string Engine::describe() const {

@@ -26,6 +26,9 @@ struct EngineDialect {
   // `ps --format` of one label's value; `events --format` of the event's name.
   std::string label_format(const std::string& label) const;
   std::string event_format() const;
+  // `rm` that kills at once: podman's `rm --force` first waits up to 10 s on SIGTERM, which a
+  // program that ignores it spends running past its deadline.
+  std::vector<std::string> remove_arguments(const std::string& name) const;
   // The image id as docker prints it ("sha256:HEX"), whatever the engine printed.
   std::string normalize_image_id(const std::string& id) const;
   // The fixes named in one-line engine errors.
@@ -56,6 +59,8 @@ struct Engine {
 
   // "docker", or "docker@ssh://host" for a remote engine, for records and messages.
   std::string describe() const;
+  // The client's command line that removes a container at once (the dialect's `rm`).
+  std::vector<std::string> remove_command(const std::string& name) const;
   // The client's environment plus variables whose values reach the container through `-e NAME`,
   // so values never appear in the process list.
   std::vector<std::string> env_with(

@@ -23,7 +23,7 @@ constexpr int64_t k_attempt_timeout_ms = 20'000;
 
 // One `rm --force` attempt; true when the engine answered that the container is gone.
 bool remove_once(const Engine& engine, const std::string& name) {
-  auto result = run_captured({engine.client.string(), "rm", "--force", name}, engine.env,
+  auto result = run_captured(engine.remove_command(name), engine.env,
                              std::chrono::milliseconds(k_attempt_timeout_ms));
   return removal_confirmed(result.timed_out, result.status.code, result.err);
 }

@@ -128,8 +128,7 @@ std::vector<std::string> pool_keys() {
 }
 
 bool remove_container(const Engine& engine, const std::string& name) {
-  auto result = run_captured({engine.client.string(), "rm", "--force", name}, engine.env,
-                             k_engine_call_timeout);
+  auto result = run_captured(engine.remove_command(name), engine.env, k_engine_call_timeout);
   return !result.timed_out && result.status.code == 0;
 }
 

@@ -1,6 +1,6 @@
 # hostile: egress | a packet socket (sniff and inject frames) bound to the loopback interface
 # expect: exit=73 status=error
-# control: docker -user -cap-drop exit=42
+# control: docker -user -cap-drop +cap-add=NET_RAW exit=42
 import socket
 
 from _probe import verdict

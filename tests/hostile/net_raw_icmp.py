@@ -1,6 +1,6 @@
 # hostile: egress | a raw socket (forged packets): an ICMP echo to the sandbox's own loopback
 # expect: exit=73 status=error
-# control: docker -user -cap-drop exit=42
+# control: docker -user -cap-drop +cap-add=NET_RAW exit=42
 import socket
 import struct
 

@@ -1,6 +1,6 @@
 # hostile: privilege | create a block device node for the host's disk (mknod b 8 0)
 # expect: exit=73 status=error
-# control: docker -user -cap-drop exit=42
+# control: docker -user -cap-drop +cap-add=MKNOD exit=42
 # shellcheck shell=sh disable=SC1091 # _probe.sh sources the harness's params
 . ./_probe.sh
 mknod /tmp/sda b 8 0 2>&1 && escaped "created a block device node"

@@ -165,3 +165,14 @@ TEST_CASE("engine.name accepts docker, podman and auto, and defaults to auto", "
   CHECK_THROWS_WITH(apply_settings(policy, {{"engine.name", "lxc", {"test", 1}}}, Trust::full),
                     Catch::Contains("expected docker, podman or auto"));
 }
+
+TEST_CASE("podman removes at once; docker's rm --force already kills", "[engine]") {
+  EngineDialect docker;
+  CHECK(docker.remove_arguments("sandshim-1") ==
+        std::vector<std::string>{"rm", "--force", "sandshim-1"});
+  EngineDialect podman;
+  podman.kind = "podman";
+  // Without --time=0 podman waits 10 s on SIGTERM, which a program may ignore past its deadline.
+  CHECK(podman.remove_arguments("sandshim-1") ==
+        std::vector<std::string>{"rm", "--force", "--time=0", "sandshim-1"});
+}
