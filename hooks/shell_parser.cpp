@@ -503,7 +503,11 @@ class Parser {
       if (!op.empty() && !looking_at("<(") && !looking_at(">(")) {
         m_pos += op.size();  // inside [[ ]] these are operators of the test, not of the shell
       } else {
+        size_t before = m_pos;
         read_word();
+        if (m_pos == before) {  // nothing a word can start with: refuse rather than spin
+          fail("unexpected " + describe_next() + " inside [[ ]]");
+        }
       }
     }
     parse_trailing_redirections();

@@ -60,3 +60,35 @@ TEST_CASE("fuzz: a reserved word is quoted", "[fuzz][strings]") {
   CHECK(parse.commands[0].words[0].value == "do");
   CHECK(shell_quote("done-list") == "done-list");
 }
+
+// fuzz_shell_parser: a word that reads as nothing inside [[ ]] (here after `<{` and bytes no word
+// starts with) left the conditional's loop spinning forever: a hook that never answers.
+TEST_CASE("fuzz: a [[ ]] the parser cannot read is refused, not spun on", "[fuzz][hooks][parser]") {
+  const std::string input(
+      "pytlo\x01"
+      "f()[[ [<{\xff"
+      "\xff"
+      "\xff"
+      "\xff"
+      "\xff"
+      "\xff"
+      "\xff"
+      "\xff"
+      "\xff"
+      "\xff"
+      "\xff"
+      "\xff"
+      "\xff"
+      "\xff"
+      "\xff"
+      "\xff"
+      "/>[[<NO\x00"
+      "\x00"
+      "\x00"
+      "\xd9"
+      "ynt(1fe\x0a"
+      ")x",
+      52);
+  auto parse = hooks::parse_shell(input);
+  CHECK(parse.error.has_value());
+}
