@@ -629,6 +629,12 @@ class Parser {
     m_heredocs.clear();
     for (const PendingHeredoc& doc : pending) {
       std::string body = read_heredoc_lines(doc);
+      // A command shape the parser misreads could leave a here-document without its redirection:
+      // refuse it rather than write past the command's redirections.
+      if (doc.command >= m_out.commands.size() ||
+          doc.redirection >= m_out.commands[doc.command].redirections.size()) {
+        fail("a here-document whose command could not be read");
+      }
       Redirection& redirection = m_out.commands[doc.command].redirections[doc.redirection];
       redirection.heredoc_body = body;
       if (redirection.heredoc_expands) {

@@ -92,3 +92,19 @@ TEST_CASE("fuzz: a [[ ]] the parser cannot read is refused, not spun on", "[fuzz
   auto parse = hooks::parse_shell(input);
   CHECK(parse.error.has_value());
 }
+
+// fuzz_shell_parser (LeakSanitizer): a here-document registered for a redirection its command did
+// not keep; its body was written past the command's redirections (a leak, and memory misuse).
+TEST_CASE("fuzz: a here-document without its redirection is refused", "[fuzz][hooks][parser]") {
+  const std::string input(
+      "python3 <<py()on7 <<E\x0a"
+      "li&\xda"
+      "\xad"
+      "\x8d"
+      "]t&&&&\x0a"
+      "l\x97"
+      "iid` $((nv-t(0)",
+      52);
+  auto parse = hooks::parse_shell(input);
+  CHECK(parse.error.has_value());
+}
