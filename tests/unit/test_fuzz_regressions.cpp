@@ -5,12 +5,26 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 
 #include "audit/time_spec.hpp"
 #include "common/strings.hpp"
 #include "hooks/shell_parser.hpp"
 
 using namespace sandshim;
+
+namespace {
+
+// The bytes of a finding as libFuzzer wrote them, given in hex (they hold NULs and non-UTF-8).
+std::string from_hex(std::string_view hex) {
+  std::string bytes;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    bytes += static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16));
+  }
+  return bytes;
+}
+
+}  // namespace
 
 // fuzz_time_spec: a start_ms from a damaged audit row overflowed std::chrono's day arithmetic
 // (UBSan: signed integer overflow in chrono.h).
@@ -64,31 +78,9 @@ TEST_CASE("fuzz: a reserved word is quoted", "[fuzz][strings]") {
 // fuzz_shell_parser: a word that reads as nothing inside [[ ]] (here after `<{` and bytes no word
 // starts with) left the conditional's loop spinning forever: a hook that never answers.
 TEST_CASE("fuzz: a [[ ]] the parser cannot read is refused, not spun on", "[fuzz][hooks][parser]") {
-  const std::string input(
-      "pytlo\x01"
-      "f()[[ [<{\xff"
-      "\xff"
-      "\xff"
-      "\xff"
-      "\xff"
-      "\xff"
-      "\xff"
-      "\xff"
-      "\xff"
-      "\xff"
-      "\xff"
-      "\xff"
-      "\xff"
-      "\xff"
-      "\xff"
-      "\xff"
-      "/>[[<NO\x00"
-      "\x00"
-      "\x00"
-      "\xd9"
-      "ynt(1fe\x0a"
-      ")x",
-      52);
+  const std::string input = from_hex(
+      "7079746c6f016628295b5b205b3c7bffffffffffffffffffffffffffffffff2f"
+      "3e5b5b3c4e4f000000d9796e74283166650a2978");
   auto parse = hooks::parse_shell(input);
   CHECK(parse.error.has_value());
 }
@@ -96,15 +88,9 @@ TEST_CASE("fuzz: a [[ ]] the parser cannot read is refused, not spun on", "[fuzz
 // fuzz_shell_parser (LeakSanitizer): a here-document registered for a redirection its command did
 // not keep; its body was written past the command's redirections (a leak, and memory misuse).
 TEST_CASE("fuzz: a here-document without its redirection is refused", "[fuzz][hooks][parser]") {
-  const std::string input(
-      "python3 <<py()on7 <<E\x0a"
-      "li&\xda"
-      "\xad"
-      "\x8d"
-      "]t&&&&\x0a"
-      "l\x97"
-      "iid` $((nv-t(0)",
-      52);
+  const std::string input = from_hex(
+      "707974686f6e33203c3c707928296f6e37203c3c450a6c6926daad8d5d742626"
+      "26260a6c9769696460202428286e762d74283029");
   auto parse = hooks::parse_shell(input);
   CHECK(parse.error.has_value());
 }
