@@ -55,6 +55,9 @@ bool parse_subcommand_options(const std::vector<std::string>& args, const Comman
   try {
     po::command_line_parser parser(args);
     parser.options(all);
+    // No guessing: `--works rw` must not mean --workspace (an agent's abbreviation would slip
+    // past every check that reads full option names).
+    parser.style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing);
     if (positional != nullptr) {
       parser.positional(*positional);
     }
