@@ -146,11 +146,7 @@ class Judge {
                                        "run the command directly.");
         return;
       case FindingKind::protected_write:
-        refuse("protected-write", "sandshim: " + code(finding.subject) +
-                                      " is one of the files the sandbox depends on (sandshim's "
-                                      "config and state, the shims, the agent's settings, "
-                                      ".sandshim.conf, git hooks); agent commands may not "
-                                      "change it. Ask the user to.");
+        refuse("protected-write", protected_write_refusal(finding.subject, finding.detail) + ".");
         return;
       case FindingKind::interpreter_copy:
         refuse("interpreter-copy", "sandshim: " + code(finding.subject) + " copies " +

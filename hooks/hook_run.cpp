@@ -154,7 +154,7 @@ class HookRun {
     std::error_code ec;
     in.cwd = m_event.cwd.empty() ? fs::current_path(ec) : fs::path(m_event.cwd);
     in.home = home_directory();
-    in.protected_paths = protected_paths_for(*m_policy, in.home);
+    in.protected_paths = protected_paths(*m_policy, find_git_root(in.cwd).value_or(in.cwd));
     if (m_env.locate) {
       in.locate = [this, cwd = in.cwd](const std::string& command) {
         return m_env.locate(command, cwd);

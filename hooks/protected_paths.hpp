@@ -1,25 +1,42 @@
 #pragma once
 
+// The files the sandbox depends on, which no agent may write: sandshim's config and state, the
+// audit database, the shim directory, the agents' own settings and hook files, `.sandshim.conf`,
+// `.git/hooks` and git's core.hooksPath. The one place that knows them: the file-tool check of
+// the hook and the shell analysis of Bash-side writes (redirections, tee, cp…) both ask here.
+
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "shim/policy.hpp"
 
 namespace sandshim::hooks {
 
-// The places an agent command may not write, because the sandbox depends on them: sandshim's
-// config and state (audit database included), the shim directory, the agent's settings and
-// hook files, and in any directory `.sandshim.conf`, `.git/hooks` and `.git/config`.
-struct ProtectedPaths {
-  std::vector<std::filesystem::path> roots;  // absolute, lexically normal
+// One protected place: a directory with everything below it, or exactly one file.
+struct ProtectedPlace {
+  std::filesystem::path path;  // absolute, lexically normal
+  bool tree = false;
+  std::string what;  // "sandshim's configuration", "the audit database"…
 };
 
-// True when writing, removing or moving `path` (absolute) could change what the sandbox relies
-// on: it lies inside a protected root, is an ancestor of one, or is a protected name anywhere.
-bool is_protected_path(const ProtectedPaths& protected_paths, const std::filesystem::path& path);
+struct ProtectedPaths {
+  std::vector<ProtectedPlace> places;
+};
 
-// The protected roots for a policy: its config and state directories, audit database, shim
-// directory, /etc/sandshim and the agents' own configuration directories under `home`.
-ProtectedPaths protected_paths_for(const shim::Policy& policy, const std::filesystem::path& home);
+// Where things live for this policy and workspace; the user's directories come from HOME, XDG_*,
+// CLAUDE_CONFIG_DIR and CODEX_HOME, read once here.
+ProtectedPaths protected_paths(const shim::Policy& policy, const std::filesystem::path& workspace);
+
+// What `target` is when an agent must not write it, nullopt when it may. `target` is resolved
+// against `cwd` when relative, and through symbolic links as far as they exist, so a link inside
+// the workspace pointing at the config is seen for what it is.
+std::optional<std::string> protected_path_reason(const std::filesystem::path& target,
+                                                 const std::filesystem::path& cwd,
+                                                 const ProtectedPaths& paths);
+
+// The refusal sent to the model for a write to `target`, one line.
+std::string protected_write_refusal(const std::string& target, const std::string& what);
 
 }  // namespace sandshim::hooks

@@ -725,13 +725,32 @@ class Analyser {
     }
   }
 
+  // A write to one of the files the sandbox depends on; for removals and moves also a
+  // directory holding one (`rm -rf ~/.config`).
   void check_protected_write(const Word& target, const std::string& how, const Scope& scope) {
+    bool removes = how == "rm" || how == "mv" || how == "rmdir" || how == "shred";
     for (const fs::path& path : candidate_paths(target, scope)) {
-      if (is_protected_path(m_options.protected_paths, path)) {
-        add_finding(FindingKind::protected_write, target.value, how, scope.enclosing_shell);
+      std::optional<std::string> what =
+          protected_path_reason(path, m_options.cwd, m_options.protected_paths);
+      if (!what && removes) {
+        what = protected_place_below(path);
+      }
+      if (what) {
+        add_finding(FindingKind::protected_write, target.value, *what, scope.enclosing_shell);
         return;
       }
     }
+  }
+
+  std::optional<std::string> protected_place_below(const fs::path& directory) const {
+    for (const ProtectedPlace& place : m_options.protected_paths.places) {
+      auto mismatch =
+          std::mismatch(directory.begin(), directory.end(), place.path.begin(), place.path.end());
+      if (mismatch.first == directory.end() && directory != place.path) {
+        return place.what + " (" + place.path.string() + ")";
+      }
+    }
+    return std::nullopt;
   }
 
   static std::string launcher_of(Argv argv, const std::string& name) {

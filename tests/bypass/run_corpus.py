@@ -90,10 +90,12 @@ def expand(text, ctx):
 
 class Corpus:
     def __init__(self, args):
-        self.sandshim = str(Path(args.sandshim).resolve())
         self.engine = args.engine
         self.root = Path(tempfile.mkdtemp(prefix="sandshim-bypass."))
         os.chmod(self.root, 0o755)
+        # A copy: a rebuild of the tree's binary during the run must not change what is tested.
+        self.sandshim = str(self.root / "sandshim")
+        shutil.copy2(Path(args.sandshim).resolve(), self.sandshim)
         self.markers = self.root / "markers"
         self.markers.mkdir()
         os.chmod(self.markers, 0o777)

@@ -317,7 +317,8 @@ DecisionInputs inputs_with_files(const std::string& mode) {
   };
   in.cwd = "/ws";
   in.home = "/home/u";
-  in.protected_paths.roots = {"/home/u/.config/sandshim", k_shim_dir};
+  in.protected_paths.places = {{"/home/u/.config/sandshim", true, "sandshim's configuration"},
+                               {k_shim_dir, true, "the shim directory"}};
   return in;
 }
 
