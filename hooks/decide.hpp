@@ -33,7 +33,7 @@ struct DecisionInputs {
   NameSet shimmed;            // policy images: the names with a shim
   std::filesystem::path shim_dir;
   std::filesystem::path sandshim;                     // this binary, for `sandshim run` suggestions
-  std::string wrap_image = "sandshim/wrap:bookworm";  // hook.wrap_image: where wrap mode runs
+  std::string wrap_image = "sandshim/wrap:bookworm";  // where wrap mode runs whole commands
   bool shim_dir_first_on_path = false;  // the agent's own PATH already starts with the shims
   std::function<bool(const std::string& name)> shim_installed;  // the link for name exists
   std::function<std::optional<std::string>(const std::string& command)> first_line_of;

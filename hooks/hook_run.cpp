@@ -150,7 +150,6 @@ class HookRun {
 
   // What the analysis may read of the host: program files, scripts, the protected paths.
   void add_host_view(DecisionInputs& in) const {
-    in.wrap_image = m_policy->hook_wrap_image;
     std::error_code ec;
     in.cwd = m_event.cwd.empty() ? fs::current_path(ec) : fs::path(m_event.cwd);
     in.home = home_directory();

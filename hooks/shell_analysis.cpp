@@ -611,7 +611,9 @@ class Analyser {
     }
     m_out.invocations.push_back(invocation);
     size_t index = m_out.invocations.size() - 1;
-    if (!peel.sandboxed && lookup != Lookup::dynamic) {
+    // Interpreters and shells are judged by their own rules (a by-name python goes to the
+    // sandbox, where an engine socket in its arguments reaches nothing).
+    if (!peel.sandboxed && lookup != Lookup::dynamic && invocation.kind == CommandClass::other) {
       check_arguments(argv, invocation, scope);
       if (file && invocation.kind == CommandClass::other && invocation.shebang.empty() &&
           lookup != Lookup::shim) {

@@ -56,8 +56,7 @@ struct Policy {
   uint64_t audit_tail_bytes = 4096;
 
   // [hook]
-  std::string hook_mode = "path";                          // path | wrap | deny
-  std::string hook_wrap_image = "sandshim/wrap:bookworm";  // where hook.mode = wrap runs commands
+  std::string hook_mode = "path";  // path | wrap | deny
 
   // [shim]
   std::string shim_dir;  // empty: $XDG_DATA_HOME/sandshim/bin

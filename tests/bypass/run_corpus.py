@@ -333,6 +333,23 @@ def table(results, modes):
     return "\n".join(lines)
 
 
+def markdown(results, modes):
+    """The per-mode table as README.md prints it: refused / sandboxed / limit / escaped."""
+    modes = [m for m in modes if m != "control"]
+    classes = sorted({r["class"] for r in results})
+    lines = ["| class | attempts | " + " | ".join(modes) + " |",
+             "|---|---|" + "---|" * len(modes)]
+    for cls in classes + ["total"]:
+        cells = []
+        for mode in modes:
+            rows = [r for r in results if r["mode"] == mode and cls in ("total", r["class"])]
+            counts = {c: sum(1 for r in rows if r["outcome"] == c) for c in OUTCOMES}
+            cells.append(" / ".join(str(counts[c]) for c in ("refused", "sandboxed", "limit", "escaped")))
+        n = len([r for r in results if r["mode"] == modes[0] and cls in ("total", r["class"])])
+        lines.append(f"| {cls} | {n} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def failures(results, limits):
     bad = []
     for r in results:
@@ -363,6 +380,7 @@ def main():
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--json", help="write every result to this file")
     parser.add_argument("--keep", action="store_true", help="keep the test directory")
+    parser.add_argument("--markdown", action="store_true", help="also print the README table")
     args = parser.parse_args()
     if not engine_answers(args.engine):
         if os.environ.get("CI") == "true":
@@ -384,6 +402,8 @@ def main():
             results.append(record)
     elapsed = time.monotonic() - started
     print(table(results, modes))
+    if args.markdown:
+        print("\n" + markdown(results, modes))
     needs_missing = {
         a["id"] for a in attempts if any(shutil.which(n, path=SYSTEM_PATH) is None for n in a["needs"])
     }
