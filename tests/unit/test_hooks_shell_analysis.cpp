@@ -166,7 +166,7 @@ TEST_CASE("analysis reads the #! line of scripts it runs", "[hooks][analysis]") 
   CHECK(invocation(analyse("./tool.py"), "tool.py").shebang == "/usr/bin/python3");
   CHECK(invocation(analyse("./run.sh"), "run.sh").shebang.empty());
   CHECK(invocation(analyse("npx prettier ."), "npx").shebang.empty());
-  CHECK(invocation(analyse("./clean"), "clean").shebang == "/usr/bin/env -i");
+  CHECK(invocation(analyse("./clean"), "clean").shebang == "/usr/bin/env -i python3");
   CHECK(invocation(analyse("./routed"), "routed").shebang.empty());
   CHECK(invocation(analyse("git status"), "git").shebang.empty());
 }
