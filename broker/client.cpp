@@ -9,12 +9,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 
 #include "broker/settings.hpp"
 #include "broker/unix_socket.hpp"
 #include "common/error.hpp"
+#include "common/paths.hpp"
 #include "common/strings.hpp"
 
 extern char** environ;
@@ -26,6 +29,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int k_forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+constexpr size_t k_max_config_bytes = 64 * 1024;
 
 int say(const std::string& line) {
   std::cerr << "sandshim: " << line << std::endl;
@@ -132,10 +136,30 @@ std::optional<TerminalSize> terminal_size() {
   return TerminalSize{size.ws_row, size.ws_col};
 }
 
+// The caller's own config files, as text: the broker's user cannot open them.
+std::vector<std::pair<std::string, std::string>> user_config_texts() {
+  std::vector<fs::path> files = {xdg_directory("config") / "sandshim" / "config"};
+  if (const char* named = std::getenv("SANDSHIM_CONFIG"); named != nullptr && named[0] == '/') {
+    files.emplace_back(named);
+  }
+  std::vector<std::pair<std::string, std::string>> texts;
+  for (const auto& file : files) {
+    std::ifstream in(file);
+    std::string text(k_max_config_bytes, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    if (in.gcount() > 0) {
+      text.resize(static_cast<size_t>(in.gcount()));
+      texts.emplace_back(file.string(), std::move(text));
+    }
+  }
+  return texts;
+}
+
 }  // namespace
 
 Request request_for(Verb verb, std::string invoked_as, std::vector<std::string> argv) {
-  Request request{verb, std::move(invoked_as), std::move(argv), {}, {}, terminal_size()};
+  Request request{verb, std::move(invoked_as), std::move(argv), {}, {}, user_config_texts(),
+                  terminal_size()};
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
     if (request.env.size() < k_max_list_entries) {
       request.env.emplace_back(*entry);

@@ -137,8 +137,33 @@ std::optional<TerminalSize> terminal_field(const json& object) {
                       static_cast<uint16_t>(integer_field(*it, "cols", 0, 65535))};
 }
 
+// [[path, text], ...]: at most a few files, each an absolute path and its text.
+std::vector<std::pair<std::string, std::string>> user_config_field(const json& object) {
+  auto it = object.find("user_config");
+  if (it == object.end()) {
+    return {};
+  }
+  if (!it->is_array() || it->size() > k_max_user_config_files) {
+    throw Violation{"user_config is not a list of at most " +
+                    std::to_string(k_max_user_config_files) + " [path, text] pairs"};
+  }
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const auto& pair : *it) {
+    if (!pair.is_array() || pair.size() != 2) {
+      throw Violation{"user_config holds an entry that is not [path, text]"};
+    }
+    std::string path = string_field(pair[0], "user_config path");
+    if (path.empty() || path.front() != '/') {
+      throw Violation{"user_config path is not absolute"};
+    }
+    files.emplace_back(std::move(path), string_field(pair[1], "user_config text"));
+  }
+  return files;
+}
+
 Request decode_request(const json& object) {
-  require_keys(object, {"v", "type", "verb", "invoked_as", "argv", "env", "cwd", "terminal"});
+  require_keys(object,
+               {"v", "type", "verb", "invoked_as", "argv", "env", "cwd", "user_config", "terminal"});
   Request request;
   auto verb = parse_verb(string_field(member(object, "verb"), "verb"));
   if (!verb) {
@@ -160,6 +185,7 @@ Request decode_request(const json& object) {
   if (request.cwd.empty() || request.cwd.front() != '/') {
     throw Violation{"cwd is not an absolute path"};
   }
+  request.user_config = user_config_field(object);
   request.terminal = terminal_field(object);
   return request;
 }
@@ -190,6 +216,10 @@ std::string encode(const Request& request) {
   object["argv"] = request.argv;
   object["env"] = request.env;
   object["cwd"] = request.cwd;
+  object["user_config"] = json::array();
+  for (const auto& [path, text] : request.user_config) {
+    object["user_config"].push_back({path, text});
+  }
   if (request.terminal) {
     object["terminal"] = {{"rows", request.terminal->rows}, {"cols", request.terminal->cols}};
   }

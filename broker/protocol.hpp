@@ -24,7 +24,8 @@ inline constexpr int k_protocol_version = 1;
 inline constexpr size_t k_max_frame_bytes = 1 << 20;
 inline constexpr size_t k_max_list_entries = 4096;
 inline constexpr size_t k_max_string_bytes = 128 * 1024;
-inline constexpr size_t k_max_nesting = 3;  // object > list > string
+inline constexpr size_t k_max_nesting = 3;  // object > list > [path, text]
+inline constexpr size_t k_max_user_config_files = 4;
 inline constexpr int k_request_fds = 4;     // stdin, stdout, stderr, cwd
 
 // What the broker child runs as the caller: the same entry points as direct mode.
@@ -42,6 +43,9 @@ struct Request {
   std::vector<std::string> argv;  // shim: the program's argv; others: the subcommand's args
   std::vector<std::string> env;   // NAME=VALUE; the broker filters it, never trusts it
   std::string cwd;                // the path the client opened as its cwd descriptor
+  // The caller's own config files (path, text): user layers the broker's policy may only let
+  // tighten (the broker cannot open them itself).
+  std::vector<std::pair<std::string, std::string>> user_config;
   std::optional<TerminalSize> terminal;
 };
 

@@ -72,7 +72,7 @@ broker_started_pid() { printf '%s\n' "$_broker_pid"; }
 # Stops the broker this shell started; a no-op otherwise.
 broker_stop_if_started() {
     [[ -n $_broker_pid ]] || return 0
-    kill "$_broker_pid" 2>/dev/null
-    wait "$_broker_pid" 2>/dev/null
+    kill "$_broker_pid" 2>/dev/null || true # it may have died already (a test kills it)
+    wait "$_broker_pid" 2>/dev/null || true
     _broker_pid=""
 }

@@ -25,6 +25,7 @@ Request sample_request() {
           {"python", "-c", "print(1)"},
           {"LANG=C.UTF-8", "EMPTY="},
           "/srv/project/src",
+          {{"/home/a/.config/sandshim/config", "[sandbox]\nmemory = 256m\n"}},
           TerminalSize{24, 80}};
 }
 
@@ -56,6 +57,8 @@ TEST_CASE("a request reads back as it was sent", "[broker]") {
   CHECK(request.argv == std::vector<std::string>{"python", "-c", "print(1)"});
   CHECK(request.env == std::vector<std::string>{"LANG=C.UTF-8", "EMPTY="});
   CHECK(request.cwd == "/srv/project/src");
+  REQUIRE(request.user_config.size() == 1);
+  CHECK(request.user_config[0].second == "[sandbox]\nmemory = 256m\n");
   REQUIRE(request.terminal);
   CHECK(request.terminal->rows == 24);
   CHECK(request.terminal->cols == 80);
