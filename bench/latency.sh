@@ -19,6 +19,7 @@
 # and the audit database in a fresh directory; containers have no network (sandshim's default).
 set -euo pipefail
 
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=${1:-build}
 bin=$(realpath "${SANDSHIM_BIN:-$build/sandshim}")
 runs=${N:-30}
@@ -113,7 +114,7 @@ broker_client=()
 start_bench_broker() {
   [[ ${BROKER:-1} != 0 && $(id -u) == 0 ]] || return 1
   # shellcheck source=../install/lib/broker.sh
-  . "$(dirname "${BASH_SOURCE[0]}")/../install/lib/broker.sh"
+  . "$here/../install/lib/broker.sh"
   broker_ensure_user > /dev/null 2>&1 || return 1
   install -m 755 "$bin" "$work/sandshim"
   broker_start "$work/sandshim" "$work/run/broker.sock" "$work/broker" --max-runs-per-user 64 || return 1
@@ -159,6 +160,8 @@ if start_bench_broker; then
   stop_bench_broker() { broker_stop_if_started; }
 fi
 trap 'stop_bench_broker; cleanup' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 echo "== this machine"
 echo "  $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -sr)"
