@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 namespace sandshim::shim {
 
@@ -19,7 +20,8 @@ struct Caller {
   std::string tool_use_id;
 };
 
-Caller identify_caller();
+// This process's identity; the agent and session ids come from `environment` (NAME=VALUE).
+Caller identify_caller(const std::vector<std::string>& environment);
 
 // The identity a broker child runs for: the peer of its socket (SO_PEERCRED), not this
 // process. identify_caller() reports it instead of getuid()/getpid() once set.
