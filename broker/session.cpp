@@ -36,8 +36,8 @@ const std::set<std::string, std::less<>> k_caller_sandshim_names = {
     "SANDSHIM_LOG"};
 
 bool steers_sandshim(std::string_view name) {
-  static const std::set<std::string, std::less<>> k_exact = {"HOME", "PATH", "TMPDIR", "SHELL",
-                                                             "GCONV_PATH"};
+  static const std::set<std::string, std::less<>> k_exact = {
+      "HOME", "PATH", "TMPDIR", "SHELL", "GCONV_PATH", "USER", "LOGNAME"};
   for (std::string_view prefix : {"XDG_", "DOCKER_", "CONTAINER", "LD_", "PODMAN", "BUILDAH"}) {
     if (name.starts_with(prefix)) {
       return true;
