@@ -224,6 +224,12 @@ expect_equal "$nd_uid" "$("$HOST_PY" -c 'import json, sys; print(json.load(sys.s
 expect_exit 2 as_nd "$U/ws" "$T/bin/sandshim" audit prune --older-than 1s
 expect_contains "an administrator's command" "$ERR"
 
+check "doctor says which mode is in force: broker mode for the test user, root-equivalent direct mode for root"
+as_nd "$U/ws" "$T/bin/sandshim" doctor >"$OUT" 2>&1 || true
+expect_contains "mode     broker mode: the broker at $SOCK runs every request" "$OUT"
+SANDSHIM_BROKER=off "$T/bin/sandshim" doctor >"$OUT" 2>&1 || true
+expect_contains "warn  mode     direct mode (broker.mode = off in \$SANDSHIM_BROKER): this uid reaches the rootful engine socket" "$OUT"
+
 check "a required broker that does not answer fails closed: 125, one line with the fix"
 expect_exit 125 env SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$T/run/none.sock" "$T/bin/sandshim" run -- sh -c 'exit 42'
 expect_lines 1 "$ERR"
