@@ -158,8 +158,8 @@ std::vector<std::pair<std::string, std::string>> user_config_texts() {
 }  // namespace
 
 Request request_for(Verb verb, std::string invoked_as, std::vector<std::string> argv) {
-  Request request{verb, std::move(invoked_as), std::move(argv), {}, {}, user_config_texts(),
-                  terminal_size()};
+  Request request{verb, std::move(invoked_as), std::move(argv), {},
+                  {},   user_config_texts(),   terminal_size()};
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
     if (request.env.size() < k_max_list_entries) {
       request.env.emplace_back(*entry);
