@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # the variables are read by deps.sh and the suites
 # The agent CLIs the agent suites (tests/agents) run: pinned versions from the npm registry, in a
 # fixed prefix outside the repository. install/deps.sh installs them; the suites find them here.
 #
@@ -10,7 +10,6 @@
 [[ -n ${_sandshim_agent_clis_loaded:-} ]] && return 0
 _sandshim_agent_clis_loaded=1
 
-# shellcheck disable=SC2034 # read by deps.sh and the suites
 readonly AGENT_CLIS_PREFIX=${SANDSHIM_AGENTS_PREFIX:-/opt/sandshim-agents}
 # agent -> npm package@version; pinned: an unpinned install was seen to return an old version.
 declare -rA AGENT_CLI_PACKAGES=(

@@ -15,9 +15,9 @@
 # turn off each CLI's telemetry, update checks and other traffic are set as well. HOME, the XDG
 # directories and the audit database are the suite's (tests/integration/lib.sh).
 
-# shellcheck source=../integration/lib.sh
+# shellcheck source-path=SCRIPTDIR source=../integration/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
-# shellcheck source=../../install/lib/agent_clis.sh
+# shellcheck source-path=SCRIPTDIR source=../../install/lib/agent_clis.sh
 . "$SOURCE_DIR/install/lib/agent_clis.sh"
 
 readonly MODEL_SERVER=$SOURCE_DIR/tests/agents/modelserver.py
@@ -31,8 +31,9 @@ MODEL_LOG=""
 # Fails under CI, skips otherwise, unless the agent's pinned CLI and a network namespace are here.
 require_agent() { # AGENT
     local agent=$1
-    [[ -n $(agent_cli_bin "$agent") ]] && agent_cli_version_ok "$agent" ||
+    if [[ -z $(agent_cli_bin "$agent") ]] || ! agent_cli_version_ok "$agent"; then
         skip_or_fail "${AGENT_CLI_PACKAGES[$agent]} is not installed in $AGENT_CLIS_PREFIX (install/deps.sh installs it)"
+    fi
     [[ -n $(agent_clis_node_dir) ]] || skip_or_fail "no node >= $AGENT_CLIS_NODE_MIN_MAJOR to run the agent CLIs (install/deps.sh)"
     unshare --net true 2>/dev/null ||
         skip_or_fail "cannot create a network namespace (unshare --net needs root): the agents may not reach the network"
@@ -141,7 +142,8 @@ bash_step() { printf '{"bash": %s}' "$(json_string "$1")"; }
 read_step() { printf '{"read": %s}' "$(json_string "$1")"; }
 write_step() { printf '{"write": {"path": %s, "content": %s}}' "$(json_string "$1")" "$(json_string "$2")"; }
 
-# The session, inside the namespace: loopback up, the server, the agent, the server stopped.
+# The session, inside the namespace (expanded there, hence the single quotes): loopback up, the server, the agent, the server stopped.
+# shellcheck disable=SC2016
 readonly SESSION_SCRIPT='
 set -u
 ip link set lo up
@@ -156,20 +158,20 @@ wait "$server" 2>/dev/null
 exit "$rc"
 '
 
-# run_agent [PROMPT]: one headless session in the workspace; the agent's stdout and stderr in
-# $OUT and $ERR, its exit code in AGENT_RC, the tool results it sent back in $RESULTS.
+# run_agent: one headless session in the workspace; the agent's stdout and stderr in $OUT and
+# $ERR, its exit code in AGENT_RC, the tool results it sent back in $RESULTS.
 run_agent() {
-    run_session "$@"
+    run_session
     ((AGENT_RC != 124)) || fail "the agent did not finish within ${AGENT_TIMEOUT_S}s: $(tail -c 2000 "$ERR")"
 }
 
 run_session() {
-    local prompt=${1:-Run the scripted steps.} started=$EPOCHREALTIME
+    local started=$EPOCHREALTIME
     SESSIONS=$((SESSIONS + 1))
     MODEL_LOG=$T/model-$SESSIONS.jsonl
     RESULTS=$T/results-$SESSIONS.json
     common_agent_env
-    agent_command "$prompt"
+    agent_command "Run the scripted steps."
     AGENT_RC=0
     (cd "$WS" && env SCRIPT="$T/script.json" PORT_FILE="$T/port-$SESSIONS" MODEL_LOG="$MODEL_LOG" \
         MODEL_SERVER="$MODEL_SERVER" MODEL_PORT="$MODEL_PORT" HOST_PY="$HOST_PY" \
@@ -348,7 +350,8 @@ expect_blocked_without_hook_binary() {
 
 # PROBE prints where it runs: the hostname and the uid (the sandbox's is `sandbox`, 65534).
 readonly PROBE_PY='import os, socket; print("probe host=%s uid=%d" % (socket.gethostname(), os.getuid()))'
-readonly HOST_NAME=$(hostname)
+HOST_NAME=$(hostname)
+readonly HOST_NAME
 
 # The newest run whose argv starts with NAME, as JSON (from `sandshim audit list --json`).
 newest_run_of() { # NAME

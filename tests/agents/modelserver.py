@@ -9,7 +9,8 @@ It speaks just enough of three model APIs for an agent's tool loop:
 A script (JSON) lists the tool calls to make, one per turn:
   {"steps": [{"bash": "ls"}, {"read": "/abs/file"}, {"write": {"path": "/abs/file", "content": "x"}}]}
 (`read` is the agent's file-read tool, which Claude Code wants before it overwrites a file; Codex
-has none and gets `cat`.)
+has none and gets `cat`.) Codex only: {"bash": "bash", "tty": true} starts an interactive session
+and {"stdin": "text"} types into the newest one (`write_stdin`).
 The turn is the number of tool results the request already carries, so a retried request gets the
 same answer; after the last step the model answers with the text "done". Requests that offer no
 tools (titles, classifiers, next-speaker checks) get a short text or a JSON object that fits the
@@ -25,6 +26,7 @@ import argparse
 import http.server
 import json
 import os
+import re
 import shlex
 import sys
 import threading
@@ -129,14 +131,29 @@ def anthropic_call(step, tools):
     return "Write", {"file_path": write["path"], "content": write["content"]}
 
 
-def responses_call(step, tools):
+def last_session_id(results):
+    """The newest interactive session a Codex tool result reports (0 when none)."""
+    for text in reversed(results):
+        found = re.search(r"session ID (\d+)", text)
+        if found:
+            return int(found.group(1))
+    return 0
+
+
+def responses_call(step, tools, results):
     """(item type, name, arguments) of a Codex tool call."""
+    if "stdin" in step:
+        args = {"session_id": last_session_id(results), "chars": step["stdin"],
+                "yield_time_ms": 2000}
+        return "function_call", "write_stdin", json.dumps(args)
     if "read" in step:
         step = {"bash": "cat " + shlex.quote(step["read"])}
     if "bash" in step:
         name = pick(tools, "exec_command", "shell_command", "shell", "local_shell")
         if name == "exec_command":
-            args = {"cmd": step["bash"], "yield_time_ms": 30000}
+            args = {"cmd": step["bash"], "yield_time_ms": 2000 if step.get("tty") else 30000}
+            if step.get("tty"):
+                args["tty"] = True
         elif name == "shell_command":
             args = {"command": step["bash"], "timeout_ms": 120000}
         else:
@@ -302,7 +319,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         step = step_for(self.server.script, results) if tools else None
         response_id = self.next_id("resp_")
         if step:
-            kind, name, args = responses_call(step, tools)
+            kind, name, args = responses_call(step, tools, results)
             item = {"type": kind, "id": self.next_id("fc_"), "call_id": self.next_id("call_"),
                     "name": name, "status": "completed"}
             item["arguments" if kind == "function_call" else "input"] = args

@@ -4,6 +4,7 @@
 # The user's own allow rules admit python3, /usr/bin/python3, docker and file writes, so whatever
 # is refused below was refused by sandshim; a command no rule admits is refused by Claude Code
 # itself, which shows that sandshim approves nothing wholesale.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 require_agent claude
