@@ -121,8 +121,8 @@ agent_command() { # PROMPT
         # Codex approves everything itself, so only sandshim's hooks stand between the model
         # and the host; its own sandbox is off (it would keep the shims from the engine socket).
         codex) AGENT_CMD=("$AGENT_BIN" exec --dangerously-bypass-approvals-and-sandbox "${CODEX_EXEC_FLAGS[@]}" "$1") ;;
-        # Likewise: every tool call approved by Gemini CLI itself.
-        gemini) AGENT_CMD=("$AGENT_BIN" --approval-mode yolo --output-format json -p "$1") ;;
+        # Likewise: every tool call approved by Gemini CLI itself; a named model skips its router.
+        gemini) AGENT_CMD=("$AGENT_BIN" -m gemini-2.5-flash --approval-mode yolo --output-format json -p "$1") ;;
     esac
 }
 

@@ -122,13 +122,19 @@ def patch_adding(path, content):
     return f"*** Begin Patch\n*** Add File: {path}\n{lines}*** End Patch\n"
 
 
-def anthropic_call(step, tools):
+# Claude Code's and Gemini CLI's tools for a shell command, a file read and a file write.
+NAMED_TOOLS = {"anthropic": ("Bash", "Read", "Write"),
+               "gemini": ("run_shell_command", "read_file", "write_file")}
+
+
+def named_call(api, step):
+    """(tool name, arguments) of a step for an agent whose tools take named paths."""
+    shell, read, write = NAMED_TOOLS[api]
     if "bash" in step:
-        return "Bash", {"command": step["bash"], "description": "scripted step"}
+        return shell, {"command": step["bash"], "description": "scripted step"}
     if "read" in step:
-        return "Read", {"file_path": step["read"]}
-    write = step["write"]
-    return "Write", {"file_path": write["path"], "content": write["content"]}
+        return read, {"file_path": step["read"]}
+    return write, {"file_path": step["write"]["path"], "content": step["write"]["content"]}
 
 
 def last_session_id(results):
@@ -164,15 +170,6 @@ def responses_call(step, tools, results):
     return "custom_tool_call", "apply_patch", patch
 
 
-def gemini_call(step, tools):
-    if "bash" in step:
-        return "run_shell_command", {"command": step["bash"], "description": "scripted step"}
-    if "read" in step:
-        return "read_file", {"file_path": step["read"]}
-    write = step["write"]
-    return "write_file", {"file_path": write["path"], "content": write["content"]}
-
-
 # ---------------------------------------------------------------------------------------------
 # Answers without tools: a text, or an object that fits the schema asked for.
 
@@ -190,7 +187,7 @@ def fill_schema(schema):
     if kind == "array":
         return []
     if kind in ("integer", "number"):
-        return 0
+        return schema.get("minimum", 1)
     if kind == "boolean":
         return False
     return "done"
@@ -268,13 +265,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.server.counter += 1
             return f"{prefix}{self.server.counter:04d}"
 
+    def turn(self, api, body):
+        """The request's tools and tool results, and the step to answer with (None: text)."""
+        tools, results = offered_tools(api, body), tool_results(api, body)
+        return tools, results, step_for(self.server.script, results) if tools else None
+
     # -- Anthropic Messages --------------------------------------------------------------------
     def answer_anthropic(self, body):
-        tools = offered_tools("anthropic", body)
-        results = tool_results("anthropic", body)
-        step = step_for(self.server.script, results) if tools else None
+        tools, results, step = self.turn("anthropic", body)
         if step:
-            name, args = anthropic_call(step, tools)
+            name, args = named_call("anthropic", step)
             block = {"type": "tool_use", "id": self.next_id("toolu_scripted_"), "name": name,
                      "input": args}
             stop, label = "tool_use", f"tool {name}"
@@ -314,9 +314,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     # -- OpenAI Responses ----------------------------------------------------------------------
     def answer_responses(self, body):
-        tools = offered_tools("responses", body)
-        results = tool_results("responses", body)
-        step = step_for(self.server.script, results) if tools else None
+        tools, results, step = self.turn("responses", body)
         response_id = self.next_id("resp_")
         if step:
             kind, name, args = responses_call(step, tools, results)
@@ -347,11 +345,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     # -- Gemini --------------------------------------------------------------------------------
     def answer_gemini(self, body):
-        tools = offered_tools("gemini", body)
-        results = tool_results("gemini", body)
-        step = step_for(self.server.script, results) if tools else None
+        tools, results, step = self.turn("gemini", body)
         if step:
-            name, args = gemini_call(step, tools)
+            name, args = named_call("gemini", step)
             part, label = {"functionCall": {"name": name, "args": args}}, f"tool {name}"
         else:
             part, label = {"text": gemini_side_text(body) if not tools else "done"}, "text"
