@@ -101,11 +101,10 @@ configure_gemini() {
 EOF
 }
 
-# What the installer tells a Codex user to do before `codex exec` runs project hooks: trust the
-# project, and trust the hooks (in CI, where /hooks cannot be reviewed, for the session).
+# What the installer tells a Codex user to do before `codex exec` (CI) runs project hooks: trust
+# the project, and the hooks for the invocation (/hooks review needs the interactive CLI).
 after_install_codex() {
-    printf '\n[projects."%s"]\ntrust_level = "trusted"\n' "$WS" >>"$HOME/.codex/config.toml"
-    CODEX_EXEC_FLAGS=(--dangerously-bypass-hook-trust)
+    CODEX_EXEC_FLAGS=(--trust --dangerously-bypass-hook-trust)
 }
 
 # Gemini CLI runs a project's hooks only in a trusted folder.
@@ -284,7 +283,8 @@ session_completed() { expect_equal 0 "$AGENT_RC" "$AGENT exit code"; }
 ls_ran() { expect_result_contains 1 "listed-marker.txt"; }
 
 python_by_name_sandboxed() {
-    expect_result_contains 2 "probe host=sandbox"
+    expect_result_contains 2 "probe host=sandbox uid="
+    expect_result_not_contains 2 "uid=$(id -u);"
     expect_result_not_contains 2 "host=$HOST_NAME"
 }
 
@@ -348,8 +348,8 @@ expect_blocked_without_hook_binary() {
     expect_result_not_contains 1 "probe host=$HOST_NAME uid="
 }
 
-# PROBE prints where it runs: the hostname and the uid (the sandbox's is `sandbox`, 65534).
-readonly PROBE_PY='import os, socket; print("probe host=%s uid=%d" % (socket.gethostname(), os.getuid()))'
+# PROBE prints where it runs: the hostname and the uid (the sandbox's are `sandbox` and 65534).
+readonly PROBE_PY='import os, socket; print("probe host=%s uid=%d;" % (socket.gethostname(), os.getuid()))'
 HOST_NAME=$(hostname)
 readonly HOST_NAME
 
