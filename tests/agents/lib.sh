@@ -37,6 +37,7 @@ require_agent() { # AGENT
     [[ -n $(agent_clis_node_dir) ]] || skip_or_fail "no node >= $AGENT_CLIS_NODE_MIN_MAJOR to run the agent CLIs (install/deps.sh)"
     unshare --net true 2>/dev/null ||
         skip_or_fail "cannot create a network namespace (unshare --net needs root): the agents may not reach the network"
+    unset_agent_environment
     AGENT=$agent
     AGENT_BIN=$(agent_cli_bin "$agent")
     mkdir -p "$HOME"
@@ -45,6 +46,16 @@ require_agent() { # AGENT
 
 # ---------------------------------------------------------------------------------------------
 # Each CLI pointed at the model server, with nothing else to talk to.
+
+# Nothing from the developer's shell (a real key, another endpoint, a config dir) reaches a session.
+unset_agent_environment() {
+    local name
+    for name in $(compgen -v); do
+        case $name in
+            ANTHROPIC_* | CLAUDE_* | OPENAI_* | CODEX_* | GEMINI_* | GOOGLE_* | VERTEX_*) unset "$name" ;;
+        esac
+    done
+}
 
 # Variables every session gets: no proxy, no colour, the node that runs the JS CLIs first.
 common_agent_env() {
