@@ -318,7 +318,7 @@ config_write_refused() {
 }
 
 project_write_done() { expect_file_is "$WS/written-by-agent.txt" "ok"; }
-decision_linked() { expect_decision_linked_to_run "$PROBE_PY"; }
+decision_linked() { expect_decision_linked_to_run "$PROBE_PY" 2; }
 audit_verifies() { expect_exit 0 sandshim audit verify; }
 
 check_standard_session() {
@@ -386,28 +386,28 @@ if found[0]["decision"] != want:
 EOF
 }
 
-# Every decision the agent's hook recorded is linked: the python run carries the decision of the
-# tool call that started it, and that decision is the one for the probe command.
-expect_decision_linked_to_run() { # COMMAND-SUBSTRING
-    local run_id
+# The python run is linked to the decision for the probe command (`audit show`), that decision is
+# in `audit decisions --json`, and its tool-use id is the one the model gave step STEP (agents whose
+# tool calls carry an id; Gemini CLI's carry none and sandshim names them).
+expect_decision_linked_to_run() { # COMMAND-SUBSTRING STEP
+    local run_id call_id=""
     run_id=$(newest_run_of python3)
     [[ -n $run_id ]] || fail "no python3 run in the audit: the sandboxed probe did not run"
+    [[ $AGENT == gemini ]] || call_id=$("$HOST_PY" "$MODEL_SERVER" call-id --log "$MODEL_LOG" "$2")
     audit_cmd show "$run_id" --json >"$T/run.json"
-    "$HOST_PY" - "$T/run.json" "$1" <<'EOF' || fail "run $run_id is not linked to its decision (see above)"
-import json, sys
-run = json.load(open(sys.argv[1]))
-decisions = run.get("decisions") or []
-if not run.get("tool_use_id"):
-    sys.exit(f"run {run['run_id']} has no tool_use_id")
-if not any(sys.argv[2] in d.get("original_command", "") for d in decisions):
-    sys.exit(f"run {run['run_id']} (tool_use_id {run['tool_use_id']!r}) has no decision for "
-             f"{sys.argv[2]!r}: {json.dumps(decisions)[:800]}")
-EOF
     audit_cmd decisions --json >"$T/decisions.json"
-    "$HOST_PY" - "$T/decisions.json" "$(audit_field "$run_id" tool_use_id)" <<'EOF' || fail "audit decisions --json: see above"
+    "$HOST_PY" - "$T/run.json" "$T/decisions.json" "$1" "$call_id" <<'EOF' || fail "run $run_id is not linked to its decision (see above)"
 import json, sys
-rows = json.load(open(sys.argv[1]))
-if not any(row.get("tool_use_id") == sys.argv[2] for row in rows):
-    sys.exit(f"no decision with tool_use_id {sys.argv[2]!r} in `audit decisions --json`")
+run, rows = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+command, call_id = sys.argv[3], sys.argv[4]
+linked = [d for d in run.get("decisions") or [] if command in d.get("original_command", "")]
+if not linked:
+    sys.exit(f"run {run['run_id']} has no linked decision for {command!r}: "
+             f"{json.dumps(run.get('decisions'))[:800]}")
+tool_use_id = linked[0].get("tool_use_id")
+if not tool_use_id or not any(row.get("tool_use_id") == tool_use_id for row in rows):
+    sys.exit(f"the linked decision's tool_use_id {tool_use_id!r} is not in `audit decisions --json`")
+if call_id and tool_use_id != call_id:
+    sys.exit(f"the linked decision's tool_use_id is {tool_use_id!r}, the agent's call was {call_id!r}")
 EOF
 }

@@ -20,6 +20,7 @@ prove what the agent sent back to the model.
   modelserver.py serve --script S.json --log L.jsonl --port-file P [--port N]
   modelserver.py results --log L.jsonl     # the tool results of the fullest tool-loop request
   modelserver.py requests --log L.jsonl    # one line per request: path and what it was answered
+  modelserver.py call-id --log L.jsonl N   # the id of step N's tool call (Gemini's carry none)
 It listens on 127.0.0.1 only.
 """
 import argparse
@@ -229,12 +230,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except ValueError:
             body = {"_unparsed": raw.decode("utf-8", "replace")}
         api = api_of(self.path)
+        self.step_call = None  # (step number, tool-call id) when the answer is a tool call
         answer = getattr(self, "answer_" + api.replace("-", "_"))(body)
         self.record("POST", body, answer)
 
     def record(self, method, body, answer):
         line = {"method": method, "path": self.path, "api": api_of(self.path), "answer": answer,
-                "body": body}
+                "step_call": getattr(self, "step_call", None), "body": body}
         with self.server.log_lock, open(self.server.log_path, "a") as log:
             log.write(json.dumps(line) + "\n")
 
@@ -277,6 +279,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             name, args = named_call("anthropic", step)
             block = {"type": "tool_use", "id": self.next_id("toolu_scripted_"), "name": name,
                      "input": args}
+            self.step_call = (len(results) + 1, block["id"])
             stop, label = "tool_use", f"tool {name}"
         else:
             block = {"type": "text", "text": "done"}
@@ -321,6 +324,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             item = {"type": kind, "id": self.next_id("fc_"), "call_id": self.next_id("call_"),
                     "name": name, "status": "completed"}
             item["arguments" if kind == "function_call" else "input"] = args
+            self.step_call = (len(results) + 1, item["call_id"])
             label = f"tool {name}"
         else:
             item = {"type": "message", "role": "assistant", "id": self.next_id("msg_"),
@@ -415,6 +419,15 @@ def print_requests(args):
         print(f"{entry['method']} {entry['path']} tools={len(tools)} -> {entry['answer']}")
 
 
+def print_call_id(args):
+    """The tool-call id of the newest answer with step N (a retry gets a new id)."""
+    found = ""
+    for entry in read_log(args.log):
+        if entry.get("step_call") and entry["step_call"][0] == args.step:
+            found = entry["step_call"][1]
+    print(found)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     verbs = parser.add_subparsers(dest="verb", required=True)
@@ -425,8 +438,12 @@ def main():
     serve_verb.add_argument("--port", type=int, default=0, help="default: any free port")
     for name in ("results", "requests"):
         verbs.add_parser(name).add_argument("--log", required=True)
+    call_id = verbs.add_parser("call-id")
+    call_id.add_argument("--log", required=True)
+    call_id.add_argument("step", type=int)
     args = parser.parse_args()
-    {"serve": serve, "results": print_results, "requests": print_requests}[args.verb](args)
+    {"serve": serve, "results": print_results, "requests": print_requests,
+     "call-id": print_call_id}[args.verb](args)
 
 
 if __name__ == "__main__":
