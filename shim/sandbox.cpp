@@ -15,6 +15,7 @@
 #include "shim/container_run.hpp"
 #include "shim/enforcement.hpp"
 #include "shim/engine.hpp"
+#include "shim/engine_api.hpp"
 #include "shim/environment.hpp"
 #include "shim/hardening.hpp"
 #include "shim/pool.hpp"
@@ -324,12 +325,18 @@ RunSpec spec_for(const Invocation& invocation, const Policy& policy, const Calle
   return prepare_spec(invocation, policy, caller, record, cwd, workspace);
 }
 
+// The run's engine, which must be local: the workspace is bind-mounted by path.
 Engine engine_for(const Policy& policy) {
+  Engine engine;
   try {
-    return locate_engine(policy);
+    engine = locate_engine(policy);
   } catch (const Fatal& e) {
     throw Refusal(RunStatus::engine_error, e.what());
   }
+  if (auto refusal = remote_mount_refusal(engine)) {
+    throw Refusal(RunStatus::refused, *refusal);
+  }
+  return engine;
 }
 
 // Starts the row, runs the container, fills the row in; the command's outcome. `store` becomes

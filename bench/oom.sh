@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# OOM detection under load: RUNS runs that allocate past their memory cap, PARALLEL at once,
+# through the real binary and engine. Every one of them is OOM-killed, so every row should say
+# `oom`; the figure is how many do (the rest say `killed`: the OOM went unseen). Prints the
+# detection rate and the p50/p95 latency; asserts nothing (timings and rates are figures).
+#
+#   bench/oom.sh                                  60 runs, 12 at once
+#   RUNS=60 PARALLEL=16 NOISE=4 SANDSHIM_BIN=build/sandshim bench/oom.sh
+#
+# NOISE=N adds N loops that create and remove a container each, as other users of a shared
+# engine do: every one of their events also passes through the engine's event buffer.
+#
+# HOME, config, audit database and workspace live in a temporary directory, removed at the end.
+set -euo pipefail
+
+source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+runs=${RUNS:-60}
+parallel=${PARALLEL:-12}
+noise=${NOISE:-0}
+docker=$(command -v docker)
+bin=$(readlink -f "${SANDSHIM_BIN:-$source_dir/build/sandshim}")
+[[ -x $bin ]] || {
+    echo "oom.sh: no sandshim binary at $bin (build it, or set SANDSHIM_BIN)" >&2
+    exit 2
+}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/sandshim-oom.XXXXXX")
+chmod 755 "$work"
+noise_pids=()
+cleanup() {
+    local pid
+    for pid in "${noise_pids[@]}"; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    "$docker" ps -aq --filter "label=org.sandshim.bench-oom-noise=$$" | xargs -r "$docker" rm -f >/dev/null 2>&1 || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+export HOME=$work/home XDG_CONFIG_HOME=$work/home/.config XDG_STATE_HOME=$work/home/.local/state
+export SANDSHIM_AUDIT_DB=$work/audit.db LANG=C.UTF-8
+unset SANDSHIM_CONFIG SANDSHIM_DRY_RUN
+mkdir -p "$HOME" "$work/ws"
+git -C "$work/ws" init -q
+cd "$work/ws"
+
+one_run() {
+    "$bin" run --memory 32m -- python -c 'b = b"\x01" * (256 << 20)' >/dev/null 2>&1 || true
+}
+export -f one_run
+export bin
+
+noise_loop() {
+    local id
+    while :; do
+        id=$("$docker" create --label "org.sandshim.bench-oom-noise=$$" sandshim/sh:bookworm true 2>/dev/null) &&
+            "$docker" rm -f "$id" >/dev/null 2>&1 || true
+    done
+}
+for ((i = 0; i < noise; i++)); do
+    noise_loop &
+    noise_pids+=($!)
+done
+
+started=$EPOCHREALTIME
+seq "$runs" | xargs -P "$parallel" -I{} bash -c one_run
+elapsed_ms=$(((${EPOCHREALTIME/./} - ${started/./}) / 1000))
+
+"$bin" audit sql "SELECT status, count(*) AS n FROM runs GROUP BY status" --jsonl >"$work/statuses"
+oom=$(grep -o '"status":"oom","n":[0-9]*' "$work/statuses" | grep -o '[0-9]*$' || echo 0)
+total=$("$bin" audit sql "SELECT count(*) AS n FROM runs" --jsonl | grep -o '[0-9]*')
+"$bin" audit sql "SELECT duration_ms FROM runs ORDER BY duration_ms" --jsonl | grep -o '[0-9]*' >"$work/durations"
+p50=$(sed -n "$(((total + 1) / 2))p" "$work/durations")
+p95=$(sed -n "$(((total * 95 + 99) / 100))p" "$work/durations")
+echo "oom.sh: $runs runs, $parallel at once, noise $noise, ${elapsed_ms} ms: oom $oom/$total ($((oom * 100 / (total > 0 ? total : 1))) %), run p50 ${p50} ms p95 ${p95} ms"
+tr '\n' ' ' <"$work/statuses"
+echo
