@@ -62,6 +62,9 @@ for ((i = 0; i < noise; i++)); do
     noise_pids+=($!)
 done
 
+"$docker" events --format '{{.Actor.Attributes.name}} {{.Action}}' >"$work/events" 2>/dev/null &
+noise_pids+=($!)
+
 started=$EPOCHREALTIME
 seq "$runs" | xargs -P "$parallel" -I{} bash -c one_run
 elapsed_ms=$(((${EPOCHREALTIME/./} - ${started/./}) / 1000))
@@ -72,6 +75,13 @@ total=$("$bin" audit sql "SELECT count(*) AS n FROM runs" --jsonl | grep -o '[0-
 "$bin" audit sql "SELECT duration_ms FROM runs ORDER BY duration_ms" --jsonl | grep -o '[0-9]*' >"$work/durations"
 p50=$(sed -n "$(((total + 1) / 2))p" "$work/durations")
 p95=$(sed -n "$(((total * 95 + 99) / 100))p" "$work/durations")
-echo "oom.sh: $runs runs, $parallel at once, noise $noise, ${elapsed_ms} ms: oom $oom/$total ($((oom * 100 / (total > 0 ? total : 1))) %), run p50 ${p50} ms p95 ${p95} ms"
+events=$(wc -l <"$work/events")
+echo "oom.sh: $runs runs, $parallel at once, noise $noise, ${elapsed_ms} ms, $((events * 1000 / (elapsed_ms > 0 ? elapsed_ms : 1))) engine events/s: oom $oom/$total ($((oom * 100 / (total > 0 ? total : 1))) %), run p50 ${p50} ms p95 ${p95} ms"
 tr '\n' ' ' <"$work/statuses"
 echo
+# Each run the audit calls `killed`: did the engine emit an oom event for it at all (a live
+# `docker events` watched the whole bench), and in which order among its events?
+"$bin" audit sql "SELECT container_name FROM runs WHERE status = 'killed'" --jsonl |
+    grep -o 'sandshim-[0-9a-f]*' | while read -r name; do
+    echo "missed $name: engine events: $(grep "^$name " "$work/events" | cut -d' ' -f2 | tr '\n' ' ')"
+done

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -57,7 +58,7 @@ class TestEngine {
   // Holds the connection open without answering until the test ends (a paused engine).
   void stall() {
     while (!m_stop) {
-      std::this_thread::sleep_for(5ms);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   }
 

@@ -87,7 +87,7 @@ TEST_CASE("an engine with a local socket is asked over its API", "[image_probe]"
 TEST_CASE("the id comes only from a 200 answer with a string Id", "[image_probe]") {
   ScratchDir dir;
   auto socket = dir.path() / "engine.sock";
-  for (const std::string answer :
+  for (const std::string& answer :
        {std::string("HTTP/1.0 404 Not Found\r\n\r\n{\"message\":\"No such image\"}"),
         ok_answer("not json"), ok_answer(R"({"Id":42})"), ok_answer(R"({"Size":1})"),
         std::string("HTTP/1.0 200 OK"), std::string("")}) {
