@@ -8,7 +8,9 @@
 #   RUNS=60 PARALLEL=16 NOISE=4 SANDSHIM_BIN=build/sandshim bench/oom.sh
 #
 # NOISE=N adds N loops that create and remove a container each, as other users of a shared
-# engine do: every one of their events also passes through the engine's event buffer.
+# engine do: every one of their events also passes through the engine's event buffer, which
+# keeps the last 256 for a client that asks afterwards. NOISE_KIND=volume makes them create and
+# remove volumes instead: cheap events, so the buffer turns over within a run.
 #
 # HOME, config, audit database and workspace live in a temporary directory, removed at the end.
 set -euo pipefail
@@ -17,6 +19,7 @@ source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 runs=${RUNS:-60}
 parallel=${PARALLEL:-12}
 noise=${NOISE:-0}
+noise_kind=${NOISE_KIND:-container}
 docker=$(command -v docker)
 bin=$(readlink -f "${SANDSHIM_BIN:-$source_dir/build/sandshim}")
 [[ -x $bin ]] || {
@@ -34,6 +37,7 @@ cleanup() {
         wait "$pid" 2>/dev/null || true
     done
     "$docker" ps -aq --filter "label=org.sandshim.bench-oom-noise=$$" | xargs -r "$docker" rm -f >/dev/null 2>&1 || true
+    "$docker" volume ls -q --filter "label=org.sandshim.bench-oom-noise=$$" | xargs -r "$docker" volume rm -f >/dev/null 2>&1 || true
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -52,6 +56,10 @@ export bin
 
 noise_loop() {
     local id
+    while [[ $noise_kind == volume ]]; do
+        id=$("$docker" volume create --label "org.sandshim.bench-oom-noise=$$" 2>/dev/null) &&
+            "$docker" volume rm -f "$id" >/dev/null 2>&1 || true
+    done
     while :; do
         id=$("$docker" create --label "org.sandshim.bench-oom-noise=$$" sandshim/sh:bookworm true 2>/dev/null) &&
             "$docker" rm -f "$id" >/dev/null 2>&1 || true
@@ -76,7 +84,7 @@ total=$("$bin" audit sql "SELECT count(*) AS n FROM runs" --jsonl | grep -o '[0-
 p50=$(sed -n "$(((total + 1) / 2))p" "$work/durations")
 p95=$(sed -n "$(((total * 95 + 99) / 100))p" "$work/durations")
 events=$(wc -l <"$work/events")
-echo "oom.sh: $runs runs, $parallel at once, noise $noise, ${elapsed_ms} ms, $((events * 1000 / (elapsed_ms > 0 ? elapsed_ms : 1))) engine events/s: oom $oom/$total ($((oom * 100 / (total > 0 ? total : 1))) %), run p50 ${p50} ms p95 ${p95} ms"
+echo "oom.sh: $runs runs, $parallel at once, noise $noise $noise_kind, ${elapsed_ms} ms, $((events * 1000 / (elapsed_ms > 0 ? elapsed_ms : 1))) engine events/s: oom $oom/$total ($((oom * 100 / (total > 0 ? total : 1))) %), run p50 ${p50} ms p95 ${p95} ms"
 tr '\n' ' ' <"$work/statuses"
 echo
 # Each run the audit calls `killed`: did the engine emit an oom event for it at all (a live

@@ -35,10 +35,12 @@ constexpr int64_t k_engine_error_window_ms = 3000;
 // for an engine that does not answer, and hands the container over to its guardian.
 constexpr int64_t k_client_grace_ms = 5000;
 constexpr int64_t k_probe_wait_ms = 2000;
-// How long an exit of 137 waits for the engine to report the container's end (an OOM comes
-// before it); an exec in a warm container has no end of its own, so only its OOM is awaited.
-constexpr std::chrono::milliseconds k_oom_grace_cold{2000};
-constexpr std::chrono::milliseconds k_oom_grace_warm{1000};
+// How long an exit of 137 waits for the engine's `oom` event: past the report of the container's
+// end (the engine may report the OOM just after the exit), and in all (an exec in a warm
+// container has no end of its own).
+constexpr std::chrono::milliseconds k_oom_after_end{1000};
+constexpr std::chrono::milliseconds k_oom_wait_cold{3000};
+constexpr std::chrono::milliseconds k_oom_wait_warm{1000};
 
 // Blocks the signals the run handles and reads them from a signalfd inside the poll loop;
 // restores the caller's mask on destruction.
@@ -405,7 +407,7 @@ void RunLoop::stop_waiting_for_client() {
 // The events watched since before the container existed decide; without them, the engine's
 // event log is asked after the fact (which a busy engine may have rotated past the OOM).
 bool RunLoop::oom_killed() {
-  auto seen = m_oom.oom_killed(m_spec.warm ? k_oom_grace_warm : k_oom_grace_cold);
+  auto seen = m_oom.oom_killed(k_oom_after_end, m_spec.warm ? k_oom_wait_warm : k_oom_wait_cold);
   return seen ? *seen : oom_from_event_log();
 }
 

@@ -2,6 +2,8 @@
 
 #include <poll.h>
 
+#include <algorithm>
+
 #include "common/process.hpp"
 #include "shim/engine_api.hpp"
 
@@ -43,13 +45,20 @@ void OomWatch::read_available() {
   }
 }
 
-std::optional<bool> OomWatch::oom_killed(std::chrono::milliseconds grace) {
-  int64_t give_up_ms = monotonic_ms() + grace.count();
+std::optional<bool> OomWatch::oom_killed(std::chrono::milliseconds after_end,
+                                         std::chrono::milliseconds at_most) {
+  int64_t give_up_ms = monotonic_ms() + at_most.count();
+  int64_t settled_ms = -1;
   read_available();
-  while (!m_facts.settled && !m_facts.oom && fd() >= 0) {
-    int64_t left = give_up_ms - monotonic_ms();
+  while (!m_facts.oom && fd() >= 0) {
+    int64_t now = monotonic_ms();
+    if (m_facts.settled && settled_ms < 0) {
+      settled_ms = now;
+    }
+    int64_t until =
+        settled_ms < 0 ? give_up_ms : std::min(give_up_ms, settled_ms + after_end.count());
     pollfd ready{fd(), POLLIN, 0};
-    if (left <= 0 || ::poll(&ready, 1, static_cast<int>(left)) == 0) {
+    if (until <= now || ::poll(&ready, 1, static_cast<int>(until - now)) == 0) {
       break;
     }
     read_available();

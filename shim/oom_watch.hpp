@@ -12,7 +12,7 @@ namespace sandshim::shim {
 // What the engine's events said about one container, as far as an OOM kill is concerned.
 struct OomFacts {
   bool oom = false;      // an `oom` event for the container
-  bool settled = false;  // its `die` or `destroy`: any OOM of it was reported before
+  bool settled = false;  // its `die` or `destroy`: its end, which an OOM comes before or just after
 };
 
 // The container's events, watched from before it is created (today's alternative, asking after
@@ -30,9 +30,11 @@ class OomWatch {
   int fd() const { return m_stream.ended() ? -1 : m_stream.fd(); }
   // Reads what arrived (the poll loop saw fd() readable).
   void read_available();
-  // Whether the container was OOM-killed, waiting at most `grace` for the engine to report its
-  // end; nullopt when the events were not watched, or the stream broke or was never confirmed.
-  std::optional<bool> oom_killed(std::chrono::milliseconds grace);
+  // Whether the container was OOM-killed: waits for its `oom` event at most `after_end` past the
+  // report of its end (the engine may report the OOM just after the exit) and `at_most` in all;
+  // nullopt when the events were not watched, or the stream broke or was never confirmed.
+  std::optional<bool> oom_killed(std::chrono::milliseconds after_end,
+                                 std::chrono::milliseconds at_most);
   const OomFacts& facts() const { return m_facts; }
 
  private:

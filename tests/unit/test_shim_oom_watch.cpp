@@ -66,19 +66,24 @@ TEST_CASE("the watched stream decides: oom, or the end without one", "[oom_watch
     TestEngine engine(dir, streams({"create", "start", "oom", "die", "destroy"}));
     OomWatch watch(engine_at(engine), "sandshim-r1");
     REQUIRE(watch.watching());
-    CHECK(watch.oom_killed(5s) == true);
+    CHECK(watch.oom_killed(100ms, 5s) == true);
     CHECK(engine.targets().front().find("sandshim-r1") != std::string::npos);
+  }
+  SECTION("an oom reported just after the end") {
+    TestEngine engine(dir, streams({"create", "start", "die", "oom"}));
+    OomWatch watch(engine_at(engine), "sandshim-r1");
+    CHECK(watch.oom_killed(2s, 5s) == true);
   }
   SECTION("the end without an oom") {
     TestEngine engine(dir, streams({"create", "start", "die", "destroy"}));
     OomWatch watch(engine_at(engine), "sandshim-r1");
-    CHECK(watch.oom_killed(5s) == false);
+    CHECK(watch.oom_killed(100ms, 5s) == false);
     CHECK(watch.facts().settled);
   }
   SECTION("a healthy stream that reports nothing within the grace") {
     TestEngine engine(dir, streams({}));
     OomWatch watch(engine_at(engine), "sandshim-r1");
-    CHECK(watch.oom_killed(100ms) == false);
+    CHECK(watch.oom_killed(100ms, 100ms) == false);
   }
 }
 
@@ -87,12 +92,12 @@ TEST_CASE("without a confirmed stream the caller asks the event log", "[oom_watc
   SECTION("refused") {
     TestEngine engine(dir, answers(http::status::bad_request, R"({"message":"no"})"));
     OomWatch watch(engine_at(engine), "sandshim-r1");
-    CHECK_FALSE(watch.oom_killed(5s).has_value());
+    CHECK_FALSE(watch.oom_killed(100ms, 5s).has_value());
   }
   SECTION("silent") {
     TestEngine engine(dir, [](Socket&, const Request&, TestEngine& self) { self.stall(); });
     OomWatch watch(engine_at(engine), "sandshim-r1");
-    CHECK_FALSE(watch.oom_killed(100ms).has_value());
+    CHECK_FALSE(watch.oom_killed(100ms, 100ms).has_value());
   }
   SECTION("no engine on the socket, or a remote one") {
     Engine nobody{
@@ -102,7 +107,7 @@ TEST_CASE("without a confirmed stream the caller asks the event log", "[oom_watc
     OomWatch watch(remote, "sandshim-r1");
     CHECK_FALSE(watch.watching());
     CHECK(watch.fd() == -1);
-    CHECK_FALSE(watch.oom_killed(100ms).has_value());
+    CHECK_FALSE(watch.oom_killed(100ms, 100ms).has_value());
   }
 }
 
