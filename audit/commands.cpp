@@ -7,8 +7,8 @@
 #include <iostream>
 
 #include "audit/chain.hpp"
-#include "audit/environment.hpp"
 #include "audit/encoding.hpp"
+#include "audit/environment.hpp"
 #include "audit/query.hpp"
 #include "audit/store.hpp"
 #include "audit/time_spec.hpp"
