@@ -10,7 +10,8 @@
 # NOISE=N adds N loops that create and remove a container each, as other users of a shared
 # engine do: every one of their events also passes through the engine's event buffer, which
 # keeps the last 256 for a client that asks afterwards. NOISE_KIND=volume makes them create and
-# remove volumes instead: cheap events, so the buffer turns over within a run.
+# remove volumes through the API socket from one python process each instead (no client process
+# per event: hundreds of events a second), so that buffer turns over within a run.
 #
 # HOME, config, audit database and workspace live in a temporary directory, removed at the end.
 set -euo pipefail
@@ -56,10 +57,25 @@ export bin
 
 noise_loop() {
     local id
-    while [[ $noise_kind == volume ]]; do
-        id=$("$docker" volume create --label "org.sandshim.bench-oom-noise=$$" 2>/dev/null) &&
-            "$docker" volume rm -f "$id" >/dev/null 2>&1 || true
-    done
+    if [[ $noise_kind == volume ]]; then
+        exec python3 - "$$" <<'PY'
+import http.client, json, socket, sys
+class Engine(http.client.HTTPConnection):
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect("/var/run/docker.sock")
+def call(method, path, body=None):
+    engine = Engine("docker")
+    engine.request(method, path, body=body, headers={"Content-Type": "application/json"})
+    answer = engine.getresponse().read()
+    engine.close()
+    return answer
+label = json.dumps({"Labels": {"org.sandshim.bench-oom-noise": sys.argv[1]}})
+while True:
+    name = json.loads(call("POST", "/volumes/create", label))["Name"]
+    call("DELETE", "/volumes/" + name)
+PY
+    fi
     while :; do
         id=$("$docker" create --label "org.sandshim.bench-oom-noise=$$" sandshim/sh:bookworm true 2>/dev/null) &&
             "$docker" rm -f "$id" >/dev/null 2>&1 || true
