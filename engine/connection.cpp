@@ -26,7 +26,8 @@ bool Session::check(const beast::error_code& error) {
     return !failed();
   }
   fault = fault_of(error);
-  detail = error == http::error::end_of_stream || error == net::error::eof
+  detail = error == http::error::end_of_stream || error == http::error::partial_message ||
+                   error == net::error::eof
                ? "the engine closed the connection mid-answer"
                : error.message();
   return false;

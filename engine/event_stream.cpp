@@ -14,6 +14,7 @@ namespace {
 
 // A line longer than this is not an event: the stream is dropped rather than grown without end.
 constexpr size_t k_max_line_bytes = 1 << 20;
+constexpr std::chrono::milliseconds k_refusal_timeout{1000};
 
 std::string json_string(const nlohmann::json& json, const char* key) {
   return json.contains(key) && json[key].is_string() ? json[key].get<std::string>() : "";
@@ -146,13 +147,8 @@ void EventStream::read_some(std::vector<Event>& events) {
       m_reply.status = m_state->parser.get().result_int();
     }
     if (m_reply.status != 0 && m_reply.status != 200) {  // refused: its body says why
-      if (m_state->parser.is_done() || (error && error != detail::net::error::would_block)) {
-        end(Fault::none, "");
-      }
-      if (m_ended || error) {
-        break;
-      }
-      continue;
+      read_refusal();
+      break;
     }
     take_lines(events);
     if (error == detail::net::error::would_block) {
@@ -162,6 +158,15 @@ void EventStream::read_some(std::vector<Event>& events) {
       m_ended = true;
     }
   }
+}
+
+// The rest of a refusal, which is short: read under a deadline of its own.
+void EventStream::read_refusal() {
+  if (!m_state->parser.is_done()) {
+    m_state->session.stream.expires_after(k_refusal_timeout);
+    detail::read_message(m_state->session, m_state->parser);
+  }
+  end(Fault::none, "");
 }
 
 void EventStream::end(Fault fault, std::string detail) {

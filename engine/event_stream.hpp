@@ -76,6 +76,7 @@ class EventStream {
   EventStream(std::unique_ptr<State> state, Reply reply);
   void read_some(std::vector<Event>& events);
   void take_lines(std::vector<Event>& events);
+  void read_refusal();
   void end(Fault fault, std::string detail);
 
   std::unique_ptr<State> m_state;
