@@ -42,7 +42,7 @@ std::optional<std::string> remote_mount_refusal(const Engine& engine) {
   return "engine.endpoint " + quoted(engine.endpoint) +
          " is not on this machine: the workspace would be bind-mounted from that machine's file "
          "system, not this one's; run sandshim on the engine's machine, or set engine.endpoint "
-         "to a local engine (empty, or unix:///path); nothing ran";
+         "to a local engine (empty, or unix:///path)";
 }
 
 }  // namespace sandshim::shim

@@ -72,7 +72,7 @@ TEST_CASE("the real engine answers ping, version, info and image inspection", "[
 }
 
 TEST_CASE("create, attach, start, wait and remove run a container through the API",
-          "[.engine_live]") {
+          "[.engine_live][.engine_live_run]") {
   auto api = live_engine();
   std::string name = container_name("attach");
   EventFilter filter;
@@ -122,7 +122,7 @@ TEST_CASE("create, attach, start, wait and remove run a container through the AP
   CHECK(seen("destroy") < static_cast<std::ptrdiff_t>(actions.size()));
 }
 
-TEST_CASE("kill ends a running container with its signal", "[.engine_live]") {
+TEST_CASE("kill ends a running container with its signal", "[.engine_live][.engine_live_run]") {
   auto api = live_engine();
   std::string name = container_name("kill");
   REQUIRE(api.create(name, create_body("exec sleep 300", false)).status == 201);
