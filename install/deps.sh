@@ -16,8 +16,9 @@ readonly k_packages=(
     # build
     build-essential cmake pkg-config clang clang-format git
     libclang-rt-dev # libFuzzer and the sanitizer runtimes for clang (only recommended by clang)
-    libboost-program-options-dev libspdlog-dev libfmt-dev libsqlite3-dev sqlite3
+    libboost-program-options-dev libboost-dev libspdlog-dev libfmt-dev libsqlite3-dev sqlite3
     catch2 nlohmann-json3-dev libssl-dev
+    # libboost-dev: Boost's headers, Beast and Asio among them (engine/, the Engine API client)
     # engine and images (debootstrap verifies the Release file with this keyring)
     docker.io debootstrap debian-archive-keyring ca-certificates
     # tests and demos

@@ -18,6 +18,7 @@
 #include "shim/engine_client.hpp"
 #include "shim/guardian.hpp"
 #include "shim/image_probe.hpp"
+#include "shim/oom_watch.hpp"
 #include "shim/output_pump.hpp"
 
 namespace sandshim::shim {
@@ -34,6 +35,12 @@ constexpr int64_t k_engine_error_window_ms = 3000;
 // for an engine that does not answer, and hands the container over to its guardian.
 constexpr int64_t k_client_grace_ms = 5000;
 constexpr int64_t k_probe_wait_ms = 2000;
+// How long an exit of 137 waits for the engine's `oom` event: past the report of the container's
+// end (the engine may report the OOM just after the exit), and in all (an exec in a warm
+// container has no end of its own).
+constexpr std::chrono::milliseconds k_oom_after_end{1000};
+constexpr std::chrono::milliseconds k_oom_wait_cold{3000};
+constexpr std::chrono::milliseconds k_oom_wait_warm{1000};
 
 // Blocks the signals the run handles and reads them from a signalfd inside the poll loop;
 // restores the caller's mask on destruction.
@@ -170,9 +177,10 @@ class RunLoop {
   void stop_waiting_for_client();
   bool container_settled() const;
   void update_engine_error_hold();
-  RunFacts facts() const;
+  RunFacts facts();  // reads what the watched events say, so not const
   ContainerResult classify(const Policy& policy);
-  bool oom_killed() const;
+  bool oom_killed();
+  bool oom_from_event_log() const;
   const Engine& m_engine;
   const RunSpec& m_spec;
   SignalWatch m_signals;
@@ -190,6 +198,7 @@ class RunLoop {
   bool m_engine_error_window = true;
   bool m_client_abandoned = false;  // the engine did not answer: the guardian took over
   bool m_engine_lost = false;       // the client lost the engine after the container started
+  OomWatch m_oom;
   BackgroundAction m_remover{m_engine};
   BackgroundAction m_signaller{m_engine};
 };
@@ -220,6 +229,7 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   if (m_spec.image_id.empty()) {
     image_probe.emplace(m_engine, m_spec.image);
   }
+  m_oom = OomWatch(m_engine, m_spec.container_name());  // before the container exists
   Pipe out = make_pipe();
   Pipe err = make_pipe();
   m_client = spawn_client(engine_args, out, err);
@@ -274,12 +284,13 @@ int RunLoop::poll_timeout() const {
 
 void RunLoop::loop() {
   while (!m_client_status || !m_out.at_end() || !m_err.at_end()) {
-    pollfd fds[5] = {{m_signals.fd(), POLLIN, 0},
+    pollfd fds[6] = {{m_signals.fd(), POLLIN, 0},
                      {m_out.wants_input() ? m_out.from_fd() : -1, POLLIN, 0},
                      {m_err.wants_input() ? m_err.from_fd() : -1, POLLIN, 0},
                      {m_out.has_pending() ? m_out.to_fd() : -1, POLLOUT, 0},
-                     {m_err.has_pending() ? m_err.to_fd() : -1, POLLOUT, 0}};
-    int ready = ::poll(fds, 5, poll_timeout());
+                     {m_err.has_pending() ? m_err.to_fd() : -1, POLLOUT, 0},
+                     {m_oom.fd(), POLLIN, 0}};
+    int ready = ::poll(fds, 6, poll_timeout());
     if (ready < 0 && errno != EINTR) {
       throw Fatal(std::string("poll failed: ") + std::strerror(errno));
     }
@@ -304,6 +315,9 @@ void RunLoop::loop() {
     }
     if ((fds[4].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
       m_err.write_some();
+    }
+    if ((fds[5].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      m_oom.read_available();
     }
     enforce_deadlines();
   }
@@ -390,13 +404,20 @@ void RunLoop::stop_waiting_for_client() {
   }
 }
 
-bool RunLoop::oom_killed() const {
+// The events watched since before the container existed decide; without them, the engine's
+// event log is asked after the fact (which a busy engine may have rotated past the OOM).
+bool RunLoop::oom_killed() {
+  auto seen = m_oom.oom_killed(k_oom_after_end, m_spec.warm ? k_oom_wait_warm : k_oom_wait_cold);
+  return seen ? *seen : oom_from_event_log();
+}
+
+bool RunLoop::oom_from_event_log() const {
   int64_t since = (wall_clock_ms() - (monotonic_ms() - m_start_ms)) / 1000 - 1;
   int64_t until = wall_clock_ms() / 1000 + 1;
   return EngineClient(m_engine).oom_event(m_spec.container_name(), since, until);
 }
 
-RunFacts RunLoop::facts() const {
+RunFacts RunLoop::facts() {
   RunFacts facts;
   if (m_client_status) {
     facts.client_code = m_client_status->code;

@@ -16,6 +16,7 @@
 #include "shim/container_run.hpp"
 #include "shim/enforcement.hpp"
 #include "shim/engine.hpp"
+#include "shim/engine_api.hpp"
 #include "shim/environment.hpp"
 #include "shim/hardening.hpp"
 #include "shim/pool.hpp"
@@ -258,12 +259,18 @@ void require_enforced_limits(RunContext& run, const RunEngine& engine) {
   }
 }
 
-Engine engine_for(const Policy& policy, const RunEngine& engine) {
+// The run's engine, which must be local: the workspace is bind-mounted by path.
+Engine engine_for(const Policy& policy, const RunEngine& run_engine) {
+  Engine engine;
   try {
-    return engine.locate(policy);
+    engine = run_engine.locate(policy);
   } catch (const Fatal& e) {
     throw Refusal(RunStatus::engine_error, e.what());
   }
+  if (auto refusal = remote_mount_refusal(engine)) {
+    throw Refusal(RunStatus::refused, *refusal);
+  }
+  return engine;
 }
 
 // Resolves the workspace, the spec and the engine of a run, refusing what may not run.

@@ -7,14 +7,13 @@
 #include <cstring>
 #include <thread>
 
+#include "shim/engine_api.hpp"
 #include "shim/image_probe.hpp"
 #include "test_shim_support.hpp"
 
 using sandshim::UniqueFd;
 using sandshim::shim::Engine;
 using sandshim::shim::engine_api_socket;
-using sandshim::shim::image_id_from_response;
-using sandshim::shim::image_inspect_request;
 using sandshim::shim::ImageProbe;
 using sandshim::test::ScratchDir;
 
@@ -70,35 +69,34 @@ class FakeEngineSocket {
 
 }  // namespace
 
-TEST_CASE("only a local docker engine is asked over its API socket", "[image_probe]") {
-  CHECK(engine_api_socket("docker", "") == std::filesystem::path("/var/run/docker.sock"));
-  CHECK(engine_api_socket("docker", "unix:///run/user/1000/docker.sock") ==
+TEST_CASE("an engine with a local socket is asked over its API", "[image_probe]") {
+  auto with = [](const std::string& kind, const std::string& endpoint) {
+    return Engine{kind, "/usr/bin/" + kind, {"XDG_RUNTIME_DIR=/run/user/1000"}, endpoint, {}};
+  };
+  CHECK(engine_api_socket(with("docker", "")) == std::filesystem::path("/var/run/docker.sock"));
+  CHECK(engine_api_socket(with("docker", "unix:///run/user/1000/docker.sock")) ==
         std::filesystem::path("/run/user/1000/docker.sock"));
-  CHECK_FALSE(engine_api_socket("docker", "ssh://me@builder"));
-  CHECK_FALSE(engine_api_socket("docker", "tcp://builder:2376"));
-  CHECK_FALSE(engine_api_socket("podman", ""));
+  CHECK_FALSE(engine_api_socket(with("docker", "ssh://me@builder")));
+  CHECK_FALSE(engine_api_socket(with("docker", "tcp://builder:2376")));
+  CHECK(engine_api_socket(with("podman", "")) ==
+        std::filesystem::path(::geteuid() == 0 ? "/run/podman/podman.sock"
+                                               : "/run/user/1000/podman/podman.sock"));
+  CHECK_FALSE(engine_api_socket(with("podman", "ssh://me@builder/run/podman/podman.sock")));
 }
 
-TEST_CASE("the image inspect request names the image in the URL path", "[image_probe]") {
-  CHECK(image_inspect_request("sandshim/python:bookworm") ==
-        "GET /images/sandshim/python:bookworm/json HTTP/1.0\r\nHost: docker\r\n"
-        "User-Agent: sandshim\r\n\r\n");
-  CHECK(image_inspect_request("reg.example:5000/a/b@sha256:00")
-            .starts_with("GET /images/reg.example:5000/a/b@sha256:00/json "));
-  // Nothing in a configured image name can add a query, a fragment or another request line.
-  CHECK(image_inspect_request("x y?z#w\r\nGET /")
-            .starts_with("GET /images/x%20y%3Fz%23w%0D%0AGET%20//json HTTP/1.0\r\n"));
-}
-
-TEST_CASE("the image id comes only from a 200 answer with an Id", "[image_probe]") {
-  CHECK(image_id_from_response(ok_answer(R"({"Id":")" + k_id + R"(","RepoTags":[]})")) == k_id);
-  CHECK(image_id_from_response("HTTP/1.0 404 Not Found\r\n\r\n{\"message\":\"No such image\"}") ==
-        "");
-  CHECK(image_id_from_response(ok_answer("not json")) == "");
-  CHECK(image_id_from_response(ok_answer(R"({"Id":42})")) == "");
-  CHECK(image_id_from_response(ok_answer(R"({"Size":1})")) == "");
-  CHECK(image_id_from_response("HTTP/1.0 200 OK") == "");
-  CHECK(image_id_from_response("") == "");
+TEST_CASE("the id comes only from a 200 answer with a string Id", "[image_probe]") {
+  ScratchDir dir;
+  auto socket = dir.path() / "engine.sock";
+  for (const std::string& answer :
+       {std::string("HTTP/1.0 404 Not Found\r\n\r\n{\"message\":\"No such image\"}"),
+        ok_answer("not json"), ok_answer(R"({"Id":42})"), ok_answer(R"({"Size":1})"),
+        std::string("HTTP/1.0 200 OK"), std::string("")}) {
+    FakeEngineSocket engine_socket(socket, answer);
+    Engine engine{"docker", dir.path() / "no-client", {}, "unix://" + socket.string(), {}};
+    CHECK(ImageProbe(engine, "sandshim/sh:bookworm").result(5000).empty());
+    engine_socket.request();
+    std::filesystem::remove(socket);
+  }
 }
 
 TEST_CASE("a local engine's socket answers the probe without a client", "[image_probe]") {
@@ -109,7 +107,15 @@ TEST_CASE("a local engine's socket answers the probe without a client", "[image_
   Engine engine{"docker", dir.path() / "no-client", {}, "unix://" + socket.string(), {}};
   ImageProbe probe(engine, "sandshim/sh:bookworm");
   CHECK(probe.result(5000) == k_id);
-  CHECK(engine_socket.request().starts_with("GET /images/sandshim/sh:bookworm/json HTTP/1.0\r\n"));
+  CHECK(engine_socket.request().starts_with("GET /images/sandshim/sh:bookworm/json HTTP/1.1\r\n"));
+}
+
+TEST_CASE("podman's API service answers the probe without a client", "[image_probe]") {
+  ScratchDir dir;
+  auto socket = dir.path() / "podman.sock";
+  FakeEngineSocket engine_socket(socket, ok_answer(R"({"Id":")" + k_id + R"("})"));
+  Engine podman{"podman", dir.path() / "no-client", {}, "unix://" + socket.string(), {}};
+  CHECK(ImageProbe(podman, "sandshim/sh:bookworm").result(5000) == k_id);
 }
 
 TEST_CASE("without a reachable socket the probe asks the client", "[image_probe]") {

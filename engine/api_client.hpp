@@ -1,0 +1,104 @@
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/attach_stream.hpp"
+#include "engine/event_stream.hpp"
+#include "engine/reply.hpp"
+
+namespace sandshim::engine {
+
+namespace detail {
+struct Session;
+}
+
+// A request already sent whose answer is read later, so the engine works on it while the caller
+// does something else (the image probe runs alongside the container's start). Move-only.
+class PendingReply {
+ public:
+  PendingReply();
+  PendingReply(PendingReply&&) noexcept;
+  PendingReply& operator=(PendingReply&&) noexcept;
+  ~PendingReply();
+
+  // Whether the request reached the engine (else get() returns why not).
+  bool sent() const;
+  // The answer, waiting at most `wait` for it (a paused engine must not hold the caller);
+  // once taken, later calls return the same reply.
+  Reply get(std::chrono::milliseconds wait);
+
+ private:
+  friend class ApiClient;
+  struct State;
+  explicit PendingReply(std::unique_ptr<State> state);
+
+  std::unique_ptr<State> m_state;
+  std::optional<Reply> m_reply;
+};
+
+// The Engine API (Docker's, which podman's service speaks too) on a local socket, one named verb
+// per call. Every call is bounded by the client's timeout, so an engine that stopped answering
+// costs the caller that long at most and never a hang.
+class ApiClient {
+ public:
+  static constexpr std::chrono::milliseconds k_default_timeout{5000};
+
+  explicit ApiClient(std::filesystem::path socket,
+                     std::chrono::milliseconds timeout = k_default_timeout);
+
+  const std::filesystem::path& socket() const { return m_socket; }
+  std::chrono::milliseconds timeout() const { return m_timeout; }
+
+  // Whether the engine answers at all (GET /_ping).
+  Reply ping() const;
+  // The engine's version and API version as JSON (GET /version).
+  Reply version() const;
+  // The engine's configuration: cgroup driver and version, limits support (GET /info).
+  Reply info() const;
+  // The image's configuration and id (GET /images/{ref}/json); 404 when it is not present.
+  Reply inspect_image(const std::string& reference) const;
+  // inspect_image, sent now and read later.
+  PendingReply send_inspect_image(const std::string& reference) const;
+  // Creates the container `name` from a JSON create body (POST /containers/create).
+  Reply create(const std::string& name, const std::string& config_json) const;
+  // Starts the created container (POST /containers/{id}/start).
+  Reply start(const std::string& container) const;
+  // Waits for the container to reach `condition` (not-running | next-exit | removed); `timeout`
+  // bounds this call instead of the client's.
+  Reply wait(const std::string& container, const std::string& condition,
+             std::chrono::milliseconds timeout) const;
+  // Sends `signal` ("KILL", "TERM"…) to the container's init (POST /containers/{id}/kill).
+  Reply kill(const std::string& container, const std::string& signal) const;
+  // Removes the container at once, running or not, with its anonymous volumes.
+  Reply remove(const std::string& container) const;
+  // Every container carrying `label` (or `label=value`), running or not, as JSON.
+  Reply list_by_label(const std::string& label) const;
+  // The event stream with these filters, subscribed once the engine answered its header.
+  EventStream events(const EventFilter& filter) const;
+  // The container's stdin, stdout and stderr as one hijacked connection.
+  AttachStream attach(const std::string& container, bool tty) const;
+
+ private:
+  Reply call(const std::string& method, const std::string& target, std::string body,
+             std::chrono::milliseconds timeout) const;
+  PendingReply send(const std::string& method, const std::string& target) const;
+
+  std::filesystem::path m_socket;
+  std::chrono::milliseconds m_timeout;
+};
+
+// The image id ("sha256:…") from an inspect_image reply; empty unless a 200 with a string "Id".
+std::string image_id(const Reply& reply);
+
+// The exit code from a wait reply ({"StatusCode": N}); nullopt when there is none.
+std::optional<int> wait_status(const Reply& reply);
+
+// The container ids from a list reply.
+std::vector<std::string> container_ids(const Reply& reply);
+
+}  // namespace sandshim::engine

@@ -1,0 +1,95 @@
+#include "engine/connection.hpp"
+
+#include <boost/asio/error.hpp>
+#include <cctype>
+#include <cstring>
+
+namespace sandshim::engine::detail {
+
+namespace {
+
+Fault fault_of(const beast::error_code& error) {
+  if (error == beast::error::timeout || error == net::error::operation_aborted) {
+    return Fault::timeout;
+  }
+  if (error == http::error::body_limit || error == http::error::header_limit ||
+      error == http::error::buffer_overflow) {
+    return Fault::too_large;
+  }
+  return Fault::malformed;
+}
+
+}  // namespace
+
+bool Session::check(const beast::error_code& error) {
+  if (!error || failed()) {
+    return !failed();
+  }
+  fault = fault_of(error);
+  detail = error == http::error::end_of_stream || error == http::error::partial_message ||
+                   error == net::error::eof
+               ? "the engine closed the connection mid-answer"
+               : error.message();
+  return false;
+}
+
+void Session::run() {
+  io.restart();
+  io.run();
+}
+
+Request make_request(http::verb verb, const std::string& target, std::string body) {
+  Request request{verb, target, 11};
+  request.set(http::field::host, "docker");
+  request.set(http::field::user_agent, "sandshim");
+  if (!body.empty()) {
+    request.set(http::field::content_type, "application/json");
+    request.body() = std::move(body);
+  }
+  request.prepare_payload();
+  return request;
+}
+
+bool connect_and_send(Session& session, const std::filesystem::path& socket, Request& request,
+                      std::chrono::milliseconds timeout) {
+  session.stream.expires_after(timeout);
+  beast::error_code result;
+  session.stream.async_connect(Protocol::endpoint(socket.string()),
+                               [&](const beast::error_code& error) { result = error; });
+  session.run();
+  if (result && result != beast::error::timeout) {
+    session.fault = Fault::unreachable;
+    session.detail = result.message();
+    return false;
+  }
+  if (!session.check(result)) {
+    return false;
+  }
+  http::async_write(session.stream, request,
+                    [&](const beast::error_code& error, size_t) { result = error; });
+  session.run();
+  if (result && result != beast::error::timeout) {
+    session.fault = Fault::unreachable;  // the engine hung up before reading the request
+    session.detail = result.message();
+    return false;
+  }
+  return session.check(result);
+}
+
+std::string url_escape(std::string_view text, const char* keep) {
+  static const char* const k_hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) != 0 || std::strchr("-._~", c) != nullptr ||
+        (c != 0 && std::strchr(keep, c) != nullptr)) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += k_hex[c >> 4];
+      out += k_hex[c & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace sandshim::engine::detail
