@@ -24,6 +24,16 @@ fs::path workspace_of(const fs::path& cwd) {
   return find_git_root(start).value_or(start);
 }
 
+constexpr std::string_view k_prefix = "sandshim: ";
+
+// The logger writes its own `sandshim: <level>: ` in front.
+std::string without_prefix(std::string_view line) {
+  while (line.starts_with(k_prefix)) {
+    line.remove_prefix(k_prefix.size());
+  }
+  return std::string(line);
+}
+
 // `export PATH='<shim dir>':"$PATH"`: what a session environment starts with.
 std::string path_line(const fs::path& shim_dir) {
   return "export PATH=" + shell_quote(shim_dir.string()) + ":\"$PATH\"";
@@ -124,6 +134,7 @@ class HookRun {
   HookReply decide_event() {
     m_policy = m_env.load_policy(m_event.cwd);
     Decision decision = decide_tool();
+    decision.reason = agent_message(decision.reason);
     HookReply reply = m_adapter->answer(m_event, decision);
     if (!record(decision, reply.sent) && m_policy->audit_required) {
       return fail_closed("audit-unavailable",
@@ -151,8 +162,8 @@ class HookRun {
     ProtectedPaths paths = protected_paths(*m_policy, workspace_of(m_event.cwd));
     for (const std::string& target : m_event.written_paths) {
       if (std::optional<std::string> what = protected_path_reason(target, m_event.cwd, paths)) {
-        return Decision{Verdict::deny, "protected-path", protected_write_refusal(target, *what),
-                        "", false};
+        return Decision{Verdict::deny, "protected-path", protected_write_refusal(target, *what), "",
+                        false};
       }
     }
     return Decision{Verdict::allow, "file-write", "sandshim: no protected file is written", "",
@@ -171,8 +182,7 @@ class HookRun {
     std::string first_entry = m_env.agent_path.substr(0, m_env.agent_path.find(':'));
     in.shim_dir_first_on_path = !first_entry.empty() && fs::path(first_entry) == in.shim_dir;
     if (session_environment_ready(in.shim_dir)) {
-      in.shim_dir_first_on_path = true;
-      in.can_rewrite = false;  // nothing to rewrite: the session's shell already has the shims
+      in.shim_dir_first_on_path = true;  // the session's shell has the shims: nothing to rewrite
     }
     in.shim_installed = [this, dir = in.shim_dir](const std::string& name) {
       return m_env.exists(dir / name);
@@ -192,8 +202,8 @@ class HookRun {
       return false;
     }
     std::string expected = path_line(shim_dir);
-    for (const std::string& script : m_env.session_scripts(m_env.claude_session_env_dir /
-                                                           m_event.session_id)) {
+    for (const std::string& script :
+         m_env.session_scripts(m_env.claude_session_env_dir / m_event.session_id)) {
       if (script.find(expected) != std::string::npos) {
         return true;
       }
@@ -210,9 +220,8 @@ class HookRun {
       return m_adapter->acknowledge(m_event);
     }
     m_policy = m_env.load_policy(m_event.cwd);
-    std::string script = session_environment_script(m_policy->effective_shim_dir(),
-                                                    std::string(m_adapter->audit_name),
-                                                    m_event.session_id);
+    std::string script = session_environment_script(
+        m_policy->effective_shim_dir(), std::string(m_adapter->audit_name), m_event.session_id);
     if (!m_env.append_text(m_env.claude_env_file, script)) {
       spdlog::warn("cannot write the session environment to {}; commands get the PATH prefix",
                    quoted(m_env.claude_env_file));
@@ -236,15 +245,15 @@ class HookRun {
   }
 
   // Refuses in the way the agent honours; after-events have nothing left to refuse.
-  HookReply fail_closed(const std::string& rule, const std::string& reason) {
+  HookReply fail_closed(const std::string& rule, const std::string& text) {
+    std::string reason = agent_message(text);
     Decision decision{Verdict::deny, rule, reason, "", false};
-    if (m_event.phase == Phase::after || m_event.phase == Phase::after_failure) {
-      spdlog::warn("{}", reason);
+    spdlog::warn("{}", without_prefix(reason));
+    if (m_event.phase != Phase::before && m_event.phase != Phase::unsupported) {
       return m_adapter->acknowledge(m_event);
     }
-    spdlog::warn("{}", reason);
-    HookReply reply = m_adapter != nullptr ? m_adapter->refuse(m_event.event, reason)
-                                           : refuse_any_agent(reason);
+    HookReply reply =
+        m_adapter != nullptr ? m_adapter->refuse(m_event.event, reason) : refuse_any_agent(reason);
     record(decision, reply.sent);
     return reply;
   }
@@ -394,6 +403,23 @@ HookEnvironment system_environment() {
   env.append_text = append_to_file;
   env.session_scripts = session_start_scripts;
   return env;
+}
+
+std::string agent_message(std::string_view text) {
+  std::string message;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = std::min(text.find('\n', start), text.size());
+    std::string line = trim(without_prefix(trim(text.substr(start, end - start))));
+    while (!line.empty() && (line.back() == '.' || line.back() == ' ')) {
+      line.pop_back();
+    }
+    if (!line.empty()) {
+      message += (message.empty() ? "" : "\n") + std::string(k_prefix) + line;
+    }
+    start = end + 1;
+  }
+  return message;
 }
 
 std::string session_environment_script(const fs::path& shim_dir, const std::string& agent,

@@ -49,6 +49,10 @@ struct HookEnvironment {
   std::function<std::vector<std::string>(const std::filesystem::path& dir)> session_scripts;
 };
 
+// A reason as the agent shows it: one line per fact, each with exactly one `sandshim:` prefix
+// and no final period (agents append their own text, which made "..").
+std::string agent_message(std::string_view text);
+
 // The lines a session environment gets: the shim directory first on PATH, and who is calling
 // so the shims can join their runs to the session.
 std::string session_environment_script(const std::filesystem::path& shim_dir,

@@ -122,8 +122,8 @@ std::optional<std::string> protected_name(const fs::path& path) {
     if (dir == ".gemini") {
       return "Gemini CLI's project settings and hooks (.gemini/)";
     }
-    if (dir == ".claude" && (next == "hooks" || (last && next.starts_with("settings") &&
-                                                 next.ends_with(".json")))) {
+    if (dir == ".claude" &&
+        (next == "hooks" || (last && next.starts_with("settings") && next.ends_with(".json")))) {
       return "Claude Code's settings and hooks (.claude/settings*.json)";
     }
     if (dir == ".git" && (next == "hooks" || (last && next == "config"))) {

@@ -372,7 +372,11 @@ bool has_sandshim_hooks(const std::string& text, const AgentSettings& settings) 
 }
 
 bool is_sandshim_hook_command(const std::string& command, std::string_view agent) {
-  hooks::ShellParse parse = hooks::parse_shell(command.substr(0, command.find(" || ")));
+  size_t fallback = command.find(" || ");
+  if (fallback != std::string::npos && command.substr(fallback) != k_fail_closed_suffix) {
+    return false;
+  }
+  hooks::ShellParse parse = hooks::parse_shell(command.substr(0, fallback));
   if (parse.error || parse.commands.size() != 1) {
     return false;
   }

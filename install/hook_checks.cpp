@@ -145,9 +145,8 @@ HookCallCheck check_codex(const fs::path& settings_file, const std::vector<OurHa
                           const fs::path& project_root, const AgentConfigPaths& paths) {
   fs::path config = paths.codex_home / "config.toml";
   std::string toml = read_file(config).value_or("");
-  if (!project_root.empty() &&
-      !toml_table_has(toml, "[projects.\"" + project_root.string() + "\"]",
-                      "trust_level = \"trusted\"")) {
+  if (!project_root.empty() && !toml_table_has(toml, "[projects.\"" + project_root.string() + "\"]",
+                                               "trust_level = \"trusted\"")) {
     return blocked("Codex: " + project_root.string() +
                        " is not a trusted project, so Codex ignores its .codex/ and runs "
                        "commands without sandshim",
@@ -164,8 +163,9 @@ HookCallCheck check_codex(const fs::path& settings_file, const std::vector<OurHa
                      "in CI add --dangerously-bypass-hook-trust");
     }
   }
-  return runs("Codex calls them (project trusted, hooks reviewed; a changed hook needs a new "
-              "review)");
+  return runs(
+      "Codex calls them (project trusted, hooks reviewed; a changed hook needs a new "
+      "review)");
 }
 
 // trustedFolders.json: TRUST_FOLDER trusts the folder and below, TRUST_PARENT its parent.
@@ -191,16 +191,14 @@ bool gemini_folder_trusted(const fs::path& root, const fs::path& trusted_folders
 
 HookCallCheck check_gemini(const fs::path& project_root, const AgentConfigPaths& paths) {
   Json user = json_file(paths.gemini_dir / "settings.json");
-  const Json* hooks_config = user.is_object() && user.contains("hooksConfig")
-                                 ? &user["hooksConfig"]
-                                 : nullptr;
+  const Json* hooks_config =
+      user.is_object() && user.contains("hooksConfig") ? &user["hooksConfig"] : nullptr;
   if (hooks_config != nullptr && hooks_config->is_object() &&
       hooks_config->value("enabled", true) == false) {
     return blocked("Gemini CLI: hooksConfig.enabled is false in ~/.gemini/settings.json",
                    "set \"hooksConfig\": {\"enabled\": true} there");
   }
-  bool trust_off = user.is_object() && user.contains("security") &&
-                   user["security"].is_object() &&
+  bool trust_off = user.is_object() && user.contains("security") && user["security"].is_object() &&
                    user["security"].value("folderTrust", Json::object()).is_object() &&
                    user["security"]["folderTrust"].value("enabled", true) == false;
   if (project_root.empty() || trust_off || paths.gemini_trust_workspace_env ||

@@ -13,10 +13,10 @@ namespace sandshim::install {
 
 // Where the agents keep what decides whether hooks run; from the environment by default.
 struct AgentConfigPaths {
-  std::filesystem::path claude_dir;          // CLAUDE_CONFIG_DIR or ~/.claude
-  std::filesystem::path claude_managed_dir;  // /etc/claude-code
-  std::filesystem::path codex_home;          // CODEX_HOME or ~/.codex
-  std::filesystem::path gemini_dir;          // ~/.gemini
+  std::filesystem::path claude_dir;              // CLAUDE_CONFIG_DIR or ~/.claude
+  std::filesystem::path claude_managed_dir;      // /etc/claude-code
+  std::filesystem::path codex_home;              // CODEX_HOME or ~/.codex
+  std::filesystem::path gemini_dir;              // ~/.gemini
   std::filesystem::path gemini_trusted_folders;  // GEMINI_CLI_TRUSTED_FOLDERS_PATH or …
   bool gemini_trust_workspace_env = false;       // GEMINI_CLI_TRUST_WORKSPACE=true
 

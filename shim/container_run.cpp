@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "common/error.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
+#include "shim/agent_sandbox.hpp"
 #include "shim/guardian.hpp"
 #include "shim/image_probe.hpp"
 #include "shim/output_pump.hpp"
@@ -540,8 +542,11 @@ std::string describe_engine_error(const std::string& engine_output, const RunSpe
              reason.find("Is the docker daemon running") != std::string::npos ||
              reason.find("connection refused") != std::string::npos) {
     fix = spec.dialect.start_hint();
-  } else if (reason.find("permission denied") != std::string::npos) {
-    fix = spec.dialect.permission_hint();
+  } else if (reason.find("permission denied") != std::string::npos ||
+             reason.find("operation not permitted") != std::string::npos) {
+    const char* agent = std::getenv("SANDSHIM_AGENT");
+    fix = engine_socket_refused_fix(reason, agent == nullptr ? "" : agent, ::geteuid() == 0,
+                                    spec.dialect.permission_hint());
   }
   return "the container engine failed (" + reason + "); " + fix + "; nothing ran";
 }

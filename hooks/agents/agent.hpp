@@ -28,10 +28,10 @@ struct HookEvent {
   std::string event;  // as the agent names it: PreToolUse, beforeShellExecution, pre_run_command
   Phase phase = Phase::unsupported;
   std::string tool_name;
-  bool shell_tool = false;   // the tool runs a shell command (Bash, Shell, run_shell_command…)
-  bool file_tool = false;    // the tool writes files (Write, Edit, apply_patch, write_file…)
+  bool shell_tool = false;  // the tool runs a shell command (Bash, Shell, run_shell_command…)
+  bool file_tool = false;   // the tool writes files (Write, Edit, apply_patch, write_file…)
   std::vector<std::string> written_paths;  // file tools: every file it would write, as sent
-  bool can_rewrite = false;  // the agent applies a rewritten command for this event
+  bool can_rewrite = false;                // the agent applies a rewritten command for this event
   std::string command;
   std::string cwd;
   std::string session_id;

@@ -60,8 +60,7 @@ void read_outcome(const Json& body, HookEvent& event) {
 
 // Claude Code's file tools name the file they write; NotebookEdit calls it notebook_path.
 void read_claude_file_tool(HookEvent& event) {
-  static constexpr std::string_view k_file_tools[] = {"Write", "Edit", "MultiEdit",
-                                                      "NotebookEdit"};
+  static constexpr std::string_view k_file_tools[] = {"Write", "Edit", "MultiEdit", "NotebookEdit"};
   for (std::string_view tool : k_file_tools) {
     if (event.tool_name == tool) {
       event.file_tool = true;
@@ -83,8 +82,8 @@ void read_codex_patch(HookEvent& event) {
   }
   event.file_tool = true;
   std::string patch = payload::text(event.tool_input, "command");
-  static constexpr std::string_view k_markers[] = {"*** Add File: ", "*** Update File: ",
-                                                   "*** Delete File: ", "*** Move to: "};
+  static constexpr std::string_view k_markers[] = {
+      "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "};
   size_t start = 0;
   while (start < patch.size()) {
     size_t end = patch.find('\n', start);
@@ -106,7 +105,10 @@ HookEvent parse_claude_shape(const Json& body, Agent agent) {
   event.phase = phase_of(event.event);
   event.tool_name = payload::text(body, "tool_name");
   event.shell_tool = event.tool_name == "Bash";
-  event.can_rewrite = true;
+  // Claude Code applies updatedInput only with allow (no prompt) or ask (a prompt sandshim would
+  // add); without either it may run the command as written. So Claude Code gets no rewrite: the
+  // session environment routes interpreters, and without it they are refused with what works.
+  event.can_rewrite = agent == Agent::codex;
   event.tool_input = payload::object(body, "tool_input");
   event.cwd = payload::text(body, "cwd");
   event.session_id = payload::text(body, "session_id");
@@ -144,19 +146,16 @@ HookReply deny(const std::string& reason) {
   return {payload::dump(payload::pre_tool_use_answer("deny", reason)), "", 0, "deny"};
 }
 
-// A rewrite carries no permissionDecision: Claude Code then asks, or applies the user's rules,
-// for the rewritten command exactly as for one the model wrote.
-HookReply answer_claude(const HookEvent& event, const Decision& decision) {
+// No objection: nothing. A rewrite cannot happen (can_rewrite is false); were one decided, the
+// command as written would not be what sandshim approved, so it is refused.
+HookReply answer_claude(const HookEvent& /*event*/, const Decision& decision) {
   switch (decision.verdict) {
     case Verdict::deny:
       return deny(decision.reason);
-    case Verdict::rewrite: {
-      Json specific = Json::object();
-      specific["hookEventName"] = "PreToolUse";
-      specific["updatedInput"] =
-          payload::with_command(event.tool_input, "command", decision.rewritten_command);
-      return {payload::dump(Json{{"hookSpecificOutput", specific}}), "", 0, "updatedInput"};
-    }
+    case Verdict::rewrite:
+      return deny(
+          "sandshim: this command would need a rewrite, which Claude Code cannot apply "
+          "without approving it; run it through the sandbox: `sandshim run -- …`");
     case Verdict::allow:
       break;
   }
@@ -166,8 +165,11 @@ HookReply answer_claude(const HookEvent& event, const Decision& decision) {
 // Codex applies `updatedInput` only with `allow`; its approval policy and sandbox still judge
 // the rewritten command (the hook runs before the exec path that asks).
 HookReply answer_codex(const HookEvent& event, const Decision& decision) {
-  if (decision.verdict != Verdict::rewrite) {
-    return answer_claude(event, decision);
+  if (decision.verdict == Verdict::deny) {
+    return deny(decision.reason);
+  }
+  if (decision.verdict == Verdict::allow) {
+    return nothing();
   }
   Json specific = Json::object();
   specific["hookEventName"] = "PreToolUse";

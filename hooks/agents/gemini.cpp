@@ -27,8 +27,8 @@ void read_outcome(const Json& body, HookEvent& event) {
                          ? content->get<std::string>()
                          : response.dump(-1, ' ', false, Json::error_handler_t::replace);
   auto error = response.find("error");
-  bool failed = (error != response.end() && !error->is_null()) ||
-                text.find("Signal:") != std::string::npos;
+  bool failed =
+      (error != response.end() && !error->is_null()) || text.find("Signal:") != std::string::npos;
   event.exit_code = payload::number_after(text, "Exit Code:");
   if (!event.exit_code && !failed) {
     event.exit_code = 0;
