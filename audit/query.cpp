@@ -421,7 +421,7 @@ namespace {
 
 // A run started from a session whose environment put the shims on PATH (Claude Code's
 // SessionStart) carries no tool-use id: its decision is the session's last one made before the
-// run started and not completed before it.
+// run started and not completed before it, one naming the run's program first.
 nlohmann::ordered_json session_decision(Database& db, const Row& run) {
   auto decisions = nlohmann::ordered_json::array();
   std::string session = render_field(run, "agent_session");
@@ -432,10 +432,11 @@ nlohmann::ordered_json session_decision(Database& db, const Row& run) {
                    "SELECT " + select_list(k_decision_output) +
                        " FROM decisions WHERE session_id = ?1 AND agent = ?2 AND time_ms <= ?3 "
                        "AND (completed_ms IS NULL OR completed_ms >= ?3) AND decision != 'deny' "
-                       "ORDER BY time_ms DESC LIMIT 1",
+                       "ORDER BY instr(original_command, ?4) > 0 DESC, time_ms DESC LIMIT 1",
                    "read the run's hook decision");
   select.bind(1, session).bind(2, render_field(run, "agent"));
   select.bind(3, static_cast<int64_t>(std::stoll(render_field(run, "start_ms"))));
+  select.bind(4, render_field(run, "invoked_as"));
   while (select.step()) {
     decisions.push_back(row_from(select, k_decision_output));
   }

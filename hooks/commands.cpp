@@ -168,7 +168,7 @@ int hook_main(const std::vector<std::string>& args) {
     if (!options) {
       return 0;
     }
-    Deadline deadline(std::chrono::seconds(k_hook_deadline_seconds));
+    Deadline deadline{std::chrono::seconds(k_hook_deadline_seconds)};
     return reply(run_hook(*options, read_payload(), system_environment()), deadline);
   } catch (const std::exception& e) {
     HookReply refusal =

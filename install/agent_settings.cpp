@@ -15,6 +15,10 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
+// The tools sandshim checks: the shell, and every tool that writes files.
+constexpr const char* k_claude_tools = "Bash|Write|Edit|MultiEdit|NotebookEdit";
+constexpr const char* k_gemini_tools = "^(run_shell_command|write_file|replace)$";
+
 // Well above the hook's own 20-second deadline, so the hook always answers (or refuses)
 // before the agent's timeout, which the agents treat as no objection, can fire.
 constexpr int k_timeout_seconds = 60;
@@ -55,27 +59,28 @@ Json claude_handler() {
 AgentSettings claude() {
   Json pre = claude_handler();
   pre["statusMessage"] = "sandshim: checking the command";
-  return {"claude",
-          "Claude Code",
-          ".claude/settings.json",
-          env_dir_or("CLAUDE_CONFIG_DIR", home_directory() / ".claude") / "settings.json",
-          Layout::grouped,
-          {{"SessionStart", group("", claude_handler())},
-           {"PreToolUse", group("Bash|Write|Edit|MultiEdit|NotebookEdit", pre)},
-           {"PostToolUse", group("Bash", claude_handler())},
-           {"PostToolUseFailure", group("Bash", claude_handler())},
-           {"PermissionDenied", group("Bash", claude_handler())}},
-          Json::object(),
-          {"Claude Code runs a project's hooks only once its folder is trusted: run `claude` in "
-           "the project once and accept the trust dialog (`claude -p` trusts it by itself). "
-           "`/hooks` lists sandshim's entries.",
-           "Nothing is approved or added to your permission rules: Claude Code asks for, or "
-           "allows by your own rules, each command as before. New sessions get the shim "
-           "directory first on PATH (SessionStart); a session started before this install gets "
-           "a PATH prefix on each command instead, which Claude Code asks you to approve.",
-           "If Claude Code's own sandbox is on (\"sandbox\": {\"enabled\": true}), it refuses "
-           "the engine socket the shims use and sandboxed interpreters fail with exit 125.",
-           "Check that the hooks will be called: `sandshim doctor`."}};
+  return {
+      "claude",
+      "Claude Code",
+      ".claude/settings.json",
+      env_dir_or("CLAUDE_CONFIG_DIR", home_directory() / ".claude") / "settings.json",
+      Layout::grouped,
+      {{"SessionStart", group("", claude_handler())},
+       {"PreToolUse", group(k_claude_tools, pre)},
+       {"PostToolUse", group(k_claude_tools, claude_handler())},
+       {"PostToolUseFailure", group(k_claude_tools, claude_handler())},
+       {"PermissionDenied", group(k_claude_tools, claude_handler())}},
+      Json::object(),
+      {"Claude Code runs a project's hooks only once its folder is trusted: run `claude` in "
+       "the project once and accept the workspace trust dialog (`claude -p` trusts it by itself). "
+       "`/hooks` lists sandshim's entries.",
+       "Nothing is approved or added to your permission rules: Claude Code asks for, or "
+       "allows by your own rules, each command as before. New sessions get the shim "
+       "directory first on PATH (SessionStart); a session started before this install gets "
+       "a PATH prefix on each command instead, which Claude Code asks you to approve.",
+       "If Claude Code's own sandbox is on (\"sandbox\": {\"enabled\": true}), it refuses "
+       "the engine socket the shims use and sandboxed interpreters fail with exit 125.",
+       "Check that the hooks will be called: `sandshim doctor`."}};
 }
 
 AgentSettings codex() {
@@ -87,7 +92,7 @@ AgentSettings codex() {
           env_dir_or("CODEX_HOME", home_directory() / ".codex") / "hooks.json",
           Layout::grouped,
           {{"PreToolUse", group("Bash|apply_patch", pre)},
-           {"PostToolUse", group("Bash", command_handler(k_timeout_seconds))}},
+           {"PostToolUse", group("Bash|apply_patch", command_handler(k_timeout_seconds))}},
           Json::object(),
           {"Codex reads a project's .codex/ only when the project is trusted: run `codex` in it "
            "and trust it (or `codex exec --trust …` once).",
@@ -131,21 +136,21 @@ AgentSettings gemini() {
              {"command", ""},
              {"timeout", k_timeout_seconds * 1000},
              {"description", "Records the command's outcome in sandshim's audit"}};
-  return {"gemini",
-          "Gemini CLI",
-          ".gemini/settings.json",
-          home_directory() / ".gemini" / "settings.json",
-          Layout::grouped,
-          {{"BeforeTool", group("^(run_shell_command|write_file|replace)$", before)},
-           {"AfterTool", group("run_shell_command", after)}},
-          Json::object(),
-          {"Gemini CLI reads a project's .gemini/settings.json only in a trusted folder: run "
-           "`gemini` in the project and trust the folder (it is then listed in "
-           "~/.gemini/trustedFolders.json); headless runs need it trusted beforehand.",
-           "On its next start Gemini CLI warns about the new project hooks: keep "
-           "hooksConfig.enabled on.",
-           "A rewritten command still goes through Gemini CLI's own confirmation and policy.",
-           "Check that the hooks will be called: `sandshim doctor`."}};
+  return {
+      "gemini",
+      "Gemini CLI",
+      ".gemini/settings.json",
+      home_directory() / ".gemini" / "settings.json",
+      Layout::grouped,
+      {{"BeforeTool", group(k_gemini_tools, before)}, {"AfterTool", group(k_gemini_tools, after)}},
+      Json::object(),
+      {"Gemini CLI reads a project's .gemini/settings.json only in a trusted folder: run "
+       "`gemini` in the project and trust the folder (it is then listed in "
+       "~/.gemini/trustedFolders.json); headless runs need it trusted beforehand.",
+       "On its next start Gemini CLI warns about the new project hooks: keep "
+       "hooksConfig.enabled on.",
+       "A rewritten command still goes through Gemini CLI's own confirmation and policy.",
+       "Check that the hooks will be called: `sandshim doctor`."}};
 }
 
 AgentSettings windsurf() {

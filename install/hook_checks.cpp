@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
@@ -86,7 +87,7 @@ std::optional<std::string> missing_binary(const std::vector<OurHandler>& handler
 std::optional<std::string> disabling_file(const std::vector<fs::path>& files, const char* key) {
   for (const fs::path& file : files) {
     Json value = json_file(file);
-    if (value.is_object() && value.value(key, false) == true) {
+    if (value.is_object() && value.contains(key) && value[key] == true) {
       return file.string();
     }
   }
@@ -189,18 +190,25 @@ bool gemini_folder_trusted(const fs::path& root, const fs::path& trusted_folders
   return false;
 }
 
+// True when the nested member exists and is the boolean false.
+bool member_is_false(const Json& root, std::initializer_list<const char*> path) {
+  const Json* current = &root;
+  for (const char* key : path) {
+    if (!current->is_object() || !current->contains(key)) {
+      return false;
+    }
+    current = &(*current)[key];
+  }
+  return *current == false;
+}
+
 HookCallCheck check_gemini(const fs::path& project_root, const AgentConfigPaths& paths) {
   Json user = json_file(paths.gemini_dir / "settings.json");
-  const Json* hooks_config =
-      user.is_object() && user.contains("hooksConfig") ? &user["hooksConfig"] : nullptr;
-  if (hooks_config != nullptr && hooks_config->is_object() &&
-      hooks_config->value("enabled", true) == false) {
+  if (member_is_false(user, {"hooksConfig", "enabled"})) {
     return blocked("Gemini CLI: hooksConfig.enabled is false in ~/.gemini/settings.json",
                    "set \"hooksConfig\": {\"enabled\": true} there");
   }
-  bool trust_off = user.is_object() && user.contains("security") && user["security"].is_object() &&
-                   user["security"].value("folderTrust", Json::object()).is_object() &&
-                   user["security"]["folderTrust"].value("enabled", true) == false;
+  bool trust_off = member_is_false(user, {"security", "folderTrust", "enabled"});
   if (project_root.empty() || trust_off || paths.gemini_trust_workspace_env ||
       gemini_folder_trusted(project_root, paths.gemini_trusted_folders)) {
     return runs("Gemini CLI calls them (the folder is trusted)");

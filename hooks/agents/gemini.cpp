@@ -64,8 +64,10 @@ HookEvent parse_gemini(const Json& body) {
                         : payload::text(event.tool_input, "command");
   }
   // AfterTool reports the command as it ran (rewritten): the id comes from the original.
-  event.tool_use_id = payload::derived_id(
-      {"gemini", event.session_id, strip_any_routing(event.command).value_or(event.command)});
+  std::string subject = event.file_tool
+                            ? "write " + written
+                            : std::string(strip_any_routing(event.command).value_or(event.command));
+  event.tool_use_id = payload::derived_id({"gemini", event.session_id, subject});
   if (event.phase == Phase::after) {
     read_outcome(body, event);
   }
