@@ -136,8 +136,8 @@ CREATE INDEX runs_tool_use ON runs(tool_use_id) WHERE tool_use_id != '';
 )sql"},
     // Decisions (issue 11): what the agent was sent, its approval mode, whether the command ran.
     {3, R"sql(
-ALTER TABLE decisions ADD COLUMN answer TEXT NOT NULL DEFAULT '';
-ALTER TABLE decisions ADD COLUMN permission_mode TEXT NOT NULL DEFAULT '';
+ALTER TABLE decisions ADD COLUMN answer TEXT;
+ALTER TABLE decisions ADD COLUMN permission_mode TEXT;
 ALTER TABLE decisions ADD COLUMN outcome TEXT;
 )sql"},
 };

@@ -50,37 +50,35 @@ Json command_handler(int timeout, Json extras = Json::object()) {
   return handler;
 }
 
-// onFailure "block" (Claude Code 2.1.3xx) also turns a timeout into a block; versions that do
-// not know the key drop it, and the shell suffix still blocks.
-Json claude_handler() {
-  return command_handler(k_timeout_seconds, {{"onFailure", "block"}});
-}
-
+// onFailure "block" (Claude Code 2.1.332 has it on command hooks) also turns a timeout of the
+// PreToolUse check into a block; a version that does not know the key drops it, and the shell
+// fallback still blocks. The other events decide nothing, so they need neither.
 AgentSettings claude() {
-  Json pre = claude_handler();
+  Json pre = command_handler(k_timeout_seconds, {{"onFailure", "block"}});
   pre["statusMessage"] = "sandshim: checking the command";
-  return {
-      "claude",
-      "Claude Code",
-      ".claude/settings.json",
-      env_dir_or("CLAUDE_CONFIG_DIR", home_directory() / ".claude") / "settings.json",
-      Layout::grouped,
-      {{"SessionStart", group("", claude_handler())},
-       {"PreToolUse", group(k_claude_tools, pre)},
-       {"PostToolUse", group(k_claude_tools, claude_handler())},
-       {"PostToolUseFailure", group(k_claude_tools, claude_handler())},
-       {"PermissionDenied", group(k_claude_tools, claude_handler())}},
-      Json::object(),
-      {"Claude Code runs a project's hooks only once its folder is trusted: run `claude` in "
-       "the project once and accept the workspace trust dialog (`claude -p` trusts it by itself). "
-       "`/hooks` lists sandshim's entries.",
-       "Nothing is approved or added to your permission rules: Claude Code asks for, or "
-       "allows by your own rules, each command as before. New sessions get the shim "
-       "directory first on PATH (SessionStart); a session started before this install gets "
-       "a PATH prefix on each command instead, which Claude Code asks you to approve.",
-       "If Claude Code's own sandbox is on (\"sandbox\": {\"enabled\": true}), it refuses "
-       "the engine socket the shims use and sandboxed interpreters fail with exit 125.",
-       "Check that the hooks will be called: `sandshim doctor`."}};
+  Json other = command_handler(k_timeout_seconds);
+  return {"claude",
+          "Claude Code",
+          ".claude/settings.json",
+          env_dir_or("CLAUDE_CONFIG_DIR", home_directory() / ".claude") / "settings.json",
+          Layout::grouped,
+          {{"SessionStart", group("", other)},
+           {"PreToolUse", group(k_claude_tools, pre)},
+           {"PostToolUse", group(k_claude_tools, other)},
+           {"PostToolUseFailure", group(k_claude_tools, other)},
+           {"PermissionDenied", group(k_claude_tools, other)}},
+          Json::object(),
+          {"Claude Code runs a project's hooks only once its folder is trusted: run `claude` in "
+           "the project once and accept the workspace trust dialog (`claude -p` trusts it by "
+           "itself). `/hooks` lists sandshim's entries.",
+           "Nothing is approved or added to your permission rules: Claude Code asks for, or "
+           "allows by your own rules, each command as before. New sessions get the shim "
+           "directory first on PATH (SessionStart); in a session started before this install, "
+           "python, node and sh by name are refused with the `sandshim run -- …` command that "
+           "works: start a new session.",
+           "If Claude Code's own sandbox is on (\"sandbox\": {\"enabled\": true}), it refuses "
+           "the engine socket the shims use and sandboxed interpreters fail with exit 125.",
+           "Check that the hooks will be called: `sandshim doctor`."}};
 }
 
 AgentSettings codex() {

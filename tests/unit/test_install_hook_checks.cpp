@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // A project with the agent's hooks installed, and the agent's own config directories, all in
-// one temporary directory. The hook binary is /bin/true, an executable that exists.
+// one temporary directory. The hook binary is an executable named sandshim.
 struct Installed {
   TempDir dir;
   fs::path project = dir / "project";
@@ -27,8 +27,10 @@ struct Installed {
     paths.gemini_dir = dir / "gemini";
     paths.gemini_trusted_folders = dir / "gemini" / "trustedFolders.json";
     file = project / settings.project_file;
-    write_text(file,
-               merge_hooks(std::nullopt, settings, hook_command_for("/bin/true", agent)).text);
+    fs::path binary = dir / "bin" / "sandshim";
+    write_text(binary, "#!/bin/sh\n");
+    fs::permissions(binary, fs::perms::owner_all);
+    write_text(file, merge_hooks(std::nullopt, settings, hook_command_for(binary, agent)).text);
   }
 
   HookCallCheck check() const { return check_hook_will_run(settings, file, project, paths); }
