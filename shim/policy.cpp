@@ -7,6 +7,7 @@
 #include <functional>
 #include <sstream>
 
+#include "audit/environment.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/sha256.hpp"
@@ -550,11 +551,7 @@ std::filesystem::path Policy::effective_shim_dir() const {
 }
 
 std::filesystem::path Policy::effective_audit_db() const {
-  if (const char* env = std::getenv("SANDSHIM_AUDIT_DB"); env != nullptr && env[0] == '/') {
-    return env;
-  }
-  return audit_db.empty() ? xdg_directory("state") / "sandshim" / "audit.db"
-                          : std::filesystem::path(audit_db);
+  return audit::resolve_audit_db(audit_db);
 }
 
 }  // namespace sandshim::shim
