@@ -139,6 +139,7 @@ class Deadline {
     if (m_wake.wait_for(lock, limit, [this] { return m_done; })) {
       return;
     }
+    static_assert(k_hook_deadline_seconds == 20, "the message below names the deadline");
     static constexpr std::string_view k_reason =
         "sandshim: the check took longer than 20 seconds, so the command was not run; run it "
         "again, or ask the user to look at `sandshim doctor`\n";
