@@ -30,7 +30,7 @@ const ChainTable k_decision_chain{
     "decision_id",
     "decision_id, time_ms, agent, event, session_id, tool_use_id, cwd, original_command, "
     "rewritten_command, decision, reason, rule, payload_bytes, exit_code, completed_ms, "
-    "tool_response_tail, chain_seq, prev_hash",
+    "tool_response_tail, chain_seq, prev_hash, answer, permission_mode, outcome",
     "COALESCE(completed_ms, time_ms)",
     "decision = 'deny' OR completed_ms IS NOT NULL",
 };
@@ -67,6 +67,11 @@ void append_value(std::string& out, const SqlValue& value) {
   }
 }
 
+// Columns added after the encoding was fixed (schema 3): hashed only when not null.
+bool added_after_encoding(std::string_view name) {
+  return name == "answer" || name == "permission_mode" || name == "outcome";
+}
+
 // The hash of a link over its canonical encoding: a versioned domain tag, the kind, then every
 // hashed column as name, NUL, typed value. Reading the row back from SQLite makes writer and
 // verifier agree. `names` are the statement's column names from `first_column` on.
@@ -76,7 +81,11 @@ std::string link_hash(std::string_view kind, const Statement& row, int first_col
   encoding += kind;
   encoding += '\0';
   for (int column = first_column; column < row.column_count(); ++column) {
-    encoding += names[static_cast<size_t>(column - first_column)];
+    const std::string& name = names[static_cast<size_t>(column - first_column)];
+    if (row.column_is_null(column) && added_after_encoding(name)) {
+      continue;  // a row chained before the column existed keeps its hash
+    }
+    encoding += name;
     encoding += '\0';
     append_value(encoding, row.column(column));
   }

@@ -9,10 +9,10 @@ namespace sandshim::audit {
 
 // What a hook answered the agent. Stored as the lowercase names below.
 enum class Decision {
-  allow,    // the command runs as the agent wrote it
+  allow,    // sandshim has no objection: the agent's own approval decides
   deny,     // the command does not run; final when recorded
-  ask,      // the agent asks its user
-  rewrite,  // the command runs rewritten (through the shim)
+  ask,      // the agent asks its user (written by older versions only)
+  rewrite,  // the command runs rewritten (through the shim), if the agent approves it
 };
 
 std::string to_string(Decision decision);
@@ -21,8 +21,9 @@ std::vector<std::string> decision_names();
 
 // The outcome a PostToolUse (or AfterTool) hook reports for an earlier decision.
 struct DecisionCompletion {
-  std::string session_id;  // narrows the match when tool_use_id repeats across sessions
-  std::optional<int> exit_code;
+  std::string session_id;        // narrows the match when tool_use_id repeats across sessions
+  std::string outcome = "ran";   // ran | not-run (the agent refused it, or `sandshim gc` closed it)
+  std::optional<int> exit_code;  // when the agent reports none, the joined run's is used
   int64_t completed_ms = 0;
   std::string tool_response_tail;  // bounded by the hook, bytes as received
 };
@@ -39,8 +40,10 @@ struct DecisionRecord {
   std::string original_command;
   std::string rewritten_command;  // empty unless decision == rewrite
   Decision decision = Decision::allow;
-  std::string reason;  // shown to the agent or the user
-  std::string rule;    // the policy rule that decided
+  std::string answer;           // what the agent was sent: nothing, deny, updatedInput, exit 2…
+  std::string permission_mode;  // the agent's approval mode at the time (default, plan…)
+  std::string reason;           // shown to the agent or the user
+  std::string rule;             // the policy rule that decided
   int64_t payload_bytes = 0;
   std::optional<DecisionCompletion> completion;  // set when the outcome is already known
 

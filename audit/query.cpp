@@ -232,9 +232,12 @@ constexpr OutputField k_decision_output[] = {
     {"original_command", "original_command"},
     {"rewritten_command", "rewritten_command"},
     {"decision", "decision"},
+    {"answer", "answer"},
+    {"permission_mode", "permission_mode"},
     {"reason", "reason"},
     {"rule", "rule"},
     {"payload_bytes", "payload_bytes"},
+    {"outcome", "outcome"},
     {"exit_code", "exit_code"},
     {"completed", "completed_ms", Present::iso_time},
     {"completed_ms", "completed_ms"},
@@ -416,11 +419,35 @@ int64_t query_decisions(Database& db, const Filter& filter, int64_t limit, RowWr
 
 namespace {
 
+// A run started from a session whose environment put the shims on PATH (Claude Code's
+// SessionStart) carries no tool-use id: its decision is the session's last one made before the
+// run started and not completed before it, one naming the run's program first.
+nlohmann::ordered_json session_decision(Database& db, const Row& run) {
+  auto decisions = nlohmann::ordered_json::array();
+  std::string session = render_field(run, "agent_session");
+  if (session.empty()) {
+    return decisions;
+  }
+  Statement select(db,
+                   "SELECT " + select_list(k_decision_output) +
+                       " FROM decisions WHERE session_id = ?1 AND agent = ?2 AND time_ms <= ?3 "
+                       "AND (completed_ms IS NULL OR completed_ms >= ?3) AND decision != 'deny' "
+                       "ORDER BY instr(original_command, ?4) > 0 DESC, time_ms DESC LIMIT 1",
+                   "read the run's hook decision");
+  select.bind(1, session).bind(2, render_field(run, "agent"));
+  select.bind(3, static_cast<int64_t>(std::stoll(render_field(run, "start_ms"))));
+  select.bind(4, render_field(run, "invoked_as"));
+  while (select.step()) {
+    decisions.push_back(row_from(select, k_decision_output));
+  }
+  return decisions;
+}
+
 nlohmann::ordered_json linked_decisions(Database& db, const Row& run) {
   auto decisions = nlohmann::ordered_json::array();
   std::string tool_use_id = render_field(run, "tool_use_id");
   if (tool_use_id.empty()) {
-    return decisions;
+    return session_decision(db, run);
   }
   Statement select(
       db,

@@ -134,6 +134,12 @@ CREATE INDEX decisions_time ON decisions(time_ms);
 CREATE INDEX decisions_tool_use ON decisions(tool_use_id) WHERE tool_use_id != '';
 CREATE INDEX runs_tool_use ON runs(tool_use_id) WHERE tool_use_id != '';
 )sql"},
+    // Decisions (issue 11): what the agent was sent, its approval mode, whether the command ran.
+    {3, R"sql(
+ALTER TABLE decisions ADD COLUMN answer TEXT;
+ALTER TABLE decisions ADD COLUMN permission_mode TEXT;
+ALTER TABLE decisions ADD COLUMN outcome TEXT;
+)sql"},
 };
 
 }  // namespace

@@ -105,6 +105,8 @@ const DecisionColumn k_decision_columns[] = {
     {"original_command", [](const DecisionRecord& d) -> SqlValue { return d.original_command; }},
     {"rewritten_command", [](const DecisionRecord& d) -> SqlValue { return d.rewritten_command; }},
     {"decision", [](const DecisionRecord& d) -> SqlValue { return to_string(d.decision); }},
+    {"answer", [](const DecisionRecord& d) -> SqlValue { return d.answer; }},
+    {"permission_mode", [](const DecisionRecord& d) -> SqlValue { return d.permission_mode; }},
     {"reason", [](const DecisionRecord& d) -> SqlValue { return d.reason; }},
     {"rule", [](const DecisionRecord& d) -> SqlValue { return d.rule; }},
     {"payload_bytes", [](const DecisionRecord& d) -> SqlValue { return d.payload_bytes; }},
@@ -119,6 +121,10 @@ const DecisionColumn k_decision_columns[] = {
     {"tool_response_tail",
      [](const DecisionRecord& d) {
        return d.completion ? SqlValue(Blob{d.completion->tool_response_tail}) : SqlValue();
+     }},
+    {"outcome",
+     [](const DecisionRecord& d) {
+       return d.completion ? SqlValue(d.completion->outcome) : SqlValue();
      }},
 };
 
@@ -444,15 +450,18 @@ bool Store::complete_decision(const std::string& tool_use_id,
   Transaction transaction(db, Transaction::Mode::immediate);
   Statement update(
       db,
-      "UPDATE decisions SET exit_code = ?, completed_ms = ?, tool_response_tail = ? "
-      "WHERE id = (SELECT id FROM decisions WHERE tool_use_id = ? AND tool_use_id != '' "
+      "UPDATE decisions SET exit_code = COALESCE(?1, (SELECT exit_code FROM runs WHERE "
+      "runs.tool_use_id = ?4 AND ?4 != '' ORDER BY start_ms DESC LIMIT 1)), completed_ms = ?2, "
+      "tool_response_tail = ?3, outcome = ?7 "
+      "WHERE id = (SELECT id FROM decisions WHERE tool_use_id = ?4 AND tool_use_id != '' "
       "AND chain_seq IS NULL "
-      "AND (? = '' OR session_id = ?) ORDER BY time_ms DESC LIMIT 1) RETURNING id",
+      "AND (?5 = '' OR session_id = ?6) ORDER BY time_ms DESC LIMIT 1) RETURNING id",
       "complete the decision for " + quoted(tool_use_id));
   int64_t completed_ms = completion.completed_ms != 0 ? completion.completed_ms : wall_clock_ms();
   update.bind(1, optional_int(completion.exit_code)).bind(2, completed_ms);
   update.bind(3, Blob{completion.tool_response_tail}).bind(4, tool_use_id);
   update.bind(5, completion.session_id).bind(6, completion.session_id);
+  update.bind(7, completion.outcome);
   auto rowid = returned_id(update);
   if (!rowid) {
     return false;
@@ -473,7 +482,19 @@ size_t Store::seal_pending_decisions(std::chrono::milliseconds older_than) {
   while (pending.step()) {
     rowids.push_back(pending.column_int(0));
   }
+  // No post-event came: the command ran only if a run joins it (the agent refused it, or it
+  // ran no interpreter and the agent never reported back).
+  Statement close(db,
+                  "UPDATE decisions SET outcome = CASE WHEN EXISTS (SELECT 1 FROM runs WHERE "
+                  "runs.tool_use_id = decisions.tool_use_id AND decisions.tool_use_id != '') "
+                  "THEN 'ran' ELSE 'not-run' END, exit_code = (SELECT exit_code FROM runs WHERE "
+                  "runs.tool_use_id = decisions.tool_use_id AND decisions.tool_use_id != '' "
+                  "ORDER BY start_ms DESC LIMIT 1) WHERE id = ?",
+                  "close an unfinished decision");
   for (int64_t rowid : rowids) {
+    close.bind(1, rowid);
+    close.step();
+    close.reset();
     seal_row(db, k_decision_chain, rowid);
   }
   transaction.commit();

@@ -5,7 +5,12 @@
 #include <array>
 #include <boost/program_options.hpp>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <iostream>
+#include <mutex>
+#include <string_view>
+#include <thread>
 
 #include "common/strings.hpp"
 #include "hooks/hook_run.hpp"
@@ -18,29 +23,38 @@ namespace po = boost::program_options;
 namespace {
 
 const char* const k_usage =
-    R"(sandshim hook [--agent AGENT] [--event EVENT] [--rewrite-approval auto|allow|ask]
+    R"(sandshim hook [--agent AGENT] [--event EVENT]
 
 An AI coding agent runs this before (and after) each shell command it issues. It reads the
 agent's hook event as JSON on stdin and answers on stdout in that agent's own format: exactly
 one JSON object, nothing else (Windsurf reads only the exit code). `sandshim install agent NAME`
 writes the agent's configuration for you.
 
-What it decides depends on the policy's hook.mode:
-  path  (default) rewrite the command so the shim directory comes first on PATH: python, node
-        and sh reached by name run in the sandbox, everything else (git, make, ls) as before.
+It never approves anything: a command it has no objection to gets no answer (exit 0, nothing
+on stdout), so the agent's own approval flow decides exactly as without sandshim; the rest is
+refused with a reason for the model. What it decides depends on the policy's hook.mode:
+  path  (default) python, node and sh reached by name run in the sandbox, everything else
+        (git, make, ls) as before. Claude Code gets the shim directory first on PATH once per
+        session (SessionStart writes it to $CLAUDE_ENV_FILE); other agents get the command
+        rewritten with a PATH prefix, which they approve as they would the original.
         Refused, with what to run instead: interpreters called by path (/usr/bin/python3,
         ./venv/bin/python), PATH replaced, env -i, command -p, exec -a, sudo, eval, scripts
         whose #! line names an interpreter by path, SANDSHIM_*/DOCKER_*/LD_PRELOAD settings.
   wrap  run the whole command, as given, in `sandshim run --image WRAP_IMAGE -- bash -c '…'`.
   deny  refuse interpreters that do not go through sandshim; nothing is rewritten.
-A command sandshim cannot parse, an oversized payload (over 1 MiB), an unknown event and any
-internal error are refused in the way the agent honours (Claude Code and Codex: exit 2 with the
-reason on stderr; Cursor: exit 2; Gemini: a JSON deny; Windsurf: exit 2). Every decision is
-written to the audit database (`sandshim audit`), and the PostToolUse / AfterTool event that
-follows completes it with the command's exit code.
+File tools (Claude Code's Write, Edit, MultiEdit, NotebookEdit; Codex's apply_patch; Gemini's
+write_file, replace) are refused when they write what the sandbox depends on: sandshim's config
+and state, the audit database, the shim directory, the agents' settings and hook files,
+.sandshim.conf, .git/hooks, .git/config and git's core.hooksPath.
+A command sandshim cannot parse, an oversized payload (over 1 MiB), an unknown event, any
+internal error and a check that takes longer than 20 seconds are refused in the way the agent
+honours (Claude Code and Codex: exit 2 with the reason on stderr; Cursor: exit 2; Gemini: a
+JSON deny; Windsurf: exit 2). Every decision is written to the audit database (`sandshim
+audit`), and the PostToolUse / AfterTool event that follows completes it with the command's
+exit code (Claude Code's PermissionDenied closes it as not run).
 
-Agents: claude (Claude Code: PreToolUse, PostToolUse, PostToolUseFailure), codex (Codex CLI:
-PreToolUse, PostToolUse), cursor (preToolUse, beforeShellExecution, postToolUse,
+Agents: claude (Claude Code: SessionStart, PreToolUse, PostToolUse, PostToolUseFailure,
+PermissionDenied), codex (Codex CLI: PreToolUse, PostToolUse), cursor (preToolUse, beforeShellExecution, postToolUse,
 postToolUseFailure, afterShellExecution), gemini (Gemini CLI: BeforeTool, AfterTool), windsurf
 (pre_run_command, post_run_command). Without --agent the payload's shape decides.
 
@@ -56,10 +70,7 @@ CommandDoc hook_doc() {
   options.add_options()("agent", po::value<std::string>()->value_name("AGENT"),
                         "claude, codex, cursor, gemini or windsurf")(
       "event", po::value<std::string>()->value_name("EVENT"),
-      "refuse payloads that name another event")(
-      "rewrite-approval", po::value<std::string>()->default_value("auto")->value_name("MODE"),
-      "Claude Code only: how a rewritten command is approved. auto: `ask` the user unless the "
-      "session runs with bypassPermissions; allow: approve it without a prompt; ask: always ask");
+      "refuse payloads that name another event");
   return shim::make_command_doc("hook", "answer an agent's pre-tool hook (reads JSON on stdin)",
                                 k_usage, options);
 }
@@ -81,11 +92,6 @@ std::optional<HookOptions> parse_options(const std::vector<std::string>& args) {
     }
   }
   result.expected_event = vm.count("event") != 0 ? vm["event"].as<std::string>() : "";
-  result.rewrite_approval = vm["rewrite-approval"].as<std::string>();
-  if (result.rewrite_approval != "auto" && result.rewrite_approval != "allow" &&
-      result.rewrite_approval != "ask") {
-    throw std::invalid_argument("--rewrite-approval must be auto, allow or ask");
-  }
   return result;
 }
 
@@ -106,7 +112,50 @@ std::string read_payload() {
   return payload;
 }
 
-int reply(const HookReply& answer) {
+// Refuses the tool call itself (exit 2, which every agent honours as a block) when the answer
+// is not ready in time: a slow engine or a locked audit database never reaches the agent's own
+// timeout, which Claude Code, Codex and Gemini CLI treat as no objection.
+class Deadline {
+ public:
+  explicit Deadline(std::chrono::seconds limit)
+      : m_thread([this, limit] { wait_then_refuse(limit); }) {}
+  Deadline(const Deadline&) = delete;
+  Deadline& operator=(const Deadline&) = delete;
+  ~Deadline() {
+    finish();
+    m_thread.join();
+  }
+
+  // The answer is about to be written: the deadline no longer applies.
+  void finish() {
+    std::lock_guard lock(m_mutex);
+    m_done = true;
+    m_wake.notify_all();
+  }
+
+ private:
+  void wait_then_refuse(std::chrono::seconds limit) {
+    std::unique_lock lock(m_mutex);
+    if (m_wake.wait_for(lock, limit, [this] { return m_done; })) {
+      return;
+    }
+    static_assert(k_hook_deadline_seconds == 20, "the message below names the deadline");
+    static constexpr std::string_view k_reason =
+        "sandshim: the check took longer than 20 seconds, so the command was not run; run it "
+        "again, or ask the user to look at `sandshim doctor`\n";
+    ssize_t written = ::write(STDERR_FILENO, k_reason.data(), k_reason.size());
+    static_cast<void>(written);
+    ::_exit(2);
+  }
+
+  std::mutex m_mutex;
+  std::condition_variable m_wake;
+  bool m_done = false;
+  std::thread m_thread;
+};
+
+int reply(const HookReply& answer, Deadline& deadline) {
+  deadline.finish();
   std::cout << answer.out << std::flush;
   std::cerr << answer.err << std::flush;
   return answer.exit_code;
@@ -120,10 +169,13 @@ int hook_main(const std::vector<std::string>& args) {
     if (!options) {
       return 0;
     }
-    return reply(run_hook(*options, read_payload(), system_environment()));
+    Deadline deadline{std::chrono::seconds(k_hook_deadline_seconds)};
+    return reply(run_hook(*options, read_payload(), system_environment()), deadline);
   } catch (const std::exception& e) {
-    return reply(
-        refuse_any_agent("sandshim: hook: " + std::string(e.what()) + "; the command was not run"));
+    HookReply refusal =
+        refuse_any_agent("sandshim: hook: " + std::string(e.what()) + "; the command was not run");
+    std::cerr << refusal.err << std::flush;
+    return refusal.exit_code;
   }
 }
 

@@ -21,6 +21,27 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
+fs::path workspace_of(const fs::path& cwd) {
+  std::error_code ec;
+  fs::path start = cwd.empty() ? fs::current_path(ec) : cwd;
+  return find_git_root(start).value_or(start);
+}
+
+constexpr std::string_view k_prefix = "sandshim: ";
+
+// The logger writes its own `sandshim: <level>: ` in front.
+std::string without_prefix(std::string_view line) {
+  while (line.starts_with(k_prefix)) {
+    line.remove_prefix(k_prefix.size());
+  }
+  return std::string(line);
+}
+
+// `export PATH='<shim dir>':"$PATH"`: what a session environment starts with.
+std::string path_line(const fs::path& shim_dir) {
+  return "export PATH=" + shell_quote(shim_dir.string()) + ":\"$PATH\"";
+}
+
 // The run of one hook: what is known so far, so a failure at any step is still recorded and
 // answered in the agent's own way.
 class HookRun {
@@ -82,7 +103,11 @@ class HookRun {
         return decide_event();
       case Phase::after:
       case Phase::after_failure:
-        return complete_event();
+        return complete_event("ran");
+      case Phase::not_run:
+        return complete_event("not-run");
+      case Phase::session_start:
+        return start_session();
       case Phase::unsupported:
         break;
     }
@@ -111,19 +136,41 @@ class HookRun {
 
   HookReply decide_event() {
     m_policy = m_env.load_policy(m_event.cwd);
-    Decision decision = m_event.shell_tool
-                            ? decide(m_event.command, decision_inputs())
-                            : Decision{Verdict::allow, "not-a-shell-tool",
-                                       "sandshim: only shell commands are checked", "", false};
-    decision.confirm = decision.verdict == Verdict::rewrite && wants_confirmation();
-    if (!record(decision) && m_policy->audit_required) {
+    Decision decision = decide_tool();
+    decision.reason = agent_message(decision.reason);
+    HookReply reply = m_adapter->answer(m_event, decision);
+    if (!record(decision, reply.sent) && m_policy->audit_required) {
       return fail_closed("audit-unavailable",
                          "sandshim: the audit database cannot be written, so nothing runs "
                          "(audit.required = true); ask the user to check it");
     }
     spdlog::info("hook: {} {} -> {} ({})", m_adapter->flag, m_event.event,
                  audit::to_string(audit_decision(decision)), decision.rule);
-    return m_adapter->answer(m_event, decision);
+    return reply;
+  }
+
+  Decision decide_tool() const {
+    if (m_event.shell_tool) {
+      return decide(m_event.command, decision_inputs());
+    }
+    if (m_event.file_tool) {
+      return decide_file_write();
+    }
+    return Decision{Verdict::allow, "not-a-shell-tool", "sandshim: only shell commands are checked",
+                    "", false};
+  }
+
+  // File tools may write anything but what the sandbox depends on.
+  Decision decide_file_write() const {
+    ProtectedPaths paths = protected_paths(*m_policy, workspace_of(m_event.cwd));
+    for (const std::string& target : m_event.written_paths) {
+      if (std::optional<std::string> what = protected_path_reason(target, m_event.cwd, paths)) {
+        return Decision{Verdict::deny, "protected-path", protected_write_refusal(target, *what), "",
+                        false};
+      }
+    }
+    return Decision{Verdict::allow, "file-write", "sandshim: no protected file is written", "",
+                    false};
   }
 
   DecisionInputs decision_inputs() const {
@@ -137,6 +184,9 @@ class HookRun {
     in.sandshim = m_env.sandshim;
     std::string first_entry = m_env.agent_path.substr(0, m_env.agent_path.find(':'));
     in.shim_dir_first_on_path = !first_entry.empty() && fs::path(first_entry) == in.shim_dir;
+    if (session_environment_ready(in.shim_dir)) {
+      in.shim_dir_first_on_path = true;  // the session's shell has the shims: nothing to rewrite
+    }
     in.shim_installed = [this, dir = in.shim_dir](const std::string& name) {
       return m_env.exists(dir / name);
     };
@@ -163,21 +213,46 @@ class HookRun {
     in.read_script = m_env.read_script;
   }
 
-  // Claude Code approves a rewritten command with `allow` (no prompt) or `ask` (the user
-  // confirms). `auto` keeps the user's own approval posture: only a session that already
-  // approves everything gets `allow`.
-  bool wants_confirmation() const {
-    if (m_event.agent != Agent::claude || m_options.rewrite_approval == "allow") {
+  // Claude Code sources its session environment before every Bash command: when this session's
+  // files put the shims first on PATH, commands need no rewrite.
+  bool session_environment_ready(const fs::path& shim_dir) const {
+    if (m_event.agent != Agent::claude || m_event.session_id.empty() ||
+        m_event.session_id.find('/') != std::string::npos || !m_env.session_scripts) {
       return false;
     }
-    return m_options.rewrite_approval == "ask" || m_event.permission_mode != "bypassPermissions";
+    std::string expected = path_line(shim_dir);
+    for (const std::string& script :
+         m_env.session_scripts(m_env.claude_session_env_dir / m_event.session_id)) {
+      if (script.find(expected) != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
   }
 
-  HookReply complete_event() {
+  // SessionStart: Claude Code hands each hook a file of shell lines it sources before every
+  // Bash command. Other agents have no such file; their commands are rewritten instead.
+  HookReply start_session() {
+    if (m_event.agent != Agent::claude || m_env.claude_env_file.empty()) {
+      spdlog::info("hook: {} gave no session environment file; commands get the PATH prefix",
+                   m_adapter->flag);
+      return m_adapter->acknowledge(m_event);
+    }
+    m_policy = m_env.load_policy(m_event.cwd);
+    std::string script = session_environment_script(
+        m_policy->effective_shim_dir(), std::string(m_adapter->audit_name), m_event.session_id);
+    if (!m_env.append_text(m_env.claude_env_file, script)) {
+      spdlog::warn("cannot write the session environment to {}; commands get the PATH prefix",
+                   quoted(m_env.claude_env_file));
+    }
+    return m_adapter->acknowledge(m_event);
+  }
+
+  HookReply complete_event(const std::string& outcome) {
     try {
       m_policy = m_env.load_policy(m_event.cwd);
-      audit::DecisionCompletion completion{m_event.session_id, m_event.exit_code, m_env.now_ms(),
-                                           m_event.response_tail};
+      audit::DecisionCompletion completion{m_event.session_id, outcome, m_event.exit_code,
+                                           m_env.now_ms(), m_event.response_tail};
       if (!m_env.complete_decision(*m_policy, m_event.tool_use_id, completion)) {
         spdlog::info("hook: no pending decision for this {} {} event", m_adapter->flag,
                      m_event.event);
@@ -189,16 +264,17 @@ class HookRun {
   }
 
   // Refuses in the way the agent honours; after-events have nothing left to refuse.
-  HookReply fail_closed(const std::string& rule, const std::string& reason) {
+  HookReply fail_closed(const std::string& rule, const std::string& text) {
+    std::string reason = agent_message(text);
     Decision decision{Verdict::deny, rule, reason, "", false};
-    if (m_event.phase == Phase::after || m_event.phase == Phase::after_failure) {
-      spdlog::warn("{}", reason);
+    spdlog::warn("{}", without_prefix(reason));
+    if (m_event.phase != Phase::before && m_event.phase != Phase::unsupported) {
       return m_adapter->acknowledge(m_event);
     }
-    spdlog::warn("{}", reason);
-    record(decision);
-    return m_adapter != nullptr ? m_adapter->refuse(m_event.event, reason)
-                                : refuse_any_agent(reason);
+    HookReply reply =
+        m_adapter != nullptr ? m_adapter->refuse(m_event.event, reason) : refuse_any_agent(reason);
+    record(decision, reply.sent);
+    return reply;
   }
 
   static audit::Decision audit_decision(const Decision& decision) {
@@ -214,12 +290,14 @@ class HookRun {
   }
 
   // One audit record per decision; false when it could not be written.
-  bool record(const Decision& decision) {
+  bool record(const Decision& decision, const std::string& sent) {
     try {
       if (!m_policy) {
         m_policy = m_env.load_policy(m_event.cwd);
       }
-      m_env.record_decision(*m_policy, decision_record(decision));
+      audit::DecisionRecord row = decision_record(decision);
+      row.answer = sent;
+      m_env.record_decision(*m_policy, row);
       return true;
     } catch (const std::exception& e) {
       spdlog::warn("cannot record the hook decision: {}", e.what());
@@ -235,9 +313,11 @@ class HookRun {
     record.session_id = m_event.session_id;
     record.tool_use_id = m_event.tool_use_id;
     record.cwd = m_event.cwd;
-    record.original_command = m_event.command;
+    record.original_command =
+        m_event.file_tool ? "write " + join(m_event.written_paths, " ") : m_event.command;
     record.rewritten_command = decision.rewritten_command;
     record.decision = audit_decision(decision);
+    record.permission_mode = m_event.permission_mode;
     record.reason = decision.reason;
     record.rule = decision.rule;
     record.payload_bytes = m_payload_bytes;
@@ -251,12 +331,6 @@ class HookRun {
   std::optional<shim::Policy> m_policy;
   int64_t m_payload_bytes = 0;
 };
-
-fs::path workspace_of(const fs::path& cwd) {
-  std::error_code ec;
-  fs::path start = cwd.empty() ? fs::current_path(ec) : cwd;
-  return find_git_root(start).value_or(start);
-}
 
 audit::Store open_store(const shim::Policy& policy) {
   return audit::Store::open({policy.effective_audit_db()});
@@ -285,6 +359,27 @@ std::optional<std::string> read_first_line(const fs::path& file) {
   in.read(line.data(), static_cast<std::streamsize>(line.size()));
   line.resize(static_cast<size_t>(in.gcount()));
   return line.substr(0, line.find('\n'));
+}
+
+bool append_to_file(const fs::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::app | std::ios::binary);
+  out << text;
+  out.flush();
+  return static_cast<bool>(out);
+}
+
+// The files Claude Code writes for a session's SessionStart hooks (sessionstart-hook-N.sh).
+std::vector<std::string> session_start_scripts(const fs::path& dir) {
+  std::vector<std::string> scripts;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.starts_with("sessionstart-hook-") && name.ends_with(".sh")) {
+      std::ifstream in(entry.path(), std::ios::binary);
+      scripts.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+  }
+  return scripts;
 }
 
 }  // namespace
@@ -330,7 +425,40 @@ HookEnvironment system_environment() {
     return fs::exists(file, ec);
   };
   env.now_ms = wall_clock_ms;
+  const char* env_file = std::getenv("CLAUDE_ENV_FILE");
+  env.claude_env_file = env_file == nullptr ? "" : env_file;
+  const char* claude_dir = std::getenv("CLAUDE_CONFIG_DIR");
+  env.claude_session_env_dir =
+      (claude_dir != nullptr && claude_dir[0] == '/' ? fs::path(claude_dir)
+                                                     : home_directory() / ".claude") /
+      "session-env";
+  env.append_text = append_to_file;
+  env.session_scripts = session_start_scripts;
   return env;
+}
+
+std::string agent_message(std::string_view text) {
+  std::string message;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = std::min(text.find('\n', start), text.size());
+    std::string line = trim(without_prefix(trim(text.substr(start, end - start))));
+    while (!line.empty() && (line.back() == '.' || line.back() == ' ')) {
+      line.pop_back();
+    }
+    if (!line.empty()) {
+      message += (message.empty() ? "" : "\n") + std::string(k_prefix) + line;
+    }
+    start = end + 1;
+  }
+  return message;
+}
+
+std::string session_environment_script(const fs::path& shim_dir, const std::string& agent,
+                                       const std::string& session_id) {
+  return "# sandshim: python, node and sh reached by name run in its sandbox\n" +
+         path_line(shim_dir) + "\nexport SANDSHIM_AGENT=" + shell_quote(agent) +
+         " SANDSHIM_SESSION_ID=" + shell_quote(session_id) + "\n";
 }
 
 }  // namespace sandshim::hooks

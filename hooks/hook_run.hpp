@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "audit/decision_record.hpp"
 #include "hooks/agents/agent.hpp"
@@ -16,10 +17,13 @@ namespace sandshim::hooks {
 // Larger payloads are refused unread: no agent sends a megabyte for one shell command.
 inline constexpr size_t k_max_payload_bytes = 1 << 20;
 
+// Past this, the hook refuses on its own (exit 2) instead of letting the agent's timeout, which
+// some agents treat as "no objection", decide. The installed timeouts are well above it.
+inline constexpr int k_hook_deadline_seconds = 20;
+
 struct HookOptions {
-  std::optional<Agent> agent;             // --agent; absent: detected from the payload
-  std::string expected_event;             // --event; a payload naming another event is refused
-  std::string rewrite_approval = "auto";  // Claude Code: auto | allow | ask
+  std::optional<Agent> agent;  // --agent; absent: detected from the payload
+  std::string expected_event;  // --event; a payload naming another event is refused
 };
 
 // Everything a hook run reads or writes outside its payload, so tests can stub it.
@@ -44,7 +48,22 @@ struct HookEnvironment {
   std::function<std::optional<std::string>(const std::filesystem::path& file)> read_script;
   std::function<bool(const std::filesystem::path&)> exists;
   std::function<int64_t()> now_ms;
+  // Claude Code's session environment: the file a SessionStart hook appends to
+  // ($CLAUDE_ENV_FILE), and the folder holding every session's files (<config>/session-env).
+  std::string claude_env_file;
+  std::filesystem::path claude_session_env_dir;
+  std::function<bool(const std::filesystem::path&, const std::string&)> append_text;
+  std::function<std::vector<std::string>(const std::filesystem::path& dir)> session_scripts;
 };
+
+// A reason as the agent shows it: one line per fact, each with exactly one `sandshim:` prefix
+// and no final period (agents append their own text, which made "..").
+std::string agent_message(std::string_view text);
+
+// The lines a session environment gets: the shim directory first on PATH, and who is calling
+// so the shims can join their runs to the session.
+std::string session_environment_script(const std::filesystem::path& shim_dir,
+                                       const std::string& agent, const std::string& session_id);
 
 // Answers one hook payload: parse it as the agent's event, decide (or complete an earlier
 // decision), record it, and reply in the agent's format. Never throws; whatever goes wrong

@@ -29,13 +29,24 @@ every shell command the agent runs is checked by `sandshim hook` first, and inst
 (SKILL.md) that tells the agent what runs sandboxed and how to read failures.
 
 NAME        file (project / --user)                                  events
-  claude    .claude/settings.json  / ~/.claude/settings.json          PreToolUse (onFailure: block),
-                                                                      PostToolUse, PostToolUseFailure
-  codex     .codex/hooks.json      / ~/.codex/hooks.json              PreToolUse, PostToolUse
+  claude    .claude/settings.json  / ~/.claude/settings.json          SessionStart (the shims first
+                                                                      on PATH), PreToolUse (Bash and
+                                                                      file tools), PostToolUse,
+                                                                      PostToolUseFailure,
+                                                                      PermissionDenied
+  codex     .codex/hooks.json      / ~/.codex/hooks.json              PreToolUse (Bash, apply_patch),
+                                                                      PostToolUse
   cursor    .cursor/hooks.json     / ~/.cursor/hooks.json             preToolUse (failClosed),
                                                                       postToolUse, postToolUseFailure
-  gemini    .gemini/settings.json  / ~/.gemini/settings.json          BeforeTool, AfterTool
+  gemini    .gemini/settings.json  / ~/.gemini/settings.json          BeforeTool (shell and file
+                                                                      tools), AfterTool
   windsurf  .windsurf/hooks.json   / ~/.codeium/windsurf/hooks.json   pre_run_command, post_run_command
+No permission rule is added or changed and nothing is approved: the agent's own approval flow
+decides as before. Each hook command ends in a shell fallback that turns any failure of the
+hook (sandshim missing, crashed, killed) into exit 2, which the agents treat as a block; its
+timeout (60 s) is far above the hook's own 20-second deadline, past which it refuses.
+`sandshim doctor` checks that each installed agent will call the hooks (folder and hook trust,
+disableAllHooks, managed settings).
 The skill goes to .agents/skills/sandshim/ and .claude/skills/sandshim/.
 
 Everything else in those files stays byte for byte; running it twice changes nothing;

@@ -15,15 +15,33 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-constexpr int k_timeout_seconds = 30;
+// The tools sandshim checks: the shell, and every tool that writes files.
+constexpr const char* k_claude_tools = "Bash|Write|Edit|MultiEdit|NotebookEdit";
+constexpr const char* k_gemini_tools = "^(run_shell_command|write_file|replace)$";
+
+// Well above the hook's own 20-second deadline, so the hook always answers (or refuses)
+// before the agent's timeout, which the agents treat as no objection, can fire.
+constexpr int k_timeout_seconds = 60;
+
+// What every handler runs after sandshim: exit 0 and sandshim's own exit 2 pass; anything else
+// (not found, crashed, killed) becomes exit 2 with a reason, which every agent treats as a block.
+constexpr std::string_view k_fail_closed_suffix =
+    " || { s=$?; [ \"$s\" -eq 2 ] && exit 2; echo \"sandshim: the hook failed (exit $s), so "
+    "the command was not run; run: sandshim doctor\" >&2; exit 2; }";
 
 fs::path env_dir_or(const char* variable, const fs::path& fallback) {
   const char* value = std::getenv(variable);
   return value != nullptr && value[0] == '/' ? fs::path(value) : fallback;
 }
 
+// A matcher group; an empty matcher is left out (every source of SessionStart).
 Json group(const std::string& matcher, Json handler) {
-  return Json{{"matcher", matcher}, {"hooks", Json::array({std::move(handler)})}};
+  Json result = Json::object();
+  if (!matcher.empty()) {
+    result["matcher"] = matcher;
+  }
+  result["hooks"] = Json::array({std::move(handler)});
+  return result;
 }
 
 Json command_handler(int timeout, Json extras = Json::object()) {
@@ -32,27 +50,35 @@ Json command_handler(int timeout, Json extras = Json::object()) {
   return handler;
 }
 
+// onFailure "block" (Claude Code 2.1.332 has it on command hooks) also turns a timeout of the
+// PreToolUse check into a block; a version that does not know the key drops it, and the shell
+// fallback still blocks. The other events decide nothing, so they need neither.
 AgentSettings claude() {
-  Json pre = command_handler(
-      k_timeout_seconds,
-      {{"onFailure", "block"}, {"statusMessage", "sandshim: checking the command"}});
+  Json pre = command_handler(k_timeout_seconds, {{"onFailure", "block"}});
+  pre["statusMessage"] = "sandshim: checking the command";
+  Json other = command_handler(k_timeout_seconds);
   return {"claude",
           "Claude Code",
           ".claude/settings.json",
           env_dir_or("CLAUDE_CONFIG_DIR", home_directory() / ".claude") / "settings.json",
           Layout::grouped,
-          {{"PreToolUse", group("Bash", pre)},
-           {"PostToolUse", group("Bash", command_handler(k_timeout_seconds))},
-           {"PostToolUseFailure", group("Bash", command_handler(k_timeout_seconds))}},
+          {{"SessionStart", group("", other)},
+           {"PreToolUse", group(k_claude_tools, pre)},
+           {"PostToolUse", group(k_claude_tools, other)},
+           {"PostToolUseFailure", group(k_claude_tools, other)},
+           {"PermissionDenied", group(k_claude_tools, other)}},
           Json::object(),
-          {"Claude Code runs hooks from settings files only in trusted folders: open it in the "
-           "project and accept the workspace trust dialog (`claude -p` trusts the folder). "
-           "`/hooks` lists sandshim's entries.",
-           "A rewritten command is shown for approval unless the session runs with "
-           "--permission-mode bypassPermissions; add `--rewrite-approval allow` to the hook "
-           "command to approve rewrites without a prompt.",
-           "If Claude Code's own sandbox is on (\"sandbox\": {\"enabled\": true}), it blocks the "
-           "Docker socket the shims use: sandboxed interpreters then fail with exit code 125."}};
+          {"Claude Code runs a project's hooks only once its folder is trusted: run `claude` in "
+           "the project once and accept the workspace trust dialog (`claude -p` trusts it by "
+           "itself). `/hooks` lists sandshim's entries.",
+           "Nothing is approved or added to your permission rules: Claude Code asks for, or "
+           "allows by your own rules, each command as before. New sessions get the shim "
+           "directory first on PATH (SessionStart); in a session started before this install, "
+           "python, node and sh by name are refused with the `sandshim run -- …` command that "
+           "works: start a new session.",
+           "If Claude Code's own sandbox is on (\"sandbox\": {\"enabled\": true}), it refuses "
+           "the engine socket the shims use and sandboxed interpreters fail with exit 125.",
+           "Check that the hooks will be called: `sandshim doctor`."}};
 }
 
 AgentSettings codex() {
@@ -63,13 +89,22 @@ AgentSettings codex() {
           ".codex/hooks.json",
           env_dir_or("CODEX_HOME", home_directory() / ".codex") / "hooks.json",
           Layout::grouped,
-          {{"PreToolUse", group("Bash", pre)},
-           {"PostToolUse", group("Bash", command_handler(k_timeout_seconds))}},
+          {{"PreToolUse", group("Bash|apply_patch", pre)},
+           {"PostToolUse", group("Bash|apply_patch", command_handler(k_timeout_seconds))}},
           Json::object(),
-          {"Codex runs a new or changed command hook only after you review it: start Codex and "
-           "trust sandshim's hooks in `/hooks`.",
-           "Codex's workspace-write sandbox may keep the shims away from the Docker socket; if "
-           "sandboxed interpreters fail with exit code 125, let Codex's sandbox reach it."}};
+          {"Codex reads a project's .codex/ only when the project is trusted: run `codex` in it "
+           "and trust it (or `codex exec --trust …` once).",
+           "Codex runs a new or changed hook only after you review it, and until then runs "
+           "commands without sandshim, silently: start `codex`, open `/hooks` and trust "
+           "sandshim's two hooks.",
+           "`codex exec` (CI) cannot review hooks: run `codex exec --trust "
+           "--dangerously-bypass-hook-trust …`, which runs the project's hooks for that "
+           "invocation, and check the project with `sandshim doctor` first.",
+           "Codex's workspace-write sandbox refuses the engine socket (its seccomp filter), so "
+           "sandboxed interpreters fail with exit 125: allow it with `[sandbox_workspace_write] "
+           "network_access = true` in ~/.codex/config.toml (or `-c "
+           "sandbox_workspace_write.network_access=true`).",
+           "Check that the hooks will be called: `sandshim doctor`."}};
 }
 
 AgentSettings cursor() {
@@ -99,16 +134,21 @@ AgentSettings gemini() {
              {"command", ""},
              {"timeout", k_timeout_seconds * 1000},
              {"description", "Records the command's outcome in sandshim's audit"}};
-  return {"gemini",
-          "Gemini CLI",
-          ".gemini/settings.json",
-          home_directory() / ".gemini" / "settings.json",
-          Layout::grouped,
-          {{"BeforeTool", group("run_shell_command", before)},
-           {"AfterTool", group("run_shell_command", after)}},
-          Json::object(),
-          {"Gemini CLI fingerprints project hooks: on its next start, trust sandshim's new hooks "
-           "when it asks (and keep hooksConfig.enabled on)."}};
+  return {
+      "gemini",
+      "Gemini CLI",
+      ".gemini/settings.json",
+      home_directory() / ".gemini" / "settings.json",
+      Layout::grouped,
+      {{"BeforeTool", group(k_gemini_tools, before)}, {"AfterTool", group(k_gemini_tools, after)}},
+      Json::object(),
+      {"Gemini CLI reads a project's .gemini/settings.json only in a trusted folder: run "
+       "`gemini` in the project and trust the folder (it is then listed in "
+       "~/.gemini/trustedFolders.json); headless runs need it trusted beforehand.",
+       "On its next start Gemini CLI warns about the new project hooks: keep "
+       "hooksConfig.enabled on.",
+       "A rewritten command still goes through Gemini CLI's own confirmation and policy.",
+       "Check that the hooks will be called: `sandshim doctor`."}};
 }
 
 AgentSettings windsurf() {
@@ -197,11 +237,20 @@ bool merge_entry(JsonText& doc, const AgentSettings& settings, const HookEntry& 
     doc.append_element(event, filled(entry, settings.layout, command));
     return true;
   }
-  JsonPath first = joined(event, ours.front());
-  if (value_at(doc.value(), first) == command) {
+  // The handler as this version writes it (matcher, timeout, fail-closed command), replacing
+  // what an earlier version wrote; a group holding other handlers keeps its matcher.
+  JsonPath handler(ours.front().begin(), ours.front().end() - 1);  // drop "command"
+  Json wanted = filled(entry, settings.layout, command);
+  size_t index = std::get<size_t>(handler.front());
+  bool whole_group = settings.layout == Layout::flat || items[index]["hooks"].size() == 1;
+  JsonPath target = whole_group ? JsonPath{index} : handler;
+  if (!whole_group) {
+    wanted = wanted["hooks"][0];
+  }
+  if (value_at(doc.value(), joined(event, target)) == wanted) {
     return false;
   }
-  doc.replace(first, command);
+  doc.replace(joined(event, target), wanted);
   return true;
 }
 
@@ -326,7 +375,11 @@ bool has_sandshim_hooks(const std::string& text, const AgentSettings& settings) 
 }
 
 bool is_sandshim_hook_command(const std::string& command, std::string_view agent) {
-  hooks::ShellParse parse = hooks::parse_shell(command);
+  size_t fallback = command.find(" || ");
+  if (fallback != std::string::npos && command.substr(fallback) != k_fail_closed_suffix) {
+    return false;
+  }
+  hooks::ShellParse parse = hooks::parse_shell(command.substr(0, fallback));
   if (parse.error || parse.commands.size() != 1) {
     return false;
   }
@@ -340,7 +393,8 @@ bool is_sandshim_hook_command(const std::string& command, std::string_view agent
 }
 
 std::string hook_command_for(const fs::path& sandshim, std::string_view agent) {
-  return shell_quote(sandshim.string()) + " hook --agent " + std::string(agent);
+  return shell_quote(sandshim.string()) + " hook --agent " + std::string(agent) +
+         std::string(k_fail_closed_suffix);
 }
 
 }  // namespace sandshim::install

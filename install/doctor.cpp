@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <tuple>
 
 #include "audit/chain.hpp"
 #include "audit/store.hpp"
@@ -17,6 +18,7 @@
 #include "install/agent_settings.hpp"
 #include "install/atomic_file.hpp"
 #include "install/container_checks.hpp"
+#include "install/hook_checks.hpp"
 #include "shim/commands.hpp"
 #include "shim/enforcement.hpp"
 #include "shim/engine.hpp"
@@ -45,7 +47,10 @@ what is not:
   shims     a link for each shimmed command is in shim.dir (`sandshim install`)
   path      shim.dir is first on PATH, and which commands it covers
   audit     the audit database is writable and its hash chain verifies
-  hooks     which agents' hooks are installed, in this project or for the user
+  hooks     for each agent installed (project or user): that it will call the hooks — the
+            hook binary exists; Claude Code: no disableAllHooks, no managed-only hooks; Codex:
+            the project is trusted and each hook reviewed (its trusted_hash in config.toml);
+            Gemini CLI: the folder is trusted and hooksConfig.enabled
 
 Each line starts with ok, warn or fail; a failure ends with the command that fixes it. The
 exit code is 1 when any check fails (warnings do not count), else 0.
@@ -304,24 +309,29 @@ void check_audit(Context& ctx) {
   }
 }
 
+// One line per installed agent: whether that agent will really call the hooks.
 void check_hooks(Context& ctx) {
-  std::vector<std::string> installed;
+  AgentConfigPaths paths = AgentConfigPaths::from_environment();
+  bool any = false;
   for (const AgentSettings& settings : all_agent_settings()) {
-    const std::pair<const char*, fs::path> scopes[] = {
-        {"project", ctx.workspace / settings.project_file}, {"user", settings.user_file}};
-    for (const auto& [scope, file] : scopes) {
+    const std::tuple<const char*, fs::path, fs::path> scopes[] = {
+        {"project", ctx.workspace / settings.project_file, ctx.workspace},
+        {"user", settings.user_file, fs::path()}};
+    for (const auto& [scope, file, root] : scopes) {
       std::optional<std::string> text = read_file(file);
-      if (text && has_sandshim_hooks(*text, settings)) {
-        installed.push_back(settings.name + " (" + scope + ")");
+      if (!text || !has_sandshim_hooks(*text, settings)) {
+        continue;
       }
+      any = true;
+      HookCallCheck check = check_hook_will_run(settings, file, root, paths);
+      ctx.add("hooks", check.will_run ? Status::ok : Status::fail,
+              settings.name + " (" + scope + "): " + check.detail, check.fix);
     }
   }
-  if (installed.empty()) {
+  if (!any) {
     ctx.add("hooks", Status::warn,
             "no agent's hooks are installed: an agent can walk around the shims",
             "`sandshim install agent claude` (or codex, cursor, gemini, windsurf)");
-  } else {
-    ctx.add("hooks", Status::ok, "installed for " + join(installed, ", "));
   }
 }
 

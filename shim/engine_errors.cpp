@@ -1,10 +1,14 @@
 #include "shim/engine_errors.hpp"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <sstream>
 
 #include "common/strings.hpp"
+#include "shim/agent_sandbox.hpp"
 
 namespace sandshim::shim {
 
@@ -68,8 +72,13 @@ std::string engine_error_fix(EngineErrorKind kind, const RunSpec& spec) {
 
 std::string describe_engine_error(const std::string& engine_output, const RunSpec& spec) {
   std::string reason = first_line(engine_output);
-  return "the container engine failed (" + reason + "); " +
-         engine_error_fix(classify_engine_error(reason), spec) + "; nothing ran";
+  EngineErrorKind kind = classify_engine_error(reason);
+  std::string fix = engine_error_fix(kind, spec);
+  if (kind == EngineErrorKind::permission) {
+    const char* agent = std::getenv("SANDSHIM_AGENT");
+    fix = engine_socket_refused_fix(reason, agent == nullptr ? "" : agent, ::geteuid() == 0, fix);
+  }
+  return "the container engine failed (" + reason + "); " + fix + "; nothing ran";
 }
 
 }  // namespace sandshim::shim

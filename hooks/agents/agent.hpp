@@ -17,6 +17,8 @@ enum class Phase {
   before,         // the tool is about to run: decide
   after,          // it ran: complete the decision
   after_failure,  // it ran and failed: complete the decision
+  not_run,        // the agent refused it after sandshim had no objection: close the decision
+  session_start,  // a session begins: put the shims first on its PATH where the agent can
   unsupported,    // an event sandshim does not handle: refused
 };
 
@@ -26,13 +28,15 @@ struct HookEvent {
   std::string event;  // as the agent names it: PreToolUse, beforeShellExecution, pre_run_command
   Phase phase = Phase::unsupported;
   std::string tool_name;
-  bool shell_tool = false;   // the tool runs a shell command (Bash, Shell, run_shell_command…)
-  bool can_rewrite = false;  // the agent applies a rewritten command for this event
+  bool shell_tool = false;  // the tool runs a shell command (Bash, Shell, run_shell_command…)
+  bool file_tool = false;   // the tool writes files (Write, Edit, apply_patch, write_file…)
+  std::vector<std::string> written_paths;  // file tools: every file it would write, as sent
+  bool can_rewrite = false;                // the agent applies a rewritten command for this event
   std::string command;
   std::string cwd;
   std::string session_id;
   std::string tool_use_id;      // the agent's, or derived from session and command
-  std::string permission_mode;  // Claude Code's, which sets how a rewrite is approved
+  std::string permission_mode;  // the agent's approval mode (default, acceptEdits, plan…)
   nlohmann::ordered_json tool_input = nlohmann::ordered_json::object();  // echoed in a rewrite
   std::optional<int> exit_code;  // after the tool ran, when the agent reports one
   std::string response_tail;     // after: the end of what the tool reported
@@ -43,6 +47,7 @@ struct HookReply {
   std::string out;
   std::string err;
   int exit_code = 0;
+  std::string sent;  // for the audit: what the agent was told (nothing, deny, updatedInput…)
 };
 
 // The payload is not the event the agent documents.

@@ -111,19 +111,20 @@ Json denial(const std::string& reason) {
 
 HookReply answer_cursor(const HookEvent& event, const Decision& decision) {
   if (decision.verdict == Verdict::deny) {
-    return {payload::dump(denial(decision.reason)), "", 0};
+    return {payload::dump(denial(decision.reason)), "", 0, "deny"};
   }
   Json answer{{"permission", "allow"}};
-  if (decision.verdict == Verdict::rewrite && event.can_rewrite) {
+  bool rewrite = decision.verdict == Verdict::rewrite && event.can_rewrite;
+  if (rewrite) {
     answer["updated_input"] =
         payload::with_command(event.tool_input, "command", decision.rewritten_command);
   }
-  return {payload::dump(answer), "", 0};
+  return {payload::dump(answer), "", 0, rewrite ? "allow+updated_input" : "allow"};
 }
 
 // Exit 2 is Cursor's block; the flat deny says the same to versions that read stdout.
 HookReply refuse_cursor(const std::string& /*event*/, const std::string& reason) {
-  return {payload::dump(denial(reason)), reason + "\n", 2};
+  return {payload::dump(denial(reason)), reason + "\n", 2, "exit 2"};
 }
 
 HookReply acknowledge(const HookEvent& /*event*/) {

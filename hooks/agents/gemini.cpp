@@ -18,14 +18,21 @@ Phase phase_of(const std::string& event) {
   return event == "AfterTool" ? Phase::after : Phase::unsupported;
 }
 
-// tool_response: {llmContent, returnDisplay, error?}; the shell tool writes "Exit Code: N".
+// tool_response: {llmContent, returnDisplay, error?}; the shell tool writes "Exit Code: N" only
+// when N is not 0, so a command that reports neither that, a signal nor an error exited 0.
 void read_outcome(const Json& body, HookEvent& event) {
   Json response = payload::object(body, "tool_response");
   auto content = response.find("llmContent");
   std::string text = content != response.end() && content->is_string()
                          ? content->get<std::string>()
                          : response.dump(-1, ' ', false, Json::error_handler_t::replace);
+  auto error = response.find("error");
+  bool failed =
+      (error != response.end() && !error->is_null()) || text.find("Signal:") != std::string::npos;
   event.exit_code = payload::number_after(text, "Exit Code:");
+  if (!event.exit_code && !failed) {
+    event.exit_code = 0;
+  }
   event.response_tail = payload::tail(text);
 }
 
@@ -36,6 +43,7 @@ HookEvent parse_gemini(const Json& body) {
   event.phase = phase_of(event.event);
   event.tool_name = payload::text(body, "tool_name");
   event.shell_tool = event.tool_name == "run_shell_command";
+  event.file_tool = event.tool_name == "write_file" || event.tool_name == "replace";
   event.can_rewrite = true;
   event.tool_input = payload::object(body, "tool_input");
   event.session_id = payload::text(body, "session_id");
@@ -46,14 +54,20 @@ HookEvent parse_gemini(const Json& body) {
   } else if (!directory.empty() && !event.cwd.empty()) {
     event.cwd += "/" + directory;
   }
+  std::string written = event.file_tool ? payload::text(event.tool_input, "file_path") : "";
+  if (!written.empty()) {
+    event.written_paths.push_back(written);
+  }
   if (event.shell_tool && event.phase != Phase::unsupported) {
     event.command = event.phase == Phase::before
                         ? payload::required_text(event.tool_input, "command")
                         : payload::text(event.tool_input, "command");
   }
   // AfterTool reports the command as it ran (rewritten): the id comes from the original.
-  event.tool_use_id = payload::derived_id(
-      {"gemini", event.session_id, strip_any_routing(event.command).value_or(event.command)});
+  std::string subject = event.file_tool
+                            ? "write " + written
+                            : std::string(strip_any_routing(event.command).value_or(event.command));
+  event.tool_use_id = payload::derived_id({"gemini", event.session_id, subject});
   if (event.phase == Phase::after) {
     read_outcome(body, event);
   }
@@ -68,11 +82,12 @@ Json denial(const std::string& reason) {
 HookReply answer_gemini(const HookEvent& event, const Decision& decision) {
   switch (decision.verdict) {
     case Verdict::deny:
-      return {payload::dump(denial(decision.reason)), "", 0};
+      return {payload::dump(denial(decision.reason)), "", 0, "deny"};
     case Verdict::rewrite: {
       Json specific{{"tool_input", payload::with_command(event.tool_input, "command",
                                                          decision.rewritten_command)}};
-      return {payload::dump(Json{{"decision", "allow"}, {"hookSpecificOutput", specific}}), "", 0};
+      return {payload::dump(Json{{"decision", "allow"}, {"hookSpecificOutput", specific}}), "", 0,
+              "allow+tool_input"};
     }
     case Verdict::allow:
       break;
@@ -82,7 +97,7 @@ HookReply answer_gemini(const HookEvent& event, const Decision& decision) {
 
 // Gemini reads stdout JSON whatever the exit code, so the refusal is a JSON deny with exit 0.
 HookReply refuse_gemini(const std::string& /*event*/, const std::string& reason) {
-  return {payload::dump(denial(reason)), "", 0};
+  return {payload::dump(denial(reason)), "", 0, "deny"};
 }
 
 HookReply acknowledge(const HookEvent& /*event*/) {

@@ -100,7 +100,7 @@ Json with_command(const Json& tool_input, std::string_view key, const std::strin
 }
 
 HookReply no_opinion() {
-  return {dump(Json::object()), "", 0};
+  return {dump(Json::object()), "", 0, "nothing"};
 }
 
 Json pre_tool_use_answer(const std::string& decision, const std::string& reason) {

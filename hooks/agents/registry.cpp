@@ -63,7 +63,7 @@ std::optional<Agent> detect_agent(const nlohmann::ordered_json& payload) {
 }
 
 HookReply refuse_any_agent(const std::string& reason) {
-  return {"", reason + "\n", 2};
+  return {"", reason + "\n", 2, "exit 2"};
 }
 
 }  // namespace sandshim::hooks

@@ -47,18 +47,18 @@ HookEvent parse_windsurf(const Json& body) {
 }
 
 HookReply refuse_windsurf(const std::string& /*event*/, const std::string& reason) {
-  return {"", reason + "\n", 2};
+  return {"", reason + "\n", 2, "exit 2"};
 }
 
 HookReply answer_windsurf(const HookEvent& event, const Decision& decision) {
   if (decision.verdict == Verdict::deny) {
     return refuse_windsurf(event.event, decision.reason);
   }
-  return {"", "", 0};
+  return {"", "", 0, "nothing"};
 }
 
 HookReply acknowledge(const HookEvent& /*event*/) {
-  return {"", "", 0};
+  return {"", "", 0, "nothing"};
 }
 
 }  // namespace

@@ -22,7 +22,6 @@ namespace {
 constexpr Agent k_agents[] = {Agent::claude, Agent::codex, Agent::cursor, Agent::gemini,
                               Agent::windsurf};
 constexpr const char* k_modes[] = {"path", "wrap", "deny"};
-constexpr const char* k_approvals[] = {"auto", "allow", "ask"};
 
 shim::Policy fake_policy(uint8_t selector) {
   shim::Policy policy;
@@ -52,6 +51,13 @@ HookEnvironment fake_environment(uint8_t selector) {
   };
   env.exists = [](const std::filesystem::path&) { return true; };
   env.now_ms = [] { return int64_t{1000}; };
+  env.claude_session_env_dir = "/nonexistent/session-env";
+  env.append_text = [](const std::filesystem::path&, const std::string&) { return true; };
+  env.session_scripts = [selector](const std::filesystem::path&) {
+    return selector % 2 == 0 ? std::vector<std::string>{session_environment_script(
+                                   "/home/user/.local/share/sandshim/bin", "claude-code", "s")}
+                             : std::vector<std::string>{};
+  };
   return env;
 }
 
@@ -60,7 +66,6 @@ HookOptions options_for(uint8_t selector) {
   if (selector % 8 < std::size(k_agents)) {
     options.agent = k_agents[selector % 8];
   }
-  options.rewrite_approval = k_approvals[(selector / 32) % 3];
   return options;
 }
 

@@ -35,11 +35,38 @@ sandshim install agent claude --project "$WS" >/dev/null
 expect_exit 42 sandshim run -- sh -c 'exit 42' # a run, so the chain has a link to verify
 PATH=$SHIM_DIR:$PATH expect_exit 0 sandshim doctor
 expect_not_contains "fail  " "$OUT"
-expect_not_contains "warn  " "$OUT"
+# The broker's mode line warns in direct mode (this suite runs without a broker).
+grep -v '^warn  mode ' "$OUT" >"$T/without-mode"
+expect_not_contains "warn  " "$T/without-mode"
 expect_contains "ok    path     $SHIM_DIR is first on PATH for node, python, python3, sh" "$OUT"
-expect_contains "ok    hooks    installed for claude (project)" "$OUT"
+expect_contains "ok    hooks    claude (project): Claude Code calls them" "$OUT"
 expect_contains "chain verified (1 links)" "$OUT"
-expect_lines 12 "$OUT"
+expect_lines 13 "$OUT"
+
+check "hooks: doctor fails, with the fix, when an installed agent will not call them"
+printf '{"disableAllHooks": true}\n' >"$WS/.claude/settings.local.json"
+PATH=$SHIM_DIR:$PATH expect_exit 1 sandshim doctor
+expect_contains "fail  hooks    claude (project): Claude Code: disableAllHooks is true in $WS/.claude/settings.local.json, so no hook runs; fix: remove \"disableAllHooks\"" "$OUT"
+rm "$WS/.claude/settings.local.json"
+sandshim install agent codex --project "$WS" >/dev/null
+sandshim install agent gemini --project "$WS" >/dev/null
+PATH=$SHIM_DIR:$PATH expect_exit 1 sandshim doctor
+expect_contains "fail  hooks    codex (project): Codex: $WS is not a trusted project" "$OUT"
+expect_contains "fail  hooks    gemini (project): Gemini CLI: $WS is not a trusted folder" "$OUT"
+
+check "hooks: trusted and reviewed, as Codex and Gemini CLI record it, they pass"
+mkdir -p "$HOME/.codex" "$HOME/.gemini"
+{
+    printf '[projects."%s"]\ntrust_level = "trusted"\n\n' "$WS"
+    printf '[hooks.state."%s/.codex/hooks.json:pre_tool_use:0:0"]\ntrusted_hash = "sha256:00"\n\n' "$WS"
+    printf '[hooks.state."%s/.codex/hooks.json:post_tool_use:0:0"]\ntrusted_hash = "sha256:01"\n' "$WS"
+} >"$HOME/.codex/config.toml"
+printf '{"%s": "TRUST_FOLDER"}\n' "$WS" >"$HOME/.gemini/trustedFolders.json"
+PATH=$SHIM_DIR:$PATH expect_exit 0 sandshim doctor
+expect_contains "ok    hooks    codex (project): Codex calls them" "$OUT"
+expect_contains "ok    hooks    gemini (project): Gemini CLI calls them" "$OUT"
+sandshim install agent codex --project "$WS" --uninstall >/dev/null
+sandshim install agent gemini --project "$WS" --uninstall >/dev/null
 
 check "--json: the same checks for tools"
 PATH=$SHIM_DIR:$PATH expect_exit 0 sandshim doctor --json

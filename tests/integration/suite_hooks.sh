@@ -30,6 +30,10 @@ else:
     body.update({"turn_id": "turn-1", "model": "gpt-5-codex"})
 if event == "PostToolUse":
     body["tool_response"] = {"stdout": "", "stderr": "", "interrupted": False}
+if event == "SessionStart":
+    for key in ("tool_name", "tool_input", "tool_use_id"):
+        del body[key]
+    body["source"] = "startup"
 print(json.dumps(body))
 EOF
 }
@@ -59,38 +63,66 @@ audit_json() { # FILE audit-subcommand args...
     sandshim audit "$@" --json >"$file"
 }
 
-check "claude: the rewritten command runs python in the sandbox and keeps its exit code"
-hook claude PreToolUse "$PROBE" toolu_e2e_claude --rewrite-approval allow
-expect_equal allow "$(json "$OUT" 'd["hookSpecificOutput"]["permissionDecision"]')" permissionDecision
-expect_equal e2e "$(json "$OUT" 'd["hookSpecificOutput"]["updatedInput"]["description"]')" "echoed description"
-rewritten=$(json "$OUT" 'd["hookSpecificOutput"]["updatedInput"]["command"]')
-expect_exit 0 agent_bash "$rewritten"
+# Claude Code's session environment, as Claude Code lays it out: SessionStart hooks append to
+# $CLAUDE_ENV_FILE, a file under <config>/session-env/<session>/ that is sourced before every
+# Bash command.
+export CLAUDE_CONFIG_DIR=$T/claude
+readonly SESSION_ENV=$CLAUDE_CONFIG_DIR/session-env/e2e-claude
+readonly ENV_FILE=$SESSION_ENV/sessionstart-hook-0.sh
+mkdir -p "$SESSION_ENV"
+
+check "claude: SessionStart puts the shim directory first on PATH through CLAUDE_ENV_FILE"
+payload claude SessionStart "" "" >"$T/payload.json"
+CLAUDE_ENV_FILE=$ENV_FILE EXPECT_STDIN=$T/payload.json expect_exit 0 sandshim hook --agent claude
+expect_file_is "$OUT" ""
+expect_contains "export PATH=$XDG_DATA_HOME/sandshim/bin:" "$ENV_FILE"
+expect_contains "SANDSHIM_SESSION_ID=e2e-claude" "$ENV_FILE"
+
+check "claude: PreToolUse says nothing, so Claude Code's own approval decides"
+hook claude PreToolUse "$PROBE" toolu_e2e_claude
+expect_file_is "$OUT" ""
+hook claude PreToolUse "ls -la" toolu_e2e_ls
+expect_file_is "$OUT" ""
+
+check "claude: with the session's environment the python runs in the sandbox, exit code kept"
+expect_exit 0 agent_bash ". '$ENV_FILE'; $PROBE"
 expect_contains "host=sandbox" "$OUT"
 expect_contains "after=42" "$OUT"
 
-check "claude control: the same command without the hook runs on the host"
+check "claude control: the same command without the session's environment runs on the host"
 expect_exit 0 agent_bash "$PROBE"
 expect_contains "host=$(hostname)" "$OUT"
 expect_contains "after=42" "$OUT"
 
 check "claude: PostToolUse completes the decision"
 hook claude PostToolUse "$PROBE" toolu_e2e_claude
-expect_file_is "$OUT" "{}"
+expect_file_is "$OUT" ""
 
-check "audit: the run is linked to the decision by the tool-use id"
-audit_json "$T/runs.json" list --tool-use toolu_e2e_claude
-expect_equal 1 "$(json "$T/runs.json" 'len(d)')" "runs of toolu_e2e_claude"
-expect_equal claude-code "$(json "$T/runs.json" 'd[0]["agent"]')" agent
-expect_equal e2e-claude "$(json "$T/runs.json" 'd[0]["agent_session"]')" agent_session
-expect_equal python3 "$(json "$T/runs.json" 'd[0]["invoked_as"]')" invoked_as
-expect_equal true "$(json "$T/runs.json" '"--hostname=sandbox" in d[0]["engine_args"]')" "ran in a container"
-expect_run "$(json "$T/runs.json" 'd[0]["run_id"]')" error 42
+check "audit: the run carries the session and is linked to its decision"
+audit_json "$T/runs.json" list
+run_id=$(json "$T/runs.json" '[r for r in d if r["agent_session"] == "e2e-claude"][0]["run_id"]')
+expect_equal claude-code "$(json "$T/runs.json" '[r for r in d if r["agent_session"] == "e2e-claude"][0]["agent"]')" agent
+expect_run "$run_id" error 42
+sandshim audit show "$run_id" --json >"$T/show.json"
+expect_equal toolu_e2e_claude "$(json "$T/show.json" 'd["decisions"][0]["tool_use_id"]')" "linked decision"
 audit_json "$T/decisions.json" decisions --tool-use toolu_e2e_claude
-expect_equal 1 "$(json "$T/decisions.json" 'len(d)')" "decisions of toolu_e2e_claude"
-expect_equal rewrite "$(json "$T/decisions.json" 'd[0]["decision"]')" decision
-expect_equal path-rewrite "$(json "$T/decisions.json" 'd[0]["rule"]')" rule
-expect_equal "$PROBE" "$(json "$T/decisions.json" 'd[0]["original_command"]')" original_command
+expect_equal allow "$(json "$T/decisions.json" 'd[0]["decision"]')" decision
+expect_equal nothing "$(json "$T/decisions.json" 'd[0]["answer"]')" answer
+expect_equal default "$(json "$T/decisions.json" 'd[0]["permission_mode"]')" permission_mode
+expect_equal shim-on-path "$(json "$T/decisions.json" 'd[0]["rule"]')" rule
+expect_equal ran "$(json "$T/decisions.json" 'd[0]["outcome"]')" outcome
 expect_equal 0 "$(json "$T/decisions.json" 'd[0]["exit_code"]')" "exit code PostToolUse reported"
+
+check "claude: a session without the environment gets no rewrite; python is refused with what works"
+payload claude PreToolUse "$PROBE" toolu_e2e_old >"$T/payload.json"
+sed -i 's/"e2e-claude"/"e2e-old-session"/' "$T/payload.json"
+EXPECT_STDIN=$T/payload.json expect_exit 0 sandshim hook --agent claude
+expect_equal deny "$(json "$OUT" 'd["hookSpecificOutput"]["permissionDecision"]')" permissionDecision
+json "$OUT" 'd["hookSpecificOutput"]["permissionDecisionReason"]' >"$T/reason"
+expect_contains "sandshim run -- python3" "$T/reason"
+suggested="cd sub && $SANDSHIM_BIN run -- python3 -c 'import socket; print(\"host=\" + socket.gethostname())'"
+expect_exit 0 agent_bash "$suggested"
+expect_contains "host=sandbox" "$OUT"
 
 check "claude: an interpreter called by path is refused with what to run instead"
 hook claude PreToolUse "$BYPASS" toolu_e2e_bypass

@@ -211,7 +211,7 @@ TEST_CASE("verify notices a row inserted out of order", "[audit][chain]") {
     execute_sql(
         db,
         "INSERT INTO decisions VALUES (NULL, 'forged', 0, 'a', 'e', 's', 't', '/', 'c', '', "
-        "'allow', '', '', 0, NULL, NULL, NULL, 2, 'x', 'y')");
+        "'allow', '', '', 0, NULL, NULL, NULL, 2, 'x', 'y', NULL, NULL, NULL)");
     CHECK(verify(db).problem ==
           "decision \"forged\" (chain position 2) comes before position 3, which is already "
           "taken: it was inserted out of order");
@@ -308,4 +308,41 @@ TEST_CASE("prune refuses a chain that does not verify", "[audit][chain][prune]")
   CHECK_THROWS_WITH(prune_chain(store.database(), k_base_ms + 10 * k_hour_ms, k_base_ms, false),
                     Contains("cannot prune: the chain does not verify (run \"r1\""));
   CHECK(query_int(db, "SELECT count(*) FROM runs") == 3);
+}
+
+// Schema 3 added answer, permission_mode and outcome to decisions; a row chained before that
+// (they are null) must hash exactly as the schema-2 recipe did, or every upgraded file would
+// fail `verify`.
+TEST_CASE("a decision without the schema-3 columns keeps its schema-2 hash", "[audit][chain]") {
+  TempDir dir;
+  fs::path db = dir / "audit.db";
+  Store store = open_test_store(db);
+  DecisionRecord old_style = sample_decision("toolu_old", Decision::deny);
+  store.record_decision(old_style);  // sealed at once; answer is empty, not null
+  execute_sql(db,
+              "UPDATE decisions SET answer = NULL, permission_mode = NULL, outcome = NULL;"
+              "UPDATE decisions SET row_hash = NULL, chain_seq = NULL, prev_hash = NULL;"
+              "UPDATE chain_state SET head_seq = 0, head_hash = printf('%.64d', 0);");
+  seal_row(store.database(), k_decision_chain,
+           store.database().query_int("SELECT id FROM decisions", "find the row"));
+  sqlite3* handle = nullptr;
+  sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* row = nullptr;
+  std::string v2_columns =
+      "decision_id, time_ms, agent, event, session_id, tool_use_id, cwd, original_command, "
+      "rewritten_command, decision, reason, rule, payload_bytes, exit_code, completed_ms, "
+      "tool_response_tail, chain_seq, prev_hash";
+  std::string sql = "SELECT " + v2_columns + ", row_hash FROM decisions";
+  sqlite3_prepare_v2(handle, sql.c_str(), -1, &row, nullptr);
+  REQUIRE(sqlite3_step(row) == SQLITE_ROW);
+  std::string stored = reinterpret_cast<const char*>(sqlite3_column_text(row, 18));
+  // documented_row_hash reads every column of the statement: prepare one without row_hash.
+  sqlite3_finalize(row);
+  sql = "SELECT " + v2_columns + " FROM decisions";
+  sqlite3_prepare_v2(handle, sql.c_str(), -1, &row, nullptr);
+  REQUIRE(sqlite3_step(row) == SQLITE_ROW);
+  CHECK(documented_row_hash(row, "decision") == stored);
+  sqlite3_finalize(row);
+  sqlite3_close_v2(handle);
+  CHECK(verify(db).ok);
 }

@@ -134,7 +134,7 @@ TEST_CASE("a version 1 file is migrated forward with its rows intact", "[audit][
   execute_sql(db, read_bytes(fs::path(SANDSHIM_TEST_DATA_DIR) / "audit" / "schema_v1.sql"));
   REQUIRE(query_int(db, "PRAGMA user_version") == 1);
   Store store = open_test_store(db);
-  CHECK(query_int(db, "PRAGMA user_version") == 2);
+  CHECK(query_int(db, "PRAGMA user_version") == k_schema_version);
   CHECK(query_text(db, "SELECT run_id || ' ' || status FROM runs") == "v1run ok");
   CHECK(query_int(db, "SELECT count(*) FROM decisions") == 0);
   CHECK(verify_chain(store.database()).ok);
@@ -151,7 +151,7 @@ TEST_CASE("migrate stops at the target version and can resume", "[audit][schema]
   CHECK(schema_version(connection) == 1);
   CHECK(query_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'decisions'") == 0);
   migrate(connection);
-  CHECK(schema_version(connection) == 2);
+  CHECK(schema_version(connection) == k_schema_version);
 }
 
 TEST_CASE("a schema newer than this build is refused and the file is untouched",
@@ -162,7 +162,9 @@ TEST_CASE("a schema newer than this build is refused and the file is untouched",
   std::string before = read_bytes(db);
   std::string expected = "audit database \"" + db.string() +
                          "\": cannot use it: schema version 99 was written by a newer sandshim "
-                         "(this one knows up to 2); fix: upgrade sandshim, or set "
+                         "(this one knows up to " +
+                         std::to_string(k_schema_version) +
+                         "); fix: upgrade sandshim, or set "
                          "SANDSHIM_AUDIT_DB to another file";
   CHECK(store_failure([&] { open_test_store(db); }) == expected);
   CHECK(store_failure([&] {
@@ -355,7 +357,7 @@ TEST_CASE("hook decisions are recorded, completed and chained", "[audit][store][
   CHECK(allowed.size() == 24);
   CHECK(query_text(db, "SELECT quote(chain_seq) FROM decisions") == "NULL");
 
-  DecisionCompletion completion{"session-1", 2, 1714550401000, "Traceback...\n"};
+  DecisionCompletion completion{"session-1", "ran", 2, 1714550401000, "Traceback...\n"};
   CHECK(store.complete_decision("toolu_1", completion));
   CHECK(query_text(db,
                    "SELECT exit_code || ' ' || completed_ms || ' ' || chain_seq FROM "
@@ -370,7 +372,8 @@ TEST_CASE("hook decisions are recorded, completed and chained", "[audit][store][
   DecisionRecord named = sample_decision("toolu_3", Decision::rewrite);
   named.decision_id = "given-id";
   CHECK(store.record_decision(named) == "given-id");
-  CHECK_FALSE(store.complete_decision("toolu_3", DecisionCompletion{"other-session", 0, 0, ""}));
+  CHECK_FALSE(
+      store.complete_decision("toolu_3", DecisionCompletion{"other-session", "ran", 0, 0, ""}));
 
   add_run(store, sample_run("r1"));
   CHECK(verify_chain(store.database()).links_checked == 3);
@@ -385,5 +388,58 @@ TEST_CASE("decisions that never complete are sealed after a while", "[audit][sto
   store.record_decision(sample_decision("recent", Decision::allow, now));
   CHECK(store.seal_pending_decisions(std::chrono::hours(1)) == 1);
   CHECK(query_text(db, "SELECT tool_use_id FROM decisions WHERE chain_seq IS NOT NULL") == "old");
+  CHECK(verify_chain(store.database()).ok);
+}
+
+TEST_CASE("a decision records what the agent was sent, its mode and whether the command ran",
+          "[audit][store][decisions]") {
+  TempDir dir;
+  fs::path db = dir / "audit.db";
+  Store store = open_test_store(db);
+  DecisionRecord rewritten = sample_decision("toolu_9", Decision::rewrite);
+  rewritten.answer = "allow+updatedInput";
+  rewritten.permission_mode = "acceptEdits";
+  store.record_decision(rewritten);
+  RunRecord run = sample_run("r9");
+  run.tool_use_id = "toolu_9";
+  run.exit_code = 43;
+  add_run(store, run);
+  // Codex's post-event has no exit code: the joined run's is used.
+  CHECK(store.complete_decision("toolu_9", DecisionCompletion{"", "ran", std::nullopt, 5, ""}));
+  CHECK(query_text(db,
+                   "SELECT answer || ' ' || permission_mode || ' ' || outcome || ' ' || "
+                   "exit_code FROM decisions WHERE tool_use_id = 'toolu_9'") ==
+        "allow+updatedInput acceptEdits ran 43");
+
+  store.record_decision(sample_decision("toolu_10", Decision::allow));
+  CHECK(store.complete_decision("toolu_10", DecisionCompletion{"", "ran", 0, 6, ""}));
+  CHECK(query_int(db, "SELECT exit_code FROM decisions WHERE tool_use_id = 'toolu_10'") == 0);
+
+  store.record_decision(sample_decision("toolu_11", Decision::allow));
+  CHECK(
+      store.complete_decision("toolu_11", DecisionCompletion{"", "not-run", std::nullopt, 7, ""}));
+  CHECK(query_text(db,
+                   "SELECT outcome || ' ' || quote(exit_code) FROM decisions WHERE "
+                   "tool_use_id = 'toolu_11'") == "not-run NULL");
+  CHECK(verify_chain(store.database()).ok);
+}
+
+TEST_CASE("gc closes a decision no post-event completed: not run unless a run joins it",
+          "[audit][store][decisions]") {
+  TempDir dir;
+  fs::path db = dir / "audit.db";
+  Store store = open_test_store(db);
+  int64_t old = sandshim::wall_clock_ms() - 7200000;
+  store.record_decision(sample_decision("refused", Decision::allow, old));
+  store.record_decision(sample_decision("ran", Decision::rewrite, old));
+  RunRecord run = sample_run("r1");
+  run.tool_use_id = "ran";
+  run.exit_code = 44;
+  add_run(store, run);
+  CHECK(store.seal_pending_decisions(std::chrono::hours(1)) == 2);
+  CHECK(query_text(db,
+                   "SELECT group_concat(tool_use_id || '=' || outcome || '/' || "
+                   "quote(exit_code), ' ') FROM (SELECT * FROM decisions ORDER BY id)") ==
+        "refused=not-run/NULL ran=ran/44");
   CHECK(verify_chain(store.database()).ok);
 }

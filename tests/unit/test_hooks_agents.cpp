@@ -25,6 +25,9 @@ struct FakeWorld {
   std::vector<std::pair<std::string, sandshim::audit::DecisionCompletion>> completions;
   bool audit_fails = false;
   bool policy_fails = false;
+  std::vector<std::string> session_scripts;  // this session's Claude Code env files
+  std::string env_file;                      // $CLAUDE_ENV_FILE at SessionStart
+  std::vector<std::pair<std::string, std::string>> appended;
 
   FakeWorld() {
     spdlog::set_level(spdlog::level::err);
@@ -60,6 +63,16 @@ struct FakeWorld {
     };
     e.exists = [](const std::filesystem::path&) { return true; };
     e.now_ms = [] { return int64_t{1000}; };
+    e.claude_env_file = env_file;
+    e.claude_session_env_dir = "/home/user/.claude/session-env";
+    e.append_text = [this](const std::filesystem::path& file, const std::string& text) {
+      appended.emplace_back(file.string(), text);
+      return true;
+    };
+    e.session_scripts = [this](const std::filesystem::path& dir) {
+      return dir == "/home/user/.claude/session-env/abc123" ? session_scripts
+                                                            : std::vector<std::string>();
+    };
     return e;
   }
 
@@ -110,9 +123,39 @@ const std::set<std::string> k_claude_specific_keys = {"hookEventName", "permissi
 
 }  // namespace
 
-TEST_CASE("Claude Code: a Bash command is rewritten with every input field echoed",
+TEST_CASE("Claude Code: with the session environment in place, no command gets an answer",
           "[hooks][agents][claude]") {
   FakeWorld world;
+  world.session_scripts = {session_environment_script(k_shim_dir, "claude-code", "abc123")};
+  for (const char* command : {"ls -la", "git status", "python3 -m pytest -q", "make test"}) {
+    Json payload = Json::parse(fixture("claude/pre_tool_use.json"));
+    payload["tool_input"]["command"] = command;
+    HookReply reply = world.run(payload.dump(), agent(Agent::claude));
+    INFO(command);
+    CHECK(reply.out.empty());  // no decision: Claude Code's own approval flow decides
+    CHECK(reply.err.empty());
+    CHECK(reply.exit_code == 0);
+  }
+  REQUIRE(world.records.size() == 4);
+  const auto& record = world.records[2];
+  CHECK(record.agent == "claude-code");
+  CHECK(record.event == "PreToolUse");
+  CHECK(record.session_id == "abc123");
+  CHECK(record.tool_use_id == "toolu_01ABC123");
+  CHECK(record.original_command == "python3 -m pytest -q");
+  CHECK(record.rewritten_command.empty());
+  CHECK(record.decision == sandshim::audit::Decision::allow);
+  CHECK(record.rule == "shim-on-path");
+  CHECK(record.answer == "nothing");
+  CHECK(record.permission_mode == "default");
+  CHECK(record.payload_bytes > 0);
+}
+
+TEST_CASE(
+    "Claude Code: a session without it gets no rewrite: interpreters are refused with "
+    "what works, the rest gets no answer",
+    "[hooks][agents][claude]") {
+  FakeWorld world;  // no session env file: the session started before the install
   HookReply reply = world.run(fixture("claude/pre_tool_use.json"), agent(Agent::claude));
   CHECK(reply.exit_code == 0);
   CHECK(reply.err.empty());
@@ -122,46 +165,116 @@ TEST_CASE("Claude Code: a Bash command is rewritten with every input field echoe
   for (const auto& [key, value] : specific.items()) {
     CHECK(k_claude_specific_keys.contains(key));
   }
-  CHECK(specific["hookEventName"] == "PreToolUse");
-  CHECK(specific["permissionDecision"] == "ask");  // permission_mode default: the user confirms
-  Json input = specific["updatedInput"];
-  CHECK(input["description"] == "Run test suite");
-  CHECK(input["timeout"] == 120000);
-  CHECK(input["run_in_background"] == false);
-  std::string command = input["command"];
-  CHECK(command.starts_with("export PATH=" + k_shim_dir + "${PATH:+:\"$PATH\"} "));
-  CHECK(command.ends_with("; python3 -m pytest -q"));
-  CHECK(command.find("SANDSHIM_TOOL_USE_ID=toolu_01ABC123") != std::string::npos);
-
+  CHECK(specific["permissionDecision"] == "deny");
+  CHECK_FALSE(specific.contains("updatedInput"));
+  std::string reason = specific["permissionDecisionReason"];
+  CHECK(reason.find("/usr/local/bin/sandshim run -- python3") != std::string::npos);
   REQUIRE(world.records.size() == 1);
-  const auto& record = world.records[0];
-  CHECK(record.agent == "claude-code");
-  CHECK(record.event == "PreToolUse");
-  CHECK(record.session_id == "abc123");
-  CHECK(record.tool_use_id == "toolu_01ABC123");
-  CHECK(record.cwd == "/home/user/my-project");
-  CHECK(record.original_command == "python3 -m pytest -q");
-  CHECK(record.rewritten_command == command);
-  CHECK(record.decision == sandshim::audit::Decision::rewrite);
-  CHECK(record.rule == "path-rewrite");
-  CHECK(record.payload_bytes == static_cast<int64_t>(fixture("claude/pre_tool_use.json").size()));
+  CHECK(world.records[0].decision == sandshim::audit::Decision::deny);
+  CHECK(world.records[0].rule == "cannot-rewrite");
+  CHECK(world.records[0].answer == "deny");
+
+  Json ls = Json::parse(fixture("claude/pre_tool_use.json"));
+  ls["tool_input"]["command"] = "ls -la && git status";
+  CHECK(world.run(ls.dump(), agent(Agent::claude)).out.empty());
+
+  world.policy.hook_mode = "wrap";  // wrap needs a rewrite: refused with the command that works
+  Json wrapped = out_json(world.run(fixture("claude/pre_tool_use.json"), agent(Agent::claude)));
+  CHECK(wrapped["hookSpecificOutput"]["permissionDecision"] == "deny");
+  CHECK(
+      std::string(wrapped["hookSpecificOutput"]["permissionDecisionReason"]).find("run -- sh -c") !=
+      std::string::npos);
 }
 
-TEST_CASE("Claude Code: how a rewrite is approved follows the session", "[hooks][agents][claude]") {
-  FakeWorld world;
-  Json bypass = out_json(world.run(fixture("claude/pre_tool_use_optional_fields.json")));
-  CHECK(bypass["hookSpecificOutput"]["permissionDecision"] == "allow");
-  CHECK(bypass["hookSpecificOutput"]["updatedInput"]["dangerouslyDisableSandbox"] == false);
-  CHECK(bypass["hookSpecificOutput"]["updatedInput"]["run_in_background"] == true);
+TEST_CASE("Claude Code: no permission mode gets allow or ask from sandshim",
+          "[hooks][agents][claude]") {
+  for (const char* mode :
+       {"default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions"}) {
+    for (bool session_env : {false, true}) {
+      for (const char* hook_mode : {"path", "wrap", "deny"}) {
+        FakeWorld world;
+        world.policy.hook_mode = hook_mode;
+        if (session_env) {
+          world.session_scripts = {session_environment_script(k_shim_dir, "claude-code", "abc123")};
+        }
+        for (const char* command : {"ls", "python3 x.py", "/usr/bin/python3 x.py"}) {
+          Json payload = Json::parse(fixture("claude/pre_tool_use_optional_fields.json"));
+          payload["permission_mode"] = mode;
+          payload["session_id"] = "abc123";
+          payload["tool_input"]["command"] = command;
+          HookReply reply = world.run(payload.dump(), agent(Agent::claude));
+          INFO(mode << " " << hook_mode << " " << command << " -> " << reply.out);
+          if (reply.out.empty()) {
+            continue;
+          }
+          Json specific = out_json(reply)["hookSpecificOutput"];
+          CHECK((!specific.contains("permissionDecision") ||
+                 specific["permissionDecision"] == "deny"));
+          CHECK_FALSE(specific.contains("updatedInput"));
+        }
+        CHECK(world.records.back().permission_mode == mode);
+      }
+    }
+  }
+}
 
-  HookOptions allow = agent(Agent::claude);
-  allow.rewrite_approval = "allow";
-  CHECK(out_json(world.run(fixture("claude/pre_tool_use.json"),
-                           allow))["hookSpecificOutput"]["permissionDecision"] == "allow");
-  HookOptions ask = agent(Agent::claude);
-  ask.rewrite_approval = "ask";
-  CHECK(out_json(world.run(fixture("claude/pre_tool_use_optional_fields.json"),
-                           ask))["hookSpecificOutput"]["permissionDecision"] == "ask");
+TEST_CASE("Claude Code: SessionStart puts the shims first on PATH through CLAUDE_ENV_FILE",
+          "[hooks][agents][claude]") {
+  FakeWorld world;
+  world.env_file = "/home/user/.claude/session-env/abc123/sessionstart-hook-0.sh";
+  Json payload = {{"session_id", "abc123"},
+                  {"transcript_path", "/t.jsonl"},
+                  {"cwd", "/home/user/my-project"},
+                  {"hook_event_name", "SessionStart"},
+                  {"source", "startup"}};
+  HookReply reply = world.run(payload.dump(), agent(Agent::claude));
+  CHECK(reply.out.empty());
+  CHECK(reply.exit_code == 0);
+  REQUIRE(world.appended.size() == 1);
+  CHECK(world.appended[0].first == world.env_file);
+  CHECK(world.appended[0].second ==
+        "# sandshim: python, node and sh reached by name run in its sandbox\n"
+        "export PATH=" +
+            k_shim_dir +
+            ":\"$PATH\"\n"
+            "export SANDSHIM_AGENT=claude-code SANDSHIM_SESSION_ID=abc123\n");
+  CHECK(world.records.empty());
+
+  FakeWorld no_file;  // an agent or version without CLAUDE_ENV_FILE: nothing written, no error
+  CHECK(no_file.run(payload.dump(), agent(Agent::claude)).exit_code == 0);
+  CHECK(no_file.appended.empty());
+}
+
+TEST_CASE("Claude Code: the env file of another session or shim directory does not count",
+          "[hooks][agents][claude]") {
+  FakeWorld world;
+  world.session_scripts = {session_environment_script("/elsewhere/bin", "claude-code", "abc123")};
+  CHECK_FALSE(world.run(fixture("claude/pre_tool_use.json"), agent(Agent::claude)).out.empty());
+  Json other = Json::parse(fixture("claude/pre_tool_use.json"));
+  other["session_id"] = "../abc123";
+  world.session_scripts = {session_environment_script(k_shim_dir, "claude-code", "abc123")};
+  CHECK_FALSE(world.run(other.dump(), agent(Agent::claude)).out.empty());
+}
+
+TEST_CASE("Claude Code: PermissionDenied closes the decision as not run",
+          "[hooks][agents][claude]") {
+  FakeWorld world;
+  Json payload = {{"session_id", "abc123"},
+                  {"transcript_path", "/t.jsonl"},
+                  {"cwd", "/home/user/my-project"},
+                  {"permission_mode", "default"},
+                  {"hook_event_name", "PermissionDenied"},
+                  {"tool_name", "Bash"},
+                  {"tool_input", {{"command", "rm -rf build"}}},
+                  {"tool_use_id", "toolu_02"},
+                  {"reason", "denied by the user"}};
+  HookReply reply = world.run(payload.dump(), agent(Agent::claude));
+  CHECK(reply.out.empty());
+  CHECK(reply.exit_code == 0);
+  REQUIRE(world.completions.size() == 1);
+  CHECK(world.completions[0].first == "toolu_02");
+  CHECK(world.completions[0].second.outcome == "not-run");
+  CHECK_FALSE(world.completions[0].second.exit_code.has_value());
 }
 
 TEST_CASE("Claude Code: a bypass is denied with a reason for the model",
@@ -178,23 +291,100 @@ TEST_CASE("Claude Code: a bypass is denied with a reason for the model",
   CHECK(world.records[0].rule == "interpreter-by-path");
 }
 
-TEST_CASE("Claude Code: other tools get no opinion, but a record", "[hooks][agents][claude]") {
+TEST_CASE("Claude Code: a file tool writing an ordinary file gets no answer, but a record",
+          "[hooks][agents][claude]") {
   FakeWorld world;
   HookReply reply = world.run(fixture("claude/pre_tool_use_edit.json"), agent(Agent::claude));
-  CHECK(reply.out == "{}\n");
+  CHECK(reply.out.empty());
   CHECK(reply.exit_code == 0);
   REQUIRE(world.records.size() == 1);
-  CHECK(world.records[0].rule == "not-a-shell-tool");
+  CHECK(world.records[0].rule == "file-write");
+  CHECK(world.records[0].original_command == "write /home/user/my-project/a.py");
+  CHECK(world.records[0].permission_mode == "acceptEdits");
+}
+
+TEST_CASE("Claude Code: file tools may not write what the sandbox depends on",
+          "[hooks][agents][claude]") {
+  sandshim::testing::TempDir home;
+  sandshim::testing::EnvOverride env{{"HOME", home.path().string()},
+                                     {"XDG_CONFIG_HOME", (home / ".config").string()},
+                                     {"XDG_STATE_HOME", (home / ".local/state").string()}};
+  FakeWorld world;
+  world.policy.audit_db = (home / "audit.db").string();
+  Json base = Json::parse(fixture("claude/pre_tool_use_edit.json"));
+  base["cwd"] = (home / "project").string();
+  struct Case {
+    const char* tool;
+    std::string path;
+    bool refused;
+  };
+  const Case cases[] = {
+      {"Write", (home / ".config/sandshim/config").string(), true},
+      {"Edit", (home / "audit.db").string(), true},
+      {"Write", (home / "audit.db-wal").string(), true},
+      {"MultiEdit", ".claude/settings.json", true},
+      {"Write", ".claude/settings.local.json", true},
+      {"Write", (home / ".claude/settings.json").string(), true},
+      {"Write", "sub/.sandshim.conf", true},
+      {"Write", ".git/hooks/pre-commit", true},
+      {"Edit", ".git/config", true},
+      {"Write", ".codex/hooks.json", true},
+      {"Write", ".gemini/settings.json", true},
+      {"Write", k_shim_dir + "/python3", true},
+      {"NotebookEdit", "notes.ipynb", false},
+      {"Write", "src/main.py", false},
+      {"Write", ".claude/skills/x/SKILL.md", false},
+      {"Edit", "docs/settings.json", false},
+  };
+  for (const Case& c : cases) {
+    Json payload = base;
+    payload["tool_name"] = c.tool;
+    payload["tool_input"] = Json::object();
+    payload["tool_input"][std::string(c.tool) == "NotebookEdit" ? "notebook_path" : "file_path"] =
+        c.path;
+    HookReply reply = world.run(payload.dump(), agent(Agent::claude));
+    INFO(c.tool << " " << c.path << " -> " << reply.out);
+    if (!c.refused) {
+      CHECK(reply.out.empty());
+      continue;
+    }
+    Json specific = out_json(reply)["hookSpecificOutput"];
+    CHECK(specific["permissionDecision"] == "deny");
+    std::string reason = specific["permissionDecisionReason"];
+    CHECK(reason.starts_with("sandshim: \"" + c.path + "\" is "));
+    CHECK(reason.find("sandshim: sandshim:") == std::string::npos);
+    CHECK_FALSE(reason.ends_with("."));
+    CHECK(world.records.back().rule == "protected-path");
+  }
+}
+
+TEST_CASE("a link in the workspace to a protected file is refused for what it points at",
+          "[hooks][agents]") {
+  sandshim::testing::TempDir home;
+  sandshim::testing::EnvOverride env{{"HOME", home.path().string()},
+                                     {"XDG_CONFIG_HOME", (home / ".config").string()}};
+  std::filesystem::create_directories(home / ".config/sandshim");
+  std::filesystem::create_directories(home / "project");
+  std::filesystem::create_symlink(home / ".config/sandshim", home / "project/cfg");
+  FakeWorld world;
+  Json payload = Json::parse(fixture("claude/pre_tool_use_edit.json"));
+  payload["cwd"] = (home / "project").string();
+  payload["tool_input"]["file_path"] = "cfg/config";
+  Json specific = out_json(world.run(payload.dump(), agent(Agent::claude)))["hookSpecificOutput"];
+  CHECK(specific["permissionDecision"] == "deny");
+  CHECK(std::string(specific["permissionDecisionReason"]).find("sandshim's configuration") !=
+        std::string::npos);
 }
 
 TEST_CASE("Claude Code: PostToolUse and PostToolUseFailure complete the decision",
           "[hooks][agents][claude]") {
   FakeWorld world;
-  CHECK(world.run(fixture("claude/post_tool_use.json")).out == "{}\n");
-  CHECK(world.run(fixture("claude/post_tool_use_failure.json")).out == "{}\n");
+  CHECK(world.run(fixture("claude/post_tool_use.json")).out.empty());
+  CHECK(world.run(fixture("claude/post_tool_use_failure.json")).out.empty());
   REQUIRE(world.completions.size() == 2);
   CHECK(world.completions[0].first == "toolu_01ABC123");
   CHECK(world.completions[0].second.exit_code == 0);
+  CHECK(world.completions[0].second.outcome == "ran");
   CHECK(world.completions[0].second.session_id == "abc123");
   CHECK(world.completions[0].second.tool_response_tail == "3 passed in 0.02s\n");
   CHECK(world.completions[1].second.exit_code == 137);
@@ -235,6 +425,32 @@ TEST_CASE("Codex: a rewrite is allow with updatedInput and nothing else",
             .ends_with("; python3 scripts/check.py --fast"));
   CHECK(world.records.at(0).agent == "codex");
   CHECK(world.records.at(0).tool_use_id == "call_8f2c1b");
+  CHECK(world.records.at(0).answer == "allow+updatedInput");
+  CHECK(world.records.at(0).permission_mode == "default");
+}
+
+TEST_CASE("Codex: apply_patch may not touch what the sandbox depends on",
+          "[hooks][agents][codex]") {
+  FakeWorld world;
+  HookReply ordinary =
+      world.run(fixture("codex/pre_tool_use_apply_patch.json"), agent(Agent::codex));
+  CHECK(ordinary.out.empty());
+  CHECK(world.records.at(0).original_command == "write a.py");
+  Json payload = Json::parse(fixture("codex/pre_tool_use_apply_patch.json"));
+  payload["tool_input"]["command"] =
+      "*** Begin Patch\n*** Update File: a.py\n*** Move to: .codex/hooks.json\n@@\n-x\n+y\n"
+      "*** End Patch";
+  HookReply moved = world.run(payload.dump(), agent(Agent::codex));
+  require_codex_valid(moved, "PreToolUse");
+  Json specific = out_json(moved)["hookSpecificOutput"];
+  CHECK(specific["permissionDecision"] == "deny");
+  CHECK(std::string(specific["permissionDecisionReason"]).find(".codex/hooks.json") !=
+        std::string::npos);
+  payload["tool_input"]["command"] =
+      "*** Begin Patch\n*** Add File: .sandshim.conf\n+x\n*** End Patch";
+  CHECK(out_json(world.run(payload.dump(),
+                           agent(Agent::codex)))["hookSpecificOutput"]["permissionDecision"] ==
+        "deny");
 }
 
 TEST_CASE("Codex: every answer sandshim gives validates against Codex's output schema",
@@ -275,7 +491,7 @@ TEST_CASE("Codex: a refusal has a non-empty reason", "[hooks][agents][codex]") {
   HookReply broken = world.run("{", agent(Agent::codex));
   CHECK(broken.exit_code == 2);
   CHECK_FALSE(broken.err.empty());
-  CHECK(world.run(fixture("codex/post_tool_use.json"), agent(Agent::codex)).out == "{}\n");
+  CHECK(world.run(fixture("codex/post_tool_use.json"), agent(Agent::codex)).out.empty());
   CHECK(world.completions.at(0).second.tool_response_tail == "ok: 12 files checked\n");
 }
 
@@ -372,6 +588,57 @@ TEST_CASE("Gemini CLI: refusals are JSON denies with exit 0", "[hooks][agents][g
   CHECK(world.records.back().rule == "unparseable");
 }
 
+TEST_CASE("Gemini CLI: a shell result without \"Exit Code:\" exited 0, one with an error did not",
+          "[hooks][agents][gemini]") {
+  FakeWorld world;
+  Json after = Json::parse(fixture("gemini/after_tool.json"));
+  after["tool_response"]["llmContent"] = "Command: node x.js\nDirectory: (root)\nOutput: done";
+  world.run(after.dump(), agent(Agent::gemini));
+  after["tool_response"]["llmContent"] = "Command: node x.js\nOutput: (empty)\nExit Code: 3";
+  world.run(after.dump(), agent(Agent::gemini));
+  after["tool_response"]["llmContent"] = "Command: node x.js\nSignal: 9";
+  world.run(after.dump(), agent(Agent::gemini));
+  after["tool_response"] = {{"llmContent", "Command: node x.js"}, {"error", {{"message", "x"}}}};
+  world.run(after.dump(), agent(Agent::gemini));
+  REQUIRE(world.completions.size() == 4);
+  CHECK(world.completions[0].second.exit_code == 0);
+  CHECK(world.completions[1].second.exit_code == 3);
+  CHECK_FALSE(world.completions[2].second.exit_code.has_value());
+  CHECK_FALSE(world.completions[3].second.exit_code.has_value());
+}
+
+TEST_CASE("Gemini CLI: write_file and replace may not touch what the sandbox depends on",
+          "[hooks][agents][gemini]") {
+  FakeWorld world;
+  Json payload = Json::parse(fixture("gemini/before_tool.json"));
+  payload["tool_name"] = "write_file";
+  payload["tool_input"] = {{"file_path", "/home/user/my-project/.gemini/settings.json"},
+                           {"content", "{}"}};
+  Json denied = out_json(world.run(payload.dump(), agent(Agent::gemini)));
+  CHECK(denied["decision"] == "deny");
+  CHECK(std::string(denied["reason"]).find(".gemini/") != std::string::npos);
+  payload["tool_name"] = "replace";
+  payload["tool_input"] = {
+      {"file_path", "/home/user/my-project/src/a.ts"}, {"old_string", "a"}, {"new_string", "b"}};
+  CHECK(world.run(payload.dump(), agent(Agent::gemini)).out == "{}\n");
+}
+
+TEST_CASE("reasons are one line per fact, one prefix each, no final period", "[hooks]") {
+  CHECK(agent_message("sandshim: sandshim: the hook payload is not JSON.") ==
+        "sandshim: the hook payload is not JSON");
+  CHECK(agent_message("sandshim: a.\n  sandshim: b. \n\nc") ==
+        "sandshim: a\nsandshim: b\nsandshim: c");
+  CHECK(agent_message("run `sandshim run -- sh -c '…'`.") ==
+        "sandshim: run `sandshim run -- sh -c '…'`");
+  FakeWorld world;
+  Json payload = Json::parse(fixture("claude/pre_tool_use.json"));
+  payload["tool_input"]["command"] = "/usr/bin/python3 x.py";
+  std::string reason = out_json(world.run(
+      payload.dump(), agent(Agent::claude)))["hookSpecificOutput"]["permissionDecisionReason"];
+  CHECK_FALSE(reason.ends_with("."));
+  CHECK(reason.find("sandshim: sandshim:") == std::string::npos);
+}
+
 TEST_CASE("Windsurf: exit code only; 2 blocks with the reason on stderr",
           "[hooks][agents][windsurf]") {
   FakeWorld world;
@@ -466,7 +733,7 @@ TEST_CASE("internal errors fail closed before a decision, never after", "[hooks]
         "deny");
   HookReply after = world.run(fixture("claude/post_tool_use.json"), agent(Agent::claude));
   CHECK(after.exit_code == 0);
-  CHECK(after.out == "{}\n");
+  CHECK(after.out.empty());
 }
 
 TEST_CASE("a decision that cannot be recorded is not acted on", "[hooks][agents]") {
@@ -476,9 +743,9 @@ TEST_CASE("a decision that cannot be recorded is not acted on", "[hooks][agents]
   CHECK(reply.exit_code == 2);
   CHECK(reply.err.find("audit database") != std::string::npos);
   world.policy.audit_required = false;
-  CHECK(out_json(world.run(fixture("claude/pre_tool_use.json"),
-                           agent(Agent::claude)))["hookSpecificOutput"]["permissionDecision"] ==
-        "ask");
+  CHECK(out_json(world.run(fixture("codex/pre_tool_use.json"),
+                           agent(Agent::codex)))["hookSpecificOutput"]
+            .contains("updatedInput"));
 }
 
 TEST_CASE("the --event option refuses payloads for another event", "[hooks][agents]") {

@@ -83,9 +83,15 @@ TEST_CASE("install agent writes settings and skills, and uninstall removes exact
   CHECK(settings.find(sandshim::self_executable().string() + " hook --agent claude") !=
         std::string::npos);
 
+  CHECK(report.find("rewrite-approval") == std::string::npos);
+  CHECK(report.find("Nothing is approved or added to your permission rules") != std::string::npos);
+
   CHECK(install_agent({"claude", "--project", box.project.string()})
             .find("unchanged .claude/settings.json") != std::string::npos);
-  install_agent({"codex", "--project", box.project.string()});
+  std::string codex = install_agent({"codex", "--project", box.project.string()});
+  CHECK(codex.find("open `/hooks` and trust") != std::string::npos);
+  CHECK(codex.find("codex exec --trust --dangerously-bypass-hook-trust") != std::string::npos);
+  CHECK(codex.find("network_access = true") != std::string::npos);
   install_agent({"claude", "--project", box.project.string(), "--uninstall"});
   CHECK(fs::exists(box.project / ".agents/skills/sandshim/SKILL.md"));  // codex still uses it
   install_agent({"codex", "--project", box.project.string(), "--uninstall"});

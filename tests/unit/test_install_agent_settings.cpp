@@ -89,38 +89,44 @@ TEST_CASE("a missing settings file is created, and uninstall leaves only its ske
   }
 }
 
-TEST_CASE("each agent gets the entries its documentation describes", "[install][settings]") {
-  std::string command = hook_command_for(k_binary, "claude");
-  Json claude = JsonText(merge_hooks(std::nullopt, settings_for("claude"), command).text).value();
-  Json pre = claude["hooks"]["PreToolUse"][0];
-  CHECK(pre["matcher"] == "Bash");
-  CHECK(pre["hooks"][0] == Json{{"type", "command"},
-                                {"command", "/usr/local/bin/sandshim hook --agent claude"},
-                                {"timeout", 30},
-                                {"onFailure", "block"},
-                                {"statusMessage", "sandshim: checking the command"}});
-  CHECK(claude["hooks"]["PostToolUseFailure"][0]["matcher"] == "Bash");
+// The complete file each agent gets, compared with tests/data/install/installed_<agent>.json
+// (SANDSHIM_UPDATE_GOLDEN=1 rewrites them; review the diff).
+TEST_CASE("each agent gets exactly the settings in its golden file", "[install][settings]") {
+  for (const char* agent : {"claude", "codex", "cursor", "gemini", "windsurf"}) {
+    std::string text =
+        merge_hooks(std::nullopt, settings_for(agent), hook_command_for(k_binary, agent)).text;
+    std::filesystem::path golden =
+        data_dir() / "install" / ("installed_" + std::string(agent) + ".json");
+    if (std::getenv("SANDSHIM_UPDATE_GOLDEN") != nullptr) {
+      sandshim::testing::write_text(golden, text);
+    }
+    INFO(agent << ":\n" << text);
+    CHECK(text == read_text(golden));
+  }
+}
 
-  Json cursor = JsonText(merge_hooks(std::nullopt, settings_for("cursor"),
-                                     hook_command_for(k_binary, "cursor"))
+TEST_CASE("every hook command fails closed and no handler approves", "[install][settings]") {
+  for (const AgentSettings& settings : all_agent_settings()) {
+    std::string command = hook_command_for(k_binary, settings.name);
+    CHECK(command.starts_with(k_binary + " hook --agent " + settings.name + " || {"));
+    CHECK(command.find("exit 2; }") != std::string::npos);
+    Json value = JsonText(merge_hooks(std::nullopt, settings, command).text).value();
+    std::string dumped = value.dump();
+    CHECK(dumped.find("rewrite-approval") == std::string::npos);
+    CHECK(dumped.find("permissions") == std::string::npos);
+  }
+  Json claude = JsonText(merge_hooks(std::nullopt, settings_for("claude"),
+                                     hook_command_for(k_binary, "claude"))
                              .text)
                     .value();
-  CHECK(cursor["hooks"]["preToolUse"][0]["failClosed"] == true);
-  CHECK(cursor["hooks"]["preToolUse"][0]["matcher"] == "Shell");
-
+  CHECK(claude["hooks"]["PreToolUse"][0]["matcher"] == "Bash|Write|Edit|MultiEdit|NotebookEdit");
+  CHECK_FALSE(claude["hooks"]["SessionStart"][0].contains("matcher"));
+  CHECK(claude["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"] == 60);
   Json gemini = JsonText(merge_hooks(std::nullopt, settings_for("gemini"),
                                      hook_command_for(k_binary, "gemini"))
                              .text)
                     .value();
-  CHECK(gemini["hooks"]["BeforeTool"][0]["matcher"] == "run_shell_command");
-  CHECK(gemini["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"] == 30000);  // milliseconds
-
-  Json windsurf = JsonText(merge_hooks(std::nullopt, settings_for("windsurf"),
-                                       hook_command_for(k_binary, "windsurf"))
-                               .text)
-                      .value();
-  CHECK(windsurf["hooks"]["pre_run_command"][0] ==
-        Json{{"command", "/usr/local/bin/sandshim hook --agent windsurf"}, {"show_output", true}});
+  CHECK(gemini["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"] == 60000);  // milliseconds
 }
 
 TEST_CASE("a moved binary updates sandshim's entries in place", "[install][settings]") {
@@ -130,11 +136,13 @@ TEST_CASE("a moved binary updates sandshim's entries in place", "[install][setti
   CHECK(updated.change == Change::updated);
   Json value = JsonText(updated.text).value();
   CHECK(value["hooks"]["PreToolUse"].size() == 1);
-  CHECK(value["hooks"]["PreToolUse"][0]["hooks"][0]["command"] ==
-        "/usr/local/bin/sandshim hook --agent claude");
+  CHECK(value["hooks"]["PreToolUse"][0] ==
+        JsonText(merge_hooks(std::nullopt, settings, hook_command_for(k_binary, "claude")).text)
+            .value()["hooks"]["PreToolUse"][0]);  // matcher and timeout as this version writes
   CHECK(value["hooks"]["PostToolUse"][0]["hooks"].size() == 2);
   CHECK(value["hooks"]["PostToolUse"][0]["hooks"][1]["command"] ==
-        "/usr/local/bin/sandshim hook --agent claude");
+        hook_command_for(k_binary, "claude"));
+  CHECK(value["hooks"]["PostToolUse"][0]["hooks"][1]["timeout"] == 60);
 
   Merged removed = unmerge_hooks(updated.text, settings);
   Json left = JsonText(removed.text).value();
@@ -161,8 +169,11 @@ TEST_CASE("only sandshim's own handlers are recognised", "[install][settings]") 
   CHECK_FALSE(is_sandshim_hook_command("/usr/local/bin/sandshim hook --agent claude", "codex"));
   CHECK_FALSE(is_sandshim_hook_command("./format.sh hook --agent claude", "claude"));
   CHECK_FALSE(is_sandshim_hook_command("sandshim hook --agent claude; rm -rf ~", "claude"));
-  CHECK(hook_command_for("/opt/my tools/sandshim", "cursor") ==
-        "'/opt/my tools/sandshim' hook --agent cursor");
+  CHECK(hook_command_for("/opt/my tools/sandshim", "cursor")
+            .starts_with("'/opt/my tools/sandshim' hook --agent cursor || { s=$?;"));
+  CHECK(is_sandshim_hook_command(hook_command_for("/opt/sandshim", "cursor"), "cursor"));
+  CHECK_FALSE(is_sandshim_hook_command("/usr/local/bin/sandshim hook --agent claude || rm -rf ~",
+                                       "claude"));
 }
 
 TEST_CASE("an event array the user left empty loses it on uninstall", "[install][settings]") {

@@ -1,0 +1,260 @@
+#include "install/hook_checks.hpp"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "common/paths.hpp"
+#include "common/strings.hpp"
+#include "hooks/shell_parser.hpp"
+#include "install/atomic_file.hpp"
+
+namespace sandshim::install {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+fs::path env_path_or(const char* variable, const fs::path& fallback) {
+  const char* value = std::getenv(variable);
+  return value != nullptr && value[0] == '/' ? fs::path(value) : fallback;
+}
+
+Json json_file(const fs::path& file) {
+  std::optional<std::string> text = read_file(file);
+  return text ? Json::parse(*text, nullptr, false, true) : Json();
+}
+
+HookCallCheck runs(std::string detail) {
+  return {true, std::move(detail), ""};
+}
+
+HookCallCheck blocked(std::string detail, std::string fix) {
+  return {false, std::move(detail), std::move(fix)};
+}
+
+// Every sandshim handler of the file as (event, group index, handler index, command).
+struct OurHandler {
+  std::string event;
+  size_t group = 0;
+  size_t handler = 0;
+  std::string command;
+};
+
+std::vector<OurHandler> our_handlers(const Json& settings_json, const AgentSettings& settings) {
+  std::vector<OurHandler> found;
+  if (!settings_json.is_object() || !settings_json.contains("hooks") ||
+      !settings_json["hooks"].is_object()) {
+    return found;
+  }
+  for (const auto& [event, groups] : settings_json["hooks"].items()) {
+    for (size_t g = 0; groups.is_array() && g < groups.size(); ++g) {
+      const Json& hooks = groups[g].is_object() ? groups[g].value("hooks", Json()) : Json();
+      for (size_t h = 0; hooks.is_array() && h < hooks.size(); ++h) {
+        const Json& command = hooks[h].is_object() ? hooks[h].value("command", Json()) : Json();
+        if (command.is_string() &&
+            is_sandshim_hook_command(command.get<std::string>(), settings.name)) {
+          found.push_back({event, g, h, command.get<std::string>()});
+        }
+      }
+    }
+  }
+  return found;
+}
+
+// The binary a hook command starts: a moved or deleted sandshim blocks every command.
+std::optional<std::string> missing_binary(const std::vector<OurHandler>& handlers) {
+  for (const OurHandler& handler : handlers) {
+    hooks::ShellParse parse =
+        hooks::parse_shell(handler.command.substr(0, handler.command.find(" || ")));
+    if (parse.error || parse.commands.empty() || parse.commands.front().words.empty()) {
+      continue;
+    }
+    std::string binary = parse.commands.front().words.front().value;
+    if (::access(binary.c_str(), X_OK) != 0) {
+      return binary;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> disabling_file(const std::vector<fs::path>& files, const char* key) {
+  for (const fs::path& file : files) {
+    Json value = json_file(file);
+    if (value.is_object() && value.contains(key) && value[key] == true) {
+      return file.string();
+    }
+  }
+  return std::nullopt;
+}
+
+HookCallCheck check_claude(const fs::path& project_root, const AgentConfigPaths& paths) {
+  fs::path managed = paths.claude_managed_dir / "managed-settings.json";
+  std::vector<fs::path> files = {managed, paths.claude_dir / "settings.json"};
+  if (!project_root.empty()) {
+    files.push_back(project_root / ".claude" / "settings.json");
+    files.push_back(project_root / ".claude" / "settings.local.json");
+  }
+  if (std::optional<std::string> file = disabling_file(files, "disableAllHooks")) {
+    return blocked("Claude Code: disableAllHooks is true in " + *file + ", so no hook runs",
+                   "remove \"disableAllHooks\" from " + *file);
+  }
+  if (disabling_file({managed}, "allowManagedHooksOnly")) {
+    return blocked("Claude Code: " + managed.string() +
+                       " sets allowManagedHooksOnly, so sandshim's hooks never run",
+                   "ask the administrator to add sandshim's hooks to " + managed.string());
+  }
+  return runs("Claude Code calls them (no disableAllHooks, no managed-only hooks)");
+}
+
+// A TOML table `[<header>]` (or a dotted key in it) holding `needle`, read as text: enough for
+// the two keys Codex writes itself.
+bool toml_table_has(const std::string& toml, const std::string& header, const std::string& needle) {
+  size_t at = toml.find(header);
+  while (at != std::string::npos) {
+    size_t body = toml.find('\n', at);
+    size_t end = body == std::string::npos ? std::string::npos : toml.find("\n[", body);
+    std::string table = toml.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (table.find(needle) != std::string::npos) {
+      return true;
+    }
+    at = toml.find(header, at + header.size());
+  }
+  return false;
+}
+
+std::string codex_event_label(const std::string& event) {
+  std::string label;
+  for (char c : event) {
+    if (std::isupper(static_cast<unsigned char>(c)) != 0) {
+      label += label.empty() ? "" : "_";
+      label += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      label += c;
+    }
+  }
+  return label;
+}
+
+HookCallCheck check_codex(const fs::path& settings_file, const std::vector<OurHandler>& ours,
+                          const fs::path& project_root, const AgentConfigPaths& paths) {
+  fs::path config = paths.codex_home / "config.toml";
+  std::string toml = read_file(config).value_or("");
+  if (!project_root.empty() && !toml_table_has(toml, "[projects.\"" + project_root.string() + "\"]",
+                                               "trust_level = \"trusted\"")) {
+    return blocked("Codex: " + project_root.string() +
+                       " is not a trusted project, so Codex ignores its .codex/ and runs "
+                       "commands without sandshim",
+                   "run `codex` in the project and trust it, or `codex exec --trust …` once");
+  }
+  for (const OurHandler& handler : ours) {
+    std::string key = settings_file.string() + ":" + codex_event_label(handler.event) + ":" +
+                      std::to_string(handler.group) + ":" + std::to_string(handler.handler);
+    if (!toml_table_has(toml, "\"" + key + "\"", "trusted_hash")) {
+      return blocked("Codex: sandshim's " + handler.event + " hook is not reviewed (no " +
+                         "trusted_hash for " + quoted(key) + " in " + config.string() +
+                         "), so Codex runs commands without it",
+                     "start `codex`, open /hooks and trust sandshim's hooks; for `codex exec` "
+                     "in CI add --dangerously-bypass-hook-trust");
+    }
+  }
+  return runs(
+      "Codex calls them (project trusted, hooks reviewed; a changed hook needs a new "
+      "review)");
+}
+
+// trustedFolders.json: TRUST_FOLDER trusts the folder and below, TRUST_PARENT its parent.
+bool gemini_folder_trusted(const fs::path& root, const fs::path& trusted_folders) {
+  Json folders = json_file(trusted_folders);
+  if (!folders.is_object()) {
+    return false;
+  }
+  for (const auto& [folder, level] : folders.items()) {
+    fs::path trusted = folder;
+    if (level == "TRUST_PARENT") {
+      trusted = trusted.parent_path();
+    } else if (level != "TRUST_FOLDER") {
+      continue;
+    }
+    fs::path relative = root.lexically_relative(trusted);
+    if (!relative.empty() && relative.begin()->string() != "..") {
+      return true;
+    }
+  }
+  return false;
+}
+
+// True when the nested member exists and is the boolean false.
+bool member_is_false(const Json& root, std::initializer_list<const char*> path) {
+  const Json* current = &root;
+  for (const char* key : path) {
+    if (!current->is_object() || !current->contains(key)) {
+      return false;
+    }
+    current = &(*current)[key];
+  }
+  return *current == false;
+}
+
+HookCallCheck check_gemini(const fs::path& project_root, const AgentConfigPaths& paths) {
+  Json user = json_file(paths.gemini_dir / "settings.json");
+  if (member_is_false(user, {"hooksConfig", "enabled"})) {
+    return blocked("Gemini CLI: hooksConfig.enabled is false in ~/.gemini/settings.json",
+                   "set \"hooksConfig\": {\"enabled\": true} there");
+  }
+  bool trust_off = member_is_false(user, {"security", "folderTrust", "enabled"});
+  if (project_root.empty() || trust_off || paths.gemini_trust_workspace_env ||
+      gemini_folder_trusted(project_root, paths.gemini_trusted_folders)) {
+    return runs("Gemini CLI calls them (the folder is trusted)");
+  }
+  return blocked("Gemini CLI: " + project_root.string() +
+                     " is not a trusted folder, so Gemini CLI ignores .gemini/settings.json "
+                     "and its hooks",
+                 "run `gemini` in the project and trust the folder (or add \"" +
+                     project_root.string() + "\": \"TRUST_FOLDER\" to " +
+                     paths.gemini_trusted_folders.string() + ")");
+}
+
+}  // namespace
+
+AgentConfigPaths AgentConfigPaths::from_environment() {
+  fs::path home = home_directory();
+  AgentConfigPaths paths;
+  paths.claude_dir = env_path_or("CLAUDE_CONFIG_DIR", home / ".claude");
+  paths.claude_managed_dir = "/etc/claude-code";
+  paths.codex_home = env_path_or("CODEX_HOME", home / ".codex");
+  paths.gemini_dir = home / ".gemini";
+  paths.gemini_trusted_folders =
+      env_path_or("GEMINI_CLI_TRUSTED_FOLDERS_PATH", paths.gemini_dir / "trustedFolders.json");
+  const char* trust = std::getenv("GEMINI_CLI_TRUST_WORKSPACE");
+  paths.gemini_trust_workspace_env = trust != nullptr && std::string_view(trust) == "true";
+  return paths;
+}
+
+HookCallCheck check_hook_will_run(const AgentSettings& settings, const fs::path& settings_file,
+                                  const fs::path& project_root, const AgentConfigPaths& paths) {
+  std::vector<OurHandler> ours = our_handlers(json_file(settings_file), settings);
+  if (std::optional<std::string> binary = missing_binary(ours)) {
+    return blocked(settings.display + ": the hook command runs " + quoted(*binary) +
+                       ", which is not an executable file: every command is blocked",
+                   "`sandshim install agent " + settings.name + "` again");
+  }
+  if (settings.name == "claude") {
+    return check_claude(project_root, paths);
+  }
+  if (settings.name == "codex") {
+    return check_codex(settings_file, ours, project_root, paths);
+  }
+  if (settings.name == "gemini") {
+    return check_gemini(project_root, paths);
+  }
+  return runs(settings.display + ": installed (trust is not checked for this agent)");
+}
+
+}  // namespace sandshim::install
