@@ -134,6 +134,16 @@ CREATE INDEX decisions_time ON decisions(time_ms);
 CREATE INDEX decisions_tool_use ON decisions(tool_use_id) WHERE tool_use_id != '';
 CREATE INDEX runs_tool_use ON runs(tool_use_id) WHERE tool_use_id != '';
 )sql"},
+    {3, R"sql(
+ALTER TABLE chain_state ADD COLUMN chain_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE chain_state ADD COLUMN key_id TEXT;
+ALTER TABLE chain_state ADD COLUMN keyed_from_seq INTEGER;
+ALTER TABLE chain_state ADD COLUMN state_mac TEXT NOT NULL DEFAULT '';
+UPDATE chain_state SET chain_id = lower(hex(randomblob(16)));
+ALTER TABLE decisions ADD COLUMN uid INTEGER;
+CREATE INDEX runs_uid ON runs(uid, start_ms);
+CREATE INDEX decisions_uid ON decisions(uid, time_ms);
+)sql"},
 };
 
 }  // namespace
