@@ -44,9 +44,9 @@ std::optional<AnchorEntry> parse_line(const std::string& text, int line) {
 }  // namespace
 
 std::string anchor_line(const AnchorEntry& entry) {
-  return std::string(entry.kind == AnchorEntry::Kind::head ? "head " : "prune ") +
-         entry.chain_id + " " + std::to_string(entry.seq) + " " + entry.hash + " " +
-         std::to_string(entry.time_ms) + "\n";
+  return std::string(entry.kind == AnchorEntry::Kind::head ? "head " : "prune ") + entry.chain_id +
+         " " + std::to_string(entry.seq) + " " + entry.hash + " " + std::to_string(entry.time_ms) +
+         "\n";
 }
 
 AnchorLog::AnchorLog(std::filesystem::path path, UniqueFd fd)

@@ -7,6 +7,7 @@
 
 #include "audit/encoding.hpp"
 #include "audit/time_spec.hpp"
+#include "common/process.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
 
@@ -137,8 +138,11 @@ std::optional<ChainState> read_chain_state(Database& db) {
   if (!select->step()) {
     return std::nullopt;
   }
-  ChainState state{select->column_int(0), select->column_text(1), select->column_int(2),
-                   select->column_text(3)};
+  ChainState state;
+  state.head_seq = select->column_int(0);
+  state.head_hash = select->column_text(1);
+  state.anchor_seq = select->column_int(2);
+  state.anchor_hash = select->column_text(3);
   if (!select->column_is_null(4)) {
     state.anchor_ms = select->column_int(4);
   }
@@ -169,7 +173,8 @@ std::string state_mac_of(const ChainState& state, const ChainKey& key) {
 
 void write_state_mac(Database& db, const ChainKey& key) {
   auto state = read_chain_state(db);
-  auto update = db.cached("UPDATE chain_state SET state_mac = ? WHERE id = 1", "seal the chain head");
+  auto update =
+      db.cached("UPDATE chain_state SET state_mac = ? WHERE id = 1", "seal the chain head");
   update->bind(1, state_mac_of(*state, key)).run();
 }
 
@@ -187,8 +192,8 @@ void adopt_key(Database& db, const ChainKey& key) {
   }
   if (state->keyed()) {
     if (*state->key_id != key.id()) {
-      throw Fatal("audit database " + quoted(db.path().string()) + ": its chain is keyed with key " +
-                  *state->key_id + ", not with " + key.id() +
+      throw Fatal("audit database " + quoted(db.path().string()) +
+                  ": its chain is keyed with key " + *state->key_id + ", not with " + key.id() +
                   " (audit.key_file); fix: restore the key file it was written with");
     }
     return;
@@ -224,8 +229,9 @@ AnchorEntry seal_row(Database& db, const ChainTable& table, int64_t rowid, const
     broken_chain(db, "chain the row: the chain_state row is missing");
   }
   if (state->keyed() && key == nullptr) {
-    broken_chain(db, "chain the row: the chain is keyed and this writer has no key (only the "
-                     "broker writes a keyed audit)");
+    broken_chain(db,
+                 "chain the row: the chain is keyed and this writer has no key (only the "
+                 "broker writes a keyed audit)");
   }
   int64_t seq = state->head_seq + 1;
   auto link = db.cached(table_sql(table, "UPDATE $T SET chain_seq = ?, prev_hash = ? WHERE id = ?"),
@@ -281,10 +287,10 @@ class LinkCursor {
 
   [[nodiscard]] Link current() const {
     const ChainKey* key = m_state.keyed_at(seq()) ? m_key : nullptr;
-    return Link{std::string(m_table.kind) + " " + quoted(m_select.column_text(3)), seq(),
-                m_select.column_text(1), m_select.column_text(2),
-                link_hash(m_table.kind, m_select, 4, m_names,
-                          count_columns(m_table.hashed_columns), key)};
+    return Link{
+        std::string(m_table.kind) + " " + quoted(m_select.column_text(3)), seq(),
+        m_select.column_text(1), m_select.column_text(2),
+        link_hash(m_table.kind, m_select, 4, m_names, count_columns(m_table.hashed_columns), key)};
   }
 
  private:
@@ -316,11 +322,11 @@ std::optional<Finding> check_link(const Link& link, int64_t expected_seq,
                        ", which is already taken: it was inserted out of order"};
   }
   if (link.seq > expected_seq) {
-    return Finding{ChainFault::deleted,
-                   "chain positions " + std::to_string(expected_seq) + " to " +
-                       std::to_string(link.seq - 1) + " are missing before " + link.label +
-                       ": rows were deleted (expected position " + std::to_string(expected_seq) +
-                       ", found " + std::to_string(link.seq) + ")"};
+    return Finding{ChainFault::deleted, "chain positions " + std::to_string(expected_seq) + " to " +
+                                            std::to_string(link.seq - 1) + " are missing before " +
+                                            link.label + ": rows were deleted (expected position " +
+                                            std::to_string(expected_seq) + ", found " +
+                                            std::to_string(link.seq) + ")"};
   }
   if (link.computed_hash != link.stored_hash) {
     return Finding{ChainFault::changed,
@@ -330,12 +336,12 @@ std::optional<Finding> check_link(const Link& link, int64_t expected_seq,
   }
   if (link.prev_hash != expected_prev) {
     std::string previous = previous_label.empty() ? "the chain's start" : previous_label;
-    return Finding{ChainFault::relinked,
-                   link.label + position + " does not follow " + previous + ": " +
-                       (previous_label.empty() ? ""
-                                               : previous + " was changed and its hash recomputed, or ") +
-                       "rows were inserted out of order or reordered" +
-                       expected_found(expected_prev, link.prev_hash)};
+    return Finding{
+        ChainFault::relinked,
+        link.label + position + " does not follow " + previous + ": " +
+            (previous_label.empty() ? "" : previous + " was changed and its hash recomputed, or ") +
+            "rows were inserted out of order or reordered" +
+            expected_found(expected_prev, link.prev_hash)};
   }
   return std::nullopt;
 }
@@ -453,11 +459,11 @@ std::optional<Finding> check_foreign_chains(const std::vector<AnchorEntry>& entr
                                             const ChainState& state) {
   for (const auto& entry : entries) {
     if (entry.chain_id != state.chain_id) {
-      return Finding{ChainFault::replaced,
-                     "the anchor log records chain " + entry.chain_id + " (position " +
-                         std::to_string(entry.seq) + ", " + where_in_log(entry) +
-                         "), but this database is chain " + state.chain_id +
-                         ": the database it anchors was deleted or replaced"};
+      return Finding{ChainFault::replaced, "the anchor log records chain " + entry.chain_id +
+                                               " (position " + std::to_string(entry.seq) + ", " +
+                                               where_in_log(entry) +
+                                               "), but this database is chain " + state.chain_id +
+                                               ": the database it anchors was deleted or replaced"};
     }
   }
   return std::nullopt;
@@ -534,16 +540,16 @@ std::optional<Finding> check_anchor_log(Database& db, const ChainState& state,
 
 std::string assurance_of(const ChainState& state, const VerifyOptions& options,
                          const AnchorFile* anchor, int64_t anchored) {
-  std::string text = state.keyed()
-                         ? "keyed (HMAC-SHA256, key " + *state.key_id + ") from position " +
-                               std::to_string(state.keyed_from_seq)
-                         : "unkeyed: whoever can write the file can recompute the chain";
+  std::string text = state.keyed() ? "keyed (HMAC-SHA256, key " + *state.key_id +
+                                         ") from position " + std::to_string(state.keyed_from_seq)
+                                   : "unkeyed: whoever can write the file can recompute the chain";
   if (anchor == nullptr) {
     return text + "; no anchor log: deleting or rewriting the whole file would not show";
   }
   return text + "; " + std::to_string(anchored) + " heads anchored in " +
          options.anchor_file.string() +
-         (anchor->append_only ? " (append-only)" : " (not append-only: its writer could rewrite it)");
+         (anchor->append_only ? " (append-only)"
+                              : " (not append-only: its writer could rewrite it)");
 }
 
 VerifyResult failed(ChainFault fault, std::string problem, ChainState state = {}) {
@@ -561,10 +567,10 @@ std::optional<Finding> check_rows(Database& db, const ChainState& state, const C
 }  // namespace
 
 std::string to_string(ChainFault fault) {
-  constexpr const char* k_names[] = {
-      "none",     "damaged",   "missing_state", "no_key",    "wrong_key",
-      "changed",  "deleted",   "inserted",      "relinked",  "truncated",
-      "rechained", "anchor_moved", "replaced",  "state_edited"};
+  constexpr const char* k_names[] = {"none",      "damaged",     "missing_state", "no_key",
+                                     "wrong_key", "changed",     "deleted",       "inserted",
+                                     "relinked",  "truncated",   "rechained",     "anchor_moved",
+                                     "replaced",  "state_edited"};
   return k_names[static_cast<size_t>(fault)];
 }
 
@@ -597,8 +603,8 @@ VerifyResult verify_chain(Database& db, const VerifyOptions& options) {
     result.fault = finding->fault;
     result.problem = finding->problem;
   }
-  result.assurance = assurance_of(*state, options, anchor ? &*anchor : nullptr,
-                                  result.anchored_heads);
+  result.assurance =
+      assurance_of(*state, options, anchor ? &*anchor : nullptr, result.anchored_heads);
   return result;
 }
 

@@ -35,11 +35,11 @@ struct ChainState {
   std::string head_hash;
   int64_t anchor_seq = 0;  // the last pruned link; the chain continues from it
   std::string anchor_hash;
-  std::optional<int64_t> anchor_ms;
-  std::string chain_id;                // names this database in the anchor log
-  std::optional<std::string> key_id;   // the key's id once the chain is keyed
-  int64_t keyed_from_seq = 0;          // links from here on are HMAC-SHA256 (0: none)
-  std::string state_mac;               // HMAC of this row, so head and anchor cannot move
+  std::optional<int64_t> anchor_ms = std::nullopt;
+  std::string chain_id = {};                         // names this database in the anchor log
+  std::optional<std::string> key_id = std::nullopt;  // the key's id once the chain is keyed
+  int64_t keyed_from_seq = 0;                        // links from here on are HMAC-SHA256 (0: none)
+  std::string state_mac = {};  // HMAC of this row, so head and anchor cannot move
 
   bool keyed() const { return key_id.has_value(); }
   bool keyed_at(int64_t seq) const { return keyed() && seq >= keyed_from_seq; }
@@ -61,25 +61,25 @@ AnchorEntry seal_row(Database& db, const ChainTable& table, int64_t rowid,
 // What verify found, so tests and tools need not parse the text.
 enum class ChainFault {
   none,
-  damaged,       // SQLite's own check failed
-  missing_state, // the chain_state row is gone
-  no_key,        // the chain is keyed and this reader has no key
-  wrong_key,     // keyed with another key
-  changed,       // a row's hash does not match its content
-  deleted,       // chain positions are missing
-  inserted,      // a row out of order, or finished but outside the chain
-  relinked,      // a link does not follow the one before it
-  truncated,     // rows after the head, or after an anchored head, are gone
-  rechained,     // the anchor log recorded another hash at a position: recomputed links
-  anchor_moved,  // the pruned anchor was not set by prune
-  replaced,      // the anchor log belongs to another chain: the file was deleted or replaced
-  state_edited,  // the chain_state row's HMAC does not match
+  damaged,        // SQLite's own check failed
+  missing_state,  // the chain_state row is gone
+  no_key,         // the chain is keyed and this reader has no key
+  wrong_key,      // keyed with another key
+  changed,        // a row's hash does not match its content
+  deleted,        // chain positions are missing
+  inserted,       // a row out of order, or finished but outside the chain
+  relinked,       // a link does not follow the one before it
+  truncated,      // rows after the head, or after an anchored head, are gone
+  rechained,      // the anchor log recorded another hash at a position: recomputed links
+  anchor_moved,   // the pruned anchor was not set by prune
+  replaced,       // the anchor log belongs to another chain: the file was deleted or replaced
+  state_edited,   // the chain_state row's HMAC does not match
 };
 
 std::string to_string(ChainFault fault);
 
 struct VerifyOptions {
-  const ChainKey* key = nullptr;    // checks keyed links; without it keyed chains are no_key
+  const ChainKey* key = nullptr;      // checks keyed links; without it keyed chains are no_key
   std::filesystem::path anchor_file;  // compared with the database when set
 };
 

@@ -65,8 +65,8 @@ std::optional<std::string> bytes_of_hex(std::string_view hex) {
 // concurrent first use made meanwhile.
 void create_key_file(const std::filesystem::path& path) {
   std::filesystem::path temporary = path.string() + ".new." + std::to_string(::getpid());
-  UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-                     0400));
+  UniqueFd fd(
+      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0400));
   if (!fd.valid()) {
     key_error(path, "cannot create it: " + std::string(std::strerror(errno)),
               "make " + path.parent_path().string() + " writable by the audit's writer");
@@ -97,7 +97,8 @@ ChainKey key_from(int fd, const std::filesystem::path& path) {
   }
   char buffer[2 * k_secret_bytes + 2] = {};
   ssize_t n = ::read(fd, buffer, sizeof buffer);
-  auto secret = bytes_of_hex(trim(std::string(buffer, static_cast<size_t>(std::max<ssize_t>(n, 0)))));
+  auto secret =
+      bytes_of_hex(trim(std::string(buffer, static_cast<size_t>(std::max<ssize_t>(n, 0)))));
   if (!secret) {
     key_error(path, "does not hold 64 hex digits", "restore it from a backup");
   }

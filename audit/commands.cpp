@@ -261,7 +261,8 @@ Integrity integrity_of(const Invocation& invocation) {
   if (!key_file.empty()) {
     integrity.key = read_chain_key(key_file);
   }
-  integrity.options.anchor_file = integrity_file(invocation, "anchor", invocation.context.anchor_file);
+  integrity.options.anchor_file =
+      integrity_file(invocation, "anchor", invocation.context.anchor_file);
   return integrity;
 }
 

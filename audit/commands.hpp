@@ -37,8 +37,8 @@ struct AuditContext {
 };
 
 // The same as audit_main below, for the broker and the CLI with the whole context.
-int audit_main(const std::vector<std::string>& args, const AuditContext& context,
-               std::ostream& out, bool out_is_tty, bool color = false);
+int audit_main(const std::vector<std::string>& args, const AuditContext& context, std::ostream& out,
+               bool out_is_tty, bool color = false);
 
 // `sandshim audit ARGS...` (ARGS are what follows "audit"): list, show, stats, export, verify,
 // prune, sql, decisions. Results go to stdout; errors are thrown as sandshim::Fatal (exit code

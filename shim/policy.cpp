@@ -4,11 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <boost/program_options.hpp>
 #include <cerrno>
-#include <cstring>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -36,8 +37,8 @@ namespace {
 using Setter = std::function<std::optional<std::string>(Policy&, std::string_view subkey,
                                                         const std::string& value)>;
 // True when `candidate`'s value is looser than `than`'s; empty for keys without an order.
-using Looser = std::function<bool(const Policy& than, const Policy& candidate,
-                                  std::string_view subkey)>;
+using Looser =
+    std::function<bool(const Policy& than, const Policy& candidate, std::string_view subkey)>;
 using Renderer = std::function<std::string(const Policy&, std::string_view subkey)>;
 
 struct Key {
@@ -51,6 +52,14 @@ template <typename T>
 Looser larger_is_looser(T Policy::*field) {
   return [field](const Policy& than, const Policy& candidate, std::string_view) {
     return candidate.*field > than.*field;
+  };
+}
+
+// Choices are ordered loosest first, so a smaller enum value is looser.
+template <typename Enum>
+Looser larger_is_looser_enum(Enum Policy::*field) {
+  return [field](const Policy& than, const Policy& candidate, std::string_view) {
+    return static_cast<int>(candidate.*field) < static_cast<int>(than.*field);
   };
 }
 
@@ -179,7 +188,8 @@ Key byte_size_key(std::string name, std::string help, uint64_t Policy::*field, u
                 p.*field, parse_byte_size(v),
                 "a size of at least " + format_byte_size(min) + " such as 512m or 1g", min);
           },
-          larger_is_looser(field), render_with(field, format_byte_size)};
+          larger_is_looser(field),
+          render_with(field, format_byte_size)};
 }
 
 Key count_key(std::string name, std::string help, int64_t Policy::*field, int64_t min,
@@ -190,43 +200,59 @@ Key count_key(std::string name, std::string help, int64_t Policy::*field, int64_
                 p.*field, parse_count(v, min, max),
                 "a whole number from " + std::to_string(min) + " to " + std::to_string(max));
           },
-          larger_is_looser(field), render_with(field, format_count)};
+          larger_is_looser(field),
+          render_with(field, format_count)};
 }
 
-Key duration_key(std::string name, std::string help, int64_t Policy::*field,
-                 std::string expected, int64_t min = 0) {
+Key duration_key(std::string name, std::string help, int64_t Policy::*field, std::string expected,
+                 int64_t min = 0) {
   return {{name, help, format_duration_ms(Policy{}.*field), KeyTrust::tighten},
           [field, expected, min](Policy& p, std::string_view, const std::string& v) {
             return store_at_least(p.*field, parse_duration_ms(v), expected, min);
           },
-          larger_is_looser(field), render_with(field, format_duration_ms)};
+          larger_is_looser(field),
+          render_with(field, format_duration_ms)};
 }
 
-// A choice among words ordered from loosest to strictest.
-Key choice_key(std::string name, std::string help, std::string Policy::*field,
-               std::vector<std::string> loosest_first, KeyTrust trust = KeyTrust::tighten) {
-  auto rank = [loosest_first](const std::string& word) {
-    return std::find(loosest_first.begin(), loosest_first.end(), word) - loosest_first.begin();
-  };
-  return {{name, help, Policy{}.*field, trust},
-          [field, loosest_first, rank](Policy& p, std::string_view,
-                                       const std::string& value) -> std::optional<std::string> {
-            std::string v = trim(value);
-            if (rank(v) == static_cast<long>(loosest_first.size())) {
-              return "expected one of: " + join(loosest_first, ", ");
+// The words of each choice, in enum order: loosest first.
+constexpr std::array<std::string_view, 2> k_network_words = {"bridge", "none"};
+constexpr std::array<std::string_view, 2> k_workspace_words = {"rw", "ro"};
+constexpr std::array<std::string_view, 2> k_unenforced_words = {"accept", "refuse"};
+constexpr std::array<std::string_view, 3> k_hook_mode_words = {"path", "wrap", "deny"};
+
+template <typename Enum, size_t N>
+std::optional<Enum> enum_from(const std::array<std::string_view, N>& words, std::string_view word) {
+  auto found = std::find(words.begin(), words.end(), word);
+  return found == words.end() ? std::nullopt
+                              : std::optional(static_cast<Enum>(found - words.begin()));
+}
+
+template <typename Enum, size_t N>
+std::string word_of(const std::array<std::string_view, N>& words, Enum value) {
+  return std::string(words.at(static_cast<size_t>(value)));
+}
+
+// A choice among words ordered from loosest to strictest, held as an enum in the same order.
+template <typename Enum, size_t N>
+Key choice_key(std::string name, std::string help, Enum Policy::*field,
+               const std::array<std::string_view, N>& words, KeyTrust trust = KeyTrust::tighten) {
+  std::vector<std::string> all(words.begin(), words.end());
+  return {{name, help, word_of(words, Policy{}.*field), trust},
+          [field, &words, all](Policy& p, std::string_view,
+                               const std::string& value) -> std::optional<std::string> {
+            auto parsed = enum_from<Enum>(words, trim(value));
+            if (!parsed) {
+              return "expected one of: " + join(all, ", ");
             }
-            p.*field = v;
+            p.*field = *parsed;
             return std::nullopt;
           },
-          [field, rank](const Policy& than, const Policy& candidate, std::string_view) {
-            return rank(candidate.*field) < rank(than.*field);
-          },
-          [field](const Policy& p, std::string_view) { return p.*field; }};
+          larger_is_looser_enum(field),
+          [field, &words](const Policy& p, std::string_view) { return word_of(words, p.*field); }};
 }
 
 // A key that chooses what runs or where records go: only trusted layers set it.
-Key trusted_key(std::string name, std::string help, std::string Policy::*field,
-                Check check = {}) {
+Key trusted_key(std::string name, std::string help, std::string Policy::*field, Check check = {}) {
   return {{name, help, Policy{}.*field, KeyTrust::trusted},
           [field, check](Policy& p, std::string_view,
                          const std::string& value) -> std::optional<std::string> {
@@ -269,7 +295,8 @@ Key cpus_key() {
           [](Policy& p, std::string_view, const std::string& v) {
             return store_at_least(p.cpus, parse_cpus(v), "a number of cores such as 0.5 or 2");
           },
-          larger_is_looser(&Policy::cpus), render_with(&Policy::cpus, format_cpus)};
+          larger_is_looser(&Policy::cpus),
+          render_with(&Policy::cpus, format_cpus)};
 }
 
 Key audit_required_key() {
@@ -357,9 +384,9 @@ const std::vector<Key>& key_table() {
                   "directory with ca.pem, cert.pem and key.pem for a tcp:// endpoint",
                   &Policy::tls_cert_path, absolute_or_empty),
       choice_key("sandbox.network", "network of the container: none, or bridge to allow egress",
-                 &Policy::network, {"bridge", "none"}),
+                 &Policy::network, k_network_words),
       choice_key("sandbox.workspace", "workspace mount: ro (read-only) or rw",
-                 &Policy::workspace_mode, {"rw", "ro"}),
+                 &Policy::workspace_mode, k_workspace_words),
       byte_size_key("sandbox.memory", "memory limit (swap is not allowed on top)",
                     &Policy::memory_bytes, 6ULL << 20),
       cpus_key(),
@@ -381,7 +408,7 @@ const std::vector<Key>& key_table() {
       choice_key("limits.unenforced",
                  "limits the engine cannot enforce (rootless on cgroup v1, a missing "
                  "controller): refuse to run, or accept and record them",
-                 &Policy::limits_unenforced, {"accept", "refuse"}),
+                 &Policy::limits_unenforced, k_unenforced_words),
       pattern_list_key("env.allow", "more variable names or patterns passed into the sandbox",
                        &Policy::env_allow, true),
       pattern_list_key("env.deny", "more variable names or patterns never passed (deny wins)",
@@ -400,13 +427,14 @@ const std::vector<Key>& key_table() {
                   "empty: none",
                   &Policy::audit_anchor_file, absolute_or_empty),
       choice_key("hook.mode", "what agent hooks do: path (shims first on PATH), wrap, or deny",
-                 &Policy::hook_mode, {"path", "wrap", "deny"}, KeyTrust::tighten_pinned),
+                 &Policy::hook_mode, k_hook_mode_words, KeyTrust::tighten_pinned),
       trusted_key("shim.dir", "directory of the shim links; empty: $XDG_DATA_HOME/sandshim/bin",
                   &Policy::shim_dir, absolute_or_empty),
       count_key("pool.size",
                 "warm containers kept started per image, workspace and policy (0: off)",
                 &Policy::pool_size, 0, 32),
-      duration_key("pool.idle_ttl", "how long a warm container may wait unused before it is removed",
+      duration_key("pool.idle_ttl",
+                   "how long a warm container may wait unused before it is removed",
                    &Policy::pool_idle_ttl_ms, "a duration from 1s such as 30s or 10m", 1000),
       user_pins_key(),
       user_ceilings_key(),
@@ -531,8 +559,7 @@ bool is_pinned(const Policy& policy, const std::string& name) {
                      [&](const std::string& pattern) { return glob_match(pattern, name); });
 }
 
-std::string change(const Key& key, std::string_view subkey, const Policy& from,
-                   const Policy& to) {
+std::string change(const Key& key, std::string_view subkey, const Policy& from, const Policy& to) {
   return key.render(from, subkey) + " -> " + key.render(to, subkey);
 }
 
@@ -651,8 +678,7 @@ void apply_layer(Policy& policy, const std::filesystem::path& file, LayerTrust t
   policy.sources.push_back(file.string());
 }
 
-[[noreturn]] void untrusted_system_file(const std::filesystem::path& path,
-                                        const std::string& why) {
+[[noreturn]] void untrusted_system_file(const std::filesystem::path& path, const std::string& why) {
   throw Fatal("system config " + quoted(path.string()) + " is not trusted: " + why +
               "; fix: sudo chown root:root " + path.string() + " " + path.parent_path().string() +
               " && sudo chmod go-w " + path.string() + " " + path.parent_path().string());
@@ -691,8 +717,8 @@ std::optional<std::string> read_system_text(const std::filesystem::path& path) {
   if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
     untrusted_system_file(path, "cannot read it as a file: " + std::string(std::strerror(errno)));
   }
-  std::filesystem::path real = std::filesystem::read_symlink("/proc/self/fd/" +
-                                                             std::to_string(fd.get()));
+  std::filesystem::path real =
+      std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd.get()));
   struct stat dir {};
   if (::stat(real.parent_path().c_str(), &dir) != 0) {
     untrusted_system_file(path, "cannot stat its directory: " + std::string(std::strerror(errno)));
@@ -703,6 +729,26 @@ std::optional<std::string> read_system_text(const std::filesystem::path& path) {
 }
 
 }  // namespace
+
+std::string to_string(Network value) {
+  return word_of(k_network_words, value);
+}
+
+std::string to_string(WorkspaceMode value) {
+  return word_of(k_workspace_words, value);
+}
+
+std::string to_string(Unenforced value) {
+  return word_of(k_unenforced_words, value);
+}
+
+std::string to_string(HookMode value) {
+  return word_of(k_hook_mode_words, value);
+}
+
+std::optional<HookMode> hook_mode_from(std::string_view word) {
+  return enum_from<HookMode>(k_hook_mode_words, word);
+}
 
 bool workspace_may_tighten(KeyTrust trust) {
   return trust == KeyTrust::tighten || trust == KeyTrust::tighten_pinned;
@@ -880,7 +926,7 @@ std::string Policy::limits_summary() const {
   std::ostringstream out;
   out << "memory=" << format_byte_size(memory_bytes) << " cpus=" << cpus << " pids=" << pids
       << " timeout=" << format_duration_ms(timeout_ms) << " tmp=" << format_byte_size(tmp_bytes)
-      << " network=" << network << " workspace=" << workspace_mode;
+      << " network=" << to_string(network) << " workspace=" << to_string(workspace_mode);
   return out.str();
 }
 

@@ -5,11 +5,25 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/error.hpp"
 
 namespace sandshim::shim {
+
+// The choice keys' values, loosest first: a later value is stricter.
+enum class Network { bridge, none };
+enum class WorkspaceMode { rw, ro };
+enum class Unenforced { accept, refuse };  // limits the engine cannot enforce
+enum class HookMode { path, wrap, deny };
+
+// The words config files use for them.
+std::string to_string(Network value);
+std::string to_string(WorkspaceMode value);
+std::string to_string(Unenforced value);
+std::string to_string(HookMode value);
+std::optional<HookMode> hook_mode_from(std::string_view word);
 
 // Where a value came from, for error messages and `sandshim policy show`.
 struct Origin {
@@ -29,8 +43,8 @@ struct Policy {
   std::string tls_cert_path;  // directory with ca.pem, cert.pem, key.pem for tcp:// endpoints
 
   // [sandbox]
-  std::string network = "none";       // none | bridge
-  std::string workspace_mode = "ro";  // ro | rw
+  Network network = Network::none;
+  WorkspaceMode workspace_mode = WorkspaceMode::ro;
   uint64_t memory_bytes = 512ULL << 20;
   double cpus = 1.0;
   int64_t pids = 64;
@@ -43,7 +57,7 @@ struct Policy {
   std::string hostname = "sandbox";
 
   // [limits]
-  std::string limits_unenforced = "refuse";  // accept | refuse: limits the engine cannot enforce
+  Unenforced limits_unenforced = Unenforced::refuse;
 
   // [env]
   std::vector<std::string> env_allow;  // patterns added to the built-in allowlist
@@ -60,7 +74,7 @@ struct Policy {
   std::string audit_anchor_file;  // root-owned append-only log of chain heads; empty: none
 
   // [hook]
-  std::string hook_mode = "path";  // path | wrap | deny
+  HookMode hook_mode = HookMode::path;
 
   // [shim]
   std::string shim_dir;  // empty: $XDG_DATA_HOME/sandshim/bin

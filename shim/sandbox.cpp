@@ -293,7 +293,7 @@ void require_enforced_limits(const Policy& policy, const Engine& engine, const R
   }
   Enforcement enforcement = assess_enforcement(facts);
   record.limits += " " + describe_enforcement(enforcement);
-  if (!enforcement.unenforced.empty() && policy.limits_unenforced != "accept") {
+  if (!enforcement.unenforced.empty() && policy.limits_unenforced != Unenforced::accept) {
     throw Refusal(RunStatus::refused, refusal_message(facts, enforcement));
   }
   if (!enforcement.unenforced.empty()) {

@@ -120,8 +120,9 @@ std::string attacker_hash(sqlite3_stmt* row) {
 
 // Recomputes every link from position `from` on, then the head: re-chaining with sqlite3.
 void rechain_from(const fs::path& db, int64_t from) {
-  std::string previous = query_text(db, "SELECT COALESCE((SELECT row_hash FROM runs WHERE chain_seq = " +
-                                            std::to_string(from - 1) + "), printf('%.64d', 0))");
+  std::string previous =
+      query_text(db, "SELECT COALESCE((SELECT row_hash FROM runs WHERE chain_seq = " +
+                         std::to_string(from - 1) + "), printf('%.64d', 0))");
   int64_t last = query_int(db, "SELECT max(chain_seq) FROM runs");
   for (int64_t seq = from; seq <= last; ++seq) {
     execute_sql(db, "UPDATE runs SET prev_hash = '" + previous +
@@ -144,7 +145,8 @@ void rechain_from(const fs::path& db, int64_t from) {
 
 // When the anchor log's line `line` was written, as verify prints it.
 std::string anchor_time(const fs::path& anchor, int line) {
-  return format_iso8601_ms(read_anchor_file(anchor).entries.at(static_cast<size_t>(line - 1)).time_ms);
+  return format_iso8601_ms(
+      read_anchor_file(anchor).entries.at(static_cast<size_t>(line - 1)).time_ms);
 }
 
 std::string hash_of(const fs::path& db, const std::string& run_id) {
@@ -177,8 +179,11 @@ TEST_CASE("a keyed chain: HMAC links, a 0400 key made on first use, only its key
   VerifyOptions wrong;
   wrong.key = &other;
   CHECK(verify_chain(reader.database(), wrong).fault == ChainFault::wrong_key);
-  CHECK_THAT(fatal_message([&] { Store::open(StoreOptions{audit.db, std::chrono::seconds(5), false}); },
-                           125),
+  CHECK_THAT(fatal_message(
+                 [&] {
+                   Store::open(StoreOptions{audit.db, std::chrono::seconds(5), false});
+                 },
+                 125),
              Contains("its chain is keyed (the broker's)"));
   ::chmod(audit.key_file.c_str(), 0440);
   CHECK_THAT(fatal_message([&] { load_or_create_chain_key(audit.key_file); }, 125),
@@ -262,8 +267,8 @@ TEST_CASE("tamper: a row edited and every later hash recomputed with sqlite3 and
           "run \"r2\" (chain position 2) is not the link the anchor log recorded (line 2, " +
               anchor_time(audit.anchor, 2) +
               "): a row between positions 2 and 2 was rewritten and every later hash recomputed "
-              "(expected " + recorded.substr(0, 16) + "…, found " +
-              hash_of(audit.db, "r2").substr(0, 16) + "…)");
+              "(expected " +
+              recorded.substr(0, 16) + "…, found " + hash_of(audit.db, "r2").substr(0, 16) + "…)");
   }
 }
 
@@ -279,12 +284,12 @@ TEST_CASE("tamper: the first rows deleted and the anchor moved past them", "[aud
     execute_sql(audit.db, "UPDATE chain_state SET anchor_seq = 2, anchor_hash = '" + r2 + "'");
     VerifyResult result = audit.verify();
     CHECK(result.fault == ChainFault::anchor_moved);
-    CHECK_THAT(result.problem, StartsWith("the chain starts after position 2 (anchor " +
-                                          r2.substr(0, 16) + "…), but no `audit prune` recorded "
-                                          "that anchor in the anchor log: rows 1 to 2 were "
-                                          "deleted and the anchor moved"));
-    CHECK(audit.verify(true, false).fault ==
-          (keyed ? ChainFault::state_edited : ChainFault::none));
+    CHECK_THAT(result.problem,
+               StartsWith("the chain starts after position 2 (anchor " + r2.substr(0, 16) +
+                          "…), but no `audit prune` recorded "
+                          "that anchor in the anchor log: rows 1 to 2 were "
+                          "deleted and the anchor moved"));
+    CHECK(audit.verify(true, false).fault == (keyed ? ChainFault::state_edited : ChainFault::none));
   }
 }
 
@@ -301,10 +306,10 @@ TEST_CASE("tamper: the database deleted and made again is not the chain the log 
   audit.add_runs(1, 10);
   VerifyResult result = audit.verify();
   CHECK(result.fault == ChainFault::replaced);
-  CHECK_THAT(result.problem, StartsWith("the anchor log records chain " + old_chain +
-                                        " (position 1, line 1, ") &&
-                                 Contains("but this database is chain " + result.state.chain_id +
-                                          ": the database it anchors was deleted or replaced"));
+  CHECK_THAT(result.problem,
+             StartsWith("the anchor log records chain " + old_chain + " (position 1, line 1, ") &&
+                 Contains("but this database is chain " + result.state.chain_id +
+                          ": the database it anchors was deleted or replaced"));
 }
 
 TEST_CASE("prune is an administrator's command and records its anchor", "[audit][integrity]") {
@@ -336,8 +341,8 @@ TEST_CASE("prune is an administrator's command and records its anchor", "[audit]
         "ask an administrator to run `sudo sandshim audit prune ...`");
   CHECK(query_int(audit.db, "SELECT count(*) FROM runs") == 4);
 
-  CommandResult pruned = audit_as(Viewer::caller(998, 998),
-                                  {"prune", "--older-than", "2024-05-01T10:30:00Z"});
+  CommandResult pruned =
+      audit_as(Viewer::caller(998, 998), {"prune", "--older-than", "2024-05-01T10:30:00Z"});
   INFO(pruned.error);
   CHECK(pruned.code == 0);
   CHECK(query_int(audit.db, "SELECT count(*) FROM runs") == 2);
@@ -408,6 +413,6 @@ TEST_CASE("a schema 2 database is migrated, then keyed from its next link", "[au
   CHECK(result.ok);
   CHECK(result.links_checked == 4);
   CHECK(result.state.keyed_from_seq == 3);
-  CHECK_THAT(result.assurance, StartsWith("keyed (HMAC-SHA256, key " + audit.key->id() +
-                                          ") from position 3"));
+  CHECK_THAT(result.assurance,
+             StartsWith("keyed (HMAC-SHA256, key " + audit.key->id() + ") from position 3"));
 }

@@ -28,8 +28,8 @@ std::string error_of(const std::function<void()>& action) {
 
 TEST_CASE("defaults are the hardened policy", "[policy]") {
   Policy policy;
-  CHECK(policy.network == "none");
-  CHECK(policy.workspace_mode == "ro");
+  CHECK(policy.network == Network::none);
+  CHECK(policy.workspace_mode == WorkspaceMode::ro);
   CHECK(policy.memory_bytes == 512ULL << 20);
   CHECK(policy.pids == 64);
   CHECK(policy.timeout_ms == 30000);
@@ -166,14 +166,22 @@ namespace {
 // it (empty: nothing is looser, as adding to env.deny). A key added to the table without an
 // entry here fails the table-agreement test.
 const std::map<std::string, std::pair<std::string, std::string>> k_looser_values = {
-    {"sandbox.network", {"", "bridge"}},    {"sandbox.workspace", {"", "rw"}},
-    {"sandbox.memory", {"", "4g"}},         {"sandbox.cpus", {"", "8"}},
-    {"sandbox.pids", {"", "4096"}},         {"sandbox.timeout", {"", "1h"}},
-    {"sandbox.tmp_size", {"", "1g"}},       {"sandbox.shm_size", {"", "1g"}},
-    {"sandbox.nofile", {"", "65536"}},      {"sandbox.nproc", {"", "65536"}},
-    {"limits.unenforced", {"", "accept"}},  {"audit.required", {"", "false"}},
-    {"pool.size", {"", "8"}},               {"pool.idle_ttl", {"", "1h"}},
-    {"hook.mode", {"deny", "path"}},        {"env.deny", {"", ""}},
+    {"sandbox.network", {"", "bridge"}},
+    {"sandbox.workspace", {"", "rw"}},
+    {"sandbox.memory", {"", "4g"}},
+    {"sandbox.cpus", {"", "8"}},
+    {"sandbox.pids", {"", "4096"}},
+    {"sandbox.timeout", {"", "1h"}},
+    {"sandbox.tmp_size", {"", "1g"}},
+    {"sandbox.shm_size", {"", "1g"}},
+    {"sandbox.nofile", {"", "65536"}},
+    {"sandbox.nproc", {"", "65536"}},
+    {"limits.unenforced", {"", "accept"}},
+    {"audit.required", {"", "false"}},
+    {"pool.size", {"", "8"}},
+    {"pool.idle_ttl", {"", "1h"}},
+    {"hook.mode", {"deny", "path"}},
+    {"env.deny", {"", ""}},
 };
 
 // A valid value for keys without an order (a no-op where possible).
@@ -218,7 +226,8 @@ TEST_CASE("the key table, the code and `policy keys` agree on every key's trust"
     CHECK(apply_layer_of(Layer::system, PolicyMode::broker, name, valid_value(key)).empty());
     std::string user = apply_layer_of(Layer::user, PolicyMode::broker, name, same);
     CHECK(user.empty() == ordered);
-    auto [base, looser] = ordered ? k_looser_values.at(key.name) : std::pair<std::string, std::string>();
+    auto [base, looser] =
+        ordered ? k_looser_values.at(key.name) : std::pair<std::string, std::string>();
     if (!looser.empty()) {
       Policy start;
       if (!base.empty()) {
@@ -280,7 +289,7 @@ TEST_CASE("broker mode: a user file may only tighten the system file", "[policy]
   Policy tightened = files.load();
   CHECK(tightened.timeout_ms == 10000);
   CHECK(tightened.memory_bytes == 256ULL << 20);
-  CHECK(tightened.hook_mode == "wrap");
+  CHECK(tightened.hook_mode == HookMode::wrap);
 
   for (const auto& [line, key] : {std::pair{"[sandbox]\ntimeout = 1h\n", "sandbox.timeout"},
                                   {"[engine]\npath = /tmp/fake\n", "engine.path"},
@@ -291,8 +300,8 @@ TEST_CASE("broker mode: a user file may only tighten the system file", "[policy]
     INFO(key);
     BrokerFiles loosening("[hook]\nmode = wrap\n", line);
     std::string message = error_of([&] { loosening.load(); });
-    CHECK_THAT(message, Catch::StartsWith("policy refused: " + loosening.user.string() + ":2: " +
-                                          key + " = "));
+    CHECK_THAT(message, Catch::StartsWith("policy refused: " + loosening.user.string() +
+                                          ":2: " + key + " = "));
     CHECK(message.find('\n') == std::string::npos);
     CHECK(error_of([&] { loosening.load(PolicyMode::direct); }).empty());
   }
@@ -306,11 +315,14 @@ TEST_CASE("broker mode: a user file may only tighten the system file", "[policy]
     CHECK(error.problems()[0].loosens);
   }
   BrokerFiles flags("", "");
-  CHECK_THAT(error_of([&] { flags.load(PolicyMode::broker, {{"sandbox.network", "bridge", {"command line", 0}}}); }),
+  CHECK_THAT(error_of([&] {
+               flags.load(PolicyMode::broker, {{"sandbox.network", "bridge", {"command line", 0}}});
+             }),
              Catch::Contains("command line: sandbox.network"));
 }
 
-TEST_CASE("broker mode: an opened key may loosen up to its ceiling, not beyond", "[policy][floors]") {
+TEST_CASE("broker mode: an opened key may loosen up to its ceiling, not beyond",
+          "[policy][floors]") {
   if (::geteuid() != 0) {
     SKIP("the system file must be root-owned: run the unit tests as root");
   }
@@ -331,16 +343,19 @@ TEST_CASE("direct mode: users.pin makes the system file a floor for pinned keys"
     SKIP("the system file must be root-owned: run the unit tests as root");
   }
   std::string system = "[hook]\nmode = wrap\n[users]\npin = hook.mode, engine.*\n";
-  CHECK_THAT(error_of([&] { BrokerFiles(system, "[hook]\nmode = path\n").load(PolicyMode::direct); }),
-             Catch::Contains("pins it (users.pin)"));
+  CHECK_THAT(
+      error_of([&] { BrokerFiles(system, "[hook]\nmode = path\n").load(PolicyMode::direct); }),
+      Catch::Contains("pins it (users.pin)"));
   CHECK_THAT(error_of([&] {
                BrokerFiles(system, "[engine]\npath = /tmp/fake\n").load(PolicyMode::direct);
              }),
              Catch::Contains("engine.path"));
-  CHECK(BrokerFiles(system, "[hook]\nmode = deny\n").load(PolicyMode::direct).hook_mode == "deny");
+  CHECK(BrokerFiles(system, "[hook]\nmode = deny\n").load(PolicyMode::direct).hook_mode ==
+        HookMode::deny);
   CHECK(BrokerFiles(system, "[sandbox]\ntimeout = 1h\n").load(PolicyMode::direct).timeout_ms ==
         3600000);
-  CHECK(BrokerFiles("", "[hook]\nmode = path\n").load(PolicyMode::direct).hook_mode == "path");
+  CHECK(BrokerFiles("", "[hook]\nmode = path\n").load(PolicyMode::direct).hook_mode ==
+        HookMode::path);
 }
 
 TEST_CASE("a system file that is not an administrator's is refused with one line",
@@ -354,10 +369,10 @@ TEST_CASE("a system file that is not an administrator's is refused with one line
   BrokerFiles writable("[sandbox]\ntimeout = 20s\n", "");
   std::filesystem::permissions(writable.system, std::filesystem::perms::others_write,
                                std::filesystem::perm_options::add);
-  CHECK_THAT(error_of([&] { writable.load(); }),
-             Catch::StartsWith("system config \"" + writable.system.string() +
-                               "\" is not trusted: ") &&
-                 Catch::Contains("writable by its group or others"));
+  CHECK_THAT(
+      error_of([&] { writable.load(); }),
+      Catch::StartsWith("system config \"" + writable.system.string() + "\" is not trusted: ") &&
+          Catch::Contains("writable by its group or others"));
 
   BrokerFiles foreign("[sandbox]\ntimeout = 20s\n", "");
   REQUIRE(::chown(foreign.system.c_str(), 65534, 65534) == 0);
