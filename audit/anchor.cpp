@@ -19,7 +19,7 @@ namespace {
 
 [[noreturn]] void anchor_error(const std::filesystem::path& path, const std::string& what) {
   throw Fatal("audit anchor " + quoted(path.string()) + ": " + what +
-              "; fix: create it as root: install -o root -g sandshim -m 0620 /dev/null " +
+              "; fix: create it as root: install -o root -g sandshim -m 0660 /dev/null " +
               path.string() + " && chattr +a " + path.string());
 }
 

@@ -23,7 +23,7 @@ struct AnchorEntry {
 // "head CHAIN SEQ HASH TIME_MS" or "prune CHAIN SEQ HASH TIME_MS", newline-terminated.
 std::string anchor_line(const AnchorEntry& entry);
 
-// The anchor log: a root-owned file the audit's writer may only append to (mode 0620 root:the
+// The anchor log: a root-owned file the audit's writer may only append to (mode 0660 root:the
 // broker's group, `chattr +a`), so no user, the writer included, can rewrite a head it recorded.
 // `audit verify` compares the database against every line.
 class AnchorLog {

@@ -608,6 +608,15 @@ int run_subcommand(const Subcommand& command, const std::vector<std::string>& ar
                     std::string(command.name) + " --help`",
                 exit_code::k_usage);
   }
+  if (context.viewer.only_uid) {
+    for (const char* option : {"db", "key", "anchor"}) {
+      if (options.count(option) != 0) {
+        throw Fatal(std::string("--") + option +
+                        " is for administrators: the broker reads its own audit database",
+                    exit_code::k_usage);
+      }
+    }
+  }
   std::filesystem::path db_path = database_path(options, context.configured_db);
   bool configured = !context.configured_db.empty() && db_path == context.configured_db;
   return command.run(Invocation{std::move(options), db_path, out, tty, wall_clock_ms(), color,

@@ -876,6 +876,10 @@ Policy load_policy(const PolicyInputs& inputs) {
   for (const auto& file : inputs.user_files.value_or(user_config_files())) {
     apply_layer(policy, file.path, {Layer::user, inputs.mode}, file.required);
   }
+  for (const auto& [source, text] : inputs.user_texts) {
+    apply_settings(policy, parse_config_text(text, source), {Layer::user, inputs.mode});
+    policy.sources.push_back(source);
+  }
   if (!inputs.workspace.empty()) {
     apply_layer(policy, inputs.workspace / ".sandshim.conf", {Layer::workspace, inputs.mode},
                 false);

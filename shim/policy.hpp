@@ -189,6 +189,9 @@ struct PolicyInputs {
   // The caller's user layers; nullopt: user_config_files() of this process. The broker passes
   // the caller's (it must not read its own environment for them).
   std::optional<std::vector<ConfigFile>> user_files;
+  // More user layers as text (source name, content), after user_files: what a broker's client
+  // sent of files the broker's user cannot open itself.
+  std::vector<std::pair<std::string, std::string>> user_texts = {};
 };
 
 // The layered policy: defaults < system file < user files < workspace .sandshim.conf (tighten

@@ -40,7 +40,7 @@ struct Audit {
 
   explicit Audit(bool with_key = true) : keyed(with_key) {
     write_bytes(anchor, "");
-    ::chmod(anchor.c_str(), 0620);
+    ::chmod(anchor.c_str(), 0660);
     if (keyed) {
       key = load_or_create_chain_key(key_file);
     }
