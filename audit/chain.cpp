@@ -487,23 +487,25 @@ std::optional<Finding> check_pruned_anchor(const std::vector<AnchorEntry>& entri
                      std::to_string(state.anchor_seq) + " were deleted and the anchor moved"};
 }
 
-// Every head the log recorded must still be in the chain with the same hash.
+std::optional<Finding> truncation(const AnchorEntry& head, const ChainState& state) {
+  return Finding{ChainFault::truncated,
+                 "the anchor log recorded chain position " + std::to_string(head.seq) + " (" +
+                     short_hash(head.hash) + ", " + where_in_log(head) +
+                     ") but the chain ends at position " + std::to_string(state.head_seq) +
+                     ": rows " + std::to_string(state.head_seq + 1) + " to " +
+                     std::to_string(head.seq) + " were deleted (truncated)"};
+}
+
+// Every head the log recorded must still be in the chain with the same hash; the lowest
+// mismatch bounds a rewrite, the highest head past the chain's end names a truncation.
 std::optional<Finding> check_anchored_heads(Database& db, std::vector<AnchorEntry> heads,
                                             const ChainState& state) {
   std::sort(heads.begin(), heads.end(),
             [](const AnchorEntry& a, const AnchorEntry& b) { return a.seq < b.seq; });
   int64_t last_good = state.anchor_seq;
   for (const auto& head : heads) {
-    if (head.seq <= state.anchor_seq) {
+    if (head.seq <= state.anchor_seq || head.seq > state.head_seq) {
       continue;
-    }
-    if (head.seq > state.head_seq) {
-      return Finding{ChainFault::truncated,
-                     "the anchor log recorded chain position " + std::to_string(head.seq) + " (" +
-                         short_hash(head.hash) + ", " + where_in_log(head) +
-                         ") but the chain ends at position " + std::to_string(state.head_seq) +
-                         ": rows " + std::to_string(state.head_seq + 1) + " to " +
-                         std::to_string(head.seq) + " were deleted (truncated)"};
     }
     auto link = link_at(db, head.seq);
     if (link && link->second != head.hash) {
@@ -516,6 +518,9 @@ std::optional<Finding> check_anchored_heads(Database& db, std::vector<AnchorEntr
                          expected_found(head.hash, link->second)};
     }
     last_good = head.seq;
+  }
+  if (!heads.empty() && heads.back().seq > state.head_seq) {
+    return truncation(heads.back(), state);
   }
   return std::nullopt;
 }

@@ -134,7 +134,7 @@ TEST_CASE("a version 1 file is migrated forward with its rows intact", "[audit][
   execute_sql(db, read_bytes(fs::path(SANDSHIM_TEST_DATA_DIR) / "audit" / "schema_v1.sql"));
   REQUIRE(query_int(db, "PRAGMA user_version") == 1);
   Store store = open_test_store(db);
-  CHECK(query_int(db, "PRAGMA user_version") == 2);
+  CHECK(query_int(db, "PRAGMA user_version") == k_schema_version);
   CHECK(query_text(db, "SELECT run_id || ' ' || status FROM runs") == "v1run ok");
   CHECK(query_int(db, "SELECT count(*) FROM decisions") == 0);
   CHECK(verify_chain(store.database()).ok);
@@ -151,7 +151,7 @@ TEST_CASE("migrate stops at the target version and can resume", "[audit][schema]
   CHECK(schema_version(connection) == 1);
   CHECK(query_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'decisions'") == 0);
   migrate(connection);
-  CHECK(schema_version(connection) == 2);
+  CHECK(schema_version(connection) == k_schema_version);
 }
 
 TEST_CASE("a schema newer than this build is refused and the file is untouched",
@@ -162,8 +162,9 @@ TEST_CASE("a schema newer than this build is refused and the file is untouched",
   std::string before = read_bytes(db);
   std::string expected = "audit database \"" + db.string() +
                          "\": cannot use it: schema version 99 was written by a newer sandshim "
-                         "(this one knows up to 2); fix: upgrade sandshim, or set "
-                         "SANDSHIM_AUDIT_DB to another file";
+                         "(this one knows up to " +
+                         std::to_string(k_schema_version) +
+                         "); fix: upgrade sandshim, or set SANDSHIM_AUDIT_DB to another file";
   CHECK(store_failure([&] { open_test_store(db); }) == expected);
   CHECK(store_failure([&] {
           Store::open(StoreOptions{db, std::chrono::seconds(1), true});
@@ -289,7 +290,9 @@ TEST_CASE("the chain hashes every column of each table", "[audit][chain][schema]
     std::string columns =
         query_text(db, "SELECT group_concat(name, ', ') FROM pragma_table_info('" +
                            std::string(table->table) + "') WHERE name NOT IN ('id', 'row_hash')");
-    CHECK(columns == table->hashed_columns);
+    std::string keyed =
+        table->keyed_columns.empty() ? "" : ", " + std::string(table->keyed_columns);
+    CHECK(columns == std::string(table->hashed_columns) + keyed);
   }
 }
 
