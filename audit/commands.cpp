@@ -9,6 +9,7 @@
 
 #include "audit/chain.hpp"
 #include "audit/encoding.hpp"
+#include "audit/environment.hpp"
 #include "audit/query.hpp"
 #include "audit/store.hpp"
 #include "audit/time_spec.hpp"
@@ -589,10 +590,7 @@ std::filesystem::path database_path(const po::variables_map& options,
   if (options.count("db") != 0) {
     return options["db"].as<std::string>();
   }
-  if (auto from_env = database_path_from_environment()) {
-    return *from_env;
-  }
-  return configured_db.empty() ? default_database_path() : configured_db;
+  return resolve_audit_db(configured_db);
 }
 
 int run_subcommand(const Subcommand& command, const std::vector<std::string>& args,

@@ -558,12 +558,4 @@ std::filesystem::path default_database_path() {
   return xdg_directory("state") / "sandshim" / "audit.db";
 }
 
-std::optional<std::filesystem::path> database_path_from_environment() {
-  const char* env = std::getenv("SANDSHIM_AUDIT_DB");
-  if (env == nullptr || env[0] != '/') {
-    return std::nullopt;
-  }
-  return std::filesystem::path(env);
-}
-
 }  // namespace sandshim::audit

@@ -85,8 +85,4 @@ class Store {
 // The default location: $XDG_STATE_HOME/sandshim/audit.db.
 std::filesystem::path default_database_path();
 
-// $SANDSHIM_AUDIT_DB when it names an absolute path: the one rule the shim (which writes) and
-// `sandshim audit` (which reads) both follow, so they never disagree on the file.
-std::optional<std::filesystem::path> database_path_from_environment();
-
 }  // namespace sandshim::audit

@@ -3,31 +3,30 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
 
+#include "common/env_list.hpp"
 #include "common/strings.hpp"
 
 namespace sandshim::shim {
 
 namespace {
 
-std::string env_or_empty(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? "" : value;
+std::string env_or_empty(const std::vector<std::string>& environment, const char* name) {
+  return env_value(environment, name).value_or("");
 }
 
 // Each agent marks the processes it starts with a variable of its own.
-std::string guess_agent() {
+std::string guess_agent(const std::vector<std::string>& environment) {
   static const std::pair<const char*, const char*> k_markers[] = {
       {"CLAUDECODE", "claude-code"}, {"CLAUDE_CODE_ENTRYPOINT", "claude-code"},
       {"CODEX_SANDBOX", "codex"},    {"CODEX_THREAD_ID", "codex"},
       {"CURSOR_TRACE_ID", "cursor"}, {"CURSOR_AGENT", "cursor"},
       {"GEMINI_CLI", "gemini-cli"},  {"WINDSURF_SESSION_ID", "windsurf"}};
   for (const auto& [variable, agent] : k_markers) {
-    if (std::getenv(variable) != nullptr) {
+    if (env_value(environment, variable)) {
       return agent;
     }
   }
@@ -43,7 +42,7 @@ std::string process_name(pid_t pid) {
 
 }  // namespace
 
-Caller identify_caller() {
+Caller identify_caller(const std::vector<std::string>& environment) {
   Caller caller;
   caller.uid = ::getuid();
   caller.gid = ::getgid();
@@ -53,12 +52,12 @@ Caller identify_caller() {
   caller.pid = ::getpid();
   caller.ppid = ::getppid();
   caller.parent_name = process_name(caller.ppid);
-  caller.agent = env_or_empty("SANDSHIM_AGENT");
+  caller.agent = env_or_empty(environment, "SANDSHIM_AGENT");
   if (caller.agent.empty()) {
-    caller.agent = guess_agent();
+    caller.agent = guess_agent(environment);
   }
-  caller.agent_session = env_or_empty("SANDSHIM_SESSION_ID");
-  caller.tool_use_id = env_or_empty("SANDSHIM_TOOL_USE_ID");
+  caller.agent_session = env_or_empty(environment, "SANDSHIM_SESSION_ID");
+  caller.tool_use_id = env_or_empty(environment, "SANDSHIM_TOOL_USE_ID");
   return caller;
 }
 

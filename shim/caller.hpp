@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 namespace sandshim::shim {
 
@@ -19,7 +20,8 @@ struct Caller {
   std::string tool_use_id;
 };
 
-Caller identify_caller();
+// This process's identity; the agent and session ids come from `environment` (NAME=VALUE).
+Caller identify_caller(const std::vector<std::string>& environment);
 
 // A fresh random run id (16 hex digits), also the container's name suffix.
 std::string new_run_id();

@@ -13,8 +13,11 @@
 #include "common/strings.hpp"
 #include "common/terminal.hpp"
 #include "shim/engine.hpp"
+#include "shim/engine_client.hpp"
+#include "shim/engine_names.hpp"
 #include "shim/policy.hpp"
 #include "shim/pool.hpp"
+#include "shim/run_request.hpp"
 #include "shim/sandbox.hpp"
 
 namespace sandshim::shim {
@@ -24,9 +27,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool env_flag(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && std::string(value) != "" && std::string(value) != "0";
+// SANDSHIM_DRY_RUN=1 in the caller's environment: print the engine command line, run nothing.
+bool dry_run_requested(const RunRequest& request) {
+  auto value = request.env_value("SANDSHIM_DRY_RUN");
+  return value && !value->empty() && *value != "0";
 }
 
 }  // namespace
@@ -100,12 +104,11 @@ const std::pair<const char*, const char*> k_run_flag_keys[] = {
 }  // namespace
 
 int shim_main(const std::string& invoked_as, const std::vector<std::string>& argv) {
-  Invocation invocation;
-  invocation.invoked_as = invoked_as;
-  invocation.command = argv;
-  invocation.command[0] = invoked_as;
-  invocation.dry_run = env_flag("SANDSHIM_DRY_RUN");
-  return run_sandboxed(invocation);
+  std::vector<std::string> command = argv;
+  command[0] = invoked_as;
+  RunRequest request = request_from_process(invoked_as, std::move(command));
+  request.dry_run = dry_run_requested(request);
+  return run_sandboxed(request);
 }
 
 CommandDoc run_doc() {
@@ -140,19 +143,19 @@ int run_main(const std::vector<std::string>& args) {
     throw Fatal("no command to run: sandshim run [OPTIONS] -- COMMAND [ARGS...]",
                 exit_code::k_usage);
   }
-  Invocation invocation{
-      "run", command, {}, vm.count("dry-run") != 0 || env_flag("SANDSHIM_DRY_RUN")};
+  std::vector<Setting> overrides;
   for (const auto& [flag, key] : k_run_flag_keys) {
     if (vm.count(flag) != 0) {
-      invocation.overrides.push_back({key, vm[flag].as<std::string>(), {"command line", 0}});
+      overrides.push_back({key, vm[flag].as<std::string>(), {"command line", 0}});
     }
   }
   if (vm.count("image") != 0) {
     std::string name = fs::path(command.front()).filename().string();
-    invocation.overrides.push_back(
-        {"images." + name, vm["image"].as<std::string>(), {"command line", 0}});
+    overrides.push_back({"images." + name, vm["image"].as<std::string>(), {"command line", 0}});
   }
-  return run_sandboxed(invocation);
+  RunRequest request = request_from_process("run", command, std::move(overrides));
+  request.dry_run = vm.count("dry-run") != 0 || dry_run_requested(request);
+  return run_sandboxed(request);
 }
 
 namespace {
@@ -164,10 +167,7 @@ Policy policy_here() {
 }
 
 bool image_present(const Engine& engine, const std::string& image) {
-  auto result =
-      run_captured({engine.client.string(), "image", "inspect", "--format={{.Id}}", image},
-                   engine.env, std::chrono::seconds(20));
-  return result.status.code == 0;
+  return EngineClient(engine).inspect_image(image, std::chrono::seconds(20)).has_value();
 }
 
 // images.sh: next to the installed binary (PREFIX/share/sandshim), at the configured prefix, or
@@ -267,21 +267,16 @@ namespace {
 
 // Containers of sandshim's whose deadline label has passed: their shim and guardian are gone.
 std::vector<std::string> expired_containers(const Engine& engine) {
-  auto result =
-      run_captured({engine.client.string(), "ps", "--all", "--filter=label=org.sandshim.run",
-                    "--format={{.Names}} " + engine.dialect.label_format("org.sandshim.deadline")},
-                   engine.env, std::chrono::seconds(30));
-  if (result.status.code != 0) {
-    throw Fatal("cannot list containers: " + trim(result.err) +
+  auto listed =
+      EngineClient(engine).ps_by_label(std::string(k_label_run), std::string(k_label_deadline));
+  if (!listed.reply.ok()) {
+    throw Fatal("cannot list containers: " + trim(listed.reply.err) +
                 "; start the engine (`docker info` must answer) or set engine.endpoint");
   }
   std::vector<std::string> expired;
   int64_t now = wall_clock_ms() / 1000;
-  std::istringstream lines(result.out);
-  std::string name;
-  std::string deadline;
-  while (lines >> name >> deadline) {
-    if (deadline.find_first_not_of("0123456789") == std::string::npos &&
+  for (const auto& [name, deadline] : listed.containers) {
+    if (!deadline.empty() && deadline.find_first_not_of("0123456789") == std::string::npos &&
         std::stoll(deadline) < now) {
       expired.push_back(name);
     }
@@ -308,7 +303,7 @@ int gc_main(const std::vector<std::string>& args) {
   Engine engine = locate_engine(policy);
   auto expired = expired_containers(engine);
   for (const auto& name : expired) {
-    run_captured(engine.remove_command(name), engine.env, std::chrono::seconds(30));
+    EngineClient(engine).remove(name);
   }
   std::cout << "removed " << expired.size() << " expired container(s)\n";
   std::cout << "removed " << collect_pool_garbage(engine) << " idle warm container(s)\n";
@@ -454,7 +449,7 @@ int pool_main(const std::vector<std::string>& args) {
     return exit_code::k_ok;
   }
   if (what == "fill" && words.size() == 2) {
-    return fill_pool({"pool", {words[1]}, {}, false});
+    return fill_pool(request_from_process("pool", {words[1]}));
   }
   throw Fatal("usage: " + std::string(k_pool_usage).substr(0, std::string(k_pool_usage).find('\n')),
               exit_code::k_usage);

@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
+#include "shim/engine_client.hpp"
 #include "shim/guardian.hpp"
 #include "shim/image_probe.hpp"
 #include "shim/output_pump.hpp"
@@ -153,8 +154,8 @@ class RunLoop {
         m_spec(spec),
         m_start_ms(monotonic_ms()),
         m_deadline_ms(m_start_ms + policy.timeout_ms),
-        m_out(-1, STDOUT_FILENO, policy.audit_tail_bytes),
-        m_err(-1, STDERR_FILENO, policy.audit_tail_bytes) {}
+        m_out(-1, spec.stdio.out, policy.audit_tail_bytes),
+        m_err(-1, spec.stdio.err, policy.audit_tail_bytes) {}
 
   ContainerResult run(const std::vector<std::string>& engine_args, const Policy& policy);
 
@@ -169,43 +170,9 @@ class RunLoop {
   void stop_waiting_for_client();
   bool container_settled() const;
   void update_engine_error_hold();
+  RunFacts facts() const;
   ContainerResult classify(const Policy& policy);
   bool oom_killed() const;
-  // The client failed before any container ran: 125, or 126 when the socket refused us.
-  bool engine_failed(int code) const {
-    const std::string& held = m_err.head();
-    return starts_like_engine_error(held) &&
-           (code == exit_code::k_sandbox_error ||
-            (code == exit_code::k_cannot_execute &&
-             held.find("permission denied while trying to connect") != std::string::npos));
-  }
-  // The claimed warm container was removed outside sandshim before the exec: nothing ran. The
-  // engine names it, and the run id in its name is never visible inside, so a program cannot
-  // fake this line.
-  bool warm_container_gone(int code) const {
-    return m_spec.warm && code == 1 && m_out.bytes() == 0 &&
-           trim(m_err.head()) ==
-               "Error response from daemon: No such container: " + m_spec.container_name();
-  }
-  // `docker exec` says 126 for a program missing from the image, where `docker run` says 127;
-  // its client prints the runtime's error on stdout.
-  bool exec_not_found(int code) const {
-    if (!m_spec.warm || code != exit_code::k_cannot_execute) {
-      return false;
-    }
-    for (const std::string* head : {&m_out.head(), &m_err.head()}) {
-      if (head->starts_with("OCI runtime exec failed") &&
-          (head->find("executable file not found") != std::string::npos ||
-           head->find("no such file or directory") != std::string::npos)) {
-        return true;
-      }
-    }
-    return false;
-  }
-  std::string program_name() const {
-    return std::filesystem::path(m_spec.command.front()).filename().string();
-  }
-
   const Engine& m_engine;
   const RunSpec& m_spec;
   SignalWatch m_signals;
@@ -234,6 +201,9 @@ pid_t RunLoop::spawn_client(const std::vector<std::string>& engine_args, Pipe& o
   options.argv = std::move(argv);
   options.env = m_engine.env_with(m_spec.env);
   options.die_with_parent = true;
+  options.stdin_fd = m_spec.stdio.in;
+  options.stdout_fd = m_spec.stdio.out;
+  options.stderr_fd = m_spec.stdio.err;
   if (!m_spec.tty) {
     // Terminal signals reach only the shim, which forwards them to the container itself.
     options.new_process_group = true;
@@ -258,13 +228,13 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   if (m_spec.tty) {
     out.read.reset();
     err.read.reset();
-    m_out = StreamRelay(-1, STDOUT_FILENO, 0);
-    m_err = StreamRelay(-1, STDERR_FILENO, 0);
+    m_out = StreamRelay(-1, m_spec.stdio.out, 0);
+    m_err = StreamRelay(-1, m_spec.stdio.err, 0);
     m_out.read_some();
     m_err.read_some();
   } else {
-    m_out = StreamRelay(out.read.get(), STDOUT_FILENO, policy.audit_tail_bytes);
-    m_err = StreamRelay(err.read.get(), STDERR_FILENO, policy.audit_tail_bytes);
+    m_out = StreamRelay(out.read.get(), m_spec.stdio.out, policy.audit_tail_bytes);
+    m_err = StreamRelay(err.read.get(), m_spec.stdio.err, policy.audit_tail_bytes);
   }
   loop();
   ContainerResult result = classify(policy);
@@ -423,92 +393,46 @@ void RunLoop::stop_waiting_for_client() {
 bool RunLoop::oom_killed() const {
   int64_t since = (wall_clock_ms() - (monotonic_ms() - m_start_ms)) / 1000 - 1;
   int64_t until = wall_clock_ms() / 1000 + 1;
-  auto result = run_captured(
-      {m_engine.client.string(), "events", "--since=" + std::to_string(since),
-       "--until=" + std::to_string(until), "--filter=container=" + m_spec.container_name(),
-       "--filter=event=oom", "--format=" + m_engine.dialect.event_format()},
-      m_engine.env, std::chrono::seconds(10));
-  return result.out.find("oom") != std::string::npos;
+  return EngineClient(m_engine).oom_event(m_spec.container_name(), since, until);
+}
+
+RunFacts RunLoop::facts() const {
+  RunFacts facts;
+  if (m_client_status) {
+    facts.client_code = m_client_status->code;
+  }
+  facts.timed_out = m_timed_out;
+  facts.received_signal = m_received_signal;
+  facts.client_abandoned = m_client_abandoned;
+  facts.stdout_head = m_out.head();
+  facts.stdout_bytes = m_out.bytes();
+  facts.stderr_head = m_err.head();
+  facts.stderr_last = m_err.last();
+  // Asked of the engine only when the decision depends on it: a plain SIGKILL exit.
+  facts.oom_event =
+      facts.client_code == 128 + SIGKILL && !m_timed_out && !m_received_signal && oom_killed();
+  return facts;
 }
 
 ContainerResult RunLoop::classify(const Policy& policy) {
-  ContainerResult result;
-  int code = m_client_status ? m_client_status->code : exit_code::k_sandbox_error;
-  const std::string limit = format_duration_ms(policy.timeout_ms);
-  const std::string removal = m_client_abandoned
-                                  ? "the engine did not confirm the container's removal within " +
-                                        format_duration_ms(k_client_grace_ms) +
-                                        ": its guardian keeps removing it until the engine answers"
-                                  : "";
-  if (m_timed_out) {
-    result.status = RunStatus::timeout;
-    result.exit_code = exit_code::k_timeout;
-    result.signal = SIGKILL;
-    result.message = program_name() + " ran past its deadline of " + limit +
-                     " (sandbox.timeout); " +
-                     (removal.empty() ? "the container was killed" : removal);
-  } else if (m_received_signal) {
-    result.status = RunStatus::killed;
-    result.signal = *m_received_signal;
-    result.exit_code = 128 + *m_received_signal;
-    result.message = "stopped by " + signal_name(*m_received_signal) + "; " +
-                     (removal.empty() ? "the container was stopped" : removal);
-  } else if (warm_container_gone(code)) {
-    result.status = RunStatus::engine_error;
-    result.exit_code = exit_code::k_sandbox_error;
-    result.message = "the warm container " + m_spec.container_name() +
-                     " was removed outside sandshim before the run; nothing ran in it";
+  Outcome outcome = classify_outcome(facts(), m_spec, policy);
+  m_engine_lost = outcome.engine_lost;
+  if (outcome.replaces_engine_output) {
     m_err.discard_pending();
-  } else if (code == exit_code::k_sandbox_error && reports_engine_lost(m_err.last())) {
-    m_engine_lost = true;
-    result.status = RunStatus::engine_error;
-    result.exit_code = exit_code::k_sandbox_error;
-    result.message = describe_lost_engine(m_err.last());
-    m_err.discard_pending();
-  } else if (engine_failed(code)) {
-    result.status = RunStatus::engine_error;
-    result.exit_code = exit_code::k_sandbox_error;
-    result.message = describe_engine_error(m_err.head(), m_spec);
-    m_err.discard_pending();
-  } else if (code == 128 + SIGKILL && oom_killed()) {
-    result.status = RunStatus::oom;
-    result.exit_code = code;
-    result.signal = SIGKILL;
-    result.message = program_name() + " was killed at the memory limit of " +
-                     format_byte_size(policy.memory_bytes) + " (sandbox.memory)";
-  } else {
-    code = exec_not_found(code) ? exit_code::k_not_found : code;
-    result.exit_code = code;
-    result.status = code == 0 ? RunStatus::ok : RunStatus::error;
-    if (code == 128 + SIGKILL) {
-      result.status = RunStatus::killed;
-      result.signal = SIGKILL;
-    } else if (code > 128 && code < 128 + 32) {
-      result.signal = code - 128;
-    }
   }
   m_err.release_hold();
   m_out.flush();
   m_err.flush();
+  ContainerResult result;
+  result.status = outcome.status;
+  result.exit_code = outcome.exit_code;
+  result.signal = outcome.signal;
+  result.message = std::move(outcome.message);
   result.stdout_bytes = m_out.bytes();
   result.stderr_bytes = m_err.bytes();
   result.stdout_tail = m_out.tail();
   result.stderr_tail = m_err.tail();
   return result;
-}
-
-// The engine's first line that is not one of podman's log lines (`time="…" level=…`).
-std::string first_line(const std::string& text) {
-  std::string line;
-  std::istringstream lines(text);
-  while (std::getline(lines, line) && line.starts_with("time=\"")) {
-  }
-  for (const char* prefix : {"docker: ", "Error: "}) {
-    if (line.starts_with(prefix)) {
-      line = line.substr(std::strlen(prefix));
-    }
-  }
-  return trim(line);
 }
 
 }  // namespace
@@ -525,25 +449,125 @@ std::string describe_lost_engine(const std::string& engine_output) {
          "engine answers again; check the engine with `docker info`";
 }
 
-std::string describe_engine_error(const std::string& engine_output, const RunSpec& spec) {
-  std::string reason = first_line(engine_output);
-  std::string command = std::filesystem::path(spec.command.front()).filename().string();
-  std::string fix = "check the engine with " + spec.dialect.info_command();
-  if (reason.find("No such image") != std::string::npos ||
-      reason.find("image not known") != std::string::npos ||
-      reason.find("unable to find image") != std::string::npos) {
-    fix = "image " + spec.image +
-          " is not present: build the defaults with `sandshim images build`, "
-          "pull it, or set images." +
-          command + " in the config";
-  } else if (reason.find("Cannot connect") != std::string::npos ||
-             reason.find("Is the docker daemon running") != std::string::npos ||
-             reason.find("connection refused") != std::string::npos) {
-    fix = spec.dialect.start_hint();
-  } else if (reason.find("permission denied") != std::string::npos) {
-    fix = spec.dialect.permission_hint();
+namespace {
+
+std::string program_name(const RunSpec& spec) {
+  return std::filesystem::path(spec.command.front()).filename().string();
+}
+
+// The client failed before any container ran: 125, or 126 when the socket refused us.
+bool engine_failed(const RunFacts& facts, int code) {
+  return starts_like_engine_error(facts.stderr_head) &&
+         (code == exit_code::k_sandbox_error ||
+          (code == exit_code::k_cannot_execute &&
+           facts.stderr_head.find("permission denied while trying to connect") !=
+               std::string::npos));
+}
+
+// The claimed warm container was removed outside sandshim before the exec: nothing ran. The
+// engine names it, and the run id in its name is never visible inside, so a program cannot
+// fake this line.
+bool warm_container_gone(const RunFacts& facts, const RunSpec& spec, int code) {
+  return spec.warm && code == 1 && facts.stdout_bytes == 0 &&
+         trim(facts.stderr_head) ==
+             "Error response from daemon: No such container: " + spec.container_name();
+}
+
+// `docker exec` says 126 for a program missing from the image, where `docker run` says 127;
+// its client prints the runtime's error on stdout.
+bool exec_not_found(const RunFacts& facts, const RunSpec& spec, int code) {
+  if (!spec.warm || code != exit_code::k_cannot_execute) {
+    return false;
   }
-  return "the container engine failed (" + reason + "); " + fix + "; nothing ran";
+  for (const std::string* head : {&facts.stdout_head, &facts.stderr_head}) {
+    if (head->starts_with("OCI runtime exec failed") &&
+        (head->find("executable file not found") != std::string::npos ||
+         head->find("no such file or directory") != std::string::npos)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string removal_note(const RunFacts& facts, const std::string& otherwise) {
+  if (!facts.client_abandoned) {
+    return otherwise;
+  }
+  return "the engine did not confirm the container's removal within " +
+         format_duration_ms(k_client_grace_ms) +
+         ": its guardian keeps removing it until the engine answers";
+}
+
+Outcome engine_error(std::string message) {
+  Outcome outcome;
+  outcome.status = RunStatus::engine_error;
+  outcome.exit_code = exit_code::k_sandbox_error;
+  outcome.message = std::move(message);
+  outcome.replaces_engine_output = true;
+  return outcome;
+}
+
+// The command's own exit: ok, error, or killed by a signal from outside sandshim.
+Outcome command_exit(const RunFacts& facts, const RunSpec& spec, int code) {
+  Outcome outcome;
+  code = exec_not_found(facts, spec, code) ? exit_code::k_not_found : code;
+  outcome.exit_code = code;
+  outcome.status = code == 0 ? RunStatus::ok : RunStatus::error;
+  if (code == 128 + SIGKILL) {
+    outcome.status = RunStatus::killed;
+    outcome.signal = SIGKILL;
+  } else if (code > 128 && code < 128 + 32) {
+    outcome.signal = code - 128;
+  }
+  return outcome;
+}
+
+}  // namespace
+
+Outcome classify_outcome(const RunFacts& facts, const RunSpec& spec, const Policy& policy) {
+  int code = facts.client_code.value_or(exit_code::k_sandbox_error);
+  if (facts.timed_out) {
+    return {RunStatus::timeout,
+            exit_code::k_timeout,
+            SIGKILL,
+            program_name(spec) + " ran past its deadline of " +
+                format_duration_ms(policy.timeout_ms) + " (sandbox.timeout); " +
+                removal_note(facts, "the container was killed"),
+            false,
+            false};
+  }
+  if (facts.received_signal) {
+    int sig = *facts.received_signal;
+    return {
+        RunStatus::killed,
+        128 + sig,
+        sig,
+        "stopped by " + signal_name(sig) + "; " + removal_note(facts, "the container was stopped"),
+        false,
+        false};
+  }
+  if (warm_container_gone(facts, spec, code)) {
+    return engine_error("the warm container " + spec.container_name() +
+                        " was removed outside sandshim before the run; nothing ran in it");
+  }
+  if (code == exit_code::k_sandbox_error && reports_engine_lost(facts.stderr_last)) {
+    Outcome outcome = engine_error(describe_lost_engine(facts.stderr_last));
+    outcome.engine_lost = true;
+    return outcome;
+  }
+  if (engine_failed(facts, code)) {
+    return engine_error(describe_engine_error(facts.stderr_head, spec));
+  }
+  if (code == 128 + SIGKILL && facts.oom_event) {
+    return {RunStatus::oom,
+            code,
+            SIGKILL,
+            program_name(spec) + " was killed at the memory limit of " +
+                format_byte_size(policy.memory_bytes) + " (sandbox.memory)",
+            false,
+            false};
+  }
+  return command_exit(facts, spec, code);
 }
 
 ContainerResult run_container(const Engine& engine, const std::vector<std::string>& engine_args,

@@ -12,6 +12,7 @@
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
+#include "shim/engine_client.hpp"
 
 namespace sandshim::shim {
 
@@ -279,13 +280,6 @@ std::vector<fs::path> engine_identity_files(const Engine& engine) {
   return files;
 }
 
-std::vector<std::string> info_command(const Engine& engine) {
-  if (engine.kind == "podman") {
-    return {engine.client.string(), "info", "--format", "json"};
-  }
-  return {engine.client.string(), "info", "--format", "{{json .}}"};
-}
-
 std::string cache_name(const std::string& identity) {
   std::ostringstream out;
   out << std::hex << std::hash<std::string>{}(identity) << ".json";
@@ -353,15 +347,15 @@ std::string engine_identity(const Engine& engine) {
 }
 
 EngineFacts probe_engine_facts(const Engine& engine) {
-  auto result = run_captured(info_command(engine), engine.env, std::chrono::seconds(30));
-  if (result.timed_out) {
+  EngineReply reply = EngineClient(engine).info();
+  if (!reply.answered) {
     throw EngineInfoError(engine.kind + " info did not answer within 30 s");
   }
-  if (result.status.code != 0) {
-    std::string reason = trim(result.err);
+  if (reply.code != 0) {
+    std::string reason = trim(reply.err);
     throw EngineInfoError(reason.empty() ? engine.kind + " info failed" : reason);
   }
-  return engine.kind == "podman" ? parse_podman_info(result.out) : parse_docker_info(result.out);
+  return engine.kind == "podman" ? parse_podman_info(reply.out) : parse_docker_info(reply.out);
 }
 
 EngineFacts engine_facts(const Engine& engine, const FactsCache& cache) {

@@ -13,6 +13,7 @@
 
 #include "common/error.hpp"
 #include "common/process.hpp"
+#include "shim/engine_client.hpp"
 
 namespace sandshim::shim {
 
@@ -23,9 +24,9 @@ constexpr int64_t k_attempt_timeout_ms = 20'000;
 
 // One `rm --force` attempt; true when the engine answered that the container is gone.
 bool remove_once(const Engine& engine, const std::string& name) {
-  auto result = run_captured(engine.remove_command(name), engine.env,
-                             std::chrono::milliseconds(k_attempt_timeout_ms));
-  return removal_confirmed(result.timed_out, result.status.code, result.err);
+  EngineReply reply =
+      EngineClient(engine).remove(name, std::chrono::milliseconds(k_attempt_timeout_ms));
+  return removal_confirmed(!reply.answered, reply.code, reply.err);
 }
 
 // After the shim died or handed over, the container may still be on its way up: remove it now,

@@ -28,9 +28,9 @@ std::string cpus_value(double cpus) {
 void add_identity_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec) {
   args.push_back(flag("name", spec.container_name()));
   args.push_back(flag("hostname", policy.hostname));
-  args.push_back(flag("label", "org.sandshim.run=" + spec.run_id));
-  args.push_back(flag("label", "org.sandshim.deadline=" + std::to_string(spec.deadline_epoch_s)));
-  args.push_back(flag("label", "org.sandshim.policy=" + policy.digest().substr(0, 16)));
+  args.push_back(label_flag(k_label_run, spec.run_id));
+  args.push_back(label_flag(k_label_deadline, std::to_string(spec.deadline_epoch_s)));
+  args.push_back(label_flag(k_label_policy, policy.digest().substr(0, 16)));
 }
 
 // Single use, and nothing left behind: removed on exit, an init to reap zombies and forward

@@ -14,7 +14,7 @@
 #include <functional>
 #include <sstream>
 
-#include "audit/store.hpp"
+#include "audit/environment.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/sha256.hpp"
@@ -940,8 +940,7 @@ std::filesystem::path Policy::effective_shim_dir() const {
 }
 
 std::filesystem::path Policy::effective_audit_db() const {
-  return audit::database_path_from_environment().value_or(
-      audit_db.empty() ? audit::default_database_path() : std::filesystem::path(audit_db));
+  return audit::resolve_audit_db(audit_db);
 }
 
 }  // namespace sandshim::shim

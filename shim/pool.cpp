@@ -14,6 +14,8 @@
 #include "common/strings.hpp"
 #include "common/unique_fd.hpp"
 #include "shim/caller.hpp"
+#include "shim/engine_client.hpp"
+#include "shim/engine_names.hpp"
 #include "shim/guardian.hpp"
 #include "shim/hardening.hpp"
 #include "shim/image_probe.hpp"
@@ -128,8 +130,7 @@ std::vector<std::string> pool_keys() {
 }
 
 bool remove_container(const Engine& engine, const std::string& name) {
-  auto result = run_captured(engine.remove_command(name), engine.env, k_engine_call_timeout);
-  return !result.timed_out && result.status.code == 0;
+  return EngineClient(engine).remove(name, k_engine_call_timeout).ok();
 }
 
 // Takes an idle entry out of the pool: rename(2) is atomic, so of any number of concurrent
@@ -143,7 +144,7 @@ bool discard(const Engine& engine, const fs::path& key_dir, const std::string& r
   if (!take(key_dir / run_id, run_id)) {
     return false;
   }
-  remove_container(engine, "sandshim-" + run_id);
+  remove_container(engine, container_name_of(run_id));
   std::error_code ec;
   fs::remove(claimed_dir() / run_id, ec);
   return true;
@@ -227,13 +228,10 @@ std::string WarmPool::start_container(const std::string& image_id) const {
       now + life_s, {}};
   spec.deadline_epoch_s = entry.deadline_epoch_s;
   std::vector<std::string> labels = {
-      "--label=org.sandshim.pool=" + m_key, "--label=org.sandshim.pool.owner=" + owner_label(),
-      "--label=org.sandshim.pool.expires=" + std::to_string(entry.expires_epoch_s)};
+      label_flag(k_label_pool, m_key), label_flag(k_label_pool_owner, owner_label()),
+      label_flag(k_label_pool_expires, std::to_string(entry.expires_epoch_s))};
   entry.create_args = build_pool_arguments(m_policy, spec, labels, life_s);
-  std::vector<std::string> argv = {m_engine.client.string()};
-  argv.insert(argv.end(), entry.create_args.begin(), entry.create_args.end());
-  auto result = run_captured(argv, m_engine.env, k_engine_call_timeout);
-  if (result.timed_out || result.status.code != 0) {
+  if (!EngineClient(m_engine).create(entry.create_args, k_engine_call_timeout).ok()) {
     remove_container(m_engine, spec.container_name());
     return "";
   }
@@ -309,15 +307,12 @@ int drain_pools(const Engine& engine) {
   }
   // Containers of this user's pools with no entry (a refill killed half-way): unless a run
   // holds them, they go too.
-  auto listed = run_captured(
-      {engine.client.string(), "ps", "--all",
-       "--filter=label=org.sandshim.pool.owner=" + owner_label(), "--format={{.Names}}"},
-      engine.env, k_engine_call_timeout);
-  std::istringstream names(listed.out);
-  std::string name;
-  while (names >> name) {
+  auto listed = EngineClient(engine).ps_by_label(
+      std::string(k_label_pool_owner) + "=" + owner_label(), "", k_engine_call_timeout);
+  for (const auto& container : listed.containers) {
+    const std::string& name = container.name;
     std::error_code ec;
-    std::string run_id = name.starts_with("sandshim-") ? name.substr(9) : "";
+    std::string run_id = run_id_of(name).value_or("");
     if (run_id.empty() || fs::exists(claimed_dir() / run_id, ec)) {
       continue;
     }
@@ -337,7 +332,7 @@ int collect_pool_garbage(const Engine& engine) {
   for (const auto& name : entry_names(claimed_dir())) {
     auto entry = read_entry(claimed_dir() / name, "");
     if (!entry || entry->deadline_epoch_s < now) {
-      removed += remove_container(engine, "sandshim-" + name) ? 1 : 0;
+      removed += remove_container(engine, container_name_of(name)) ? 1 : 0;
       std::error_code ec;
       fs::remove(claimed_dir() / name, ec);
     }

@@ -7,8 +7,16 @@
 #include <vector>
 
 #include "shim/engine.hpp"
+#include "shim/engine_names.hpp"
 
 namespace sandshim::shim {
+
+// The caller's stdio as the run relays it: the shim's own fds 0-2, or fds a broker received.
+struct StdioFds {
+  int in = 0;
+  int out = 1;
+  int err = 2;
+};
 
 // Everything about one sandboxed run that is not policy: what to run, where, as whom.
 struct RunSpec {
@@ -21,11 +29,12 @@ struct RunSpec {
   std::vector<std::pair<std::string, std::string>> env;  // what passes into the container
   std::string user;                                      // uid:gid inside the container
   bool tty = false;                                      // both ends of the caller are a TTY
+  StdioFds stdio;                                        // the caller's stdin, stdout, stderr
   int64_t deadline_epoch_s = 0;                          // for `sandshim gc`
   EngineDialect dialect;                                 // the engine's differences
   bool warm = false;     // runs in a container of the warm pool, started in advance
   std::string image_id;  // known before a warm run (the pool checks it); else probed
-  std::string container_name() const { return "sandshim-" + run_id; }
+  std::string container_name() const { return container_name_of(run_id); }
 };
 
 }  // namespace sandshim::shim

@@ -6,26 +6,25 @@
 #include <iostream>
 #include <memory>
 
+#include <spdlog/spdlog.h>
+
 #include "audit/store.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
-#include "shim/caller.hpp"
 #include "shim/container_run.hpp"
 #include "shim/enforcement.hpp"
 #include "shim/engine.hpp"
 #include "shim/environment.hpp"
 #include "shim/hardening.hpp"
 #include "shim/pool.hpp"
+#include "shim/run_context.hpp"
 #include "shim/workspace.hpp"
-
-extern char** environ;
 
 namespace sandshim::shim {
 
 namespace fs = std::filesystem;
-using audit::RunRecord;
 using audit::RunStatus;
 
 namespace {
@@ -68,40 +67,23 @@ class AuditUnavailable : public Fatal {
   using Fatal::Fatal;
 };
 
-std::vector<std::string> host_environment() {
-  std::vector<std::string> env;
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-    env.emplace_back(*entry);
+// One line to the caller's stderr.
+void say(const RunRequest& request, const std::string& line) {
+  std::string text = "sandshim: " + line + "\n";
+  if (request.stdio.err == STDERR_FILENO) {
+    std::cerr << text << std::flush;
+    return;
   }
-  return env;
+  ssize_t ignored = ::write(request.stdio.err, text.data(), text.size());
+  (void)ignored;
 }
 
-fs::path current_directory() {
-  std::error_code ec;
-  fs::path cwd = fs::current_path(ec);
-  if (ec) {
-    throw Refusal(RunStatus::refused, "cannot determine the current directory (" + ec.message() +
-                                          "); cd into your project first");
+// The directory whose .sandshim.conf applies: the git root of the caller's cwd, else the cwd.
+fs::path policy_root(const RunRequest& request) {
+  if (request.cwd.empty()) {
+    return {};
   }
-  return fs::weakly_canonical(cwd, ec);
-}
-
-RunRecord initial_record(const Invocation& invocation, const Caller& caller) {
-  RunRecord record;
-  record.run_id = new_run_id();
-  record.start_ms = wall_clock_ms();
-  record.invoked_as = invocation.invoked_as;
-  record.argv = invocation.command;
-  record.uid = caller.uid;
-  record.host = caller.host;
-  record.pid = caller.pid;
-  record.ppid = caller.ppid;
-  record.parent_name = caller.parent_name;
-  record.agent = caller.agent;
-  record.agent_session = caller.agent_session;
-  record.tool_use_id = caller.tool_use_id;
-  record.status = RunStatus::running;
-  return record;
+  return find_git_root(request.cwd).value_or(request.cwd);
 }
 
 std::string container_user(const Policy& policy, const Caller& caller, uid_t& uid, gid_t& gid) {
@@ -119,8 +101,8 @@ std::string container_user(const Policy& policy, const Caller& caller, uid_t& ui
   return std::to_string(uid) + ":" + std::to_string(gid);
 }
 
-std::string image_for(const Policy& policy, const Invocation& invocation) {
-  std::string name = fs::path(invocation.command.front()).filename().string();
+std::string image_for(const Policy& policy, const RunRequest& request) {
+  std::string name = fs::path(request.command.front()).filename().string();
   auto it = policy.images.find(name);
   if (it == policy.images.end()) {
     throw Refusal(RunStatus::refused,
@@ -144,85 +126,60 @@ void refuse_paths_outside(const RunSpec& spec) {
   }
 }
 
-RunSpec prepare_spec(const Invocation& invocation, const Policy& policy, const Caller& caller,
-                     const RunRecord& record, const fs::path& cwd, const fs::path& workspace) {
+// The caller's cwd and the workspace around it, refusing a run from nowhere or from home.
+void resolve_place(RunContext& run) {
+  const RunRequest& request = run.request();
+  if (request.cwd.empty()) {
+    throw Refusal(RunStatus::refused, "cannot determine the current directory (" +
+                                          request.cwd_error + "); cd into your project first");
+  }
+  run.cwd = request.cwd;
+  run.workspace = resolve_workspace(run.cwd, request.home);
+}
+
+// What to run, where and as whom, from the request and the policy; refuses what may not run.
+RunSpec prepare_spec(const RunContext& run) {
+  const RunRequest& request = run.request();
   RunSpec spec;
-  spec.run_id = record.run_id;
-  spec.invoked_as = invocation.invoked_as;
-  spec.command = invocation.command;
-  spec.cwd = cwd;
-  spec.workspace = workspace;
-  spec.image = image_for(policy, invocation);
-  spec.env = sandbox_environment(host_environment(), policy);
+  spec.invoked_as = request.invoked_as;
+  spec.command = request.command;
+  spec.cwd = run.cwd;
+  spec.workspace = run.workspace;
+  spec.image = image_for(run.policy, request);
+  spec.env = sandbox_environment(request.environment, run.policy);
   uid_t uid = 0;
   gid_t gid = 0;
-  spec.user = container_user(policy, caller, uid, gid);
-  spec.tty = ::isatty(STDIN_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1;
-  spec.deadline_epoch_s = (record.start_ms + policy.timeout_ms) / 1000 + 1;
-  require_readable_by(workspace, uid, gid);
+  spec.user = container_user(run.policy, request.caller, uid, gid);
+  spec.tty = request.tty;
+  spec.stdio = request.stdio;
+  spec.deadline_epoch_s = (run.start_ms() + run.policy.timeout_ms) / 1000 + 1;
+  require_readable_by(run.workspace, uid, gid);
   refuse_paths_outside(spec);
   return spec;
 }
 
-void describe_run(RunRecord& record, const Policy& policy, const RunSpec& spec,
-                  const Engine& engine, const std::vector<std::string>& args) {
-  record.cwd = spec.cwd.string();
-  record.workspace = spec.workspace.string();
-  record.engine = engine.describe();
-  record.image = spec.image;
-  record.container_name = spec.container_name();
-  record.engine_args = args;
-  record.policy_digest = policy.digest();
-  record.policy_sources = policy.sources;
-  record.limits = policy.limits_summary();
-  record.env_names.clear();
-  for (const auto& entry : spec.env) {
-    record.env_names.push_back(entry.first);
-  }
-}
-
-void finish_record(RunRecord& record, const ContainerResult& result) {
-  record.end_ms = wall_clock_ms();
-  record.status = result.status;
-  record.exit_code = result.exit_code;
-  record.signal = result.signal;
-  record.message = result.message;
-  record.stdout_bytes = result.stdout_bytes;
-  record.stderr_bytes = result.stderr_bytes;
-  record.stdout_tail = result.stdout_tail;
-  record.stderr_tail = result.stderr_tail;
-  record.image_digest = result.image_id;
-}
-
-void say(const std::string& line) {
-  std::cerr << "sandshim: " << line << std::endl;
-}
-
 // The audit keeps a row whenever it can, refused runs included; if even that fails, say so.
-void record_refusal(audit::Store* store, RunRecord& record, RunStatus status,
-                    const std::string& message) {
-  record.end_ms = wall_clock_ms();
-  record.status = status;
-  record.exit_code = exit_code::k_sandbox_error;
-  record.message = message;
-  if (store == nullptr) {
+void record_refusal(RunContext& run, RunStatus status, const std::string& message) {
+  run.finish(refused_result(status, message));
+  if (run.store == nullptr) {
     return;
   }
   try {
-    store->record_finished(record);
+    run.store->record_finished(row_at_completion(run));
   } catch (const Fatal& e) {
-    say(std::string("could not record the refusal: ") + e.what());
+    say(run.request(), std::string("could not record the refusal: ") + e.what());
   }
 }
 
-std::unique_ptr<audit::Store> open_store(const fs::path& path, bool required) {
+std::unique_ptr<audit::Store> open_store(const RunRequest& request, const fs::path& path,
+                                         bool required) {
   try {
     return std::make_unique<audit::Store>(audit::Store::open({path}));
   } catch (const Fatal& e) {
     if (required) {
       throw Fatal(std::string(e.what()) + "; nothing ran (audit.required = true)");
     }
-    say(std::string("warning: running without audit: ") + e.what());
+    say(request, std::string("warning: running without audit: ") + e.what());
     return nullptr;
   }
 }
@@ -238,32 +195,32 @@ std::unique_ptr<audit::Store> fallback_store() {
 }
 
 // Step one of the row, before anything starts. When it fails the run is refused (one line), or
-// with audit.required = false runs unrecorded after a warning; returns the store to complete.
-audit::Store* begin_record(audit::Store* store, const RunRecord& record, bool required) {
-  if (store == nullptr) {
-    return nullptr;
+// with audit.required = false runs unrecorded after a warning.
+void begin_row(RunContext& run) {
+  if (run.store == nullptr) {
+    return;
   }
   try {
-    store->begin_run(record);
-    return store;
+    run.store->begin_run(row_at_begin(run));
   } catch (const Fatal& e) {
-    if (required) {
+    if (run.policy.audit_required) {
       throw AuditUnavailable(std::string(e.what()) + "; nothing ran (audit.required = true)");
     }
-    say(std::string("warning: running without audit: ") + e.what());
-    return nullptr;
+    say(run.request(), std::string("warning: running without audit: ") + e.what());
+    run.store.reset();
   }
 }
 
 // The command has run: a failure to complete its row is reported, never turned into a refusal.
-void complete_record(audit::Store* store, const RunRecord& record) {
-  if (store == nullptr) {
+void complete_row(RunContext& run) {
+  if (run.store == nullptr) {
     return;
   }
   try {
-    store->complete_run(record);
+    run.store->complete_run(row_at_completion(run));
   } catch (const Fatal& e) {
-    say(std::string("could not complete the audit row of run ") + record.run_id + ": " + e.what());
+    say(run.request(),
+        std::string("could not complete the audit row of run ") + run.run_id() + ": " + e.what());
   }
 }
 
@@ -281,172 +238,157 @@ std::string engine_info_failure(const std::string& engine_output, const RunSpec&
 // Before the container starts: the engine must really enforce the limits (rootless engines on
 // cgroup v1 accept and drop them), unless the policy accepts that. The audit row's limits say
 // which were in force.
-void require_enforced_limits(const Policy& policy, const Engine& engine, const RunSpec& spec,
-                             RunRecord& record) {
+void require_enforced_limits(RunContext& run, const RunEngine& engine) {
   EngineFacts facts;
   try {
-    facts = engine_facts(engine, default_facts_cache());
+    facts = engine.facts(*run.engine);
   } catch (const EngineInfoError& e) {
-    throw Refusal(RunStatus::engine_error, engine_info_failure(e.what(), spec));
+    throw Refusal(RunStatus::engine_error, engine_info_failure(e.what(), *run.spec()));
   } catch (const Fatal& e) {
     throw Refusal(RunStatus::engine_error, e.what());
   }
   Enforcement enforcement = assess_enforcement(facts);
-  record.limits += " " + describe_enforcement(enforcement);
-  if (!enforcement.unenforced.empty() && policy.limits_unenforced != Unenforced::accept) {
+  run.enforcement = describe_enforcement(enforcement);
+  if (!enforcement.unenforced.empty() && run.policy.limits_unenforced != Unenforced::accept) {
     throw Refusal(RunStatus::refused, refusal_message(facts, enforcement));
   }
   if (!enforcement.unenforced.empty()) {
-    say("warning: running without the " + join(enforcement.unenforced, ", ") +
-        " limits (limits.unenforced = accept): " + enforcement.reason);
+    say(run.request(), "warning: running without the " + join(enforcement.unenforced, ", ") +
+                           " limits (limits.unenforced = accept): " + enforcement.reason);
   }
 }
 
-// The run takes over a claimed warm container: its id and name, and an exec instead of a run.
-// The audit keeps how the container was started and the exec, in that order.
-std::vector<std::string> become_warm(RunSpec& spec, RunRecord& record, const PoolClaim& claim,
-                                     const Policy& policy) {
-  spec.run_id = claim.run_id;
-  spec.warm = true;
-  spec.image_id = claim.image_id;
-  record.run_id = claim.run_id;
-  record.warm = true;
-  return build_exec_arguments(policy, spec);
-}
-
-// Resolves the workspace, the spec and the engine of a run, refusing what may not run.
-RunSpec spec_for(const Invocation& invocation, const Policy& policy, const Caller& caller,
-                 RunRecord& record) {
-  fs::path cwd = current_directory();
-  record.cwd = cwd.string();
-  fs::path workspace = resolve_workspace(cwd, home_directory());
-  record.workspace = workspace.string();
-  return prepare_spec(invocation, policy, caller, record, cwd, workspace);
-}
-
-Engine engine_for(const Policy& policy) {
+Engine engine_for(const Policy& policy, const RunEngine& engine) {
   try {
-    return locate_engine(policy);
+    return engine.locate(policy);
   } catch (const Fatal& e) {
     throw Refusal(RunStatus::engine_error, e.what());
   }
 }
 
-// Starts the row, runs the container, fills the row in; the command's outcome. `store` becomes
-// null when the audit failed and the policy lets the run go on without it.
-ContainerResult execute(const Engine& engine, const std::vector<std::string>& args,
-                        const RunSpec& spec, const Policy& policy, RunRecord& record,
-                        audit::Store*& store) {
-  store = begin_record(store, record, policy.audit_required);
-  ContainerResult result = run_container(engine, args, spec, policy);
-  finish_record(record, result);
-  return result;
+// Resolves the workspace, the spec and the engine of a run, refusing what may not run.
+void prepare(RunContext& run, const RunEngine& engine) {
+  resolve_place(run);
+  RunSpec spec = prepare_spec(run);
+  run.engine = engine_for(run.policy, engine);
+  spec.dialect = run.engine->dialect;
+  run.set_spec(std::move(spec));
+  run.engine_args = build_run_arguments(run.policy, *run.spec());
 }
 
-int run_in_container(const Invocation& invocation, const Policy& policy, const Caller& caller,
-                     RunRecord& record, audit::Store* store) {
-  RunSpec spec = spec_for(invocation, policy, caller, record);
-  Engine engine = engine_for(policy);
-  spec.dialect = engine.dialect;
-  auto args = build_run_arguments(policy, spec);
-  describe_run(record, policy, spec, engine, args);
-  if (invocation.dry_run) {
-    std::vector<std::string> line = {engine.client.string()};
-    line.insert(line.end(), args.begin(), args.end());
-    std::cout << shell_join(line) << std::endl;
+// The effective sandbox, once per run, for SANDSHIM_LOG=debug.
+void log_sandbox(const RunContext& run) {
+  spdlog::debug("run {} ({}): {} {} in {} as {}, limits {}", run.run_id(),
+                run.spec()->warm ? "warm" : "cold", run.engine->describe(), run.spec()->image,
+                run.workspace.string(), run.spec()->user, run.policy.limits_summary());
+}
+
+// Starts the row, runs the container, records the outcome in the context.
+void execute(RunContext& run, const RunEngine& engine) {
+  begin_row(run);
+  log_sandbox(run);
+  run.finish(engine.run(*run.engine, run.engine_args, *run.spec(), run.policy));
+}
+
+void print_dry_run(const RunContext& run) {
+  std::vector<std::string> line = {run.engine->client.string()};
+  line.insert(line.end(), run.engine_args.begin(), run.engine_args.end());
+  std::cout << shell_join(line) << std::endl;
+}
+
+int run_in_container(RunContext& run, const RunEngine& engine) {
+  prepare(run, engine);
+  if (run.request().dry_run) {
+    print_dry_run(run);
     return exit_code::k_ok;
   }
-  require_enforced_limits(policy, engine, spec, record);
-  const RunSpec cold_spec = spec;
-  const RunRecord cold_record = record;
-  const auto cold_args = args;
-  std::optional<WarmPool> pool;
-  if (policy.pool_size > 0) {
-    pool.emplace(engine, policy, spec);
-    if (auto claim = pool->claim()) {
-      args = become_warm(spec, record, *claim, policy);
-      std::string limits = record.limits;  // with what the engine enforces
-      describe_run(record, policy, spec, engine, claim->create_args);
-      record.limits = limits;
-      record.engine_args.insert(record.engine_args.end(), args.begin(), args.end());
+  require_enforced_limits(run, engine);
+  if (run.policy.pool_size > 0) {
+    if (auto claim = engine.claim_warm(*run.engine, run.policy, *run.spec())) {
+      run.take_warm(*claim);
     }
   }
   DeferredSignals deferred;  // from the row's start to its completion
-  ContainerResult result = execute(engine, args, spec, policy, record, store);
-  const std::string claimed = spec.warm ? spec.run_id : "";
-  if (spec.warm && result.status == RunStatus::engine_error) {
+  execute(run, engine);
+  const std::string claimed = run.spec()->warm ? run.run_id() : "";
+  if (run.spec()->warm && run.result()->status == RunStatus::engine_error) {
     // Nothing ran in the warm container (it was removed meanwhile): its row says so, and the
     // command runs cold under its own row.
-    record.message += "; ran cold as run " + cold_record.run_id;
-    complete_record(store, record);
-    spec = cold_spec;
-    record = cold_record;
-    record.start_ms = wall_clock_ms();
-    result = execute(engine, cold_args, spec, policy, record, store);
+    run.annotate("; ran cold as run " + run.cold_run_id());
+    complete_row(run);
+    run.go_cold();
+    execute(run, engine);
   }
-  if (pool) {
-    pool->refill_detached(claimed);
+  if (run.policy.pool_size > 0) {
+    engine.refill_warm(*run.engine, run.policy, *run.spec(), claimed);
   }
-  if (!result.message.empty()) {
-    say(result.message);
+  if (!run.result()->message.empty()) {
+    say(run.request(), run.result()->message);
   }
-  complete_record(store, record);
-  return result.exit_code;
+  complete_row(run);
+  return run.result()->exit_code;
 }
 
 }  // namespace
 
-int fill_pool(const Invocation& invocation) {
-  Caller caller = identify_caller();
-  RunRecord record = initial_record(invocation, caller);
-  std::error_code ec;
-  fs::path cwd = fs::current_path(ec);
-  Policy policy = load_policy({(ec ? std::nullopt : find_git_root(cwd)).value_or(cwd), {}});
-  if (policy.pool_size == 0) {
+RunEngine real_run_engine() {
+  RunEngine engine;
+  engine.locate = [](const Policy& policy) { return locate_engine(policy); };
+  engine.facts = [](const Engine& client) { return engine_facts(client, default_facts_cache()); };
+  engine.claim_warm = [](const Engine& client, const Policy& policy, const RunSpec& spec) {
+    return WarmPool(client, policy, spec).claim();
+  };
+  engine.refill_warm = [](const Engine& client, const Policy& policy, const RunSpec& spec,
+                          const std::string& claimed) {
+    WarmPool(client, policy, spec).refill_detached(claimed);
+  };
+  engine.run = run_container;
+  return engine;
+}
+
+int fill_pool(const RunRequest& request) {
+  RunContext run(request);
+  run.policy = load_policy({policy_root(request), {}});
+  if (run.policy.pool_size == 0) {
     throw Fatal("pool.size is 0 in this policy (warm mode is off): set it in a config file",
                 exit_code::k_usage);
   }
-  RunSpec spec = spec_for(invocation, policy, caller, record);
-  Engine engine = engine_for(policy);
-  spec.dialect = engine.dialect;
-  WarmPool pool(engine, policy, spec);
+  RunEngine engine = real_run_engine();
+  prepare(run, engine);
+  WarmPool pool(*run.engine, run.policy, *run.spec());
   int started = pool.refill();
-  std::cout << "started " << started << " warm container(s) for " << spec.image << " in "
-            << spec.workspace.string() << " (pool " << pool.key() << ")\n";
+  std::cout << "started " << started << " warm container(s) for " << run.spec()->image << " in "
+            << run.workspace.string() << " (pool " << pool.key() << ")\n";
   return exit_code::k_ok;
 }
 
-int run_sandboxed(const Invocation& invocation) {
-  Caller caller = identify_caller();
-  RunRecord record = initial_record(invocation, caller);
-  Policy policy;
+int run_sandboxed(const RunRequest& request, const RunEngine& engine) {
+  RunContext run(request);
   try {
-    std::error_code ec;
-    fs::path cwd = fs::current_path(ec);
-    auto root = ec ? std::nullopt : find_git_root(cwd);
-    policy = load_policy({root.value_or(cwd), invocation.overrides});
+    run.policy = load_policy({policy_root(request), request.overrides});
   } catch (const Fatal& e) {
-    auto store = invocation.dry_run ? nullptr : fallback_store();
-    record_refusal(store.get(), record, RunStatus::refused, e.what());
-    say(std::string(e.what()) + "; nothing ran");
+    if (!request.dry_run) {
+      run.store = fallback_store();
+    }
+    record_refusal(run, RunStatus::refused, e.what());
+    say(request, std::string(e.what()) + "; nothing ran");
     return exit_code::k_sandbox_error;
   }
-  std::unique_ptr<audit::Store> store;
-  if (!invocation.dry_run) {
-    store = open_store(policy.effective_audit_db(), policy.audit_required);
+  if (!request.dry_run) {
+    run.store = open_store(request, run.policy.effective_audit_db(), run.policy.audit_required);
   }
   try {
-    return run_in_container(invocation, policy, caller, record, store.get());
+    return run_in_container(run, engine);
   } catch (const AuditUnavailable& e) {
-    say(e.what());
+    say(request, e.what());
     return e.code();
   } catch (const Refusal& e) {
-    record_refusal(store.get(), record, e.status(), e.what());
-    say(std::string(e.what()) + "; nothing ran");
+    record_refusal(run, e.status(), e.what());
+    say(request, std::string(e.what()) + "; nothing ran");
     return e.code();
   } catch (const Fatal& e) {
-    record_refusal(store.get(), record, RunStatus::refused, e.what());
-    say(std::string(e.what()) + "; nothing ran");
+    record_refusal(run, RunStatus::refused, e.what());
+    say(request, std::string(e.what()) + "; nothing ran");
     return e.code();
   }
 }

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shim/caller.hpp"
+#include "shim/policy.hpp"
+#include "shim/run_spec.hpp"
+
+namespace sandshim::shim {
+
+// Everything a run reads from its caller, as one value: the shim and `sandshim run` build it from
+// their own process (request_from_process), a broker from a socket request. The run path reads
+// nothing from process globals except through this.
+struct RunRequest {
+  std::string invoked_as;                // the shim name (python, node, sh), "run" or "pool"
+  std::vector<std::string> command;      // the container's argv; command[0] picks the image
+  std::vector<Setting> overrides;        // `sandshim run` flags, applied over every config layer
+  bool dry_run = false;                  // print the engine command line, run nothing
+  Caller caller;                         // who asked: identity, parent, agent and session ids
+  std::vector<std::string> environment;  // the caller's NAME=VALUE list
+  std::filesystem::path cwd;             // empty when the caller's cwd could not be read
+  std::string cwd_error;                 // why, when empty
+  std::filesystem::path home;            // the caller's home (never a workspace)
+  StdioFds stdio;
+  bool tty = false;  // both stdin and stdout of the caller are a terminal
+
+  // The caller's value of `name`, nullopt when unset.
+  std::optional<std::string> env_value(const std::string& name) const;
+};
+
+// A request from this process: its environ, cwd, identity and fds 0-2.
+RunRequest request_from_process(std::string invoked_as, std::vector<std::string> command,
+                                std::vector<Setting> overrides = {}, bool dry_run = false);
+
+}  // namespace sandshim::shim
