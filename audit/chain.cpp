@@ -1,10 +1,13 @@
 #include "audit/chain.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <memory>
 #include <vector>
 
 #include "audit/encoding.hpp"
+#include "audit/time_spec.hpp"
+#include "common/process.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
 
@@ -20,6 +23,7 @@ const ChainTable k_run_chain{
     "uid, "
     "host, pid, ppid, parent_name, agent, agent_session, tool_use_id, env_names, warm, boot_id, "
     "pid_start_ticks, chain_seq, prev_hash",
+    "",
     "COALESCE(end_ms, start_ms)",
     "status != 'running'",
 };
@@ -31,6 +35,7 @@ const ChainTable k_decision_chain{
     "decision_id, time_ms, agent, event, session_id, tool_use_id, cwd, original_command, "
     "rewritten_command, decision, reason, rule, payload_bytes, exit_code, completed_ms, "
     "tool_response_tail, chain_seq, prev_hash, answer, permission_mode, outcome",
+    "uid",
     "COALESCE(completed_ms, time_ms)",
     "decision = 'deny' OR completed_ms IS NOT NULL",
 };
@@ -74,13 +79,18 @@ bool added_after_encoding(std::string_view name) {
 
 // The hash of a link over its canonical encoding: a versioned domain tag, the kind, then every
 // hashed column as name, NUL, typed value. Reading the row back from SQLite makes writer and
-// verifier agree. `names` are the statement's column names from `first_column` on.
+// verifier agree. `names` are the statement's column names from `first_column` on; the row holds
+// the table's hashed columns, then its keyed ones. Unkeyed links (v1) are SHA-256 over the hashed
+// columns; keyed links (v2) are HMAC-SHA256 under `key` over all of them.
 std::string link_hash(std::string_view kind, const Statement& row, int first_column,
-                      const std::vector<std::string>& names) {
-  std::string encoding("sandshim-audit-chain-v1\0", 24);
+                      const std::vector<std::string>& names, int hashed_count,
+                      const ChainKey* key) {
+  std::string encoding(key != nullptr ? std::string("sandshim-audit-chain-v2\0", 24)
+                                      : std::string("sandshim-audit-chain-v1\0", 24));
   encoding += kind;
   encoding += '\0';
-  for (int column = first_column; column < row.column_count(); ++column) {
+  int end = key != nullptr ? row.column_count() : first_column + hashed_count;
+  for (int column = first_column; column < end; ++column) {
     const std::string& name = names[static_cast<size_t>(column - first_column)];
     if (row.column_is_null(column) && added_after_encoding(name)) {
       continue;  // a row chained before the column existed keeps its hash
@@ -89,7 +99,20 @@ std::string link_hash(std::string_view kind, const Statement& row, int first_col
     encoding += '\0';
     append_value(encoding, row.column(column));
   }
-  return sha256_hex(encoding);
+  return key != nullptr ? key->mac(encoding) : sha256_hex(encoding);
+}
+
+int count_columns(std::string_view list) {
+  return list.empty() ? 0 : static_cast<int>(std::count(list.begin(), list.end(), ',')) + 1;
+}
+
+// The hashed columns, then the keyed ones: what every link statement selects.
+std::string link_columns(const ChainTable& table) {
+  std::string columns(table.hashed_columns);
+  if (!table.keyed_columns.empty()) {
+    columns += ", " + std::string(table.keyed_columns);
+  }
+  return columns;
 }
 
 std::vector<std::string> names_from(const Statement& row, int first_column) {
@@ -118,52 +141,122 @@ std::string table_sql(const ChainTable& table, std::string_view sql) {
 
 std::optional<ChainState> read_chain_state(Database& db) {
   auto select = db.cached(
-      "SELECT head_seq, head_hash, anchor_seq, anchor_hash, anchor_ms FROM chain_state WHERE id = "
-      "1",
+      "SELECT head_seq, head_hash, anchor_seq, anchor_hash, anchor_ms, chain_id, key_id, "
+      "keyed_from_seq, state_mac FROM chain_state WHERE id = 1",
       "read the chain head");
   if (!select->step()) {
     return std::nullopt;
   }
-  ChainState state{select->column_int(0), select->column_text(1), select->column_int(2),
-                   select->column_text(3), std::nullopt};
+  ChainState state;
+  state.head_seq = select->column_int(0);
+  state.head_hash = select->column_text(1);
+  state.anchor_seq = select->column_int(2);
+  state.anchor_hash = select->column_text(3);
   if (!select->column_is_null(4)) {
     state.anchor_ms = select->column_int(4);
   }
+  state.chain_id = select->column_text(5);
+  if (!select->column_is_null(6)) {
+    state.key_id = select->column_text(6);
+    state.keyed_from_seq = select->column_int(7);
+  }
+  state.state_mac = select->column_text(8);
+  select->run();
   return state;
 }
 
 namespace {
 
-// The hash of one row as it is stored now.
-std::string hash_row(Database& db, const ChainTable& table, int64_t rowid) {
-  auto row = db.cached(
-      "SELECT " + std::string(table.hashed_columns) + table_sql(table, " FROM $T WHERE id = ?"),
-      "read the row to chain");
-  row->bind(1, rowid);
-  if (!row->step()) {
-    broken_chain(db, "chain the row: it vanished");
+// The HMAC over everything in chain_state: the head, the anchor and where keying began.
+std::string state_mac_of(const ChainState& state, const ChainKey& key) {
+  std::string message("sandshim-audit-state-v1", 23);
+  for (const std::string& part :
+       {state.chain_id, state.key_id.value_or(""), std::to_string(state.keyed_from_seq),
+        std::to_string(state.head_seq), state.head_hash, std::to_string(state.anchor_seq),
+        state.anchor_hash, state.anchor_ms ? std::to_string(*state.anchor_ms) : std::string()}) {
+    message += '\0';
+    message += part;
   }
-  return link_hash(table.kind, *row, 0, names_from(*row, 0));
+  return key.mac(message);
+}
+
+void write_state_mac(Database& db, const ChainKey& key) {
+  auto state = read_chain_state(db);
+  auto update =
+      db.cached("UPDATE chain_state SET state_mac = ? WHERE id = 1", "seal the chain head");
+  update->bind(1, state_mac_of(*state, key)).run();
 }
 
 }  // namespace
 
-void seal_row(Database& db, const ChainTable& table, int64_t rowid) {
+void adopt_key(Database& db, const ChainKey& key) {
+  auto known = read_chain_state(db);
+  if (known && known->keyed() && *known->key_id == key.id()) {
+    return;  // the usual case: no write lock
+  }
+  Transaction transaction(db, Transaction::Mode::immediate);
+  auto state = read_chain_state(db);
+  if (!state) {
+    broken_chain(db, "key the chain: the chain_state row is missing");
+  }
+  if (state->keyed()) {
+    if (*state->key_id != key.id()) {
+      throw Fatal("audit database " + quoted(db.path().string()) +
+                  ": its chain is keyed with key " + *state->key_id + ", not with " + key.id() +
+                  " (audit.key_file); fix: restore the key file it was written with");
+    }
+    return;
+  }
+  Statement keyed(db, "UPDATE chain_state SET key_id = ?, keyed_from_seq = head_seq + 1",
+                  "key the chain");
+  keyed.bind(1, key.id()).run();
+  write_state_mac(db, key);
+  transaction.commit();
+}
+
+namespace {
+
+// The hash of one row as it is stored now.
+std::string hash_row(Database& db, const ChainTable& table, int64_t rowid, const ChainKey* key) {
+  auto row = db.cached("SELECT " + link_columns(table) + table_sql(table, " FROM $T WHERE id = ?"),
+                       "read the row to chain");
+  row->bind(1, rowid);
+  if (!row->step()) {
+    broken_chain(db, "chain the row: it vanished");
+  }
+  std::string hash =
+      link_hash(table.kind, *row, 0, names_from(*row, 0), count_columns(table.hashed_columns), key);
+  row->run();
+  return hash;
+}
+
+}  // namespace
+
+AnchorEntry seal_row(Database& db, const ChainTable& table, int64_t rowid, const ChainKey* key) {
   auto state = read_chain_state(db);
   if (!state) {
     broken_chain(db, "chain the row: the chain_state row is missing");
+  }
+  if (state->keyed() && key == nullptr) {
+    broken_chain(db,
+                 "chain the row: the chain is keyed and this writer has no key (only the "
+                 "broker writes a keyed audit)");
   }
   int64_t seq = state->head_seq + 1;
   auto link = db.cached(table_sql(table, "UPDATE $T SET chain_seq = ?, prev_hash = ? WHERE id = ?"),
                         "link the finished row");
   link->bind(1, seq).bind(2, state->head_hash).bind(3, rowid).run();
-  std::string hash = hash_row(db, table, rowid);
+  std::string hash = hash_row(db, table, rowid, state->keyed_at(seq) ? key : nullptr);
   auto seal =
       db.cached(table_sql(table, "UPDATE $T SET row_hash = ? WHERE id = ?"), "seal the row");
   seal->bind(1, hash).bind(2, rowid).run();
   auto head = db.cached("UPDATE chain_state SET head_seq = ?, head_hash = ? WHERE id = 1",
                         "advance the chain head");
   head->bind(1, seq).bind(2, hash).run();
+  if (state->keyed()) {
+    write_state_mac(db, *key);
+  }
+  return AnchorEntry{AnchorEntry::Kind::head, state->chain_id, seq, hash, wall_clock_ms(), 0};
 }
 
 namespace {
@@ -176,14 +269,21 @@ struct Link {
   std::string computed_hash;
 };
 
+struct Finding {
+  ChainFault fault;
+  std::string problem;
+};
+
 // Walks one table's links in chain order.
 class LinkCursor {
  public:
-  LinkCursor(Database& db, const ChainTable& table)
+  LinkCursor(Database& db, const ChainTable& table, const ChainState& state, const ChainKey* key)
       : m_table(table),
+        m_state(state),
+        m_key(key),
         m_select(db,
                  "SELECT chain_seq, prev_hash, row_hash, " + std::string(table.id_column) + ", " +
-                     std::string(table.hashed_columns) +
+                     link_columns(table) +
                      table_sql(table, " FROM $T WHERE chain_seq IS NOT NULL ORDER BY chain_seq"),
                  "read the chain"),
         m_names(names_from(m_select, 4)) {
@@ -195,64 +295,88 @@ class LinkCursor {
   void advance() { m_valid = m_select.step(); }
 
   [[nodiscard]] Link current() const {
-    return Link{std::string(m_table.kind) + " " + quoted(m_select.column_text(3)), seq(),
-                m_select.column_text(1), m_select.column_text(2),
-                link_hash(m_table.kind, m_select, 4, m_names)};
+    const ChainKey* key = m_state.keyed_at(seq()) ? m_key : nullptr;
+    return Link{
+        std::string(m_table.kind) + " " + quoted(m_select.column_text(3)), seq(),
+        m_select.column_text(1), m_select.column_text(2),
+        link_hash(m_table.kind, m_select, 4, m_names, count_columns(m_table.hashed_columns), key)};
   }
 
  private:
   const ChainTable& m_table;
+  const ChainState& m_state;
+  const ChainKey* m_key;
   Statement m_select;
   std::vector<std::string> m_names;
   bool m_valid = false;
 };
 
+std::string short_hash(const std::string& hash) {
+  return hash.empty() ? "(none)" : hash.substr(0, 16) + "…";
+}
+
+std::string expected_found(const std::string& expected, const std::string& found) {
+  return " (expected " + short_hash(expected) + ", found " + short_hash(found) + ")";
+}
+
 // What is wrong with `link` given the link before it (empty label: the anchor), if anything.
-std::optional<std::string> check_link(const Link& link, int64_t expected_seq,
-                                      const std::string& expected_prev,
-                                      const std::string& previous_label) {
+std::optional<Finding> check_link(const Link& link, int64_t expected_seq,
+                                  const std::string& expected_prev,
+                                  const std::string& previous_label) {
   std::string position = " (chain position " + std::to_string(link.seq) + ")";
   if (link.seq < expected_seq) {
-    return link.label + position + " comes before position " + std::to_string(expected_seq) +
-           ", which is already taken: it was inserted out of order";
+    return Finding{ChainFault::inserted,
+                   link.label + position + " comes before position " +
+                       std::to_string(expected_seq) +
+                       ", which is already taken: it was inserted out of order"};
   }
   if (link.seq > expected_seq) {
-    return "chain positions " + std::to_string(expected_seq) + " to " +
-           std::to_string(link.seq - 1) + " are missing before " + link.label +
-           ": rows were deleted";
+    return Finding{ChainFault::deleted, "chain positions " + std::to_string(expected_seq) + " to " +
+                                            std::to_string(link.seq - 1) + " are missing before " +
+                                            link.label + ": rows were deleted (expected position " +
+                                            std::to_string(expected_seq) + ", found " +
+                                            std::to_string(link.seq) + ")"};
   }
   if (link.computed_hash != link.stored_hash) {
-    return link.label + position + " was changed after it was recorded: its hash does not match";
+    return Finding{ChainFault::changed,
+                   link.label + position +
+                       " was changed after it was recorded: its hash does not match" +
+                       expected_found(link.computed_hash, link.stored_hash)};
   }
   if (link.prev_hash != expected_prev) {
     std::string previous = previous_label.empty() ? "the chain's start" : previous_label;
-    return link.label + position + " does not follow " + previous + ": " +
-           (previous_label.empty() ? "" : previous + " was changed and its hash recomputed, or ") +
-           "rows were inserted out of order or reordered";
+    return Finding{
+        ChainFault::relinked,
+        link.label + position + " does not follow " + previous + ": " +
+            (previous_label.empty() ? "" : previous + " was changed and its hash recomputed, or ") +
+            "rows were inserted out of order or reordered" +
+            expected_found(expected_prev, link.prev_hash)};
   }
   return std::nullopt;
 }
 
-std::optional<std::string> check_integrity(Database& db) {
+std::optional<Finding> check_integrity(Database& db) {
   Statement check(db, "PRAGMA quick_check", "check the file's integrity");
   if (check.step() && check.column_text(0) != "ok") {
-    return "the file is damaged: " + check.column_text(0);
+    return Finding{ChainFault::damaged, "the file is damaged: " + check.column_text(0)};
   }
   return std::nullopt;
 }
 
-std::optional<std::string> check_head(const ChainState& state, int64_t last_seq,
-                                      const std::string& last_hash, const std::string& last_label) {
+std::optional<Finding> check_head(const ChainState& state, int64_t last_seq,
+                                  const std::string& last_hash, const std::string& last_label) {
   if (state.head_seq == last_seq && state.head_hash == last_hash) {
     return std::nullopt;
   }
   std::string after = last_label.empty() ? "the anchor" : last_label;
-  return "the chain head is position " + std::to_string(state.head_seq) + " but the last row is " +
-         std::to_string(last_seq) + ": rows after " + after +
-         " were deleted or the head was edited";
+  return Finding{ChainFault::truncated,
+                 "the chain head is position " + std::to_string(state.head_seq) +
+                     " but the last row is " + std::to_string(last_seq) + ": rows after " + after +
+                     " were deleted or the head was edited" +
+                     expected_found(last_hash, state.head_hash)};
 }
 
-std::optional<std::string> find_unchained_row(Database& db) {
+std::optional<Finding> find_unchained_row(Database& db) {
   for (const ChainTable* table : k_chain_tables) {
     Statement select(db,
                      "SELECT " + std::string(table->id_column) +
@@ -260,61 +384,241 @@ std::optional<std::string> find_unchained_row(Database& db) {
                          std::string(table->final_condition) + ") LIMIT 1",
                      "look for rows outside the chain");
     if (select.step()) {
-      return std::string(table->kind) + " " + quoted(select.column_text(0)) +
-             " is finished but not in the chain: it was inserted or edited outside sandshim";
+      return Finding{ChainFault::inserted,
+                     std::string(table->kind) + " " + quoted(select.column_text(0)) +
+                         " is finished but not in the chain: it was inserted or edited outside "
+                         "sandshim"};
     }
   }
   return std::nullopt;
 }
 
 // Merges the per-table cursors by sequence number and checks each link against the previous.
-VerifyResult walk_links(Database& db, const ChainState& state) {
-  VerifyResult result{true, "", 0, state};
+std::optional<Finding> walk_links(Database& db, const ChainState& state, const ChainKey* key,
+                                  int64_t& links_checked) {
   int64_t expected_seq = state.anchor_seq + 1;
   std::string previous_hash = state.anchor_hash;
   std::string previous_label;
-  LinkCursor runs(db, k_run_chain);
-  LinkCursor decisions(db, k_decision_chain);
+  LinkCursor runs(db, k_run_chain, state, key);
+  LinkCursor decisions(db, k_decision_chain, state, key);
   while (runs.valid() || decisions.valid()) {
     bool take_run = runs.valid() && (!decisions.valid() || runs.seq() <= decisions.seq());
     LinkCursor& next = take_run ? runs : decisions;
     Link link = next.current();
-    if (auto problem = check_link(link, expected_seq, previous_hash, previous_label)) {
-      return VerifyResult{false, *problem, result.links_checked, state};
+    if (auto finding = check_link(link, expected_seq, previous_hash, previous_label)) {
+      return finding;
     }
     previous_hash = link.stored_hash;
     previous_label = link.label;
     ++expected_seq;
-    ++result.links_checked;
+    ++links_checked;
     next.advance();
   }
-  if (auto problem = check_head(state, expected_seq - 1, previous_hash, previous_label)) {
-    return VerifyResult{false, *problem, result.links_checked, state};
-  }
-  return result;
+  return check_head(state, expected_seq - 1, previous_hash, previous_label);
 }
 
-VerifyResult failed(std::string problem) {
-  return VerifyResult{false, std::move(problem), 0, {}};
+std::optional<Finding> check_key(const ChainState& state, const ChainKey* key) {
+  if (!state.keyed()) {
+    return std::nullopt;
+  }
+  if (key == nullptr) {
+    return Finding{ChainFault::no_key,
+                   "the chain is keyed (key " + *state.key_id + ") from position " +
+                       std::to_string(state.keyed_from_seq) +
+                       " and this reader has no key: run verify as root or the broker's user"};
+  }
+  if (key->id() != *state.key_id) {
+    return Finding{ChainFault::wrong_key, "the chain is keyed with key " + *state.key_id +
+                                              ", the configured key is " + key->id()};
+  }
+  return std::nullopt;
+}
+
+std::optional<Finding> check_state_mac(const ChainState& state, const ChainKey* key) {
+  if (!state.keyed() || key == nullptr || state_mac_of(state, *key) == state.state_mac) {
+    return std::nullopt;
+  }
+  return Finding{ChainFault::state_edited,
+                 "the chain_state row (head position " + std::to_string(state.head_seq) +
+                     ", anchor position " + std::to_string(state.anchor_seq) +
+                     ") was edited outside sandshim: its HMAC does not match; the head was moved "
+                     "back (rows after it deleted) or the anchor forward (rows before it deleted)" +
+                     expected_found(state_mac_of(state, *key), state.state_mac)};
+}
+
+// The label and hash of the link at `seq`, if it is there.
+std::optional<std::pair<std::string, std::string>> link_at(Database& db, int64_t seq) {
+  Statement select(db,
+                   "SELECT 'run \"' || run_id || '\"', row_hash FROM runs WHERE chain_seq = ?1 "
+                   "UNION ALL SELECT 'decision \"' || decision_id || '\"', row_hash FROM decisions "
+                   "WHERE chain_seq = ?1",
+                   "read an anchored link");
+  select.bind(1, seq);
+  if (!select.step()) {
+    return std::nullopt;
+  }
+  return std::pair{select.column_text(0), select.column_text(1)};
+}
+
+std::string where_in_log(const AnchorEntry& entry) {
+  return "line " + std::to_string(entry.line) + ", " + format_iso8601_ms(entry.time_ms);
+}
+
+std::optional<Finding> check_foreign_chains(const std::vector<AnchorEntry>& entries,
+                                            const ChainState& state) {
+  for (const auto& entry : entries) {
+    if (entry.chain_id != state.chain_id) {
+      return Finding{ChainFault::replaced, "the anchor log records chain " + entry.chain_id +
+                                               " (position " + std::to_string(entry.seq) + ", " +
+                                               where_in_log(entry) +
+                                               "), but this database is chain " + state.chain_id +
+                                               ": the database it anchors was deleted or replaced"};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Finding> check_pruned_anchor(const std::vector<AnchorEntry>& entries,
+                                           const ChainState& state) {
+  if (state.anchor_seq == 0) {
+    return std::nullopt;
+  }
+  for (const auto& entry : entries) {
+    if (entry.kind == AnchorEntry::Kind::prune && entry.seq == state.anchor_seq &&
+        entry.hash == state.anchor_hash) {
+      return std::nullopt;
+    }
+  }
+  return Finding{ChainFault::anchor_moved,
+                 "the chain starts after position " + std::to_string(state.anchor_seq) +
+                     " (anchor " + short_hash(state.anchor_hash) +
+                     "), but no `audit prune` recorded that anchor in the anchor log: rows 1 to " +
+                     std::to_string(state.anchor_seq) + " were deleted and the anchor moved"};
+}
+
+std::optional<Finding> truncation(const AnchorEntry& head, const ChainState& state) {
+  return Finding{ChainFault::truncated,
+                 "the anchor log recorded chain position " + std::to_string(head.seq) + " (" +
+                     short_hash(head.hash) + ", " + where_in_log(head) +
+                     ") but the chain ends at position " + std::to_string(state.head_seq) +
+                     ": rows " + std::to_string(state.head_seq + 1) + " to " +
+                     std::to_string(head.seq) + " were deleted (truncated)"};
+}
+
+// Every head the log recorded must still be in the chain with the same hash; the lowest
+// mismatch bounds a rewrite, the highest head past the chain's end names a truncation.
+std::optional<Finding> check_anchored_heads(Database& db, std::vector<AnchorEntry> heads,
+                                            const ChainState& state) {
+  std::sort(heads.begin(), heads.end(),
+            [](const AnchorEntry& a, const AnchorEntry& b) { return a.seq < b.seq; });
+  int64_t last_good = state.anchor_seq;
+  for (const auto& head : heads) {
+    if (head.seq <= state.anchor_seq || head.seq > state.head_seq) {
+      continue;
+    }
+    auto link = link_at(db, head.seq);
+    if (link && link->second != head.hash) {
+      return Finding{ChainFault::rechained,
+                     link->first + " (chain position " + std::to_string(head.seq) +
+                         ") is not the link the anchor log recorded (" + where_in_log(head) +
+                         "): a row between positions " + std::to_string(last_good + 1) + " and " +
+                         std::to_string(head.seq) +
+                         " was rewritten and every later hash recomputed" +
+                         expected_found(head.hash, link->second)};
+    }
+    last_good = head.seq;
+  }
+  if (!heads.empty() && heads.back().seq > state.head_seq) {
+    return truncation(heads.back(), state);
+  }
+  return std::nullopt;
+}
+
+std::optional<Finding> check_anchor_log(Database& db, const ChainState& state,
+                                        const AnchorFile& file, int64_t& anchored) {
+  std::vector<AnchorEntry> heads;
+  for (const auto& entry : file.entries) {
+    if (entry.chain_id == state.chain_id && entry.kind == AnchorEntry::Kind::head) {
+      heads.push_back(entry);
+    }
+  }
+  anchored = static_cast<int64_t>(heads.size());
+  if (auto finding = check_foreign_chains(file.entries, state)) {
+    return finding;
+  }
+  if (auto finding = check_pruned_anchor(file.entries, state)) {
+    return finding;
+  }
+  return check_anchored_heads(db, heads, state);
+}
+
+std::string assurance_of(const ChainState& state, const VerifyOptions& options,
+                         const AnchorFile* anchor, int64_t anchored) {
+  std::string text = state.keyed() ? "keyed (HMAC-SHA256, key " + *state.key_id +
+                                         ") from position " + std::to_string(state.keyed_from_seq)
+                                   : "unkeyed: whoever can write the file can recompute the chain";
+  if (anchor == nullptr) {
+    return text + "; no anchor log: deleting or rewriting the whole file would not show";
+  }
+  return text + "; " + std::to_string(anchored) + " heads anchored in " +
+         options.anchor_file.string() +
+         (anchor->append_only ? " (append-only)"
+                              : " (not append-only: its writer could rewrite it)");
+}
+
+VerifyResult failed(ChainFault fault, std::string problem, ChainState state = {}) {
+  return VerifyResult{false, fault, std::move(problem), 0, std::move(state), 0, ""};
+}
+
+std::optional<Finding> check_rows(Database& db, const ChainState& state, const ChainKey* key,
+                                  int64_t& links_checked) {
+  if (auto finding = walk_links(db, state, key, links_checked)) {
+    return finding;
+  }
+  return find_unchained_row(db);
 }
 
 }  // namespace
 
-VerifyResult verify_chain(Database& db) {
+std::string to_string(ChainFault fault) {
+  constexpr const char* k_names[] = {"none",      "damaged",     "missing_state", "no_key",
+                                     "wrong_key", "changed",     "deleted",       "inserted",
+                                     "relinked",  "truncated",   "rechained",     "anchor_moved",
+                                     "replaced",  "state_edited"};
+  return k_names[static_cast<size_t>(fault)];
+}
+
+VerifyResult verify_chain(Database& db, const VerifyOptions& options) {
   if (auto damage = check_integrity(db)) {
-    return failed(*damage);
+    return failed(damage->fault, damage->problem);
   }
   auto state = read_chain_state(db);
   if (!state) {
-    return failed("the chain_state row is missing: it was deleted outside sandshim");
+    return failed(ChainFault::missing_state,
+                  "the chain_state row is missing: it was deleted outside sandshim");
   }
-  VerifyResult result = walk_links(db, *state);
-  if (result.ok) {
-    if (auto problem = find_unchained_row(db)) {
-      result.ok = false;
-      result.problem = *problem;
-    }
+  std::optional<AnchorFile> anchor;
+  if (!options.anchor_file.empty()) {
+    anchor = read_anchor_file(options.anchor_file);
   }
+  VerifyResult result{true, ChainFault::none, "", 0, *state, 0, ""};
+  std::optional<Finding> finding = check_key(*state, options.key);
+  if (!finding) {
+    finding = check_rows(db, *state, options.key, result.links_checked);
+  }
+  if (!finding && anchor) {
+    finding = check_anchor_log(db, *state, *anchor, result.anchored_heads);
+  }
+  if (!finding) {
+    finding = check_state_mac(*state, options.key);
+  }
+  if (finding) {
+    result.ok = false;
+    result.fault = finding->fault;
+    result.problem = finding->problem;
+  }
+  result.assurance =
+      assurance_of(*state, options, anchor ? &*anchor : nullptr, result.anchored_heads);
   return result;
 }
 
@@ -359,9 +663,10 @@ int64_t delete_links_up_to(Database& db, const ChainTable& table, int64_t seq) {
 
 }  // namespace
 
-PruneResult prune_chain(Database& db, int64_t cutoff_ms, int64_t now_ms, bool dry_run) {
+PruneResult prune_chain(Database& db, int64_t cutoff_ms, int64_t now_ms, bool dry_run,
+                        const VerifyOptions& options) {
   Transaction transaction(db, Transaction::Mode::immediate);
-  VerifyResult verified = verify_chain(db);
+  VerifyResult verified = verify_chain(db, options);
   if (!verified.ok) {
     throw Fatal("audit database " + quoted(db.path().string()) +
                 ": cannot prune: the chain does not verify (" + verified.problem +
@@ -369,16 +674,20 @@ PruneResult prune_chain(Database& db, int64_t cutoff_ms, int64_t now_ms, bool dr
   }
   const ChainState& state = verified.state;
   int64_t last = last_prunable_seq(db, cutoff_ms, state.head_seq);
-  PruneResult result{0, 0, state.anchor_seq};
+  PruneResult result{0, 0, state.anchor_seq, state.anchor_hash, state.chain_id};
   if (last <= state.anchor_seq) {
     return result;
   }
   std::string anchor_hash = hash_at(db, last);
   result = PruneResult{delete_links_up_to(db, k_run_chain, last),
-                       delete_links_up_to(db, k_decision_chain, last), last};
+                       delete_links_up_to(db, k_decision_chain, last), last, anchor_hash,
+                       state.chain_id};
   Statement anchor(db, "UPDATE chain_state SET anchor_seq = ?, anchor_hash = ?, anchor_ms = ?",
                    "record the chain anchor");
   anchor.bind(1, last).bind(2, anchor_hash).bind(3, now_ms).run();
+  if (state.keyed()) {
+    write_state_mac(db, *options.key);
+  }
   if (!dry_run) {
     transaction.commit();
   }

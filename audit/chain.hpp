@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "audit/anchor.hpp"
+#include "audit/chain_key.hpp"
 #include "audit/sqlite.hpp"
 
 namespace sandshim::audit {
@@ -17,6 +19,7 @@ struct ChainTable {
   std::string_view table;            // the SQL table
   std::string_view id_column;        // what messages name the row by
   std::string_view hashed_columns;   // every column but `id` and `row_hash`, in a fixed order
+  std::string_view keyed_columns;    // columns of schema 3 that keyed links cover too
   std::string_view time_expression;  // when the row was finished, for prune
   std::string_view final_condition;  // a row that should be in the chain
 };
@@ -32,35 +35,80 @@ struct ChainState {
   std::string head_hash;
   int64_t anchor_seq = 0;  // the last pruned link; the chain continues from it
   std::string anchor_hash;
-  std::optional<int64_t> anchor_ms;
+  std::optional<int64_t> anchor_ms = std::nullopt;
+  std::string chain_id = {};                         // names this database in the anchor log
+  std::optional<std::string> key_id = std::nullopt;  // the key's id once the chain is keyed
+  int64_t keyed_from_seq = 0;                        // links from here on are HMAC-SHA256 (0: none)
+  std::string state_mac = {};  // HMAC of this row, so head and anchor cannot move
+
+  bool keyed() const { return key_id.has_value(); }
+  bool keyed_at(int64_t seq) const { return keyed() && seq >= keyed_from_seq; }
 };
 
 std::optional<ChainState> read_chain_state(Database& db);
 
+// Makes the chain keyed from its next link on, the first time a writer opens it with a key;
+// refuses a key other than the one it was keyed with.
+void adopt_key(Database& db, const ChainKey& key);
+
 // Appends row `rowid` to the chain: the next sequence number, the previous link's hash and its own
-// SHA-256 over a canonical encoding of every hashed column. The caller holds an IMMEDIATE
-// transaction, so concurrent writers are chained in completion order.
-void seal_row(Database& db, const ChainTable& table, int64_t rowid);
+// hash over a canonical encoding of every hashed column (HMAC-SHA256 under `key` once the chain is
+// keyed, SHA-256 before). The caller holds an IMMEDIATE transaction, so concurrent writers are
+// chained in completion order. Returns the new head, for the anchor log.
+AnchorEntry seal_row(Database& db, const ChainTable& table, int64_t rowid,
+                     const ChainKey* key = nullptr);
+
+// What verify found, so tests and tools need not parse the text.
+enum class ChainFault {
+  none,
+  damaged,        // SQLite's own check failed
+  missing_state,  // the chain_state row is gone
+  no_key,         // the chain is keyed and this reader has no key
+  wrong_key,      // keyed with another key
+  changed,        // a row's hash does not match its content
+  deleted,        // chain positions are missing
+  inserted,       // a row out of order, or finished but outside the chain
+  relinked,       // a link does not follow the one before it
+  truncated,      // rows after the head, or after an anchored head, are gone
+  rechained,      // the anchor log recorded another hash at a position: recomputed links
+  anchor_moved,   // the pruned anchor was not set by prune
+  replaced,       // the anchor log belongs to another chain: the file was deleted or replaced
+  state_edited,   // the chain_state row's HMAC does not match
+};
+
+std::string to_string(ChainFault fault);
+
+struct VerifyOptions {
+  const ChainKey* key = nullptr;      // checks keyed links; without it keyed chains are no_key
+  std::filesystem::path anchor_file;  // compared with the database when set
+};
 
 struct VerifyResult {
   bool ok = true;
-  std::string problem;  // names the first row that was changed, deleted or inserted out of order
+  ChainFault fault = ChainFault::none;
+  std::string problem;  // names the first bad row: what was expected and what was found
   int64_t links_checked = 0;
   ChainState state;
+  int64_t anchored_heads = 0;  // anchor log lines about this chain that were checked
+  std::string assurance;       // what this verify could and could not prove
 };
 
-// Recomputes every link from the anchor to the head; stops at the first problem.
-VerifyResult verify_chain(Database& db);
+// Recomputes every link from the anchor to the head, then compares the anchor log; stops at the
+// first problem.
+VerifyResult verify_chain(Database& db, const VerifyOptions& options = {});
 
 struct PruneResult {
   int64_t runs_deleted = 0;
   int64_t decisions_deleted = 0;
   int64_t anchor_seq = 0;
+  std::string anchor_hash;
+  std::string chain_id;
 };
 
 // Deletes the oldest links finished before `cutoff_ms` (a prefix of the chain, so what remains
-// still verifies) and records the last deleted link as the anchor. Refuses a chain that does not
-// verify, so pruning can never hide tampering.
-PruneResult prune_chain(Database& db, int64_t cutoff_ms, int64_t now_ms, bool dry_run);
+// still verifies) and records the last deleted link as the anchor (and seals it under `key`).
+// Refuses a chain that does not verify, so pruning can never hide tampering.
+PruneResult prune_chain(Database& db, int64_t cutoff_ms, int64_t now_ms, bool dry_run,
+                        const VerifyOptions& options = {});
 
 }  // namespace sandshim::audit

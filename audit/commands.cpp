@@ -1,5 +1,6 @@
 #include "audit/commands.hpp"
 
+#include <pwd.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -31,6 +32,8 @@ struct Invocation {
   bool tty;
   int64_t now_ms;
   bool color;  // a terminal that allows colour (NO_COLOR, TERM=dumb)
+  const AuditContext& context;
+  bool is_configured_db;  // db_path is context.configured_db: its key and anchor apply
 };
 
 // Option groups a subcommand takes.
@@ -41,6 +44,7 @@ constexpr unsigned k_json = 1U << 3;
 constexpr unsigned k_limit = 1U << 4;
 constexpr unsigned k_stats = 1U << 5;
 constexpr unsigned k_prune = 1U << 6;
+constexpr unsigned k_integrity = 1U << 7;
 
 struct Subcommand {
   std::string_view name;
@@ -79,8 +83,23 @@ std::map<std::string, std::string> filter_values(const Invocation& invocation) {
   return values;
 }
 
+// The options' filter, narrowed to the viewer's own rows when the broker asks for one caller.
 Filter filter_for(const Invocation& invocation, Subject subject) {
-  return build_filter(subject, filter_values(invocation), invocation.now_ms);
+  Filter filter = build_filter(subject, filter_values(invocation), invocation.now_ms);
+  if (auto uid = invocation.context.viewer.only_uid) {
+    filter.where = "(" + filter.where + ") AND uid = ?";
+    filter.params.emplace_back(static_cast<int64_t>(*uid));
+    filter.columns.insert("uid");
+  }
+  return filter;
+}
+
+[[noreturn]] void administrators_only(std::string_view what) {
+  throw Fatal("audit " + std::string(what) +
+                  " is an administrator's command (root or the broker's user " + k_broker_user +
+                  "); fix: ask an administrator to run `sudo sandshim audit " + std::string(what) +
+                  " ...`",
+              exit_code::k_sandbox_error);
 }
 
 int64_t limit_of(const Invocation& invocation) {
@@ -155,7 +174,7 @@ void write_run_details(std::ostream& out, const Row& run, bool color) {
 int run_show(const Invocation& invocation) {
   Store store = open_store(invocation, false);
   std::string id = invocation.options["id"].as<std::string>();
-  auto run = find_run(store.database(), id);
+  auto run = find_run(store.database(), id, invocation.context.viewer.only_uid);
   if (!run) {
     throw Fatal("no run matches " + quoted(id) + "; see `sandshim audit list`", 1);
   }
@@ -222,24 +241,63 @@ std::string describe_anchor(const ChainState& state) {
   return "; it starts after position " + std::to_string(state.anchor_seq) + ", pruned" + when;
 }
 
+// --key and --anchor, else the context's for the configured database.
+std::filesystem::path integrity_file(const Invocation& invocation, const std::string& option,
+                                     const std::filesystem::path& configured) {
+  if (invocation.options.count(option) != 0) {
+    return invocation.options[option].as<std::string>();
+  }
+  return invocation.is_configured_db ? configured : std::filesystem::path();
+}
+
+struct Integrity {
+  std::optional<ChainKey> key;
+  VerifyOptions options;
+};
+
+// The key when this process may read it, and the anchor log when it is configured.
+Integrity integrity_of(const Invocation& invocation) {
+  Integrity integrity;
+  auto key_file = integrity_file(invocation, "key", invocation.context.key_file);
+  if (!key_file.empty()) {
+    integrity.key = read_chain_key(key_file);
+  }
+  integrity.options.anchor_file =
+      integrity_file(invocation, "anchor", invocation.context.anchor_file);
+  return integrity;
+}
+
+VerifyOptions options_of(const Integrity& integrity) {
+  VerifyOptions options = integrity.options;
+  options.key = integrity.key ? &*integrity.key : nullptr;
+  return options;
+}
+
 int run_verify(const Invocation& invocation) {
   Store store = open_store(invocation, false);
-  VerifyResult result = verify_chain(store.database());
+  Integrity integrity = integrity_of(invocation);
+  VerifyResult result = verify_chain(store.database(), options_of(integrity));
   if (invocation.options.count("json") != 0) {
     write_document(invocation,
                    Row{{"ok", result.ok},
+                       {"fault", to_string(result.fault)},
                        {"problem", result.problem},
                        {"rows_checked", result.links_checked},
                        {"head_seq", result.state.head_seq},
                        {"head_hash", result.state.head_hash},
-                       {"anchor_seq", result.state.anchor_seq}},
+                       {"anchor_seq", result.state.anchor_seq},
+                       {"chain_id", result.state.chain_id},
+                       {"keyed", result.state.keyed()},
+                       {"anchored_heads", result.anchored_heads},
+                       {"assurance", result.assurance}},
                    Format::json);
   } else if (result.ok) {
     invocation.out << "ok: " << result.links_checked << " rows verified; chain head "
-                   << result.state.head_seq << " sha256:" << result.state.head_hash
-                   << describe_anchor(result.state) << '\n';
+                   << result.state.head_seq << " " << (result.state.keyed() ? "hmac:" : "sha256:")
+                   << result.state.head_hash << describe_anchor(result.state) << "; "
+                   << result.assurance << '\n';
   } else {
-    invocation.out << "FAILED: " << result.problem << '\n';
+    invocation.out << "FAILED (" << to_string(result.fault) << "): " << result.problem << '\n';
   }
   return result.ok ? 0 : 1;
 }
@@ -261,16 +319,32 @@ void write_prune_result(const Invocation& invocation, const PruneResult& result,
                  << result.anchor_seq << '\n';
 }
 
+Store open_store_for_prune(const Invocation& invocation, const Integrity& integrity) {
+  StoreOptions options{invocation.db_path, std::chrono::milliseconds(5000), false, false};
+  options.key = integrity.key;
+  options.adopt_key = false;
+  options.anchor_file = integrity.options.anchor_file;
+  return Store::open(options);
+}
+
 int run_prune(const Invocation& invocation) {
   if (invocation.options.count("older-than") == 0) {
     throw Fatal("prune needs --older-than (for example --older-than 30d)", exit_code::k_usage);
   }
+  if (!invocation.context.viewer.administrator) {
+    administrators_only("prune");
+  }
   int64_t cutoff = parse_time_spec(invocation.options["older-than"].as<std::string>(),
                                    invocation.now_ms, "older-than");
   bool dry_run = invocation.options.count("dry-run") != 0;
-  Store store = open_store(invocation, true);
-  PruneResult result = prune_chain(store.database(), cutoff, invocation.now_ms, dry_run);
+  Integrity integrity = integrity_of(invocation);
+  Store store = open_store_for_prune(invocation, integrity);
+  PruneResult result =
+      prune_chain(store.database(), cutoff, invocation.now_ms, dry_run, options_of(integrity));
   if (!dry_run) {
+    if (result.runs_deleted + result.decisions_deleted > 0) {
+      store.anchor_prune(result.chain_id, result.anchor_seq, result.anchor_hash);
+    }
     store.checkpoint();
   }
   write_prune_result(invocation, result, cutoff, dry_run);
@@ -278,6 +352,9 @@ int run_prune(const Invocation& invocation) {
 }
 
 int run_sql(const Invocation& invocation) {
+  if (invocation.context.viewer.only_uid) {
+    administrators_only("sql");  // a statement could read every user's rows
+  }
   Store store = open_store(invocation, false);
   Statement statement =
       prepare_read_only_sql(store.database(), invocation.options["query"].as<std::string>());
@@ -323,14 +400,14 @@ constexpr Subcommand k_subcommands[] = {
      "inserted out of order. Note the head hash elsewhere to detect a rewrite of the whole chain.",
      "  sandshim audit verify && echo intact\n"
      "  sandshim audit verify --json\n",
-     "", k_json, 0, run_verify},
+     "", k_json | k_integrity, 0, run_verify},
     {"prune", "delete old rows; verify keeps passing",
      "Deletes runs and decisions finished before the cutoff (the oldest part of the chain) and "
      "records the last deleted row's hash as the chain's anchor, so `verify` still passes. "
      "Refuses a chain that does not verify. Running rows are left for `sandshim gc`.",
      "  sandshim audit prune --older-than 30d --dry-run\n"
      "  sandshim audit prune --older-than 2024-01-01\n",
-     "", k_prune | k_json, 0, run_prune},
+     "", k_prune | k_json | k_integrity, 0, run_prune},
     {"sql", "run one read-only SQL statement",
      "Runs one SELECT on a read-only connection; statements that could write are refused. Tables: "
      "runs, decisions, chain_state, and run_counts (runs a day by status, command, image and "
@@ -378,6 +455,12 @@ void add_group_options(po::options_description& options, const Subcommand& comma
     options.add_options()("older-than", po::value<std::string>()->value_name("AGE"),
                           "delete what finished before AGE ago (30d) or a date (2024-01-01)")(
         "dry-run", "say what would be deleted, delete nothing");
+  }
+  if ((groups & k_integrity) != 0) {
+    options.add_options()("key", po::value<std::string>()->value_name("PATH"),
+                          "the chain's HMAC key (default: audit.key_file, for audit.db)")(
+        "anchor", po::value<std::string>()->value_name("PATH"),
+        "the anchor log (default: audit.anchor_file, for audit.db)");
   }
 }
 
@@ -517,8 +600,7 @@ std::filesystem::path database_path(const po::variables_map& options,
 }
 
 int run_subcommand(const Subcommand& command, const std::vector<std::string>& args,
-                   const std::filesystem::path& configured_db, std::ostream& out, bool tty,
-                   bool color) {
+                   const AuditContext& context, std::ostream& out, bool tty, bool color) {
   po::variables_map options = parse_options(command, args);
   if (options.count("help") != 0) {
     print_help(out, doc_of(command));
@@ -530,8 +612,19 @@ int run_subcommand(const Subcommand& command, const std::vector<std::string>& ar
                     std::string(command.name) + " --help`",
                 exit_code::k_usage);
   }
-  std::filesystem::path db_path = database_path(options, configured_db);
-  return command.run(Invocation{std::move(options), db_path, out, tty, wall_clock_ms(), color});
+  if (context.viewer.only_uid) {
+    for (const char* option : {"db", "key", "anchor"}) {
+      if (options.count(option) != 0) {
+        throw Fatal(std::string("--") + option +
+                        " is for administrators: the broker reads its own audit database",
+                    exit_code::k_usage);
+      }
+    }
+  }
+  std::filesystem::path db_path = database_path(options, context.configured_db);
+  bool configured = !context.configured_db.empty() && db_path == context.configured_db;
+  return command.run(Invocation{std::move(options), db_path, out, tty, wall_clock_ms(), color,
+                                context, configured});
 }
 
 // `--db PATH` may also come before the command: `sandshim audit --db x.db list`.
@@ -548,7 +641,7 @@ std::vector<std::string> with_db_after_command(std::vector<std::string> args) {
 
 }  // namespace
 
-int audit_main(const std::vector<std::string>& raw_args, const std::filesystem::path& configured_db,
+int audit_main(const std::vector<std::string>& raw_args, const AuditContext& context,
                std::ostream& out, bool out_is_tty, bool color) {
   std::vector<std::string> args = with_db_after_command(raw_args);
   if (args.empty()) {
@@ -564,8 +657,26 @@ int audit_main(const std::vector<std::string>& raw_args, const std::filesystem::
     return 0;
   }
   const Subcommand& command = find_subcommand(first);
-  return run_subcommand(command, std::vector<std::string>(args.begin() + 1, args.end()),
-                        configured_db, out, out_is_tty, color);
+  return run_subcommand(command, std::vector<std::string>(args.begin() + 1, args.end()), context,
+                        out, out_is_tty, color);
+}
+
+int audit_main(const std::vector<std::string>& args, const std::filesystem::path& configured_db,
+               std::ostream& out, bool out_is_tty, bool color) {
+  AuditContext context;
+  context.configured_db = configured_db;
+  return audit_main(args, context, out, out_is_tty, color);
+}
+
+Viewer Viewer::this_process() {
+  uid_t uid = ::geteuid();
+  const struct passwd* broker = ::getpwnam(k_broker_user);
+  return Viewer{std::nullopt, uid == 0 || (broker != nullptr && broker->pw_uid == uid)};
+}
+
+Viewer Viewer::caller(uint32_t uid, uint32_t broker_uid) {
+  bool administrator = uid == 0 || uid == broker_uid;
+  return Viewer{administrator ? std::nullopt : std::optional(uid), administrator};
 }
 
 int audit_main(const std::vector<std::string>& args, const std::filesystem::path& configured_db) {

@@ -46,6 +46,7 @@ struct DecisionRecord {
   std::string rule;             // the policy rule that decided
   int64_t payload_bytes = 0;
   std::optional<DecisionCompletion> completion;  // set when the outcome is already known
+  std::optional<uint32_t> uid;  // the caller (the broker sets it); empty: this process's uid
 
   // A decision is sealed into the chain once nothing more will be learned about it.
   bool is_final() const { return decision == Decision::deny || completion.has_value(); }

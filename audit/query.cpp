@@ -242,6 +242,7 @@ constexpr OutputField k_decision_output[] = {
     {"completed", "completed_ms", Present::iso_time},
     {"completed_ms", "completed_ms"},
     {"tool_response_tail", "tool_response_tail"},
+    {"uid", "uid"},
     {"chain_seq", "chain_seq"},
     {"prev_hash", "prev_hash"},
     {"row_hash", "row_hash"},
@@ -465,13 +466,15 @@ nlohmann::ordered_json linked_decisions(Database& db, const Row& run) {
 
 }  // namespace
 
-std::optional<Row> find_run(Database& db, const std::string& id_or_prefix) {
+std::optional<Row> find_run(Database& db, const std::string& id_or_prefix,
+                            std::optional<uint32_t> only_uid) {
   Statement select(db,
                    "SELECT " + select_list(k_run_output) +
-                       " FROM runs WHERE run_id = ?1 OR (run_id > ?1 AND run_id < ?2) "
-                       "ORDER BY run_id != ?1, run_id LIMIT 2",
+                       " FROM runs WHERE (run_id = ?1 OR (run_id > ?1 AND run_id < ?2)) "
+                       "AND (?3 IS NULL OR uid = ?3) ORDER BY run_id != ?1, run_id LIMIT 2",
                    "look up the run");
   select.bind(1, id_or_prefix).bind(2, id_or_prefix + "\xff");
+  select.bind(3, only_uid ? SqlValue(static_cast<int64_t>(*only_uid)) : SqlValue());
   if (!select.step()) {
     return std::nullopt;
   }

@@ -78,7 +78,9 @@ int64_t query_decisions(Database& db, const Filter& filter, int64_t limit, RowWr
 
 // One run by its id or a unique prefix of it, with the hook decisions linked to it by
 // tool_use_id. Nullopt when nothing matches; a usage error when the prefix is ambiguous.
-std::optional<Row> find_run(Database& db, const std::string& id_or_prefix);
+// `only_uid`: the broker's per-caller view, runs of that uid only.
+std::optional<Row> find_run(Database& db, const std::string& id_or_prefix,
+                            std::optional<uint32_t> only_uid = std::nullopt);
 
 // Prepares one statement of the user's on a read-only connection; refuses bad SQL, more than one
 // statement, and anything sqlite3_stmt_readonly says could write (usage errors, exit 2).

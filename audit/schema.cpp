@@ -140,6 +140,17 @@ ALTER TABLE decisions ADD COLUMN answer TEXT;
 ALTER TABLE decisions ADD COLUMN permission_mode TEXT;
 ALTER TABLE decisions ADD COLUMN outcome TEXT;
 )sql"},
+    // Audit integrity (issue 12): keyed chain state, per-caller views.
+    {4, R"sql(
+ALTER TABLE chain_state ADD COLUMN chain_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE chain_state ADD COLUMN key_id TEXT;
+ALTER TABLE chain_state ADD COLUMN keyed_from_seq INTEGER;
+ALTER TABLE chain_state ADD COLUMN state_mac TEXT NOT NULL DEFAULT '';
+UPDATE chain_state SET chain_id = lower(hex(randomblob(16)));
+ALTER TABLE decisions ADD COLUMN uid INTEGER;
+CREATE INDEX runs_uid ON runs(uid, start_ms);
+CREATE INDEX decisions_uid ON decisions(uid, time_ms);
+)sql"},
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <span>
 #include <thread>
@@ -125,6 +126,10 @@ const DecisionColumn k_decision_columns[] = {
     {"outcome",
      [](const DecisionRecord& d) {
        return d.completion ? SqlValue(d.completion->outcome) : SqlValue();
+     }},
+    {"uid",
+     [](const DecisionRecord& d) -> SqlValue {
+       return static_cast<int64_t>(d.uid.value_or(::getuid()));
      }},
 };
 
@@ -285,6 +290,18 @@ std::unique_ptr<Database> open_for_writing(const StoreOptions& options) {
   // halves that read, and the checkpoints' fsyncs stay rare (bench/audit.sh measured both).
   db->execute("PRAGMA wal_autocheckpoint = 500", "set its checkpoint interval");
   migrate(*db);
+  auto keyed = [&] {
+    auto state = read_chain_state(*db);
+    return state && state->keyed();
+  };
+  if (options.key && (options.adopt_key || keyed())) {
+    adopt_key(*db, *options.key);
+  } else if (!options.key && keyed()) {
+    throw Fatal("audit database " + quoted(options.path.string()) +
+                ": cannot write it: its chain is keyed (the broker's), and only the key's owner "
+                "may extend it; fix: run through the broker, or set SANDSHIM_AUDIT_DB to your own "
+                "file");
+  }
   return db;
 }
 
@@ -311,8 +328,22 @@ std::unique_ptr<Database> open_for_reading(const StoreOptions& options) {
 
 struct Store::Impl {
   std::unique_ptr<Database> connection;
+  std::optional<ChainKey> key;
+  std::optional<AnchorLog> anchor;
+  std::filesystem::path anchor_file;
   Database& db = *connection;
   std::string host = current_host();
+
+  const ChainKey* key_or_null() const { return key ? &*key : nullptr; }
+  AnchorEntry seal(const ChainTable& table, int64_t rowid) {
+    return seal_row(db, table, rowid, key_or_null());
+  }
+  // After the commit: a head in the log is always one the database holds.
+  void anchor_head(const std::optional<AnchorEntry>& head) {
+    if (anchor && head) {
+      anchor->append(*head);
+    }
+  }
 
   struct DeadRun {
     int64_t rowid;
@@ -322,7 +353,7 @@ struct Store::Impl {
   int64_t update_running_run(const RunRecord& record);
   [[noreturn]] void explain_not_running(const std::string& run_id);
   std::vector<DeadRun> find_dead_runs(const ShimLiveness& is_alive);
-  bool mark_abandoned(const DeadRun& run);
+  std::optional<AnchorEntry> mark_abandoned(const DeadRun& run);
 };
 
 int64_t Store::Impl::update_running_run(const RunRecord& record) {
@@ -354,7 +385,27 @@ Store::~Store() = default;
 
 Store Store::open(const StoreOptions& options) {
   auto db = options.read_only ? open_for_reading(options) : open_for_writing(options);
-  return Store(std::make_unique<Impl>(Impl{std::move(db)}));
+  std::optional<AnchorLog> anchor;
+  if (!options.read_only && !options.anchor_file.empty()) {
+    anchor = AnchorLog::open_for_append(options.anchor_file);
+  }
+  return Store(std::make_unique<Impl>(
+      Impl{std::move(db), options.key, std::move(anchor), options.anchor_file}));
+}
+
+const ChainKey* Store::key() const {
+  return m_impl->key_or_null();
+}
+
+const std::filesystem::path& Store::anchor_file() const {
+  return m_impl->anchor_file;
+}
+
+void Store::anchor_prune(const std::string& chain_id, int64_t seq, const std::string& hash) {
+  if (m_impl->anchor) {
+    m_impl->anchor->append(
+        AnchorEntry{AnchorEntry::Kind::prune, chain_id, seq, hash, wall_clock_ms(), 0});
+  }
 }
 
 void Store::begin_run(const RunRecord& record) {
@@ -368,16 +419,18 @@ void Store::complete_run(const RunRecord& record) {
   RunRecord finished = finished_copy(record);
   Transaction transaction(m_impl->db, Transaction::Mode::immediate);
   int64_t rowid = m_impl->update_running_run(finished);
-  seal_row(m_impl->db, k_run_chain, rowid);
+  AnchorEntry head = m_impl->seal(k_run_chain, rowid);
   transaction.commit();
+  m_impl->anchor_head(head);
 }
 
 void Store::record_finished(const RunRecord& record) {
   RunRecord finished = finished_copy(record);
   Transaction transaction(m_impl->db, Transaction::Mode::immediate);
   int64_t rowid = insert_row<RunRecord>(m_impl->db, "runs", k_run_columns, finished);
-  seal_row(m_impl->db, k_run_chain, rowid);
+  AnchorEntry head = m_impl->seal(k_run_chain, rowid);
   transaction.commit();
+  m_impl->anchor_head(head);
 }
 
 std::vector<Store::Impl::DeadRun> Store::Impl::find_dead_runs(const ShimLiveness& is_alive) {
@@ -397,7 +450,7 @@ std::vector<Store::Impl::DeadRun> Store::Impl::find_dead_runs(const ShimLiveness
   return dead;
 }
 
-bool Store::Impl::mark_abandoned(const DeadRun& run) {
+std::optional<AnchorEntry> Store::Impl::mark_abandoned(const DeadRun& run) {
   Statement mark(db,
                  "UPDATE runs SET status = 'abandoned', message = ? WHERE id = ? AND status = "
                  "'running' RETURNING id",
@@ -406,10 +459,9 @@ bool Store::Impl::mark_abandoned(const DeadRun& run) {
                    ") ended without completing the run; marked by pid " +
                    std::to_string(::getpid()));
   if (!returned_id(mark.bind(2, run.rowid))) {
-    return false;  // it completed after all
+    return std::nullopt;  // it completed after all
   }
-  seal_row(db, k_run_chain, run.rowid);
-  return true;
+  return seal(k_run_chain, run.rowid);
 }
 
 size_t Store::mark_abandoned_runs(const ShimLiveness& is_alive) {
@@ -419,10 +471,15 @@ size_t Store::mark_abandoned_runs(const ShimLiveness& is_alive) {
   }
   Transaction transaction(m_impl->db, Transaction::Mode::immediate);
   size_t marked = 0;
+  std::optional<AnchorEntry> head;
   for (const auto& run : dead) {
-    marked += m_impl->mark_abandoned(run) ? 1 : 0;
+    if (auto sealed = m_impl->mark_abandoned(run)) {
+      head = sealed;
+      ++marked;
+    }
   }
   transaction.commit();
+  m_impl->anchor_head(head);
   logger().info("marked {} run(s) abandoned in {}", marked, quoted(path().string()));
   return marked;
 }
@@ -434,10 +491,12 @@ std::string Store::record_decision(const DecisionRecord& record) {
   }
   Transaction transaction(m_impl->db, Transaction::Mode::immediate);
   int64_t rowid = insert_row<DecisionRecord>(m_impl->db, "decisions", k_decision_columns, stored);
+  std::optional<AnchorEntry> head;
   if (stored.is_final()) {
-    seal_row(m_impl->db, k_decision_chain, rowid);
+    head = m_impl->seal(k_decision_chain, rowid);
   }
   transaction.commit();
+  m_impl->anchor_head(head);
   return stored.decision_id;
 }
 
@@ -466,8 +525,9 @@ bool Store::complete_decision(const std::string& tool_use_id,
   if (!rowid) {
     return false;
   }
-  seal_row(db, k_decision_chain, *rowid);
+  AnchorEntry head = m_impl->seal(k_decision_chain, *rowid);
   transaction.commit();
+  m_impl->anchor_head(head);
   return true;
 }
 
@@ -491,13 +551,15 @@ size_t Store::seal_pending_decisions(std::chrono::milliseconds older_than) {
                   "runs.tool_use_id = decisions.tool_use_id AND decisions.tool_use_id != '' "
                   "ORDER BY start_ms DESC LIMIT 1) WHERE id = ?",
                   "close an unfinished decision");
+  std::optional<AnchorEntry> head;
   for (int64_t rowid : rowids) {
     close.bind(1, rowid);
     close.step();
     close.reset();
-    seal_row(db, k_decision_chain, rowid);
+    head = m_impl->seal(k_decision_chain, rowid);
   }
   transaction.commit();
+  m_impl->anchor_head(head);
   return rowids.size();
 }
 

@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "audit/chain_key.hpp"
 #include "audit/decision_record.hpp"
 #include "audit/liveness.hpp"
 #include "audit/run_record.hpp"
@@ -19,6 +21,12 @@ struct StoreOptions {
   std::chrono::milliseconds busy_timeout{5000};
   bool read_only = false;
   bool create = true;  // a missing file is created (never when read_only)
+  // The broker's: links are HMAC-SHA256 under this key from the first keyed open on. Without
+  // it (direct mode) the chain stays unkeyed, and a keyed file is refused for writing.
+  std::optional<ChainKey> key = std::nullopt;
+  bool adopt_key = true;  // false: use the key only if the chain is keyed already (prune)
+  // The broker's: every committed chain head is appended to this root-owned append-only file.
+  std::filesystem::path anchor_file = {};
 };
 
 // The SQLite audit database. Every method throws sandshim::Fatal (exit 125) with one clear line
@@ -57,6 +65,12 @@ class Store {
   // Folds the WAL into the main file (writers skip that on close, for speed), so a plain copy of
   // audit.db is complete. For `sandshim gc`; `audit prune` calls it too.
   void checkpoint();
+
+  // The key and anchor log it was opened with, for verify and prune.
+  const ChainKey* key() const;
+  const std::filesystem::path& anchor_file() const;
+  // Appends a prune's anchor to the anchor log (no-op without one).
+  void anchor_prune(const std::string& chain_id, int64_t seq, const std::string& hash);
 
   // The connection, for queries (audit/query.hpp) and maintenance (audit/chain.hpp).
   Database& database();

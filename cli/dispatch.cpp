@@ -22,6 +22,7 @@
 #include "common/error.hpp"
 #include "common/memory.hpp"
 #include "common/strings.hpp"
+#include "common/terminal.hpp"
 #include "hooks/commands.hpp"
 #include "install/agent_install.hpp"
 #include "install/doctor.hpp"
@@ -77,14 +78,18 @@ int install_main(const Args& args) {
 
 // The audit stays readable when the policy is broken: fall back to the default database.
 int audit_command(const Args& args) {
-  std::filesystem::path db;
+  audit::AuditContext context;
   try {
-    db = shim::load_policy({}).effective_audit_db();
+    shim::Policy policy = shim::load_policy({});
+    context.configured_db = policy.effective_audit_db();
+    context.key_file = policy.audit_key_file;
+    context.anchor_file = policy.audit_anchor_file;
   } catch (const Fatal& e) {
     std::cerr << "sandshim: warning: " << e.what() << "; using the default audit database\n";
-    db = shim::Policy{}.effective_audit_db();
+    context.configured_db = shim::Policy{}.effective_audit_db();
   }
-  return audit::audit_main(args, db);
+  return audit::audit_main(args, context, std::cout, ::isatty(STDOUT_FILENO) == 1,
+                           terminal::use_color(STDOUT_FILENO));
 }
 
 // Through the broker, an administrator's view: other users may not pick another database or

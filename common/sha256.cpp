@@ -87,15 +87,43 @@ std::array<uint8_t, 32> sha256(std::string_view bytes) {
   return digest;
 }
 
-std::string sha256_hex(std::string_view bytes) {
+std::string to_hex(const std::array<uint8_t, 32>& digest) {
   static constexpr char k_digits[] = "0123456789abcdef";
   std::string hex;
   hex.reserve(64);
-  for (uint8_t byte : sha256(bytes)) {
+  for (uint8_t byte : digest) {
     hex += k_digits[byte >> 4];
     hex += k_digits[byte & 0xf];
   }
   return hex;
+}
+
+std::string sha256_hex(std::string_view bytes) {
+  return to_hex(sha256(bytes));
+}
+
+std::array<uint8_t, 32> hmac_sha256(std::string_view key, std::string_view message) {
+  constexpr size_t k_block = 64;
+  std::string block_key(key);
+  if (block_key.size() > k_block) {
+    auto hashed = sha256(block_key);
+    block_key.assign(hashed.begin(), hashed.end());
+  }
+  block_key.resize(k_block, '\0');
+  std::string inner(k_block, '\0');
+  std::string outer(k_block, '\0');
+  for (size_t i = 0; i < k_block; ++i) {
+    inner[i] = static_cast<char>(block_key[i] ^ 0x36);
+    outer[i] = static_cast<char>(block_key[i] ^ 0x5c);
+  }
+  inner.append(message);
+  auto inner_digest = sha256(inner);
+  outer.append(inner_digest.begin(), inner_digest.end());
+  return sha256(outer);
+}
+
+std::string hmac_sha256_hex(std::string_view key, std::string_view message) {
+  return to_hex(hmac_sha256(key, message));
 }
 
 }  // namespace sandshim

@@ -175,7 +175,7 @@ class HookRun {
 
   DecisionInputs decision_inputs() const {
     DecisionInputs in;
-    in.mode = m_policy->hook_mode;
+    in.mode = shim::to_string(m_policy->hook_mode);
     in.can_rewrite = m_event.can_rewrite;
     for (const auto& [name, image] : m_policy->images) {
       in.shimmed.insert(name);

@@ -198,7 +198,7 @@ void check_limits(Context& ctx) {
   std::string fix = separator == std::string::npos ? "see `" + ctx.facts->kind + " info`"
                                                    : enforcement.reason.substr(separator + 2);
   std::string detail = "not enforced: " + join(enforcement.unenforced, ", ") + " (" + why + ")";
-  if (ctx.policy->limits_unenforced == "accept") {
+  if (ctx.policy->limits_unenforced == shim::Unenforced::accept) {
     ctx.add("limits", Status::warn, detail + "; runs go ahead (limits.unenforced = accept)", fix);
   } else {
     ctx.add("limits", Status::fail, detail + "; every run is refused",

@@ -37,11 +37,11 @@ std::string frontmatter() {
 
 std::string how_commands_run(const shim::Policy& policy) {
   std::string names = shimmed_names(policy);
-  if (policy.hook_mode == "wrap") {
+  if (policy.hook_mode == shim::HookMode::wrap) {
     return "Every shell command you run executes inside a hardened, single-use container "
            "(sandshim), not on the host.\n";
   }
-  if (policy.hook_mode == "deny") {
+  if (policy.hook_mode == shim::HookMode::deny) {
     return "Interpreters (" + names +
            ") may only run inside sandshim's hardened, single-use "
            "containers: run them as `sandshim run -- python3 script.py`. Everything else runs on "
@@ -59,10 +59,11 @@ std::string limits(const shim::Policy& policy) {
          policy.limits_summary() +
          "\n"
          "- Network: " +
-         (policy.network == "none" ? "none (no downloads, no package installs)" : policy.network) +
+         (policy.network == shim::Network::none ? "none (no downloads, no package installs)"
+                                                : shim::to_string(policy.network)) +
          "\n"
          "- Workspace: mounted " +
-         (policy.workspace_mode == "ro" ? "read-only" : "read-write") +
+         (policy.workspace_mode == shim::WorkspaceMode::ro ? "read-only" : "read-write") +
          "; /tmp is small and not executable.\n"
          "- No root, no capabilities, a read-only system; the container is gone after the "
          "command.\n";

@@ -385,12 +385,7 @@ int policy_main(const std::vector<std::string>& args) {
   }
   std::string what = args.empty() ? "show" : args.front();
   if (what == "keys") {
-    for (const auto& key : policy_keys()) {
-      std::cout << key.name
-                << " (default: " << (key.default_value.empty() ? "-" : key.default_value)
-                << (key.workspace_may_tighten ? "; a workspace may tighten it" : "") << ")\n    "
-                << key.help << "\n";
-    }
+    std::cout << format_policy_keys();
     return exit_code::k_ok;
   }
   if (what != "show") {

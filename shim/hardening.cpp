@@ -44,7 +44,7 @@ void add_lifecycle_flags(std::vector<std::string>& args, const Policy& /*policy*
 
 void add_network_flags(std::vector<std::string>& args, const Policy& policy,
                        const RunSpec& /*spec*/) {
-  args.push_back(flag("network", policy.network));
+  args.push_back(flag("network", to_string(policy.network)));
 }
 
 // No capabilities, no way to gain privileges, never root.
@@ -63,7 +63,8 @@ void add_filesystem_flags(std::vector<std::string>& args, const Policy& policy,
   args.push_back(
       flag("tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=" + std::to_string(policy.tmp_bytes)));
   args.push_back(flag("shm-size", std::to_string(policy.shm_bytes)));
-  args.push_back(flag("mount", bind_mount_spec(spec.workspace, policy.workspace_mode != "rw")));
+  args.push_back(
+      flag("mount", bind_mount_spec(spec.workspace, policy.workspace_mode != WorkspaceMode::rw)));
   args.push_back(flag("workdir", spec.cwd.string()));
 }
 

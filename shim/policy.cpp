@@ -1,8 +1,15 @@
 #include "shim/policy.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -12,6 +19,7 @@
 #include "common/paths.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
+#include "common/unique_fd.hpp"
 
 namespace sandshim::shim {
 
@@ -23,30 +31,49 @@ std::string Origin::describe() const {
 
 namespace {
 
-// Parses `value` into the policy; returns an error text or nullopt. `tighten_only` refuses any
-// value that would loosen the current one.
-using Setter =
-    std::function<std::optional<std::string>(Policy&, const std::string& value, bool tighten_only)>;
+// Parses `value` into the policy and validates it; returns an error text or nullopt. Trust is
+// not its business: check_trust decides that, for every key, in one place. `subkey` is COMMAND
+// of images.COMMAND, empty for every other key.
+using Setter = std::function<std::optional<std::string>(Policy&, std::string_view subkey,
+                                                        const std::string& value)>;
+// True when `candidate`'s value is looser than `than`'s; empty for keys without an order.
+using Looser =
+    std::function<bool(const Policy& than, const Policy& candidate, std::string_view subkey)>;
+using Renderer = std::function<std::string(const Policy&, std::string_view subkey)>;
 
 struct Key {
   KeyInfo info;
   Setter set;
-  std::function<std::string(const Policy&)> render;
+  Looser looser;
+  Renderer render;
 };
 
-std::optional<std::string> loosens(const std::string& what) {
-  return "would loosen the policy (" + what + "); a workspace file may only tighten it";
+template <typename T>
+Looser larger_is_looser(T Policy::*field) {
+  return [field](const Policy& than, const Policy& candidate, std::string_view) {
+    return candidate.*field > than.*field;
+  };
+}
+
+// Choices are ordered loosest first, so a smaller enum value is looser.
+template <typename Enum>
+Looser larger_is_looser_enum(Enum Policy::*field) {
+  return [field](const Policy& than, const Policy& candidate, std::string_view) {
+    return static_cast<int>(candidate.*field) < static_cast<int>(than.*field);
+  };
 }
 
 template <typename T>
-std::optional<std::string> set_limit(T& field, std::optional<T> parsed, bool tighten_only,
-                                     const std::string& expected, T min = T{}) {
+Renderer render_with(T Policy::*field, std::string (*format)(T)) {
+  return [field, format](const Policy& p, std::string_view) { return format(p.*field); };
+}
+
+template <typename T>
+std::optional<std::string> store_at_least(T& field, std::optional<T> parsed,
+                                          const std::string& expected, T min = T{}) {
   T value = parsed.value_or(T{});  // value_or: GCC 12 misreads optional's storage otherwise
   if (!parsed.has_value() || value < min) {
     return "expected " + expected;
-  }
-  if (tighten_only && value > field) {
-    return loosens("larger than the current limit");
   }
   field = value;
   return std::nullopt;
@@ -83,47 +110,32 @@ std::optional<bool> parse_bool(const std::string& text) {
   return std::nullopt;
 }
 
-// A choice among words ordered from loosest to strictest.
-Setter ordered_choice(std::string Policy::*field, std::vector<std::string> loosest_first) {
-  return [field, loosest_first](Policy& p, const std::string& value,
-                                bool tighten_only) -> std::optional<std::string> {
-    std::string v = trim(value);
-    auto rank = [&](const std::string& word) {
-      return std::find(loosest_first.begin(), loosest_first.end(), word) - loosest_first.begin();
-    };
-    if (rank(v) == static_cast<long>(loosest_first.size())) {
-      return "expected one of: " + join(loosest_first, ", ");
-    }
-    if (tighten_only && rank(v) < rank(p.*field)) {
-      return loosens(p.*field + " -> " + v);
-    }
-    p.*field = v;
-    return std::nullopt;
-  };
+std::string format_count(int64_t value) {
+  return std::to_string(value);
 }
 
-// A key a workspace file may never set: engines, images, users and the audit are the user's.
-Setter trusted_string(std::string Policy::*field,
-                      std::function<std::optional<std::string>(const std::string&)> check) {
-  return [field, check](Policy& p, const std::string& value,
-                        bool tighten_only) -> std::optional<std::string> {
-    if (tighten_only) {
-      return "may not be set in a workspace file";
-    }
-    std::string v = trim(value);
-    if (check) {
-      if (auto error = check(v)) {
-        return error;
-      }
-    }
-    p.*field = v;
-    return std::nullopt;
-  };
+std::string format_cpus(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
 }
+
+std::string format_bool(bool value) {
+  return value ? "true" : "false";
+}
+
+using Check = std::function<std::optional<std::string>(const std::string&)>;
 
 std::optional<std::string> absolute_or_empty(const std::string& v) {
   if (!v.empty() && v[0] != '/') {
     return std::string("expected an absolute path");
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> valid_engine(const std::string& v) {
+  if (v != "docker" && v != "podman" && v != "auto") {
+    return std::string("expected docker, podman or auto");
   }
   return std::nullopt;
 }
@@ -170,50 +182,103 @@ std::optional<std::string> safe_env_patterns(const std::vector<std::string>& pat
 }
 
 Key byte_size_key(std::string name, std::string help, uint64_t Policy::*field, uint64_t min) {
-  return {{name, help, format_byte_size(Policy{}.*field), true},
-          [field, min](Policy& p, const std::string& v, bool tighten) {
-            return set_limit(p.*field, parse_byte_size(v), tighten,
-                             "a size of at least " + format_byte_size(min) + " such as 512m or 1g",
-                             min);
+  return {{name, help, format_byte_size(Policy{}.*field), KeyTrust::tighten},
+          [field, min](Policy& p, std::string_view, const std::string& v) {
+            return store_at_least(
+                p.*field, parse_byte_size(v),
+                "a size of at least " + format_byte_size(min) + " such as 512m or 1g", min);
           },
-          [field](const Policy& p) { return format_byte_size(p.*field); }};
+          larger_is_looser(field),
+          render_with(field, format_byte_size)};
 }
 
 Key count_key(std::string name, std::string help, int64_t Policy::*field, int64_t min,
               int64_t max) {
-  return {{name, help, std::to_string(Policy{}.*field), true},
-          [field, min, max](Policy& p, const std::string& v, bool tighten) {
-            return set_limit(
-                p.*field, parse_count(v, min, max), tighten,
+  return {{name, help, std::to_string(Policy{}.*field), KeyTrust::tighten},
+          [field, min, max](Policy& p, std::string_view, const std::string& v) {
+            return store_at_least(
+                p.*field, parse_count(v, min, max),
                 "a whole number from " + std::to_string(min) + " to " + std::to_string(max));
           },
-          [field](const Policy& p) { return std::to_string(p.*field); }};
+          larger_is_looser(field),
+          render_with(field, format_count)};
 }
 
-Key choice_key(std::string name, std::string help, std::string Policy::*field,
-               std::vector<std::string> loosest_first) {
-  return {{name, help, Policy{}.*field, true},
-          ordered_choice(field, std::move(loosest_first)),
-          [field](const Policy& p) { return p.*field; }};
+Key duration_key(std::string name, std::string help, int64_t Policy::*field, std::string expected,
+                 int64_t min = 0) {
+  return {{name, help, format_duration_ms(Policy{}.*field), KeyTrust::tighten},
+          [field, expected, min](Policy& p, std::string_view, const std::string& v) {
+            return store_at_least(p.*field, parse_duration_ms(v), expected, min);
+          },
+          larger_is_looser(field),
+          render_with(field, format_duration_ms)};
 }
 
-Key trusted_key(std::string name, std::string help, std::string Policy::*field,
-                std::function<std::optional<std::string>(const std::string&)> check = {}) {
-  return {{name, help, Policy{}.*field, false},
-          trusted_string(field, std::move(check)),
-          [field](const Policy& p) { return p.*field; }};
+// The words of each choice, in enum order: loosest first.
+constexpr std::array<std::string_view, 2> k_network_words = {"bridge", "none"};
+constexpr std::array<std::string_view, 2> k_workspace_words = {"rw", "ro"};
+constexpr std::array<std::string_view, 2> k_unenforced_words = {"accept", "refuse"};
+constexpr std::array<std::string_view, 3> k_hook_mode_words = {"path", "wrap", "deny"};
+
+template <typename Enum, size_t N>
+std::optional<Enum> enum_from(const std::array<std::string_view, N>& words, std::string_view word) {
+  auto found = std::find(words.begin(), words.end(), word);
+  return found == words.end() ? std::nullopt
+                              : std::optional(static_cast<Enum>(found - words.begin()));
 }
 
-Key pattern_list_key(std::string name, std::string help, std::vector<std::string> Policy::*field,
-                     bool workspace_may_add) {
-  return {{name, help, "", workspace_may_add},
-          [field, workspace_may_add](Policy& p, const std::string& v,
-                                     bool tighten) -> std::optional<std::string> {
-            if (tighten && !workspace_may_add) {
-              return "may not be set in a workspace file (it would let new names in)";
+template <typename Enum, size_t N>
+std::string word_of(const std::array<std::string_view, N>& words, Enum value) {
+  return std::string(words.at(static_cast<size_t>(value)));
+}
+
+// A choice among words ordered from loosest to strictest, held as an enum in the same order.
+template <typename Enum, size_t N>
+Key choice_key(std::string name, std::string help, Enum Policy::*field,
+               const std::array<std::string_view, N>& words, KeyTrust trust = KeyTrust::tighten) {
+  std::vector<std::string> all(words.begin(), words.end());
+  return {{name, help, word_of(words, Policy{}.*field), trust},
+          [field, &words, all](Policy& p, std::string_view,
+                               const std::string& value) -> std::optional<std::string> {
+            auto parsed = enum_from<Enum>(words, trim(value));
+            if (!parsed) {
+              return "expected one of: " + join(all, ", ");
             }
+            p.*field = *parsed;
+            return std::nullopt;
+          },
+          larger_is_looser_enum(field),
+          [field, &words](const Policy& p, std::string_view) { return word_of(words, p.*field); }};
+}
+
+// A key that chooses what runs or where records go: only trusted layers set it.
+Key trusted_key(std::string name, std::string help, std::string Policy::*field, Check check = {}) {
+  return {{name, help, Policy{}.*field, KeyTrust::trusted},
+          [field, check](Policy& p, std::string_view,
+                         const std::string& value) -> std::optional<std::string> {
+            std::string v = trim(value);
+            if (check) {
+              if (auto error = check(v)) {
+                return error;
+              }
+            }
+            p.*field = v;
+            return std::nullopt;
+          },
+          {},
+          [field](const Policy& p, std::string_view) { return p.*field; }};
+}
+
+// env.allow lets names in (trusted); env.deny keeps them out, so adding to it never loosens.
+Key pattern_list_key(std::string name, std::string help, std::vector<std::string> Policy::*field,
+                     bool lets_names_in) {
+  KeyTrust trust = lets_names_in ? KeyTrust::trusted : KeyTrust::tighten;
+  Looser never_looser = [](const Policy&, const Policy&, std::string_view) { return false; };
+  return {{name, help, "", trust},
+          [field, lets_names_in](Policy& p, std::string_view,
+                                 const std::string& v) -> std::optional<std::string> {
             auto patterns = split_words(v);
-            if (!workspace_may_add) {
+            if (lets_names_in) {
               if (auto error = safe_env_patterns(patterns)) {
                 return error;
               }
@@ -221,23 +286,90 @@ Key pattern_list_key(std::string name, std::string help, std::vector<std::string
             (p.*field).insert((p.*field).end(), patterns.begin(), patterns.end());
             return std::nullopt;
           },
-          [field](const Policy& p) { return join(p.*field, " "); }};
+          lets_names_in ? Looser{} : never_looser,
+          [field](const Policy& p, std::string_view) { return join(p.*field, " "); }};
 }
+
+Key cpus_key() {
+  return {{"sandbox.cpus", "CPU limit, in cores", "1", KeyTrust::tighten},
+          [](Policy& p, std::string_view, const std::string& v) {
+            return store_at_least(p.cpus, parse_cpus(v), "a number of cores such as 0.5 or 2");
+          },
+          larger_is_looser(&Policy::cpus),
+          render_with(&Policy::cpus, format_cpus)};
+}
+
+Key audit_required_key() {
+  return {{"audit.required", "refuse to run when the audit database is unusable", "true",
+           KeyTrust::tighten_pinned},
+          [](Policy& p, std::string_view, const std::string& v) -> std::optional<std::string> {
+            auto parsed = parse_bool(v);
+            if (!parsed) {
+              return std::string("expected true or false");
+            }
+            p.audit_required = *parsed;
+            return std::nullopt;
+          },
+          [](const Policy& than, const Policy& candidate, std::string_view) {
+            return than.audit_required && !candidate.audit_required;
+          },
+          render_with(&Policy::audit_required, format_bool)};
+}
+
+Key tail_bytes_key() {
+  return {{"audit.tail_bytes", "bytes of stdout and stderr kept in the audit (0: none)", "4k",
+           KeyTrust::trusted},
+          [](Policy& p, std::string_view, const std::string& v) -> std::optional<std::string> {
+            auto parsed = parse_byte_size(v);
+            if (!parsed || *parsed > (1ULL << 20)) {
+              return std::string("expected a size from 0 to 1m");
+            }
+            p.audit_tail_bytes = *parsed;
+            return std::nullopt;
+          },
+          {},
+          render_with(&Policy::audit_tail_bytes, format_byte_size)};
+}
+
+// `images.COMMAND = IMAGE`: which image runs a shimmed command.
+std::optional<std::string> set_image(Policy& p, std::string_view command,
+                                     const std::string& value) {
+  std::string image = trim(value);
+  if (command.empty() || command.find('/') != std::string::npos || command == "sandshim") {
+    return "expected images.COMMAND with a plain command name";
+  }
+  std::string name(command);
+  if (image.empty()) {
+    p.images.erase(name);
+    return std::nullopt;
+  }
+  if (image[0] == '-' || image.find_first_of(" \t\r\n") != std::string::npos) {
+    return "expected an image reference such as python:3.12-alpine";
+  }
+  p.images[name] = image;
+  return std::nullopt;
+}
+
+Key images_key() {
+  return {{"images.COMMAND", "image that runs COMMAND (python, python3, node, sh, ...)",
+           "sandshim/<name>:bookworm", KeyTrust::trusted},
+          set_image,
+          {},
+          [](const Policy& p, std::string_view command) {
+            auto it = p.images.find(std::string(command));
+            return it == p.images.end() ? std::string() : it->second;
+          }};
+}
+
+Key user_pins_key();
+Key user_ceilings_key();
 
 const std::vector<Key>& key_table() {
   static const std::vector<Key> table = {
-      {{"engine.name",
-        "container engine: docker, podman, or auto (docker when its client is on "
-        "engine.search_path, else podman)",
-        "auto", false},
-       trusted_string(&Policy::engine,
-                      [](const std::string& v) -> std::optional<std::string> {
-                        if (v != "docker" && v != "podman" && v != "auto") {
-                          return std::string("expected docker, podman or auto");
-                        }
-                        return std::nullopt;
-                      }),
-       [](const Policy& p) { return p.engine; }},
+      trusted_key("engine.name",
+                  "container engine: docker, podman, or auto (docker when its client is on "
+                  "engine.search_path, else podman)",
+                  &Policy::engine, valid_engine),
       trusted_key("engine.path",
                   "absolute path of the engine client; empty: search engine.search_path",
                   &Policy::engine_path, absolute_or_empty),
@@ -252,28 +384,15 @@ const std::vector<Key>& key_table() {
                   "directory with ca.pem, cert.pem and key.pem for a tcp:// endpoint",
                   &Policy::tls_cert_path, absolute_or_empty),
       choice_key("sandbox.network", "network of the container: none, or bridge to allow egress",
-                 &Policy::network, {"bridge", "none"}),
+                 &Policy::network, k_network_words),
       choice_key("sandbox.workspace", "workspace mount: ro (read-only) or rw",
-                 &Policy::workspace_mode, {"rw", "ro"}),
+                 &Policy::workspace_mode, k_workspace_words),
       byte_size_key("sandbox.memory", "memory limit (swap is not allowed on top)",
                     &Policy::memory_bytes, 6ULL << 20),
-      {{"sandbox.cpus", "CPU limit, in cores", "1", true},
-       [](Policy& p, const std::string& v, bool tighten) {
-         return set_limit(p.cpus, parse_cpus(v), tighten, "a number of cores such as 0.5 or 2");
-       },
-       [](const Policy& p) {
-         std::ostringstream out;
-         out << p.cpus;
-         return out.str();
-       }},
+      cpus_key(),
       count_key("sandbox.pids", "maximum number of processes and threads", &Policy::pids, 8, 65536),
-      {{"sandbox.timeout", "deadline of a run; the container is killed when it passes", "30s",
-        true},
-       [](Policy& p, const std::string& v, bool tighten) {
-         return set_limit(p.timeout_ms, parse_duration_ms(v), tighten,
-                          "a duration such as 30s, 2m or 500ms");
-       },
-       [](const Policy& p) { return format_duration_ms(p.timeout_ms); }},
+      duration_key("sandbox.timeout", "deadline of a run; the container is killed when it passes",
+                   &Policy::timeout_ms, "a duration such as 30s, 2m or 500ms"),
       byte_size_key("sandbox.tmp_size", "size of the writable, noexec /tmp", &Policy::tmp_bytes,
                     1ULL << 20),
       byte_size_key("sandbox.shm_size", "size of /dev/shm", &Policy::shm_bytes, 1ULL << 20),
@@ -289,41 +408,26 @@ const std::vector<Key>& key_table() {
       choice_key("limits.unenforced",
                  "limits the engine cannot enforce (rootless on cgroup v1, a missing "
                  "controller): refuse to run, or accept and record them",
-                 &Policy::limits_unenforced, {"accept", "refuse"}),
+                 &Policy::limits_unenforced, k_unenforced_words),
       pattern_list_key("env.allow", "more variable names or patterns passed into the sandbox",
-                       &Policy::env_allow, false),
+                       &Policy::env_allow, true),
       pattern_list_key("env.deny", "more variable names or patterns never passed (deny wins)",
-                       &Policy::env_deny, true),
+                       &Policy::env_deny, false),
+      images_key(),
       trusted_key("audit.db", "audit database path; empty: $XDG_STATE_HOME/sandshim/audit.db",
                   &Policy::audit_db, absolute_or_empty),
-      {{"audit.required", "refuse to run when the audit database is unusable", "true", false},
-       [](Policy& p, const std::string& v, bool tighten) -> std::optional<std::string> {
-         auto parsed = parse_bool(v);
-         if (!parsed) {
-           return std::string("expected true or false");
-         }
-         if (tighten && !*parsed) {
-           return loosens("audit.required = false");
-         }
-         p.audit_required = *parsed;
-         return std::nullopt;
-       },
-       [](const Policy& p) { return std::string(p.audit_required ? "true" : "false"); }},
-      {{"audit.tail_bytes", "bytes of stdout and stderr kept in the audit (0: none)", "4k", false},
-       [](Policy& p, const std::string& v, bool tighten) -> std::optional<std::string> {
-         auto parsed = parse_byte_size(v);
-         if (tighten) {
-           return std::string("may not be set in a workspace file");
-         }
-         if (!parsed || *parsed > (1ULL << 20)) {
-           return std::string("expected a size from 0 to 1m");
-         }
-         p.audit_tail_bytes = *parsed;
-         return std::nullopt;
-       },
-       [](const Policy& p) { return format_byte_size(p.audit_tail_bytes); }},
+      audit_required_key(),
+      tail_bytes_key(),
+      trusted_key("audit.key_file",
+                  "HMAC-SHA256 key of the audit chain, made with mode 0400 on first use; empty: "
+                  "the chain is unkeyed",
+                  &Policy::audit_key_file, absolute_or_empty),
+      trusted_key("audit.anchor_file",
+                  "root-owned append-only file the audit writer appends each chain head to; "
+                  "empty: none",
+                  &Policy::audit_anchor_file, absolute_or_empty),
       choice_key("hook.mode", "what agent hooks do: path (shims first on PATH), wrap, or deny",
-                 &Policy::hook_mode, {"path", "wrap", "deny"}),
+                 &Policy::hook_mode, k_hook_mode_words, KeyTrust::tighten_pinned),
       trusted_key("shim.dir", "directory of the shim links; empty: $XDG_DATA_HOME/sandshim/bin",
                   &Policy::shim_dir, absolute_or_empty),
       trusted_key("broker.mode",
@@ -341,57 +445,212 @@ const std::vector<Key>& key_table() {
       count_key("pool.size",
                 "warm containers kept started per image, workspace and policy (0: off)",
                 &Policy::pool_size, 0, 32),
-      {{"pool.idle_ttl", "how long a warm container may wait unused before it is removed", "10m",
-        true},
-       [](Policy& p, const std::string& v, bool tighten) {
-         return set_limit(p.pool_idle_ttl_ms, parse_duration_ms(v), tighten,
-                          "a duration from 1s such as 30s or 10m", int64_t{1000});
-       },
-       [](const Policy& p) { return format_duration_ms(p.pool_idle_ttl_ms); }},
+      duration_key("pool.idle_ttl",
+                   "how long a warm container may wait unused before it is removed",
+                   &Policy::pool_idle_ttl_ms, "a duration from 1s such as 30s or 10m", 1000),
+      user_pins_key(),
+      user_ceilings_key(),
   };
   return table;
 }
 
-const Key* find_key(const std::string& name) {
+// The key a setting names, and COMMAND for images.COMMAND.
+std::pair<const Key*, std::string_view> find_key(std::string_view name) {
+  std::string_view subkey;
+  if (name.starts_with("images.")) {
+    subkey = name.substr(7);
+    name = "images.COMMAND";
+  }
   for (const auto& key : key_table()) {
     if (key.info.name == name) {
-      return &key;
+      return {&key, subkey};
     }
   }
-  return nullptr;
+  return {nullptr, subkey};
 }
 
-// `images.NAME = IMAGE`: which image runs a shimmed command. Only trusted layers may set it.
-std::optional<std::string> set_image(Policy& p, const std::string& command,
-                                     const std::string& value, bool tighten) {
-  if (tighten) {
-    return "may not be set in a workspace file (it would choose another image)";
+// "a, b c" -> a, b, c: a list of words separated by commas or spaces.
+std::vector<std::string> split_list(std::string text) {
+  std::replace(text.begin(), text.end(), ',', ' ');
+  return split_words(text);
+}
+
+// "a <= 1, b<=2" -> "a <= 1", "b<=2": items separated by commas.
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> items;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = std::min(text.find(',', begin), text.size());
+    if (std::string item = trim(text.substr(begin, end - begin)); !item.empty()) {
+      items.push_back(item);
+    }
+    begin = end + 1;
   }
-  std::string image = trim(value);
-  if (command.empty() || command.find('/') != std::string::npos || command == "sandshim") {
-    return "expected images.COMMAND with a plain command name";
+  return items;
+}
+
+bool names_a_key(const std::string& pattern) {
+  for (const auto& key : key_table()) {
+    if (glob_match(pattern, key.info.name) || glob_match(pattern, "images.x")) {
+      return true;
+    }
   }
-  if (image.empty()) {
-    p.images.erase(command);
-    return std::nullopt;
+  return false;
+}
+
+// users.pin = hook.mode, engine.*: keys the user layers may only tighten in direct mode too.
+Key user_pins_key() {
+  return {{"users.pin",
+           "keys (or patterns such as engine.*) that user files and flags may only tighten in "
+           "direct mode too; broker mode pins every key",
+           "", KeyTrust::system_only},
+          [](Policy& p, std::string_view, const std::string& v) -> std::optional<std::string> {
+            auto patterns = split_list(v);
+            for (const auto& pattern : patterns) {
+              if (!names_a_key(pattern)) {
+                return "pattern " + quoted(pattern) + " names no key";
+              }
+            }
+            p.user_pins = patterns;
+            return std::nullopt;
+          },
+          {},
+          [](const Policy& p, std::string_view) { return join(p.user_pins, ", "); }};
+}
+
+std::optional<std::string> add_ceiling(std::map<std::string, std::string>& ceilings,
+                                       const std::string& item) {
+  size_t at = item.find("<=");
+  std::string name = trim(item.substr(0, at));
+  auto [key, subkey] = find_key(name);
+  if (at == std::string::npos || key == nullptr) {
+    return "expected KEY<=CEILING, such as sandbox.timeout<=10m, not " + quoted(item);
   }
-  if (image[0] == '-' || image.find_first_of(" \t\r\n") != std::string::npos) {
-    return "expected an image reference such as python:3.12-alpine";
+  if (key->info.trust != KeyTrust::tighten) {
+    return name + " can never be opened to users (" + describe_trust(key->info.trust) + ")";
   }
-  p.images[command] = image;
+  std::string ceiling = trim(item.substr(at + 2));
+  Policy probe;
+  if (auto error = key->set(probe, subkey, ceiling)) {
+    return "ceiling of " + name + ": " + *error;
+  }
+  ceilings[name] = key->render(probe, subkey);
   return std::nullopt;
 }
 
-std::optional<std::string> apply_one(Policy& policy, const Setting& setting, Trust trust) {
-  bool tighten = trust == Trust::tighten_only;
-  if (setting.key.starts_with("images.")) {
-    return set_image(policy, setting.key.substr(7), setting.value, tighten);
+// users.may_set = sandbox.timeout<=10m, pool.size<=4: limits a user may loosen, up to a ceiling.
+Key user_ceilings_key() {
+  return {{"users.may_set",
+           "limits that user files and flags may loosen up to a ceiling, such as "
+           "sandbox.timeout<=10m, pool.size<=4 (engine, image, audit and hook keys never)",
+           "", KeyTrust::system_only},
+          [](Policy& p, std::string_view, const std::string& v) -> std::optional<std::string> {
+            std::map<std::string, std::string> ceilings;
+            for (const auto& item : split_commas(v)) {
+              if (auto error = add_ceiling(ceilings, item)) {
+                return error;
+              }
+            }
+            p.user_ceilings = ceilings;
+            return std::nullopt;
+          },
+          {},
+          [](const Policy& p, std::string_view) {
+            std::vector<std::string> items;
+            for (const auto& [key, ceiling] : p.user_ceilings) {
+              items.push_back(key + "<=" + ceiling);
+            }
+            return join(items, ", ");
+          }};
+}
+
+// --- trust: the one place that decides what a layer may do with a key ---
+
+bool is_pinned(const Policy& policy, const std::string& name) {
+  return std::any_of(policy.user_pins.begin(), policy.user_pins.end(),
+                     [&](const std::string& pattern) { return glob_match(pattern, name); });
+}
+
+std::string change(const Key& key, std::string_view subkey, const Policy& from, const Policy& to) {
+  return key.render(from, subkey) + " -> " + key.render(to, subkey);
+}
+
+std::optional<std::string> check_workspace(const Key& key, std::string_view subkey,
+                                           const Policy& current, const Policy& candidate) {
+  if (!key.looser) {
+    return std::string("may not be set in a workspace file (") + describe_trust(key.info.trust) +
+           ")";
   }
-  const Key* key = find_key(setting.key);
+  if (key.looser(current, candidate, subkey)) {
+    return "would loosen the policy (" + change(key, subkey, current, candidate) +
+           "); a workspace file may only tighten it";
+  }
+  return std::nullopt;
+}
+
+// A user file or flag against the system file's floor (broker mode, or a pinned key).
+std::optional<std::string> check_floor(const Key& key, const std::string& name,
+                                       std::string_view subkey, const Policy& current,
+                                       const Policy& candidate, PolicyMode mode) {
+  std::string floor = mode == PolicyMode::broker
+                          ? "the broker's policy comes from " + std::string(k_system_config)
+                          : std::string(k_system_config) + " pins it (users.pin)";
+  if (!key.looser) {
+    return "may be set only in the system file: " + floor;
+  }
+  if (!key.looser(current, candidate, subkey)) {
+    return std::nullopt;
+  }
+  auto ceiling = current.user_ceilings.find(name);
+  if (ceiling == current.user_ceilings.end() || key.info.trust != KeyTrust::tighten) {
+    return "would loosen the system policy (" + change(key, subkey, current, candidate) +
+           "); a user may only tighten it: " + floor;
+  }
+  Policy limit = current;
+  (void)key.set(limit, subkey, ceiling->second);
+  if (key.looser(limit, candidate, subkey)) {
+    return "would loosen the system policy beyond its ceiling (" +
+           change(key, subkey, current, candidate) + ", users.may_set allows up to " +
+           ceiling->second + ")";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_trust(const Key& key, const std::string& name,
+                                       std::string_view subkey, LayerTrust where,
+                                       const Policy& current, const Policy& candidate) {
+  if (where.layer == Layer::system) {
+    return std::nullopt;
+  }
+  if (key.info.trust == KeyTrust::system_only) {
+    return "may be set only in the system file (" + std::string(k_system_config) + ")";
+  }
+  if (where.layer == Layer::workspace) {
+    return check_workspace(key, subkey, current, candidate);
+  }
+  if (where.mode == PolicyMode::direct && !is_pinned(current, name)) {
+    return std::nullopt;
+  }
+  return check_floor(key, name, subkey, current, candidate, where.mode);
+}
+
+std::optional<PolicyProblem> apply_one(Policy& policy, const Setting& setting, LayerTrust where) {
+  auto problem = [&](std::string reason, bool loosens) {
+    return PolicyProblem{setting.key, setting.value, setting.origin, std::move(reason), loosens};
+  };
+  auto [key, subkey] = find_key(setting.key);
   if (key == nullptr) {
-    return std::string("unknown key (see `sandshim policy keys`)");
+    return problem("unknown key (see `sandshim policy keys`)", false);
   }
-  return key->set(policy, setting.value, tighten);
+  Policy candidate = policy;
+  if (auto error = key->set(candidate, subkey, setting.value)) {
+    return problem(*error, false);
+  }
+  if (auto refusal = check_trust(*key, setting.key, subkey, where, policy, candidate)) {
+    return problem(*refusal, true);
+  }
+  policy = std::move(candidate);
+  return std::nullopt;
 }
 
 void set_default_images(Policy& policy) {
@@ -421,17 +680,8 @@ std::vector<std::pair<std::string, int>> key_lines(std::istream& in) {
   return keys;
 }
 
-std::vector<std::string> config_layers() {
-  std::vector<std::string> layers = {"/etc/sandshim/config",
-                                     (xdg_directory("config") / "sandshim" / "config").string()};
-  if (const char* explicit_file = std::getenv("SANDSHIM_CONFIG");
-      explicit_file != nullptr && explicit_file[0] != '\0') {
-    layers.emplace_back(explicit_file);
-  }
-  return layers;
-}
-
-void apply_layer(Policy& policy, const std::filesystem::path& file, Trust trust, bool required) {
+void apply_layer(Policy& policy, const std::filesystem::path& file, LayerTrust trust,
+                 bool required) {
   std::error_code ec;
   if (!required && !std::filesystem::exists(file, ec)) {
     return;
@@ -440,7 +690,116 @@ void apply_layer(Policy& policy, const std::filesystem::path& file, Trust trust,
   policy.sources.push_back(file.string());
 }
 
+[[noreturn]] void untrusted_system_file(const std::filesystem::path& path, const std::string& why) {
+  throw Fatal("system config " + quoted(path.string()) + " is not trusted: " + why +
+              "; fix: sudo chown root:root " + path.string() + " " + path.parent_path().string() +
+              " && sudo chmod go-w " + path.string() + " " + path.parent_path().string());
+}
+
+void require_admin_owned(const std::filesystem::path& shown, const struct stat& st,
+                         const std::filesystem::path& file) {
+  if (st.st_uid != 0) {
+    untrusted_system_file(file, quoted(shown.string()) + " is owned by uid " +
+                                    std::to_string(st.st_uid) + ", not root");
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    untrusted_system_file(file, quoted(shown.string()) + " is writable by its group or others");
+  }
+}
+
+std::string read_all(int fd) {
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno != EINTR) {
+      throw Fatal("cannot read the system config: " + std::string(std::strerror(errno)));
+    }
+    text.append(buffer, static_cast<size_t>(std::max<ssize_t>(n, 0)));
+  }
+  return text;
+}
+
+// The system file's text, read from the descriptor whose owner and mode were checked.
+std::optional<std::string> read_system_text(const std::filesystem::path& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (!fd.valid() && errno == ENOENT) {
+    return std::nullopt;
+  }
+  struct stat st {};
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    untrusted_system_file(path, "cannot read it as a file: " + std::string(std::strerror(errno)));
+  }
+  std::filesystem::path real =
+      std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd.get()));
+  struct stat dir {};
+  if (::stat(real.parent_path().c_str(), &dir) != 0) {
+    untrusted_system_file(path, "cannot stat its directory: " + std::string(std::strerror(errno)));
+  }
+  require_admin_owned(real, st, path);
+  require_admin_owned(real.parent_path(), dir, path);
+  return read_all(fd.get());
+}
+
 }  // namespace
+
+std::string to_string(Network value) {
+  return word_of(k_network_words, value);
+}
+
+std::string to_string(WorkspaceMode value) {
+  return word_of(k_workspace_words, value);
+}
+
+std::string to_string(Unenforced value) {
+  return word_of(k_unenforced_words, value);
+}
+
+std::string to_string(HookMode value) {
+  return word_of(k_hook_mode_words, value);
+}
+
+std::optional<HookMode> hook_mode_from(std::string_view word) {
+  return enum_from<HookMode>(k_hook_mode_words, word);
+}
+
+bool workspace_may_tighten(KeyTrust trust) {
+  return trust == KeyTrust::tighten || trust == KeyTrust::tighten_pinned;
+}
+
+std::string describe_trust(KeyTrust trust) {
+  switch (trust) {
+    case KeyTrust::tighten:
+      return "lower layers may tighten it; users.may_set may open it to a ceiling";
+    case KeyTrust::tighten_pinned:
+      return "lower layers may only tighten it; never opened to users";
+    case KeyTrust::trusted:
+      return "never in a workspace file; only the system file in broker mode";
+    case KeyTrust::system_only:
+      return "only in the system file";
+  }
+  return "";
+}
+
+std::string PolicyProblem::line() const {
+  return origin.describe() + ": " + key + " = " + quoted(value) + ": " + reason;
+}
+
+namespace {
+
+std::string problems_text(const std::vector<PolicyProblem>& problems) {
+  std::vector<std::string> lines;
+  for (const auto& problem : problems) {
+    lines.push_back(problem.line());
+  }
+  bool refused = std::any_of(problems.begin(), problems.end(),
+                             [](const PolicyProblem& p) { return p.loosens; });
+  return std::string(refused ? "policy refused: " : "invalid policy: ") + join(lines, "; ");
+}
+
+}  // namespace
+
+PolicyError::PolicyError(std::vector<PolicyProblem> problems)
+    : Fatal(problems_text(problems)), m_problems(std::move(problems)) {}
 
 std::map<std::string, std::string> default_images() {
   return {{"python", "sandshim/python:bookworm"},
@@ -486,33 +845,58 @@ std::vector<Setting> parse_config_text(const std::string& text, const std::strin
   return settings;
 }
 
-void apply_settings(Policy& policy, const std::vector<Setting>& settings, Trust trust) {
-  std::vector<std::string> problems;
+void apply_settings(Policy& policy, const std::vector<Setting>& settings, LayerTrust trust) {
+  std::vector<PolicyProblem> problems;
   for (const auto& setting : settings) {
     if (auto problem = apply_one(policy, setting, trust)) {
-      problems.push_back(setting.origin.describe() + ": " + setting.key + " = " +
-                         quoted(setting.value) + ": " + *problem);
+      problems.push_back(*problem);
     } else {
       policy.origins[setting.key] = setting.origin;
     }
   }
   if (!problems.empty()) {
-    throw Fatal("invalid policy: " + join(problems, "; "));
+    throw PolicyError(std::move(problems));
   }
+}
+
+void apply_settings(Policy& policy, const std::vector<Setting>& settings, Trust trust) {
+  apply_settings(policy, settings,
+                 LayerTrust{trust == Trust::full ? Layer::system : Layer::workspace});
+}
+
+std::vector<ConfigFile> user_config_files() {
+  std::vector<ConfigFile> files = {{xdg_directory("config") / "sandshim" / "config", false}};
+  if (const char* explicit_file = std::getenv("SANDSHIM_CONFIG");
+      explicit_file != nullptr && explicit_file[0] != '\0') {
+    files.push_back({explicit_file, true});
+  }
+  return files;
+}
+
+bool check_system_file(const std::filesystem::path& path) {
+  return read_system_text(path).has_value();
 }
 
 Policy load_policy(const PolicyInputs& inputs) {
   Policy policy;
   set_default_images(policy);
-  auto layers = config_layers();
-  for (size_t i = 0; i < layers.size(); ++i) {
-    bool named_by_env = i == 2;  // $SANDSHIM_CONFIG names a file that must exist
-    apply_layer(policy, layers[i], Trust::full, named_by_env);
+  if (auto text = read_system_text(inputs.system_file)) {
+    apply_settings(policy, parse_config_text(*text, inputs.system_file.string()),
+                   LayerTrust{Layer::system, inputs.mode});
+    policy.sources.push_back(inputs.system_file.string());
+  }
+  for (const auto& file : inputs.user_files.value_or(user_config_files())) {
+    apply_layer(policy, file.path, {Layer::user, inputs.mode}, file.required);
+  }
+  for (const auto& [source, text] : inputs.user_texts) {
+    apply_settings(policy, parse_config_text(text, source), {Layer::user, inputs.mode});
+    policy.sources.push_back(source);
   }
   if (!inputs.workspace.empty()) {
-    apply_layer(policy, inputs.workspace / ".sandshim.conf", Trust::tighten_only, false);
+    apply_layer(policy, inputs.workspace / ".sandshim.conf", {Layer::workspace, inputs.mode},
+                false);
   }
-  apply_settings(policy, inputs.command_line, Trust::full);
+  apply_settings(policy, inputs.command_line, {Layer::command_line, inputs.mode});
   return policy;
 }
 
@@ -522,26 +906,31 @@ const std::vector<KeyInfo>& policy_keys() {
     for (const auto& key : key_table()) {
       result.push_back(key.info);
     }
-    result.push_back({"images.COMMAND", "image that runs COMMAND (python, python3, node, sh, ...)",
-                      "sandshim/<name>:bookworm", false});
     return result;
   }();
   return infos;
 }
 
-std::string render_value(const Policy& policy, const std::string& key) {
-  if (key.starts_with("images.")) {
-    auto it = policy.images.find(key.substr(7));
-    return it == policy.images.end() ? "" : it->second;
+std::string format_policy_keys() {
+  std::string text;
+  for (const auto& key : policy_keys()) {
+    text += key.name + " (default: " + (key.default_value.empty() ? "-" : key.default_value) +
+            "; " + describe_trust(key.trust) + ")\n    " + key.help + "\n";
   }
-  const Key* found = find_key(key);
-  return found == nullptr ? "" : found->render(policy);
+  return text;
+}
+
+std::string render_value(const Policy& policy, const std::string& key) {
+  auto [found, subkey] = find_key(key);
+  return found == nullptr ? "" : found->render(policy, subkey);
 }
 
 std::string Policy::digest() const {
   std::string canonical;
   for (const auto& key : key_table()) {
-    canonical += key.info.name + "=" + key.render(*this) + "\n";
+    if (key.info.name != "images.COMMAND") {
+      canonical += key.info.name + "=" + key.render(*this, "") + "\n";
+    }
   }
   for (const auto& [command, image] : images) {
     canonical += "images." + command + "=" + image + "\n";
@@ -553,7 +942,7 @@ std::string Policy::limits_summary() const {
   std::ostringstream out;
   out << "memory=" << format_byte_size(memory_bytes) << " cpus=" << cpus << " pids=" << pids
       << " timeout=" << format_duration_ms(timeout_ms) << " tmp=" << format_byte_size(tmp_bytes)
-      << " network=" << network << " workspace=" << workspace_mode;
+      << " network=" << to_string(network) << " workspace=" << to_string(workspace_mode);
   return out.str();
 }
 

@@ -5,9 +5,25 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "common/error.hpp"
+
 namespace sandshim::shim {
+
+// The choice keys' values, loosest first: a later value is stricter.
+enum class Network { bridge, none };
+enum class WorkspaceMode { rw, ro };
+enum class Unenforced { accept, refuse };  // limits the engine cannot enforce
+enum class HookMode { path, wrap, deny };
+
+// The words config files use for them.
+std::string to_string(Network value);
+std::string to_string(WorkspaceMode value);
+std::string to_string(Unenforced value);
+std::string to_string(HookMode value);
+std::optional<HookMode> hook_mode_from(std::string_view word);
 
 // Where a value came from, for error messages and `sandshim policy show`.
 struct Origin {
@@ -27,8 +43,8 @@ struct Policy {
   std::string tls_cert_path;  // directory with ca.pem, cert.pem, key.pem for tcp:// endpoints
 
   // [sandbox]
-  std::string network = "none";       // none | bridge
-  std::string workspace_mode = "ro";  // ro | rw
+  Network network = Network::none;
+  WorkspaceMode workspace_mode = WorkspaceMode::ro;
   uint64_t memory_bytes = 512ULL << 20;
   double cpus = 1.0;
   int64_t pids = 64;
@@ -41,7 +57,7 @@ struct Policy {
   std::string hostname = "sandbox";
 
   // [limits]
-  std::string limits_unenforced = "refuse";  // accept | refuse: limits the engine cannot enforce
+  Unenforced limits_unenforced = Unenforced::refuse;
 
   // [env]
   std::vector<std::string> env_allow;  // patterns added to the built-in allowlist
@@ -54,9 +70,11 @@ struct Policy {
   std::string audit_db;  // empty: $XDG_STATE_HOME/sandshim/audit.db
   bool audit_required = true;
   uint64_t audit_tail_bytes = 4096;
+  std::string audit_key_file;     // HMAC key of the chain (broker); empty: an unkeyed chain
+  std::string audit_anchor_file;  // root-owned append-only log of chain heads; empty: none
 
   // [hook]
-  std::string hook_mode = "path";  // path | wrap | deny
+  HookMode hook_mode = HookMode::path;
 
   // [shim]
   std::string shim_dir;  // empty: $XDG_DATA_HOME/sandshim/bin
@@ -68,6 +86,10 @@ struct Policy {
   // [pool]: warm mode, containers started in advance (0: off)
   int64_t pool_size = 0;
   int64_t pool_idle_ttl_ms = 600'000;
+
+  // [users]: only in /etc/sandshim/config
+  std::vector<std::string> user_pins;  // keys the user layers may only tighten (direct mode)
+  std::map<std::string, std::string> user_ceilings;  // key -> loosest value a user may set
 
   std::map<std::string, Origin> origins;  // key -> where its value was set
   std::vector<std::string> sources;       // files read, in order
@@ -87,10 +109,59 @@ struct Setting {
   Origin origin;
 };
 
-// How much a layer is trusted: a workspace file comes with untrusted repositories.
+// Where a layer of settings comes from, most trusted first.
+enum class Layer { system, user, workspace, command_line };
+
+// Direct mode: the caller's own files are trusted (except keys the system file pins). Broker
+// mode: the system file is the floor; user, workspace and flag layers may only tighten it,
+// except keys the system file opens to users up to a ceiling (users.may_set).
+enum class PolicyMode { direct, broker };
+
+// How far a key's value may be moved by a layer below the system file. Carried in the key table
+// and checked in one place (apply_settings).
+enum class KeyTrust {
+  tighten,         // a limit: lower layers may tighten it; users.may_set may open it to a ceiling
+  tighten_pinned,  // a floor that is never opened: lower layers may only tighten it
+  trusted,         // chooses what runs or where records go: never a workspace file; in broker
+                   // mode (or pinned) only the system file
+  system_only,     // a setting of the system file itself (users.*)
+};
+
+// Whether a workspace file may set the key at all (a no-op counts) and what the trust means.
+bool workspace_may_tighten(KeyTrust trust);
+std::string describe_trust(KeyTrust trust);
+
+// The layer being applied and the mode of the load.
+struct LayerTrust {
+  Layer layer = Layer::user;
+  PolicyMode mode = PolicyMode::direct;
+};
+
+// Older callers' names: `full` is a user layer in direct mode, `tighten_only` a workspace file.
 enum class Trust { full, tighten_only };
 
-// Applies settings in order; collects every problem and throws one Fatal listing them all.
+// One refused or invalid setting, for the one-line error and the broker's audit of a refusal.
+struct PolicyProblem {
+  std::string key;
+  std::string value;
+  Origin origin;
+  std::string reason;
+  bool loosens = false;  // refused by trust (a floor, a workspace), not a bad value
+  std::string line() const;
+};
+
+// The Fatal every invalid layer throws (exit 125): all its problems in one line.
+class PolicyError : public Fatal {
+ public:
+  explicit PolicyError(std::vector<PolicyProblem> problems);
+  const std::vector<PolicyProblem>& problems() const { return m_problems; }
+
+ private:
+  std::vector<PolicyProblem> m_problems;
+};
+
+// Applies settings in order; collects every problem and throws one PolicyError listing them all.
+void apply_settings(Policy& policy, const std::vector<Setting>& settings, LayerTrust trust);
 void apply_settings(Policy& policy, const std::vector<Setting>& settings, Trust trust);
 
 // Reads an INI file (Boost.Program_options syntax) into settings with their line numbers.
@@ -98,23 +169,56 @@ std::vector<Setting> read_config_file(const std::filesystem::path& path);
 // The same from the file's text; `source` names it in origins and errors (and lets the fuzzer in).
 std::vector<Setting> parse_config_text(const std::string& text, const std::string& source);
 
-struct PolicyInputs {
-  std::filesystem::path workspace;  // where to look for .sandshim.conf; empty: none
-  std::vector<Setting> command_line;
+inline constexpr const char* k_system_config = "/etc/sandshim/config";
+
+// A user layer: a file, and whether it must exist ($SANDSHIM_CONFIG names one that must).
+struct ConfigFile {
+  std::filesystem::path path;
+  bool required = false;
 };
 
-// The layered policy: defaults < /etc/sandshim/config < ~/.config/sandshim/config <
-// $SANDSHIM_CONFIG < workspace .sandshim.conf (tighten only) < command line.
+// The user layers as this process's environment names them: ~/.config/sandshim/config
+// ($XDG_CONFIG_HOME), then $SANDSHIM_CONFIG.
+std::vector<ConfigFile> user_config_files();
+
+struct PolicyInputs {
+  // Direct mode, this process's user files: what the shim, the hooks and the CLI load.
+  PolicyInputs(std::filesystem::path workspace_dir = {}, std::vector<Setting> flags = {})
+      : workspace(std::move(workspace_dir)), command_line(std::move(flags)) {}
+
+  std::filesystem::path workspace;  // where to look for .sandshim.conf; empty: none
+  std::vector<Setting> command_line;
+  PolicyMode mode = PolicyMode::direct;
+  std::filesystem::path system_file = k_system_config;  // tests point it elsewhere
+  // The caller's user layers; nullopt: user_config_files() of this process. The broker passes
+  // the caller's (it must not read its own environment for them).
+  std::optional<std::vector<ConfigFile>> user_files;
+  // More user layers as text (source name, content), after user_files: what a broker's client
+  // sent of files the broker's user cannot open itself.
+  std::vector<std::pair<std::string, std::string>> user_texts = {};
+};
+
+// The layered policy: defaults < system file < user files < workspace .sandshim.conf (tighten
+// only) < command line. The system file is read only when it is root-owned and neither it nor
+// its directory is group- or other-writable; anything else is refused with one line.
 Policy load_policy(const PolicyInputs& inputs);
 
-// The key table, for docs and `policy show`: name, help, and whether a workspace may set it.
+// Throws unless `path` is a file an administrator controls (root-owned, not group/other
+// writable, in a directory that is neither); false when it does not exist.
+bool check_system_file(const std::filesystem::path& path);
+
+// The key table, for docs and `policy show`: name, help, default and how far lower layers may
+// move it.
 struct KeyInfo {
   std::string name;
   std::string help;
   std::string default_value;
-  bool workspace_may_tighten;
+  KeyTrust trust;
 };
 const std::vector<KeyInfo>& policy_keys();
+
+// `sandshim policy keys`: every key with its default, its trust and its help.
+std::string format_policy_keys();
 
 // The built-in command -> image map (images.COMMAND before any config file).
 std::map<std::string, std::string> default_images();

@@ -250,7 +250,7 @@ void require_enforced_limits(RunContext& run, const RunEngine& engine) {
   }
   Enforcement enforcement = assess_enforcement(facts);
   run.enforcement = describe_enforcement(enforcement);
-  if (!enforcement.unenforced.empty() && run.policy.limits_unenforced != "accept") {
+  if (!enforcement.unenforced.empty() && run.policy.limits_unenforced != Unenforced::accept) {
     throw Refusal(RunStatus::refused, refusal_message(facts, enforcement));
   }
   if (!enforcement.unenforced.empty()) {

@@ -27,7 +27,7 @@ shim::Policy fake_policy(uint8_t selector) {
   shim::Policy policy;
   policy.images = {{"python", "i"}, {"python3", "i"}, {"node", "i"}, {"sh", "i"}};
   policy.shim_dir = "/home/user/.local/share/sandshim/bin";
-  policy.hook_mode = k_modes[(selector / 8) % 3];
+  policy.hook_mode = shim::hook_mode_from(k_modes[(selector / 8) % 3]).value();
   return policy;
 }
 

@@ -91,7 +91,7 @@ rm "$XDG_CONFIG_HOME/sandshim/config"
 
 check "limits.unenforced is a policy key, refuse by default"
 expect_exit 0 sandshim policy keys
-expect_contains "limits.unenforced (default: refuse; a workspace may tighten it)" "$OUT"
+expect_contains "limits.unenforced (default: refuse; lower layers may tighten it;" "$OUT"
 
 check "--help teaches: what each check means and the exit code"
 expect_exit 0 sandshim doctor --help

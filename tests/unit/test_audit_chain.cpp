@@ -13,6 +13,7 @@
 using namespace sandshim::audit;
 using namespace sandshim::audit::testing;
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 
 namespace {
 
@@ -126,9 +127,10 @@ TEST_CASE("a row changed and rehashed by hand is found at the next link", "[audi
   execute_sql(db, "UPDATE runs SET exit_code = 1, status = 'error' WHERE run_id = 'r2'");
   execute_sql(db, "UPDATE runs SET row_hash = '" + documented_run_hashes(db)["r2"] +
                       "' WHERE run_id = 'r2'");
-  CHECK(verify(db).problem ==
-        "run \"r3\" (chain position 3) does not follow run \"r2\": run \"r2\" was changed and "
-        "its hash recomputed, or rows were inserted out of order or reordered");
+  CHECK_THAT(verify(db).problem,
+             StartsWith("run \"r3\" (chain position 3) does not follow run \"r2\": run \"r2\" was "
+                        "changed and its hash recomputed, or rows were inserted out of order or "
+                        "reordered (expected "));
 }
 
 TEST_CASE("the chain follows completion order, not start order", "[audit][chain]") {
@@ -188,7 +190,7 @@ TEST_CASE("verify says what was done to the first tampered row", "[audit][chain]
     TempDir dir;
     fs::path db = chain_of(dir, 5);
     execute_sql(db, tampering.sql);
-    CHECK(verify(db).problem == tampering.problem);
+    CHECK_THAT(verify(db).problem, StartsWith(tampering.problem));
   }
 }
 
@@ -211,7 +213,7 @@ TEST_CASE("verify notices a row inserted out of order", "[audit][chain]") {
     execute_sql(
         db,
         "INSERT INTO decisions VALUES (NULL, 'forged', 0, 'a', 'e', 's', 't', '/', 'c', '', "
-        "'allow', '', '', 0, NULL, NULL, NULL, 2, 'x', 'y', NULL, NULL, NULL)");
+        "'allow', '', '', 0, NULL, NULL, NULL, 2, 'x', 'y', NULL, NULL, NULL, NULL)");
     CHECK(verify(db).problem ==
           "decision \"forged\" (chain position 2) comes before position 3, which is already "
           "taken: it was inserted out of order");

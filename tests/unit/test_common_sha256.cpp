@@ -1,4 +1,5 @@
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -40,5 +41,24 @@ TEST_CASE("sha256 agrees with OpenSSL at every padding boundary", "[sha256]") {
     INFO("size " << size);
     CHECK(sandshim::sha256_hex(bytes) == openssl_sha256_hex(bytes));
     bytes += static_cast<char>((size * 131 + 7) & 0xff);
+  }
+}
+
+TEST_CASE("hmac_sha256 matches RFC 4231 and OpenSSL", "[sha256][hmac]") {
+  CHECK(sandshim::hmac_sha256_hex(std::string(20, '\x0b'), "Hi There") ==
+        "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  CHECK(sandshim::hmac_sha256_hex("Jefe", "what do ya want for nothing?") ==
+        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  for (size_t key_size : {0, 1, 63, 64, 65, 131}) {
+    std::string key(key_size, 'k');
+    std::string message(key_size * 3 + 1, 'm');
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int size = 0;
+    HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+         reinterpret_cast<const unsigned char*>(message.data()), message.size(), digest, &size);
+    std::array<uint8_t, 32> expected{};
+    std::copy(digest, digest + 32, expected.begin());
+    INFO(key_size);
+    CHECK(sandshim::hmac_sha256_hex(key, message) == sandshim::to_hex(expected));
   }
 }

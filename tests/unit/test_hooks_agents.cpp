@@ -460,7 +460,7 @@ TEST_CASE("Codex: every answer sandshim gives validates against Codex's output s
   for (const char* command : {"python3 x.py", "git status", "/usr/bin/python3 x.py", "eval \"$X\"",
                               "echo 'broken", "sudo ls", "env -i node x", "pytest"}) {
     for (const char* mode : {"path", "wrap", "deny"}) {
-      world.policy.hook_mode = mode;
+      world.policy.hook_mode = sandshim::shim::hook_mode_from(mode).value();
       Json payload = base;
       payload["tool_input"]["command"] = command;
       HookReply reply = world.run(payload.dump(), agent(Agent::codex));
@@ -469,7 +469,7 @@ TEST_CASE("Codex: every answer sandshim gives validates against Codex's output s
       CHECK((reply.exit_code == 0 || (reply.exit_code == 2 && !reply.err.empty())));
     }
   }
-  world.policy.hook_mode = "path";
+  world.policy.hook_mode = sandshim::shim::HookMode::path;
   for (const char* name : {"codex/pre_tool_use_bypass.json", "codex/pre_tool_use_apply_patch.json",
                            "malformed/truncated.json", "malformed/claude_no_command.json"}) {
     INFO(name);

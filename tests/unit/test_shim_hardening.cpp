@@ -85,8 +85,8 @@ TEST_CASE("environment values never appear in the arguments", "[hardening]") {
 
 TEST_CASE("policy values reach the flags", "[hardening]") {
   Policy policy;
-  policy.network = "bridge";
-  policy.workspace_mode = "rw";
+  policy.network = Network::bridge;
+  policy.workspace_mode = WorkspaceMode::rw;
   policy.memory_bytes = 64ULL << 20;
   policy.cpus = 0.5;
   policy.pids = 16;
