@@ -877,6 +877,27 @@ bool check_system_file(const std::filesystem::path& path) {
   return read_system_text(path).has_value();
 }
 
+// The workspace files that apply, outermost first: every `.sandshim.conf` from the outermost
+// enclosing git repository down to the workspace, so a nested repository (a submodule, a vendored
+// checkout) cannot drop its parent's stricter file. Each may only tighten, so all of them hold.
+std::vector<std::filesystem::path> workspace_files(const std::filesystem::path& workspace) {
+  std::vector<std::filesystem::path> dirs{workspace};
+  for (auto root = find_git_root(workspace.parent_path());
+       root && dirs.back() != dirs.back().root_path(); root = find_git_root(root->parent_path())) {
+    for (auto dir = dirs.back().parent_path(); dirs.back() != *root; dir = dir.parent_path()) {
+      dirs.push_back(dir);
+    }
+    if (*root == root->root_path()) {
+      break;
+    }
+  }
+  std::vector<std::filesystem::path> files;
+  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+    files.push_back(*it / ".sandshim.conf");
+  }
+  return files;
+}
+
 Policy load_policy(const PolicyInputs& inputs) {
   Policy policy;
   set_default_images(policy);
@@ -893,8 +914,9 @@ Policy load_policy(const PolicyInputs& inputs) {
     policy.sources.push_back(source);
   }
   if (!inputs.workspace.empty()) {
-    apply_layer(policy, inputs.workspace / ".sandshim.conf", {Layer::workspace, inputs.mode},
-                false);
+    for (const auto& file : workspace_files(inputs.workspace)) {
+      apply_layer(policy, file, {Layer::workspace, inputs.mode}, false);
+    }
   }
   apply_settings(policy, inputs.command_line, {Layer::command_line, inputs.mode});
   return policy;

@@ -130,6 +130,35 @@ TEST_CASE("layers apply in order: files, $SANDSHIM_CONFIG, workspace, command li
   CHECK(policy.origins.at("sandbox.pids").describe() == "command line");
 }
 
+TEST_CASE("workspace files compose up to the outermost git repository", "[policy]") {
+  ScratchDir dir;
+  ScopedEnv config_home("XDG_CONFIG_HOME", (dir.path() / "xdg").string());
+  dir.write("outer/.git/HEAD", "ref: refs/heads/main\n");
+  dir.write("outer/.sandshim.conf", "[sandbox]\ntimeout = 5s\n");
+  dir.write("outer/vendor/.sandshim.conf", "[sandbox]\npids = 20\n");
+  dir.write("outer/vendor/inner/.git/HEAD", "ref: refs/heads/main\n");
+  dir.write("outer/vendor/inner/.sandshim.conf", "[sandbox]\nmemory = 256m\n");
+  dir.write(".sandshim.conf", "[sandbox]\ncpus = 0.5\n");  // above every repository: not read
+  PolicyInputs inputs(dir.path() / "outer/vendor/inner", {});
+  inputs.system_file = dir.path() / "none";
+  Policy policy = load_policy(inputs);
+  CHECK(policy.timeout_ms == 5000);
+  CHECK(policy.pids == 20);
+  CHECK(policy.memory_bytes == 256ULL << 20);
+  CHECK(policy.cpus == Policy{}.cpus);
+
+  SECTION("a nested file cannot loosen what an outer one set") {
+    dir.write("outer/vendor/inner/.sandshim.conf", "[sandbox]\ntimeout = 20s\n");  // < default
+    CHECK_THROWS(load_policy(inputs));
+  }
+  SECTION("a workspace outside any repository reads its own file only") {
+    dir.write("plain/.sandshim.conf", "[sandbox]\ntimeout = 7s\n");
+    PolicyInputs plain(dir.path() / "plain", {});
+    plain.system_file = dir.path() / "none";
+    CHECK(load_policy(plain).timeout_ms == 7000);
+  }
+}
+
 TEST_CASE("$SANDSHIM_CONFIG must name a readable file", "[policy]") {
   ScratchDir dir;
   ScopedEnv config_home("XDG_CONFIG_HOME", (dir.path() / "xdg").string());
