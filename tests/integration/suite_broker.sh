@@ -253,7 +253,7 @@ expect_exit 2 as_nd "$U/ws" "$T/bin/sandshim" audit prune --older-than 1s
 expect_contains "an administrator's command" "$ERR"
 
 check "audit through the broker: a user sees only their rows, root sees all; the chain is keyed and verifies"
-as_root_client() { env SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$SOCK" "$T/bin/sandshim" "$@"; }
+as_root_client() { env XDG_CONFIG_HOME="$T/no-config" SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$SOCK" "$T/bin/sandshim" "$@"; }
 (cd "$U/ws" && as_root_client run -- sh -c 'exit 0') || fail "root's run through the broker failed"
 uids_of() { "$HOST_PY" -c 'import json, sys; print(" ".join(sorted({str(r["uid"]) for r in json.load(sys.stdin)})))' <"$1"; }
 expect_exit 0 as_nd "$U/ws" "$T/bin/sandshim" audit list --json --limit 1000
