@@ -265,6 +265,13 @@ expect_contains " hmac:" "$OUT"
 expect_exit 0 as_nd "$U/ws" "$T/bin/sandshim" audit verify
 [[ -s $ANCHOR ]] || fail "the anchor log $ANCHOR is empty"
 
+check "a hook decision through the broker is recorded with the caller's uid, not the broker's"
+sed "s|/home/user/my-project|$U/ws|" "$SOURCE_DIR/tests/data/hooks/claude/pre_tool_use.json" >"$T/payload.json"
+chmod 644 "$T/payload.json"
+EXPECT_STDIN=$T/payload.json expect_exit 0 as_nd "$U/ws" "$T/bin/sandshim" hook --agent claude
+broker_audit decisions --json --limit 1 >"$OUT"
+expect_equal "$nd_uid" "$("$HOST_PY" -c 'import json, sys; print(json.load(sys.stdin)[0]["uid"])' <"$OUT")" "uid of the broker's decision row"
+
 check "the user cannot read the chain key, write the database or the anchor log; the broker's user can"
 key=$BSTATE/keys/chain.key
 setpriv --reuid=sandshim --regid=sandshim --init-groups test -r "$key" || fail "control: the broker's user cannot read its key"
