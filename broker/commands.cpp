@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 
 #include "common/error.hpp"
+#include "shim/broker_policy.hpp"
 #include "shim/commands.hpp"
 
 namespace sandshim::broker {
@@ -71,6 +72,8 @@ CommandDoc broker_doc() {
       "requests of one uid that may wait; beyond, 125 and one line")(
       "socket-mode", po::value<std::string>()->default_value("0666"),
       "permissions of the socket (octal): who may ask for runs")(
+      "system-config", po::value<std::string>()->default_value(shim::k_system_config),
+      "the policy's floor (root-owned, not group/other-writable); user layers only tighten it")(
       "allow-root", "run as root anyway (the broker should be the sandshim user)");
   return shim::make_command_doc("broker", "the daemon that holds the engine, policy and audit",
                                 k_broker_usage, options);
@@ -88,6 +91,7 @@ int broker_main(const std::vector<std::string>& args, const Runner& runner) {
         "`sudo -u sandshim sandshim broker` (or pass --allow-root)",
         exit_code::k_usage);
   }
+  shim::serve_as_broker(vm["system-config"].as<std::string>());
   return serve(flags.options, runner);
 }
 

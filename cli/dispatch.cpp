@@ -29,6 +29,7 @@
 #include "install/git_hooks.hpp"
 #include "install/shim_links.hpp"
 #include "install/skill.hpp"
+#include "shim/broker_policy.hpp"
 #include "shim/caller.hpp"
 #include "shim/commands.hpp"
 #include "shim/policy.hpp"
@@ -76,6 +77,11 @@ int install_main(const Args& args) {
   return install::install_shims_main(args);
 }
 
+int show_audit(const Args& args, const audit::AuditContext& context) {
+  return audit::audit_main(args, context, std::cout, ::isatty(STDOUT_FILENO) == 1,
+                           terminal::use_color(STDOUT_FILENO));
+}
+
 // The audit stays readable when the policy is broken: fall back to the default database.
 int audit_command(const Args& args) {
   audit::AuditContext context;
@@ -88,14 +94,15 @@ int audit_command(const Args& args) {
     std::cerr << "sandshim: warning: " << e.what() << "; using the default audit database\n";
     context.configured_db = shim::Policy{}.effective_audit_db();
   }
-  return audit::audit_main(args, context, std::cout, ::isatty(STDOUT_FILENO) == 1,
-                           terminal::use_color(STDOUT_FILENO));
+  return show_audit(args, context);
 }
 
-// Through the broker, an administrator's view: other users may not pick another database or
-// prune (the per-caller views of the audit are the audit's own).
+// Through the broker: the broker's database, key and anchor as its system file names them, and
+// the caller's own rows only (root and the broker's user see all); others may not pick another
+// database or prune. A broken system file fails closed.
 int audit_for_caller(const Args& args) {
-  if (shim::identify_caller({}).uid != 0) {
+  uid_t peer = shim::identify_caller({}).uid;
+  if (peer != 0) {
     for (const auto& arg : args) {
       if (arg == "prune" || arg == "--db" || arg.starts_with("--db=")) {
         throw Fatal("`sandshim audit " + arg +
@@ -104,11 +111,18 @@ int audit_for_caller(const Args& args) {
       }
     }
   }
-  return audit_command(args);
+  shim::BrokerPolicySource system_only{
+      shim::broker_policy_source().value_or(shim::BrokerPolicySource{}).system_file, {}};
+  shim::Policy policy = shim::load_policy(shim::policy_inputs(system_only, {}));
+  audit::AuditContext context{policy.effective_audit_db(), policy.audit_key_file,
+                              policy.audit_anchor_file,
+                              audit::Viewer::caller(peer, static_cast<uint32_t>(::getuid()))};
+  return show_audit(args, context);
 }
 
 // What the broker's child runs for the caller: the entry points of direct mode.
 int run_for_caller(const broker::Request& request) {
+  shim::use_callers_config(request.user_config);
   switch (request.verb) {
     case broker::Verb::shim:
       return shim::shim_main(request.invoked_as, request.argv);

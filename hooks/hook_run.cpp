@@ -13,6 +13,8 @@
 #include "hooks/decide.hpp"
 #include "hooks/program_files.hpp"
 #include "hooks/protected_paths.hpp"
+#include "shim/broker_policy.hpp"
+#include "shim/caller.hpp"
 
 namespace sandshim::hooks {
 
@@ -332,8 +334,10 @@ class HookRun {
   int64_t m_payload_bytes = 0;
 };
 
+// A broker's worker writes the broker's keyed, anchored chain; direct mode the plain one.
 audit::Store open_store(const shim::Policy& policy) {
-  return audit::Store::open({policy.effective_audit_db()});
+  return audit::Store::open(shim::audit_store_options(policy, policy.effective_audit_db(),
+                                                      shim::broker_policy_source().has_value()));
 }
 
 // The file bash would run for `command`: a path (relative to the command's cwd) or the first
@@ -391,9 +395,13 @@ HookReply run_hook(const HookOptions& options, std::string_view payload,
 
 HookEnvironment system_environment() {
   HookEnvironment env;
-  env.load_policy = [](const fs::path& cwd) { return shim::load_policy({workspace_of(cwd), {}}); };
+  env.load_policy = [](const fs::path& cwd) {
+    return shim::load_policy(shim::policy_inputs(shim::broker_policy_source(), workspace_of(cwd)));
+  };
   env.record_decision = [](const shim::Policy& policy, const audit::DecisionRecord& record) {
-    return open_store(policy).record_decision(record);
+    audit::DecisionRecord mine = record;
+    mine.uid = mine.uid.value_or(shim::identify_caller({}).uid);  // a broker's peer, not getuid
+    return open_store(policy).record_decision(mine);
   };
   env.complete_decision = [](const shim::Policy& policy, const std::string& tool_use_id,
                              const audit::DecisionCompletion& completion) {

@@ -40,12 +40,28 @@ start_detached() {
     say "broker: started detached (pid $(cat "$pidfile"), log $k_broker_home/broker.log); after a reboot re-run install/setup.sh"
 }
 
+readonly k_system_config=/etc/sandshim/config
+readonly k_anchor_dir=/var/log/sandshim
+
+# The broker's audit (database, chain key, anchor log) in the system config, when the
+# administrator has not written one yet; an existing file is left as it is.
+ensure_system_config() {
+    if [[ -e $k_system_config ]]; then
+        grep -q '^key_file' "$k_system_config" ||
+            say "note: $k_system_config sets no [audit] key_file: the broker's audit chain stays unkeyed"
+        return 0
+    fi
+    broker_write_system_config "$k_system_config" "$k_broker_home" "$k_anchor_dir"
+    say "broker: wrote $k_system_config ([audit] db, key_file, anchor_file)"
+}
+
 main() {
     local bin=${1:?usage: broker_setup.sh BUILT-BINARY}
     bin=$(readlink -f "$bin")
     reexec_as_root "${BASH_SOURCE[0]}" "$bin"
     install -m 0755 "$bin" "$k_installed_bin"
     broker_ensure_user || die "cannot set up the broker's user (see above)"
+    ensure_system_config
     if [[ -d /run/systemd/system ]]; then
         install_units
     else

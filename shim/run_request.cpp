@@ -50,6 +50,7 @@ RunRequest request_from_process(std::string invoked_as, std::vector<std::string>
   read_process_cwd(request);
   request.home = home_directory();
   request.tty = ::isatty(STDIN_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1;
+  request.broker = broker_policy_source();
   return request;
 }
 

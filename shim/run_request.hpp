@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "shim/broker_policy.hpp"
 #include "shim/caller.hpp"
 #include "shim/policy.hpp"
 #include "shim/run_spec.hpp"
@@ -28,6 +29,8 @@ struct RunRequest {
   std::filesystem::path home;            // the caller's home (never a workspace)
   StdioFds stdio;
   bool tty = false;  // both stdin and stdout of the caller are a terminal
+  // Set: a broker's caller, whose policy is the broker's (flags and user texts only tighten).
+  std::optional<BrokerPolicySource> broker;
 
   // The caller's value of `name`, nullopt when unset.
   std::optional<std::string> env_value(const std::string& name) const;

@@ -172,12 +172,12 @@ void record_refusal(RunContext& run, RunStatus status, const std::string& messag
   }
 }
 
-std::unique_ptr<audit::Store> open_store(const RunRequest& request, const fs::path& path,
-                                         bool required) {
+std::unique_ptr<audit::Store> open_store(const RunRequest& request, const Policy& policy) {
   try {
-    return std::make_unique<audit::Store>(audit::Store::open({path}));
+    return std::make_unique<audit::Store>(audit::Store::open(
+        audit_store_options(policy, policy.effective_audit_db(), request.broker.has_value())));
   } catch (const Fatal& e) {
-    if (required) {
+    if (policy.audit_required) {
       throw Fatal(std::string(e.what()) + "; nothing ran (audit.required = true)");
     }
     say(request, std::string("warning: running without audit: ") + e.what());
@@ -186,9 +186,15 @@ std::unique_ptr<audit::Store> open_store(const RunRequest& request, const fs::pa
 }
 
 // Loading the policy can fail before the configured database is known: record the refusal in
-// the database the environment or the default names.
-std::unique_ptr<audit::Store> fallback_store() {
+// the database the environment or the default names; a broker's in the one its system file names.
+std::unique_ptr<audit::Store> fallback_store(const RunRequest& request) {
   try {
+    if (request.broker) {
+      BrokerPolicySource system_only{request.broker->system_file, {}};
+      Policy floor = load_policy(policy_inputs(system_only, {}));
+      return std::make_unique<audit::Store>(
+          audit::Store::open(audit_store_options(floor, floor.effective_audit_db(), true)));
+    }
     return std::make_unique<audit::Store>(audit::Store::open({Policy{}.effective_audit_db()}));
   } catch (const Fatal&) {
     return nullptr;
@@ -355,7 +361,7 @@ RunEngine real_run_engine() {
 
 int fill_pool(const RunRequest& request) {
   RunContext run(request);
-  run.policy = load_policy({policy_root(request), {}});
+  run.policy = load_policy(policy_inputs(request.broker, policy_root(request)));
   if (run.policy.pool_size == 0) {
     throw Fatal("pool.size is 0 in this policy (warm mode is off): set it in a config file",
                 exit_code::k_usage);
@@ -372,17 +378,18 @@ int fill_pool(const RunRequest& request) {
 int run_sandboxed(const RunRequest& request, const RunEngine& engine) {
   RunContext run(request);
   try {
-    run.policy = load_policy({policy_root(request), request.overrides});
+    run.policy =
+        load_policy(policy_inputs(request.broker, policy_root(request), request.overrides));
   } catch (const Fatal& e) {
     if (!request.dry_run) {
-      run.store = fallback_store();
+      run.store = fallback_store(request);
     }
     record_refusal(run, RunStatus::refused, e.what());
     say(request, std::string(e.what()) + "; nothing ran");
     return exit_code::k_sandbox_error;
   }
   if (!request.dry_run) {
-    run.store = open_store(request, run.policy.effective_audit_db(), run.policy.audit_required);
+    run.store = open_store(request, run.policy);
   }
   try {
     return run_in_container(run, engine);

@@ -42,6 +42,24 @@ broker_own_dir() { # DIR MODE
     install -d -o "$k_broker_user" -g "$k_broker_user" -m "$2" "$1"
 }
 
+# Writes the broker's system config FILE (root:root 0644 in a root-owned directory, as the
+# policy's ownership check requires): the audit database and the chain's key in STATE_DIR (the key
+# in a directory only the broker's user may enter), the anchor log in ANCHOR_DIR (root-owned; the
+# file root:sandshim 0660, append-only where the file system supports it), then TAIL text.
+broker_write_system_config() { # FILE STATE_DIR ANCHOR_DIR [TAIL]
+    local file=$1 state=$2 anchors=$3 tail_text=${4:-}
+    broker_own_dir "$state" 0700
+    broker_own_dir "$state/keys" 0700
+    install -d -o root -g root -m 0755 "$(dirname "$file")" "$anchors"
+    [[ -e $anchors/anchor.log ]] || install -o root -g "$k_broker_user" -m 0660 /dev/null "$anchors/anchor.log"
+    chattr +a "$anchors/anchor.log" 2>/dev/null || true # not every file system has the attribute
+    printf '[audit]\ndb = %s\nkey_file = %s\nanchor_file = %s\n%s' "$state/audit.db" \
+        "$state/keys/chain.key" "$anchors/anchor.log" "$tail_text" >"$file.tmp"
+    chown root:root "$file.tmp"
+    chmod 0644 "$file.tmp"
+    mv "$file.tmp" "$file"
+}
+
 # Starts `sandshim broker` detached as the broker's user, log in STATE_DIR/broker.log, and waits
 # until its socket answers; 1 with the log's tail when it does not.
 broker_start() { # BIN SOCKET STATE_DIR [FLAGS...]

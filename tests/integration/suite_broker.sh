@@ -37,7 +37,14 @@ stop_broker_then_cleanup() {
     cleanup
 }
 trap stop_broker_then_cleanup EXIT
-start_broker() { broker_start "$T/bin/sandshim" "$SOCK" "$BSTATE" --max-runs-per-user 2 || fail "the broker did not start"; }
+# The broker's own system file (the policy's floor): keyed, anchored audit; timeout open to 10m.
+SYSCONF=$T/etc/config
+ANCHOR=$T/anchors/anchor.log
+broker_write_system_config "$SYSCONF" "$BSTATE" "$T/anchors" $'[users]\nmay_set = sandbox.timeout<=10m\n'
+start_broker() {
+    broker_start "$T/bin/sandshim" "$SOCK" "$BSTATE" --max-runs-per-user 2 --system-config "$SYSCONF" ||
+        fail "the broker did not start"
+}
 start_broker
 
 # The test user's home, config and workspace (its own; the broker only needs to pass through).
@@ -167,16 +174,37 @@ kill -KILL "$BG"
 wait "$BG" 2>/dev/null || true
 wait_gone "sandshim-$RUN"
 
-check "the broker's policy ignores the user's config (engine.path, sandbox.hostname); direct mode reads it"
-printf '[engine]\npath = /bin/true\n[sandbox]\nhostname = loosened\n' >"$U/.config/sandshim/config"
-chown "$ND_USER:" "$U/.config/sandshim/config"
-expect_exit 0 as_nd "$U/ws" sh -c 'hostname'
-expect_file_is "$OUT" sandbox
+check "the user's config may only tighten the broker's policy: a loosening key is refused (125, one line), direct mode reads it"
+user_conf=$U/.config/sandshim/config
+write_user_conf() { printf '%s\n' "$@" >"$user_conf" && chown "$ND_USER:" "$user_conf"; }
+write_user_conf '[sandbox]' 'pids = 32'
+expect_exit 0 as_nd "$U/ws" sh -c 'cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max'
+expect_file_is "$OUT" 32
+write_user_conf '[sandbox]' 'network = bridge'
+expect_exit 125 as_nd "$U/ws" sh -c 'exit 42'
+expect_lines 1 "$ERR"
+expect_contains "policy refused: $user_conf:2: sandbox.network = \"bridge\"" "$ERR"
+expect_equal refused "$(broker_row "$(last_broker_run)" status)" "status of the refused run"
+write_user_conf '[engine]' 'path = /bin/true'
+expect_exit 125 as_nd "$U/ws" sh -c 'exit 42'
+expect_contains "engine.path" "$ERR"
 mkdir -p "$T/direct-config/sandshim"
 printf '[engine]\nname = docker\n[sandbox]\nhostname = loosened\n' >"$T/direct-config/sandshim/config"
 expect_exit 0 env SANDSHIM_BROKER=off XDG_CONFIG_HOME="$T/direct-config" "$T/bin/sandshim" run -- sh -c 'hostname'
 expect_file_is "$OUT" loosened
-rm "$U/.config/sandshim/config"
+
+check "users.may_set = sandbox.timeout<=10m: a user's 5m is accepted, 20m (config or flag) refused"
+write_user_conf '[sandbox]' 'timeout = 5m'
+expect_exit 0 as_nd "$U/ws" sh -c 'exit 0'
+expect_exit 124 as_nd "$U/ws" "$T/bin/sandshim" run --timeout 1s -- sh -c 'sleep 30'
+write_user_conf '[sandbox]' 'timeout = 20m'
+expect_exit 125 as_nd "$U/ws" sh -c 'exit 42'
+expect_lines 1 "$ERR"
+expect_contains "$user_conf:2: sandbox.timeout" "$ERR"
+expect_contains "users.may_set allows up to" "$ERR"
+rm "$user_conf"
+expect_exit 125 as_nd "$U/ws" "$T/bin/sandshim" run --timeout 20m -- sh -c 'exit 42'
+expect_contains "sandbox.timeout" "$ERR"
 
 check "system directories are never a workspace: /run, /var/run, /dev (125, one line)"
 for dir in /run /var/run /dev; do
@@ -223,6 +251,34 @@ expect_exit 0 as_nd "$U/ws" "$T/bin/sandshim" audit list --json --limit 1
 expect_equal "$nd_uid" "$("$HOST_PY" -c 'import json, sys; print(json.load(sys.stdin)[0]["uid"])' <"$OUT")" "uid of the row read through the broker"
 expect_exit 2 as_nd "$U/ws" "$T/bin/sandshim" audit prune --older-than 1s
 expect_contains "an administrator's command" "$ERR"
+
+check "audit through the broker: a user sees only their rows, root sees all; the chain is keyed and verifies"
+as_root_client() { env XDG_CONFIG_HOME="$T/no-config" SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$SOCK" "$T/bin/sandshim" "$@"; }
+(cd "$U/ws" && as_root_client run -- sh -c 'exit 0') || fail "root's run through the broker failed"
+uids_of() { "$HOST_PY" -c 'import json, sys; print(" ".join(sorted({str(r["uid"]) for r in json.load(sys.stdin)})))' <"$1"; }
+expect_exit 0 as_nd "$U/ws" "$T/bin/sandshim" audit list --json --limit 1000
+expect_equal "$nd_uid" "$(uids_of "$OUT")" "uids a user sees through the broker"
+expect_exit 0 as_root_client audit list --json --limit 1000
+expect_equal "0 $nd_uid" "$(uids_of "$OUT")" "uids root sees through the broker"
+expect_exit 0 as_root_client audit verify
+expect_contains " hmac:" "$OUT"
+expect_exit 0 as_nd "$U/ws" "$T/bin/sandshim" audit verify
+[[ -s $ANCHOR ]] || fail "the anchor log $ANCHOR is empty"
+
+check "a hook decision through the broker is recorded with the caller's uid, not the broker's"
+sed "s|/home/user/my-project|$U/ws|" "$SOURCE_DIR/tests/data/hooks/claude/pre_tool_use.json" >"$T/payload.json"
+chmod 644 "$T/payload.json"
+EXPECT_STDIN=$T/payload.json expect_exit 0 as_nd "$U/ws" "$T/bin/sandshim" hook --agent claude
+broker_audit decisions --json --limit 1 >"$OUT"
+expect_equal "$nd_uid" "$("$HOST_PY" -c 'import json, sys; print(json.load(sys.stdin)[0]["uid"])' <"$OUT")" "uid of the broker's decision row"
+
+check "the user cannot read the chain key, write the database or the anchor log; the broker's user can"
+key=$BSTATE/keys/chain.key
+setpriv --reuid=sandshim --regid=sandshim --init-groups test -r "$key" || fail "control: the broker's user cannot read its key"
+setpriv --reuid=sandshim --regid=sandshim --init-groups test -w "$ANCHOR" || fail "control: the broker's user cannot write the anchor log"
+expect_exit 1 as_nd "$U/ws" test -r "$key"
+expect_exit 1 as_nd "$U/ws" test -w "$BSTATE/audit.db"
+expect_exit 1 as_nd "$U/ws" test -w "$ANCHOR"
 
 check "doctor says which mode is in force: broker mode for the test user, root-equivalent direct mode for root"
 as_nd "$U/ws" "$T/bin/sandshim" doctor >"$OUT" 2>&1 || true

@@ -178,7 +178,8 @@ TEST_CASE(
   ls["tool_input"]["command"] = "ls -la && git status";
   CHECK(world.run(ls.dump(), agent(Agent::claude)).out.empty());
 
-  world.policy.hook_mode = "wrap";  // wrap needs a rewrite: refused with the command that works
+  world.policy.hook_mode =
+      sandshim::shim::HookMode::wrap;  // wrap needs a rewrite: refused with the command that works
   Json wrapped = out_json(world.run(fixture("claude/pre_tool_use.json"), agent(Agent::claude)));
   CHECK(wrapped["hookSpecificOutput"]["permissionDecision"] == "deny");
   CHECK(
@@ -193,7 +194,7 @@ TEST_CASE("Claude Code: no permission mode gets allow or ask from sandshim",
     for (bool session_env : {false, true}) {
       for (const char* hook_mode : {"path", "wrap", "deny"}) {
         FakeWorld world;
-        world.policy.hook_mode = hook_mode;
+        world.policy.hook_mode = *sandshim::shim::hook_mode_from(hook_mode);
         if (session_env) {
           world.session_scripts = {session_environment_script(k_shim_dir, "claude-code", "abc123")};
         }

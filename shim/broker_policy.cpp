@@ -1,0 +1,55 @@
+#include "shim/broker_policy.hpp"
+
+#include "audit/chain_key.hpp"
+
+namespace sandshim::shim {
+
+namespace {
+
+std::optional<BrokerPolicySource>& current_source() {
+  static std::optional<BrokerPolicySource> source;
+  return source;
+}
+
+}  // namespace
+
+void serve_as_broker(const std::filesystem::path& system_file) {
+  current_source() = BrokerPolicySource{system_file, {}};
+}
+
+void use_callers_config(std::vector<std::pair<std::string, std::string>> user_texts) {
+  if (!current_source()) {
+    current_source() = BrokerPolicySource{};
+  }
+  current_source()->user_texts = std::move(user_texts);
+}
+
+std::optional<BrokerPolicySource> broker_policy_source() {
+  return current_source();
+}
+
+PolicyInputs policy_inputs(const std::optional<BrokerPolicySource>& source,
+                           std::filesystem::path workspace, std::vector<Setting> flags) {
+  PolicyInputs inputs(std::move(workspace), std::move(flags));
+  if (source) {
+    inputs.mode = PolicyMode::broker;
+    inputs.system_file = source->system_file;
+    inputs.user_files = std::vector<ConfigFile>{};
+    inputs.user_texts = source->user_texts;
+  }
+  return inputs;
+}
+
+audit::StoreOptions audit_store_options(const Policy& policy, const std::filesystem::path& db,
+                                        bool broker) {
+  audit::StoreOptions options{db};
+  if (broker && !policy.audit_key_file.empty()) {
+    options.key = audit::load_or_create_chain_key(policy.audit_key_file);
+  }
+  if (broker) {
+    options.anchor_file = policy.audit_anchor_file;
+  }
+  return options;
+}
+
+}  // namespace sandshim::shim

@@ -1,0 +1,62 @@
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include "shim/broker_policy.hpp"
+#include "test_shim_support.hpp"
+
+using namespace sandshim::shim;
+using sandshim::test::ScratchDir;
+
+TEST_CASE("a broker's caller loads in broker mode, from the broker's file and the sent texts only",
+          "[broker_policy]") {
+  PolicyInputs direct = policy_inputs(std::nullopt, "/ws", {{"sandbox.pids", "8", {}}});
+  CHECK(direct.mode == PolicyMode::direct);
+  CHECK(!direct.user_files.has_value());
+  CHECK(direct.system_file == k_system_config);
+  CHECK(direct.command_line.size() == 1);
+
+  BrokerPolicySource source{"/etc/broker-floor", {{"/home/u/.config/sandshim/config", "x"}}};
+  PolicyInputs broker = policy_inputs(source, "/ws", {{"sandbox.pids", "8", {}}});
+  CHECK(broker.mode == PolicyMode::broker);
+  REQUIRE(broker.user_files.has_value());
+  CHECK(broker.user_files->empty());  // never the broker's own environment's files
+  CHECK(broker.system_file == "/etc/broker-floor");
+  CHECK(broker.user_texts == source.user_texts);
+  CHECK(broker.workspace == "/ws");
+  CHECK(broker.command_line.size() == 1);
+}
+
+TEST_CASE("a sent config that loosens the broker's floor is refused; one that tightens applies",
+          "[broker_policy]") {
+  if (::geteuid() != 0) {
+    WARN("the system file must be root-owned: run the unit tests as root");
+    return;
+  }
+  ScratchDir dir;
+  auto system = dir.write("etc/config", "[sandbox]\ntimeout = 20s\n");
+  std::filesystem::permissions(dir.path() / "etc", std::filesystem::perms::owner_all);
+  BrokerPolicySource tightening{system, {{"/u/config", "[sandbox]\ntimeout = 10s\n"}}};
+  CHECK(load_policy(policy_inputs(tightening, {})).timeout_ms == 10000);
+  BrokerPolicySource loosening{system, {{"/u/config", "[sandbox]\nnetwork = bridge\n"}}};
+  CHECK_THROWS_WITH(load_policy(policy_inputs(loosening, {})),
+                    Catch::StartsWith("policy refused: /u/config:2: sandbox.network = "));
+  CHECK_THROWS_AS(load_policy(policy_inputs(tightening, {}, {{"sandbox.timeout", "1h", {}}})),
+                  PolicyError);
+}
+
+TEST_CASE("only a broker's store is keyed and anchored", "[broker_policy]") {
+  ScratchDir dir;
+  Policy policy;
+  policy.audit_key_file = (dir.path() / "chain.key").string();
+  policy.audit_anchor_file = (dir.path() / "anchor.log").string();
+  audit_store_options(policy, dir.path() / "a.db", false);
+  CHECK(!std::filesystem::exists(dir.path() / "chain.key"));
+  auto direct = audit_store_options(policy, dir.path() / "a.db", false);
+  CHECK(!direct.key.has_value());
+  CHECK(direct.anchor_file.empty());
+  auto broker = audit_store_options(policy, dir.path() / "a.db", true);
+  CHECK(broker.key.has_value());
+  CHECK(broker.anchor_file == dir.path() / "anchor.log");
+  CHECK(std::filesystem::exists(dir.path() / "chain.key"));
+}
