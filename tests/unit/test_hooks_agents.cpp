@@ -182,9 +182,8 @@ TEST_CASE(
       sandshim::shim::HookMode::wrap;  // wrap needs a rewrite: refused with the command that works
   Json wrapped = out_json(world.run(fixture("claude/pre_tool_use.json"), agent(Agent::claude)));
   CHECK(wrapped["hookSpecificOutput"]["permissionDecision"] == "deny");
-  CHECK(
-      std::string(wrapped["hookSpecificOutput"]["permissionDecisionReason"]).find("run -- sh -c") !=
-      std::string::npos);
+  CHECK(std::string(wrapped["hookSpecificOutput"]["permissionDecisionReason"])
+            .find("run -- bash -c") != std::string::npos);
 }
 
 TEST_CASE("Claude Code: no permission mode gets allow or ask from sandshim",
