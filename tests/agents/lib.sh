@@ -274,7 +274,7 @@ standard_session() { # EXTRA_STEP...
         "$(bash_step "ls")" \
         "$(bash_step "python3 -c '$PROBE_PY'")" \
         "$(bash_step "/usr/bin/python3 -c 'open(\"escaped-by-path\", \"w\"); $PROBE_PY'")" \
-        "$(bash_step "docker run --rm sandshim/sh:bookworm echo docker-ran-from-agent")" \
+        "$(bash_step "docker run --rm sandshim/sh:bookworm expr 6000006 + 36000036")" \
         "$(read_step "$CONFIG_TARGET")" \
         "$(write_step "$CONFIG_TARGET" "$LOOSER_CONFIG")" \
         "$(write_step "$WS/written-by-agent.txt" "ok")" \
@@ -309,7 +309,7 @@ python_by_path_refused() {
 docker_refused() {
     expect_decision "docker run" deny
     expect_result_contains 4 "sandshim:"
-    expect_result_not_contains 4 "docker-ran-from-agent"
+    expect_result_not_contains 4 "42000042" # the sum: Codex repeats the command in its refusal
 }
 
 config_write_refused() {

@@ -2,7 +2,6 @@
 // (HMAC-SHA256), a sealed chain_state row, and an anchor log of chain heads. Each tamper kind is
 // shown verifying before and failing precisely after.
 
-#include <openssl/evp.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -79,46 +78,9 @@ bool as_root() {
   return true;
 }
 
-std::string hex_of(const unsigned char* digest, unsigned int size) {
-  static constexpr char k_digits[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < size; ++i) {
-    hex += k_digits[digest[i] >> 4];
-    hex += k_digits[digest[i] & 0xf];
-  }
-  return hex;
-}
-
-// The documented v1 (unkeyed) link hash of the current row, as an attacker with sqlite3 and
-// sha256sum computes it from audit/FIELDS.md.
+// The documented v1 (unkeyed) link hash of the current row (its first column is the rowid).
 std::string attacker_hash(sqlite3_stmt* row) {
-  std::string bytes("sandshim-audit-chain-v1\0run\0", 28);
-  auto big_endian = [&](uint64_t value) {
-    for (int shift = 56; shift >= 0; shift -= 8) {
-      bytes += static_cast<char>((value >> shift) & 0xff);
-    }
-  };
-  for (int column = 1; column < sqlite3_column_count(row); ++column) {
-    bytes += sqlite3_column_name(row, column);
-    bytes += '\0';
-    int type = sqlite3_column_type(row, column);
-    if (type == SQLITE_NULL) {
-      bytes += 'N';
-    } else if (type == SQLITE_INTEGER) {
-      bytes += 'I';
-      big_endian(static_cast<uint64_t>(sqlite3_column_int64(row, column)));
-    } else {
-      const auto* data = static_cast<const char*>(sqlite3_column_blob(row, column));
-      auto size = static_cast<size_t>(sqlite3_column_bytes(row, column));
-      bytes += type == SQLITE_TEXT ? 'T' : 'B';
-      big_endian(size);
-      bytes.append(data == nullptr ? "" : data, size);
-    }
-  }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr);
-  return hex_of(digest, size);
+  return documented_row_hash(row, "run", 1);
 }
 
 // Recomputes every link from position `from` on, then the head: re-chaining with sqlite3.

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <openssl/evp.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -255,6 +256,44 @@ ChildResult run_in_child(const std::function<void()>& body, bool unprivileged) {
   ::waitpid(pid, &status, 0);
   result.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+std::string documented_row_hash(sqlite3_stmt* row, const char* kind, int first_column) {
+  std::string bytes("sandshim-audit-chain-v1\0", 24);
+  bytes += kind;
+  bytes += '\0';
+  auto append_big_endian = [&](uint64_t value) {
+    for (int shift = 56; shift >= 0; shift -= 8) {
+      bytes += static_cast<char>((value >> shift) & 0xff);
+    }
+  };
+  for (int column = first_column; column < sqlite3_column_count(row); ++column) {
+    bytes += sqlite3_column_name(row, column);
+    bytes += '\0';
+    int type = sqlite3_column_type(row, column);
+    if (type == SQLITE_NULL) {
+      bytes += 'N';
+    } else if (type == SQLITE_INTEGER) {
+      bytes += 'I';
+      append_big_endian(static_cast<uint64_t>(sqlite3_column_int64(row, column)));
+    } else {
+      const auto* data = static_cast<const char*>(sqlite3_column_blob(row, column));
+      auto size = static_cast<size_t>(sqlite3_column_bytes(row, column));
+      bytes += type == SQLITE_TEXT ? 'T' : 'B';
+      append_big_endian(size);
+      bytes.append(data == nullptr ? "" : data, size);
+    }
+  }
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr);
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) {
+    static constexpr char k_digits[] = "0123456789abcdef";
+    hex += k_digits[digest[i] >> 4];
+    hex += k_digits[digest[i] & 0xf];
+  }
+  return hex;
 }
 
 }  // namespace sandshim::audit::testing

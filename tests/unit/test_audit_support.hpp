@@ -13,6 +13,8 @@
 #include "audit/run_record.hpp"
 #include "audit/store.hpp"
 
+struct sqlite3_stmt;
+
 namespace sandshim::audit::testing {
 
 namespace fs = std::filesystem;
@@ -71,5 +73,10 @@ struct ChildResult {
   std::string message;
 };
 ChildResult run_in_child(const std::function<void()>& body, bool unprivileged);
+
+// The documented v1 (unkeyed) link hash of the statement's current row, computed from
+// audit/FIELDS.md alone as an attacker with sqlite3 and sha256sum would: every column from
+// `first_column` on, as name, NUL, typed value. Hex.
+std::string documented_row_hash(sqlite3_stmt* row, const char* kind, int first_column = 0);
 
 }  // namespace sandshim::audit::testing
