@@ -20,6 +20,8 @@
 #include "common/error.hpp"
 #include "common/process.hpp"
 #include "shim/caller.hpp"
+#include "shim/run_request.hpp"
+#include "shim/sandbox.hpp"
 
 extern char** environ;
 
@@ -89,9 +91,46 @@ void follow_callers_log_level(const std::vector<std::string>& env) {
   spdlog::set_level(level);
 }
 
+// The caller's cwd as a workspace, when the verb runs a container; the refusal, if any.
+std::string refusal_of_cwd(const Request& request, int cwd_fd, const std::string& home) {
+  if (request.verb != Verb::shim && request.verb != Verb::run) {
+    return "";
+  }
+  try {
+    admit_cwd(cwd_fd, request.cwd, home, engine_socket_paths());
+  } catch (const Fatal& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The worker's environment is the caller's, filtered (see worker_environment).
+void take_callers_environment(const Request& request, const std::string& home) {
+  static std::vector<std::string> env_storage;
+  env_storage = worker_environment(request.env, current_environment(), home);
+  static std::vector<char*> env_pointers;
+  for (auto& entry : env_storage) {
+    env_pointers.push_back(entry.data());
+  }
+  env_pointers.push_back(nullptr);
+  environ = env_pointers.data();
+}
+
+// A request refused before it ran: a run's refusal is a `refused` row the caller's `sandshim
+// audit` shows; the caller gets the one line either way.
+int refuse(const Request& request, const std::string& refusal) {
+  if (request.verb == Verb::shim || request.verb == Verb::run) {
+    return shim::record_broker_refusal(shim::request_from_process(request.invoked_as, request.argv),
+                                       refusal);
+  }
+  std::cerr << "sandshim: " << refusal << std::endl;
+  return exit_code::k_sandbox_error;
+}
+
 // The worker: becomes the caller's run in this process (fds, cwd, environment, identity).
 [[noreturn]] void become_worker(const Request& request, std::vector<UniqueFd>& fds,
-                                const PeerCredentials& peer, const Runner& runner) {
+                                const PeerCredentials& peer, const SessionSetup& setup,
+                                const Runner& runner) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   sigset_t none;
   sigemptyset(&none);
@@ -104,23 +143,15 @@ void follow_callers_log_level(const std::vector<std::string>& env) {
   int code = exit_code::k_sandbox_error;
   try {
     std::string home = home_of(peer.uid);
-    if (request.verb == Verb::shim || request.verb == Verb::run) {
-      admit_cwd(fds[3].get(), request.cwd, home, engine_socket_paths());
-    }
+    std::string refusal =
+        setup.refusal.empty() ? refusal_of_cwd(request, fds[3].get(), home) : setup.refusal;
     if (::fchdir(fds[3].get()) != 0) {
       throw Fatal(std::string("cannot enter the caller's directory: ") + std::strerror(errno));
     }
-    static std::vector<std::string> env_storage;
-    env_storage = worker_environment(request.env, current_environment(), home);
-    static std::vector<char*> env_pointers;
-    for (auto& entry : env_storage) {
-      env_pointers.push_back(entry.data());
-    }
-    env_pointers.push_back(nullptr);
-    environ = env_pointers.data();
+    take_callers_environment(request, home);
     fds.clear();
     shim::act_for_caller({peer.uid, peer.gid, peer.pid});
-    code = runner(request);
+    code = refusal.empty() ? runner(request) : refuse(request, refusal);
   } catch (const Fatal& e) {
     std::cerr << "sandshim: " << e.what() << std::endl;
     code = e.code();
@@ -201,8 +232,6 @@ Request read_request(int socket, const SessionSetup& setup, std::vector<UniqueFd
     problem = "the broker expected a request first; nothing ran";
   } else if (fds.size() != static_cast<size_t>(k_request_fds)) {
     problem = "the request came without stdin, stdout, stderr and cwd; nothing ran";
-  } else if (!setup.refusal.empty()) {
-    problem = setup.refusal;
   }
   if (!problem.empty()) {
     tell_caller(stderr_fd, problem);
@@ -238,7 +267,7 @@ void close_inherited_fds(int keep) {
   if (worker == 0) {
     signals.reset();
     connection.reset();
-    become_worker(request, fds, peer, runner);
+    become_worker(request, fds, peer, setup, runner);
   }
   fds.clear();
   if (worker < 0) {

@@ -23,6 +23,14 @@ std::string cpus_value(double cpus) {
   return out.str();
 }
 
+// The caller's command, behind the workspace gate's arguments in a broker's run.
+void append_command(std::vector<std::string>& args, const RunSpec& spec) {
+  if (spec.gate) {
+    append(args, gate_prefix(*spec.gate, spec.workspace));
+  }
+  append(args, spec.command);
+}
+
 }  // namespace
 
 void add_identity_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec) {
@@ -65,6 +73,9 @@ void add_filesystem_flags(std::vector<std::string>& args, const Policy& policy,
   args.push_back(flag("shm-size", std::to_string(policy.shm_bytes)));
   args.push_back(
       flag("mount", bind_mount_spec(spec.workspace, policy.workspace_mode != WorkspaceMode::rw)));
+  if (spec.gate) {
+    args.push_back(flag("mount", bind_mount_spec(spec.gate->binary, k_gate_target, true)));
+  }
   args.push_back(flag("workdir", spec.cwd.string()));
 }
 
@@ -123,8 +134,11 @@ std::vector<std::string> build_run_arguments(const Policy& policy, const RunSpec
     step(args, policy, spec);
   }
   add_stdio_flags(args, policy, spec);
+  if (spec.gate) {
+    args.push_back(flag("entrypoint", k_gate_target));
+  }
   args.push_back(spec.image);
-  args.insert(args.end(), spec.command.begin(), spec.command.end());
+  append_command(args, spec);
   return args;
 }
 
@@ -153,7 +167,10 @@ std::vector<std::string> build_exec_arguments(const Policy& policy, const RunSpe
   args.push_back(flag("workdir", spec.cwd.string()));
   add_environment_flags(args, policy, spec);
   args.push_back(spec.container_name());
-  args.insert(args.end(), spec.command.begin(), spec.command.end());
+  if (spec.gate) {
+    args.push_back(k_gate_target);
+  }
+  append_command(args, spec);
   return args;
 }
 

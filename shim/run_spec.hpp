@@ -2,12 +2,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "shim/engine.hpp"
 #include "shim/engine_names.hpp"
+#include "shim/workspace_gate.hpp"
 
 namespace sandshim::shim {
 
@@ -32,8 +34,9 @@ struct RunSpec {
   StdioFds stdio;                                        // the caller's stdin, stdout, stderr
   int64_t deadline_epoch_s = 0;                          // for `sandshim gc`
   EngineDialect dialect;                                 // the engine's differences
-  bool warm = false;     // runs in a container of the warm pool, started in advance
-  std::string image_id;  // known before a warm run (the pool checks it); else probed
+  bool warm = false;                  // runs in a container of the warm pool, started in advance
+  std::string image_id;               // known before a warm run (the pool checks it); else probed
+  std::optional<WorkspaceGate> gate;  // a broker's run: the command waits on sandshim-gate
   std::string container_name() const { return container_name_of(run_id); }
 };
 

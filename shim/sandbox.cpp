@@ -22,6 +22,7 @@
 #include "shim/pool.hpp"
 #include "shim/run_context.hpp"
 #include "shim/workspace.hpp"
+#include "shim/workspace_gate.hpp"
 
 namespace sandshim::shim {
 
@@ -156,6 +157,9 @@ RunSpec prepare_spec(const RunContext& run) {
   spec.deadline_epoch_s = (run.start_ms() + run.policy.timeout_ms) / 1000 + 1;
   require_readable_by(run.workspace, uid, gid);
   refuse_paths_outside(spec);
+  if (request.broker) {
+    spec.gate = gate_for_held_cwd(spec.workspace, spec.cwd);
+  }
   return spec;
 }
 
@@ -373,6 +377,14 @@ int fill_pool(const RunRequest& request) {
   std::cout << "started " << started << " warm container(s) for " << run.spec()->image << " in "
             << run.workspace.string() << " (pool " << pool.key() << ")\n";
   return exit_code::k_ok;
+}
+
+int record_broker_refusal(const RunRequest& request, const std::string& message) {
+  RunContext run(request);
+  run.store = fallback_store(request);
+  record_refusal(run, RunStatus::refused, message);
+  say(request, message);
+  return exit_code::k_sandbox_error;
 }
 
 int run_sandboxed(const RunRequest& request, const RunEngine& engine) {

@@ -45,4 +45,8 @@ int run_sandboxed(const RunRequest& request, const RunEngine& engine = real_run_
 // under the configured policy until pool.size wait idle; returns once they run.
 int fill_pool(const RunRequest& request);
 
+// A run the broker refused before it started (its workspace, its uid's queue): one `refused`
+// row in the broker's audit with the caller's uid, and the line to the caller. Returns 125.
+int record_broker_refusal(const RunRequest& request, const std::string& message);
+
 }  // namespace sandshim::shim

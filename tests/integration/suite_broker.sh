@@ -9,72 +9,19 @@
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-# shellcheck source=../../install/lib/broker.sh
-. "$SOURCE_DIR/install/lib/broker.sh"
+# shellcheck source=broker_lib.sh
+. "$SOURCE_DIR/tests/integration/broker_lib.sh"
 
-readonly ND_USER=sandshim-broker-nd
-
-[[ $(id -u) == 0 ]] || skip_or_fail "needs root to create $ND_USER and start the broker"
-broker_ensure_user || skip_or_fail "cannot create the broker's user"
-ensure_plain_test_user "$ND_USER" || skip_or_fail "cannot create the test user $ND_USER"
-nd_uid=$(id -u "$ND_USER")
-nd_gid=$(id -g "$ND_USER")
-
-# Root-owned binary and shims the test user and the broker's user can both run.
-mkdir -p "$T/bin" "$T/shims"
-cp "$SANDSHIM_BIN" "$T/bin/sandshim"
-chmod 755 "$T/bin" "$T/bin/sandshim" "$T/shims"
-for tool in python node sh; do ln -s "$T/bin/sandshim" "$T/shims/$tool"; done
-
-SOCK=$T/run/broker.sock
-BSTATE=$T/broker-state
-AUDIT_DBS+=("$BSTATE/audit.db")
-# Stops the suite's broker first, then lib.sh's cleanup, which reads the exit status from $?.
-stop_broker_then_cleanup() {
-    local rc=$?
-    broker_stop_if_started
-    (exit "$rc")
-    cleanup
-}
-trap stop_broker_then_cleanup EXIT
 # The broker's own system file (the policy's floor): keyed, anchored audit; timeout open to 10m.
-SYSCONF=$T/etc/config
-ANCHOR=$T/anchors/anchor.log
-broker_write_system_config "$SYSCONF" "$BSTATE" "$T/anchors" $'[users]\nmay_set = sandbox.timeout<=10m\n'
-start_broker() {
-    broker_start "$T/bin/sandshim" "$SOCK" "$BSTATE" --max-runs-per-user 2 --system-config "$SYSCONF" ||
-        fail "the broker did not start"
-}
-start_broker
+broker_suite_setup sandshim-broker-nd $'[users]\nmay_set = sandbox.timeout<=10m\n'
+start_broker --max-runs-per-user 2
 
-# The test user's home, config and workspace (its own; the broker only needs to pass through).
-U=$T/nd
-mkdir -p "$U/.config/sandshim" "$U/ws/sub"
+# The test user's workspace (its own; the broker only needs to pass through).
+mkdir -p "$U/ws/sub"
 git -C "$U/ws" init -q
 printf 'print("from the workspace")\n' >"$U/ws/hello.py"
-chown -R "$ND_USER:" "$U"
-chmod 755 "$U" "$U/ws"
-
-# Runs CMD as the test user in DIR with the shims first on PATH and the suite's broker.
-# (The subshell execs the command, so a background one's $! is the client itself.)
-nd_command=(setpriv --reuid="$nd_uid" --regid="$nd_gid" --init-groups
-    env -i PATH="$T/shims:/usr/bin:/bin" HOME="$U" LANG=C.UTF-8 SANDSHIM_BROKER=required
-    SANDSHIM_BROKER_SOCKET="$SOCK")
-as_nd() { # DIR CMD...
-    local dir=$1
-    shift
-    (cd "$dir" && exec "${nd_command[@]}" "$@")
-}
-# `sandshim audit` as root on the broker's database.
-broker_audit() { "$SANDSHIM_BIN" audit "$@" --db "$BSTATE/audit.db"; }
-last_broker_run() {
-    broker_audit list --limit 1 --json | "$HOST_PY" -c 'import json, sys; print(json.load(sys.stdin)[0]["run_id"])'
-}
-broker_row() { # RUN FIELD
-    broker_audit show "$1" --json | "$HOST_PY" -c 'import json, sys
-v = json.load(sys.stdin)[sys.argv[1]]
-print(v if isinstance(v, str) else json.dumps(v))' "$2"
-}
+chown -R "$ND_USER:" "$U/ws"
+chmod 755 "$U/ws"
 
 check "$ND_USER is not in the engine's group: docker ps and a raw connect to the socket fail"
 ! id -nG "$ND_USER" | tr ' ' '\n' | grep -qx docker || fail "$ND_USER is in the docker group"
@@ -217,13 +164,7 @@ expect_exit 125 as_nd "$(getent passwd "$ND_USER" | cut -d: -f6)" sh -c 'exit 42
 expect_contains "refusing to mount your home directory" "$ERR"
 
 check "a workspace swapped for a symlink to a directory the caller cannot traverse while the request waits is refused"
-# A root-only directory holding a readable secret: the caller cannot pass through it.
-mkdir -p "$T/locked/inside"
-echo "the secret" >"$T/locked/inside/secret"
-chmod 700 "$T/locked"
-chmod 755 "$T/locked/inside"
-chmod 644 "$T/locked/inside/secret"
-! as_nd "$U/ws" cat "$T/locked/inside/secret" 2>/dev/null || fail "control: the caller can read the secret"
+make_locked_secret
 mkdir -p "$U/swap"
 chown "$ND_USER:" "$U/swap"
 chmod 755 "$U/swap"
@@ -237,7 +178,7 @@ swapper=$!
 BG_PIDS+=("$swapper")
 sleep 1 # the request is queued behind the two runs
 mv "$U/swap" "$U/swap.moved"
-ln -s "$T/locked/inside" "$U/swap"
+ln -s "$LOCKED/inside" "$U/swap"
 kill -TERM "$hold1" "$hold2"
 wait "$hold1" "$hold2" 2>/dev/null || true
 rc=0 && wait "$swapper" || rc=$?

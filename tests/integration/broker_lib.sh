@@ -1,0 +1,84 @@
+# shellcheck shell=bash
+# What the broker suites share: a user NOT in the engine's group, a root-owned copy of the binary
+# (and its workspace gate) with shims, and a private broker as the system user `sandshim` on a
+# socket in the suite's directory. Source after lib.sh, then call broker_suite_setup.
+#
+#   . "$(dirname "${BASH_SOURCE[0]}")/broker_lib.sh"
+#   broker_suite_setup sandshim-NAME-nd [TAIL of the system file]
+#   start_broker [broker flags...]
+#   as_nd DIR CMD...                  # as the test user, shims first on PATH, broker required
+# shellcheck source=../../install/lib/broker.sh
+. "$SOURCE_DIR/install/lib/broker.sh"
+
+# Stops the suite's broker first, then lib.sh's cleanup, which reads the exit status from $?.
+stop_broker_then_cleanup() {
+    local rc=$?
+    broker_stop_if_started
+    (exit "$rc")
+    cleanup
+}
+
+# The user, the binaries, the broker's state and system file; U is the test user's home.
+broker_suite_setup() { # ND_USER [SYSTEM_FILE_TAIL]
+    ND_USER=$1
+    [[ $(id -u) == 0 ]] || skip_or_fail "needs root to create $ND_USER and start the broker"
+    broker_ensure_user || skip_or_fail "cannot create the broker's user"
+    ensure_plain_test_user "$ND_USER" || skip_or_fail "cannot create the test user $ND_USER"
+    nd_uid=$(id -u "$ND_USER")
+    nd_gid=$(id -g "$ND_USER")
+    # Root-owned binary, gate and shims the test user and the broker's user can both run.
+    mkdir -p "$T/bin" "$T/shims"
+    cp "$SANDSHIM_BIN" "$(dirname "$SANDSHIM_BIN")/sandshim-gate" "$T/bin/"
+    chmod 755 "$T/bin" "$T/bin/sandshim" "$T/bin/sandshim-gate" "$T/shims"
+    for tool in python node sh; do ln -s "$T/bin/sandshim" "$T/shims/$tool"; done
+    SOCK=$T/run/broker.sock
+    BSTATE=$T/broker-state
+    AUDIT_DBS+=("$BSTATE/audit.db")
+    trap stop_broker_then_cleanup EXIT
+    SYSCONF=$T/etc/config
+    ANCHOR=$T/anchors/anchor.log # shellcheck disable=SC2034 # read by the suites
+    broker_write_system_config "$SYSCONF" "$BSTATE" "$T/anchors" "${2:-}"
+    U=$T/nd
+    mkdir -p "$U/.config/sandshim"
+    chown -R "$ND_USER:" "$U"
+    chmod 755 "$U"
+    # (The subshell execs the command, so a background one's $! is the client itself.)
+    nd_command=(setpriv --reuid="$nd_uid" --regid="$nd_gid" --init-groups
+        env -i PATH="$T/shims:/usr/bin:/bin" HOME="$U" LANG=C.UTF-8 SANDSHIM_BROKER=required
+        SANDSHIM_BROKER_SOCKET="$SOCK")
+}
+
+start_broker() { # [FLAGS...]
+    broker_start "$T/bin/sandshim" "$SOCK" "$BSTATE" --system-config "$SYSCONF" "$@" ||
+        fail "the broker did not start"
+}
+
+# Runs CMD as the test user in DIR with the shims first on PATH and the suite's broker.
+as_nd() { # DIR CMD...
+    local dir=$1
+    shift
+    (cd "$dir" && exec "${nd_command[@]}" "$@")
+}
+
+# `sandshim audit` as root on the broker's database.
+broker_audit() { "$SANDSHIM_BIN" audit "$@" --db "$BSTATE/audit.db"; }
+last_broker_run() {
+    broker_audit list --limit 1 --json | "$HOST_PY" -c 'import json, sys; print(json.load(sys.stdin)[0]["run_id"])'
+}
+broker_row() { # RUN FIELD
+    broker_audit show "$1" --json | "$HOST_PY" -c 'import json, sys
+v = json.load(sys.stdin)[sys.argv[1]]
+print(v if isinstance(v, str) else json.dumps(v))' "$2"
+}
+
+# A root-only directory holding a readable secret: the test user cannot pass through it, but a
+# mount of LOCKED/inside would show it. Sets LOCKED.
+make_locked_secret() {
+    LOCKED=$T/locked
+    mkdir -p "$LOCKED/inside"
+    echo "the secret" >"$LOCKED/inside/secret"
+    chmod 700 "$LOCKED"
+    chmod 755 "$LOCKED/inside"
+    chmod 644 "$LOCKED/inside/secret"
+    ! as_nd "$U" cat "$LOCKED/inside/secret" 2>/dev/null || fail "control: the caller can read the secret"
+}
