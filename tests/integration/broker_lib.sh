@@ -36,7 +36,8 @@ broker_suite_setup() { # ND_USER [SYSTEM_FILE_TAIL]
     AUDIT_DBS+=("$BSTATE/audit.db")
     trap stop_broker_then_cleanup EXIT
     SYSCONF=$T/etc/config
-    ANCHOR=$T/anchors/anchor.log # shellcheck disable=SC2034 # read by the suites
+    # shellcheck disable=SC2034 # read by the suites
+    ANCHOR=$T/anchors/anchor.log
     broker_write_system_config "$SYSCONF" "$BSTATE" "$T/anchors" "${2:-}"
     U=$T/nd
     mkdir -p "$U/.config/sandshim"
