@@ -40,6 +40,7 @@ stop_flood() {
 }
 trap 'stop_flood; broker_stop_if_started; rm -rf "$work"' EXIT
 install -m 755 "$bin" "$work/sandshim"
+broker_install_gate "$bin" "$work"
 mkdir -p "$work/ws" && chmod 755 "$work/ws"
 uid=$(id -u "$k_user")
 gid=$(id -g "$k_user")

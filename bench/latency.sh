@@ -117,6 +117,7 @@ start_bench_broker() {
   . "$here/../install/lib/broker.sh"
   broker_ensure_user > /dev/null 2>&1 || return 1
   install -m 755 "$bin" "$work/sandshim"
+  broker_install_gate "$bin" "$work" || return 1
   broker_start "$work/sandshim" "$work/run/broker.sock" "$work/broker" --max-runs-per-user 64 || return 1
   broker_client=(env SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$work/run/broker.sock")
 }

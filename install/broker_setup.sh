@@ -60,6 +60,7 @@ main() {
     bin=$(readlink -f "$bin")
     reexec_as_root "${BASH_SOURCE[0]}" "$bin"
     install -m 0755 "$bin" "$k_installed_bin"
+    broker_install_gate "$bin" /usr/local/libexec/sandshim || die "cannot install the workspace gate"
     broker_ensure_user || die "cannot set up the broker's user (see above)"
     ensure_system_config
     if [[ -d /run/systemd/system ]]; then

@@ -1,6 +1,8 @@
 #include "shim/broker_policy.hpp"
 
 #include "audit/chain_key.hpp"
+#include "common/error.hpp"
+#include "common/strings.hpp"
 
 namespace sandshim::shim {
 
@@ -40,8 +42,30 @@ PolicyInputs policy_inputs(const std::optional<BrokerPolicySource>& source,
   return inputs;
 }
 
+namespace {
+
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+  std::error_code ec;
+  return std::filesystem::equivalent(a, b, ec) ||
+         std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec);
+}
+
+// Direct mode never writes the broker's database, however it is named (SANDSHIM_AUDIT_DB too).
+void refuse_broker_database(const Policy& policy, const std::filesystem::path& db) {
+  if (!policy.broker_audit_db.empty() && same_file(db, policy.broker_audit_db)) {
+    throw Fatal("direct mode never writes the broker's audit database " + quoted(db.string()) +
+                " (its chain is keyed); run through the broker, or name another database with "
+                "`[audit] db` in your config or SANDSHIM_AUDIT_DB");
+  }
+}
+
+}  // namespace
+
 audit::StoreOptions audit_store_options(const Policy& policy, const std::filesystem::path& db,
                                         bool broker) {
+  if (!broker) {
+    refuse_broker_database(policy, db);
+  }
   audit::StoreOptions options{db};
   if (broker && !policy.audit_key_file.empty()) {
     options.key = audit::load_or_create_chain_key(policy.audit_key_file);

@@ -898,6 +898,23 @@ std::vector<std::filesystem::path> workspace_files(const std::filesystem::path& 
   return files;
 }
 
+namespace {
+
+// A system file that keys its audit names the broker's: direct mode keeps its own database
+// (its rows would otherwise be unkeyed links in the broker's chain, written by whoever runs).
+void set_aside_broker_audit(Policy& policy) {
+  if (policy.audit_key_file.empty()) {
+    return;
+  }
+  Policy defaults;
+  policy.broker_audit_db = policy.audit_db;
+  policy.audit_db = defaults.audit_db;
+  policy.audit_key_file = defaults.audit_key_file;
+  policy.audit_anchor_file = defaults.audit_anchor_file;
+}
+
+}  // namespace
+
 Policy load_policy(const PolicyInputs& inputs) {
   Policy policy;
   set_default_images(policy);
@@ -905,6 +922,9 @@ Policy load_policy(const PolicyInputs& inputs) {
     apply_settings(policy, parse_config_text(*text, inputs.system_file.string()),
                    LayerTrust{Layer::system, inputs.mode});
     policy.sources.push_back(inputs.system_file.string());
+  }
+  if (inputs.mode == PolicyMode::direct) {
+    set_aside_broker_audit(policy);
   }
   for (const auto& file : inputs.user_files.value_or(user_config_files())) {
     apply_layer(policy, file.path, {Layer::user, inputs.mode}, file.required);

@@ -72,6 +72,9 @@ struct Policy {
   uint64_t audit_tail_bytes = 4096;
   std::string audit_key_file;     // HMAC key of the chain (broker); empty: an unkeyed chain
   std::string audit_anchor_file;  // root-owned append-only log of chain heads; empty: none
+  // Direct mode only: the broker's database, named by a system file that keys its audit; never
+  // written in direct mode (not a key: derived when the policy loads).
+  std::string broker_audit_db;
 
   // [hook]
   HookMode hook_mode = HookMode::path;

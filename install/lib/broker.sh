@@ -42,6 +42,16 @@ broker_own_dir() { # DIR MODE
     install -d -o "$k_broker_user" -g "$k_broker_user" -m "$2" "$1"
 }
 
+# Installs the workspace gate built beside BUILT_BIN (sandshim-gate) root-owned into DIR: the
+# broker mounts it into every container, found beside its binary or in ../libexec/sandshim.
+broker_install_gate() { # BUILT_BIN DIR
+    local gate
+    gate="$(dirname "$(readlink -f "$1")")/sandshim-gate"
+    [[ -x $gate ]] || { say "the workspace gate $gate is missing; build the sandshim target"; return 1; }
+    install -d -m 0755 "$2"
+    install -m 0755 "$gate" "$2/sandshim-gate"
+}
+
 # Writes the broker's system config FILE (root:root 0644 in a root-owned directory, as the
 # policy's ownership check requires): the audit database and the chain's key in STATE_DIR (the key
 # in a directory only the broker's user may enter), the anchor log in ANCHOR_DIR (root-owned; the

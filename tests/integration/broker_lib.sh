@@ -28,8 +28,9 @@ broker_suite_setup() { # ND_USER [SYSTEM_FILE_TAIL]
     nd_gid=$(id -g "$ND_USER")
     # Root-owned binary, gate and shims the test user and the broker's user can both run.
     mkdir -p "$T/bin" "$T/shims"
-    cp "$SANDSHIM_BIN" "$(dirname "$SANDSHIM_BIN")/sandshim-gate" "$T/bin/"
-    chmod 755 "$T/bin" "$T/bin/sandshim" "$T/bin/sandshim-gate" "$T/shims"
+    cp "$SANDSHIM_BIN" "$T/bin/"
+    broker_install_gate "$SANDSHIM_BIN" "$T/bin" || fail "cannot install the workspace gate"
+    chmod 755 "$T/bin" "$T/bin/sandshim" "$T/shims"
     for tool in python node sh; do ln -s "$T/bin/sandshim" "$T/shims/$tool"; done
     SOCK=$T/run/broker.sock
     BSTATE=$T/broker-state
