@@ -2,6 +2,7 @@
 //
 //   sandshim_audit_bench per-run DB N      N shim-like runs: open, mark_abandoned, begin, complete
 //   sandshim_audit_bench throughput DB N   N begin+complete pairs on one open store
+//   sandshim_audit_bench throughput DB N KEY ANCHOR   the same, keyed and anchored (the broker's)
 //   sandshim_audit_bench generate DB N     N realistic finished, chained rows, in bulk
 //   sandshim_audit_bench audit ARGS...     `sandshim audit ARGS...` until the CLI binary exists
 
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "audit/chain.hpp"
+#include "audit/chain_key.hpp"
 #include "audit/commands.hpp"
 #include "audit/sqlite.hpp"
 #include "audit/store.hpp"
@@ -103,8 +105,14 @@ int per_run(const std::string& db, int count) {
   return 0;
 }
 
-int throughput(const std::string& db, int count) {
-  Store store = Store::open(StoreOptions{db});
+int throughput(const std::string& db, int count, const std::string& key_file = "",
+               const std::string& anchor = "") {
+  StoreOptions options{db};
+  if (!key_file.empty()) {
+    options.key = load_or_create_chain_key(key_file);
+    options.anchor_file = anchor;
+  }
+  Store store = Store::open(options);
   auto start = Clock::now();
   for (int i = 0; i < count; ++i) {
     RunRecord record = typical_run("tp-" + std::to_string(i) + "-" + std::to_string(::getpid()),
@@ -113,8 +121,9 @@ int throughput(const std::string& db, int count) {
     store.complete_run(record);
   }
   double seconds = micros_since(start) / 1e6;
-  std::printf("%-34s %d runs in %.2f s = %.0f runs/s\n", "throughput (one store)", count, seconds,
-              count / seconds);
+  std::printf("%-34s %d runs in %.2f s = %.0f runs/s = %.3f ms/run\n",
+              key_file.empty() ? "throughput (one store)" : "throughput (one keyed store)", count,
+              seconds, count / seconds, seconds * 1000 / count);
   return 0;
 }
 
@@ -175,6 +184,9 @@ int main(int argc, char** argv) {
     }
     if (args.size() == 3 && args[0] == "throughput") {
       return throughput(args[1], std::stoi(args[2]));
+    }
+    if (args.size() == 5 && args[0] == "throughput") {
+      return throughput(args[1], std::stoi(args[2]), args[3], args[4]);
     }
     if (args.size() == 3 && args[0] == "generate") {
       return generate(args[1], std::stoi(args[2]));

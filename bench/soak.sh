@@ -9,6 +9,8 @@
 #
 #   bench/soak.sh                                    1,000 runs, 16 to 32 at once
 #   RUNS=100 MIN_PARALLEL=16 MAX_PARALLEL=16 SEED=7 SANDSHIM_BIN=build/sandshim bench/soak.sh
+#   BROKER=1 MIN_PARALLEL=32 bench/soak.sh           through a private broker (root): the runs
+#                                                    are a user outside the engine's group's
 #
 # Everything (HOME, config, audit database, workspace) lives in a temporary directory, removed
 # at the end unless KEEP=1. Runs use the engine the caller's configuration would (the shared
@@ -35,6 +37,8 @@ export SANDSHIM_AUDIT_DB=$work/audit.db LANG=C.UTF-8
 unset SANDSHIM_CONFIG SANDSHIM_DRY_RUN SANDSHIM_AGENT SANDSHIM_SESSION_ID SANDSHIM_TOOL_USE_ID
 mkdir -p "$HOME" "$work/ws" "$work/err"
 git -C "$work/ws" init -q
+client_prefix=() # what each run's `sandshim run` is started under (broker mode: the user, the socket)
+audit_through=() # how `sandshim audit verify` reaches the database
 
 # This soak's containers: one per recorded run id (the row is written before it starts).
 soak_containers() {
@@ -43,6 +47,37 @@ soak_containers() {
         comm -12 - <("$bin" audit sql "SELECT 'sandshim-' || run_id AS n FROM runs" --jsonl |
             "$python" -c 'import json, sys
 for line in sys.stdin: print(json.loads(line)["n"])' | sort -u)
+}
+
+# BROKER=1: a private broker as the system user `sandshim` (keyed, anchored audit, up to
+# MAX_PARALLEL runs of one uid at once) and a user outside the engine's group as every run's caller.
+start_soak_broker() {
+    # shellcheck source=../install/lib/broker.sh
+    . "$source_dir/install/lib/broker.sh"
+    # shellcheck source=../install/lib/testuser.sh
+    . "$source_dir/install/lib/testuser.sh"
+    local user=sandshim-broker2-nd
+    if ! broker_ensure_user >/dev/null || ! ensure_plain_test_user "$user" >/dev/null; then
+        echo "soak.sh: BROKER=1 needs root (users, the broker)" >&2
+        exit 2
+    fi
+    install -d -m 755 "$work/bin"
+    install -m 755 "$bin" "$work/bin/sandshim"
+    broker_install_gate "$bin" "$work/bin"
+    bin=$work/bin/sandshim
+    broker_write_system_config "$work/etc/config" "$work/broker" "$work/anchors" \
+        $'[users]\nmay_set = sandbox.timeout<=10m\n'
+    broker_start "$bin" "$work/run/broker.sock" "$work/broker" --system-config "$work/etc/config" \
+        --max-runs-per-user "$max_parallel" || exit 2
+    trap 'broker_stop_if_started; cleanup' EXIT
+    chown -R "$user:" "$HOME" "$work/ws"
+    client_prefix=(setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --init-groups
+        env -i PATH=/usr/bin:/bin HOME="$HOME" LANG=C.UTF-8 SANDSHIM_BROKER=required
+        SANDSHIM_BROKER_SOCKET="$work/run/broker.sock")
+    audit_through=(env XDG_CONFIG_HOME="$work/none" SANDSHIM_BROKER=required
+        SANDSHIM_BROKER_SOCKET="$work/run/broker.sock")
+    export SANDSHIM_AUDIT_DB=$work/broker/audit.db # read directly by root for the counts
+    echo "  through a private broker (pid $(broker_started_pid)); runs as $user (not in the engine's group)"
 }
 
 cleanup() {
@@ -57,6 +92,9 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
+if [[ ${BROKER:-0} == 1 ]]; then
+    start_soak_broker
+fi
 
 echo "== soak: $runs runs, $min_parallel to $max_parallel at once, seed $seed"
 echo "  machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
@@ -65,10 +103,11 @@ echo "  binary: $bin"
 # The driver: starts the runs, keeps the target number running, samples each shim's peak RSS
 # (VmHWM of the shim alone: wait4 would add the engine client it waited for), times each run.
 cd "$work/ws"
-"$python" - "$bin" "$runs" "$min_parallel" "$max_parallel" "$seed" "$work" <<'EOF' | tee "$work/driver.out"
+"$python" - "$bin" "$runs" "$min_parallel" "$max_parallel" "$seed" "$work" "${client_prefix[@]}" <<'EOF' | tee "$work/driver.out"
 import json, os, random, statistics, subprocess, sys, time
 
 bin, runs, lo, hi, seed, work = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+prefix = sys.argv[7:]
 rng = random.Random(seed)
 
 # kind: (weight, argv after `sandshim run`, expected exit code, expected audit status). Only the
@@ -110,7 +149,7 @@ while started < runs or running:
     if started < runs and len(running) < target:
         kind = rng.choices(names, weights)[0]
         err = open(f"{work}/err/{started}.txt", "wb")
-        proc = subprocess.Popen([bin, "run"] + KINDS[kind][1], stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen(prefix + [bin, "run"] + KINDS[kind][1], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=err)
         err.close()
         running[proc.pid] = {"i": started, "kind": kind, "proc": proc, "t": time.monotonic(), "rss": 0}
@@ -194,7 +233,7 @@ expected=$("$python" -c 'import json, sys
 e = json.load(open(sys.argv[1]))["expected_status"]
 print(" ".join(f"{k}:{v}" for k, v in sorted(e.items())))' "$work/summary.json")
 verify_rc=0
-verify=$("$bin" audit verify 2>&1) || verify_rc=$?
+verify=$("${audit_through[@]}" "$bin" audit verify 2>&1) || verify_rc=$?
 
 echo "== results"
 echo "  runs completed:       $completed of $runs"

@@ -12,7 +12,11 @@
 #include <filesystem>
 #include <sstream>
 
+#include <spdlog/spdlog.h>
+
+#include <chrono>
 #include "common/error.hpp"
+
 #include "common/process.hpp"
 #include "common/strings.hpp"
 #include "shim/engine_client.hpp"
@@ -24,6 +28,14 @@
 namespace sandshim::shim {
 
 namespace {
+
+// CLOCK_MONOTONIC (steady_clock) in fractional ms: the broker's debug lines use the same clock,
+// so bench/broker_overhead.sh can subtract them.
+double steady_ms() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 using audit::RunStatus;
 
@@ -233,6 +245,7 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   Pipe out = make_pipe();
   Pipe err = make_pipe();
   m_client = spawn_client(engine_args, out, err);
+  spdlog::debug("engine {} run: client started at {:.3f}", m_engine.kind, steady_ms());
   out.write.reset();
   err.write.reset();
   if (m_spec.tty) {
@@ -362,6 +375,8 @@ void RunLoop::on_signal(int sig) {
 void RunLoop::on_client_exit(int status) {
   m_client_status = decode_wait_status(status);
   m_client = -1;
+  spdlog::debug("engine {} run: client exited {} at {:.3f} after {} ms", m_engine.kind,
+                m_client_status->code, steady_ms(), monotonic_ms() - m_start_ms);
 }
 
 // The deadline, or a signal the container did not obey, decides removal; it is retried while the

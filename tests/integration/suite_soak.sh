@@ -20,4 +20,16 @@ expect_contains "rows lost:            0" "$OUT"
 expect_contains "containers leaked:    0 (when the last shim exited: 0)" "$OUT"
 expect_contains "audit verify:         ok: " "$OUT"
 
+check "soak through the broker: ${SANDSHIM_SOAK_BROKER_RUNS:-50} mixed runs, 16 at once, as a user outside the engine's group"
+[[ $(id -u) == 0 ]] || skip_or_fail "the broker soak needs root (users, the broker)"
+rc=0
+TMPDIR=$T KEEP=1 BROKER=1 RUNS=${SANDSHIM_SOAK_BROKER_RUNS:-50} MIN_PARALLEL=16 MAX_PARALLEL=16 \
+    SANDSHIM_BIN=$SANDSHIM_BIN bash "$SOURCE_DIR/bench/soak.sh" >"$OUT" 2>"$ERR" || rc=$?
+cat "$OUT" >&2
+[[ $rc == 0 ]] || fail "bench/soak.sh BROKER=1 failed (exit $rc): $(cat "$ERR")"
+expect_contains "through a private broker" "$OUT"
+expect_contains "rows lost:            0" "$OUT"
+expect_contains "containers leaked:    0 (when the last shim exited: 0)" "$OUT"
+expect_contains "audit verify:         ok: " "$OUT"
+
 suite_done

@@ -60,3 +60,29 @@ TEST_CASE("only a broker's store is keyed and anchored", "[broker_policy]") {
   CHECK(broker.anchor_file == dir.path() / "anchor.log");
   CHECK(std::filesystem::exists(dir.path() / "chain.key"));
 }
+
+TEST_CASE("direct mode never writes the broker's keyed database; the broker's worker does",
+          "[broker_policy]") {
+  if (::geteuid() != 0) {
+    WARN("the system file must be root-owned: run the unit tests as root");
+    return;
+  }
+  ScratchDir dir;
+  auto broker_db = dir.path() / "broker" / "audit.db";
+  auto system = dir.write("etc/config", "[audit]\ndb = " + broker_db.string() + "\nkey_file = " +
+                                            (dir.path() / "chain.key").string() + "\n");
+  std::filesystem::permissions(dir.path() / "etc", std::filesystem::perms::owner_all);
+  PolicyInputs direct(std::filesystem::path{}, {});
+  direct.system_file = system;
+  direct.user_files = std::vector<ConfigFile>{};
+  Policy in_direct = load_policy(direct);
+  CHECK(in_direct.audit_db.empty());  // its own default database instead
+  CHECK(in_direct.audit_key_file.empty());
+  CHECK(in_direct.broker_audit_db == broker_db.string());
+  CHECK_THROWS_WITH(audit_store_options(in_direct, broker_db, false),
+                    Catch::StartsWith("direct mode never writes the broker's audit database"));
+  CHECK_NOTHROW(audit_store_options(in_direct, dir.path() / "mine.db", false));
+  Policy in_broker = load_policy(policy_inputs(BrokerPolicySource{system, {}}, {}));
+  CHECK(in_broker.audit_db == broker_db.string());
+  CHECK(in_broker.broker_audit_db.empty());
+}

@@ -111,3 +111,29 @@ TEST_CASE("mount paths cannot change the mount", "[hardening][workspace]") {
   CHECK_THROWS_AS(bind_mount_spec("/w/new\nline", true), sandshim::Fatal);
   CHECK_THROWS_AS(bind_mount_spec("relative", true), sandshim::Fatal);
 }
+
+TEST_CASE("a broker's run waits on the workspace gate; a direct run has none",
+          "[hardening][gate]") {
+  RunSpec spec = sample_spec();
+  auto direct = build_run_arguments(Policy{}, spec);
+  CHECK_FALSE(has(direct, "--entrypoint=/.sandshim/gate"));
+  CHECK(direct.back() == "print(1)");
+  spec.gate = WorkspaceGate{"/usr/libexec/sandshim/sandshim-gate", "2049:17", "2049:18"};
+  auto gated = build_run_arguments(Policy{}, spec);
+  CHECK(has(gated,
+            "--mount=type=bind,source=/usr/libexec/sandshim/sandshim-gate,"
+            "target=/.sandshim/gate,readonly"));
+  CHECK(has(gated, "--entrypoint=/.sandshim/gate"));
+  // After the image: the gate's arguments, then the caller's command exactly as given.
+  size_t image = index_of(gated, spec.image);
+  std::vector<std::string> tail(gated.begin() + static_cast<std::ptrdiff_t>(image) + 1,
+                                gated.end());
+  std::vector<std::string> expected = {"/work/project", "2049:17", "2049:18", "--"};
+  expected.insert(expected.end(), spec.command.begin(), spec.command.end());
+  CHECK(tail == expected);
+  spec.warm = true;
+  auto exec = build_exec_arguments(Policy{}, spec);
+  size_t name = index_of(exec, spec.container_name());
+  CHECK(exec[name + 1] == "/.sandshim/gate");
+  CHECK(exec[name + 2] == "/work/project");
+}
