@@ -99,7 +99,7 @@ wait
 exit "$rc"'
 # (A swap that lands between the engine's create and start can leave the engine client waiting:
 # the user's tighter timeout bounds it.)
-printf '[sandbox]\ntimeout = 10s\n' >"$U/.config/sandshim/config"
+printf '[sandbox]\ntimeout = 5s\n' >"$U/.config/sandshim/config"
 declare -A outcomes=()
 for ((i = 0; i < RACE_RUNS; i++)); do
     rc=0
