@@ -27,7 +27,7 @@ ensure_plain_test_user "$user" >/dev/null
 
 work=$(mktemp -d /tmp/sandshim-broker-overhead.XXXXXX)
 chmod 755 "$work"
-trap 'broker_stop_if_started; rm -rf "$work"' EXIT
+trap 'broker_stop_if_started; chattr -a "$work/anchors/anchor.log" 2>/dev/null; rm -rf "$work"' EXIT
 install -d -m 755 "$work/bin"
 install -m 755 "$bin" "$work/bin/sandshim"
 broker_install_gate "$bin" "$work/bin"

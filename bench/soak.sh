@@ -88,6 +88,7 @@ cleanup() {
     if [[ -n ${KEEP:-} ]]; then
         echo "soak.sh: kept $work" >&2
     else
+        chattr -a "$work/anchors/anchor.log" 2>/dev/null || true # BROKER=1: append-only
         rm -rf "$work"
     fi
 }

@@ -14,6 +14,7 @@
 stop_broker_then_cleanup() {
     local rc=$?
     broker_stop_if_started
+    chattr -a "$ANCHOR" 2>/dev/null || true # append-only: lib.sh's cleanup removes the directory
     (exit "$rc")
     cleanup
 }
