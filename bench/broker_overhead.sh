@@ -6,7 +6,7 @@
 #  - end to end, broker mode and direct mode side by side, the order alternating every round.
 #  - the audit cost per run with the database kept open, unkeyed and keyed+anchored as the
 #    broker's (sandshim_audit_bench throughput).
-#  - the broker's RSS at idle, and its processes' total RSS under 32 concurrent runs.
+#  - the broker's memory (Pss) at idle, and its processes' total under 32 concurrent runs.
 # Timings are printed, never asserted.
 #
 #   RUNS=40 SANDSHIM_BIN=build/sandshim bench/broker_overhead.sh
@@ -49,13 +49,15 @@ percentiles() { # VALUES... -> "p50 X p95 Y" (nearest rank)
         awk '{ v[NR] = $1 } END { printf "p50 %.2f p95 %.2f", v[int((NR * 50 + 99) / 100)], v[int((NR * 95 + 99) / 100)] }'
 }
 
-# One broker run at debug: "BEFORE AFTER" milliseconds around the engine client.
+# One broker run at debug: "BEFORE AFTER OWN" milliseconds: request -> engine client started,
+# engine client exited -> client exit, request -> worker started (the broker's own share).
 broker_split() {
     "${broker_mode[@]}" SANDSHIM_LOG=debug "$work/bin/sandshim" run -- sh -c true \
         </dev/null 2>&1 >/dev/null |
         awk '/broker: request sent at/ { s = $NF } /run: client started at/ { c = $NF }
              /run: client exited/ { e = $(NF - 3) } /broker: exit received at/ { x = $NF }
-             END { if (s && c && e && x) printf "%.3f %.3f\n", c - s, x - e }'
+             /broker: worker started at/ { w = $NF }
+             END { if (s && c && e && x && w) printf "%.3f %.3f %.3f\n", c - s, x - e, w - s }'
 }
 
 end_to_end_ms() { # CMD... -> milliseconds of the whole run
@@ -65,10 +67,10 @@ end_to_end_ms() { # CMD... -> milliseconds of the whole run
 }
 
 echo "== broker overhead: $runs runs of sh -c true each; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-before=() after=() broker_total=() direct_total=()
+before=() after=() own=() broker_total=() direct_total=()
 for ((i = 0; i < runs; i++)); do
-    read -r b a <<<"$(broker_split)"
-    before+=("$b") after+=("$a")
+    read -r b a o <<<"$(broker_split)"
+    before+=("$b") after+=("$a") own+=("$o")
     if ((i % 2 == 0)); then
         broker_total+=("$(end_to_end_ms "${broker_mode[@]}")")
         direct_total+=("$(end_to_end_ms "${direct_mode[@]}")")
@@ -79,6 +81,7 @@ for ((i = 0; i < runs; i++)); do
 done
 echo "  request -> engine client started   $(percentiles "${before[@]}") ms"
 echo "  engine client exited -> client exit $(percentiles "${after[@]}") ms"
+echo "  request -> worker started           $(percentiles "${own[@]}") ms (the broker's own share)"
 echo "  end to end, broker mode            $(percentiles "${broker_total[@]}") ms"
 echo "  end to end, direct mode            $(percentiles "${direct_total[@]}") ms"
 
@@ -91,16 +94,16 @@ else
     echo "  n/a (build the sandshim_audit_bench target)"
 fi
 
-rss_kib() { # PIDS... -> total VmRSS in KiB
+rss_kib() { # PIDS... -> total proportional set size (Pss: shared pages split) in KiB
     local pid total=0 kib
     for pid in "$@"; do
-        kib=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+        kib=$(awk '/^Pss:/ {print $2}' "/proc/$pid/smaps_rollup" 2>/dev/null || echo 0)
         total=$((total + ${kib:-0}))
     done
     echo "$total"
 }
 broker_pids() { pgrep -u sandshim -f "$work/bin/sandshim" || true; }
-echo "== broker RSS"
+echo "== broker memory (Pss, KiB)"
 echo "  idle: daemon $(rss_kib "$(broker_started_pid)") KiB"
 pids=()
 for ((i = 0; i < 32; i++)); do
