@@ -134,6 +134,10 @@ CREATE INDEX decisions_time ON decisions(time_ms);
 CREATE INDEX decisions_tool_use ON decisions(tool_use_id) WHERE tool_use_id != '';
 CREATE INDEX runs_tool_use ON runs(tool_use_id) WHERE tool_use_id != '';
 )sql"},
+    // The limits a run hit (sandbox.pids, sandbox.timeout, ...), comma-separated; '' for none.
+    {3, R"sql(
+ALTER TABLE runs ADD COLUMN limit_hit TEXT NOT NULL DEFAULT '';
+)sql"},
 };
 
 }  // namespace

@@ -224,6 +224,13 @@ Key pattern_list_key(std::string name, std::string help, std::vector<std::string
           [field](const Policy& p) { return join(p.*field, " "); }};
 }
 
+std::optional<std::string> true_or_false(const std::string& v) {
+  if (v != "true" && v != "false") {
+    return std::string("expected true or false");
+  }
+  return std::nullopt;
+}
+
 const std::vector<Key>& key_table() {
   static const std::vector<Key> table = {
       {{"engine.name",
@@ -276,6 +283,10 @@ const std::vector<Key>& key_table() {
        [](const Policy& p) { return format_duration_ms(p.timeout_ms); }},
       byte_size_key("sandbox.tmp_size", "size of the writable, noexec /tmp", &Policy::tmp_bytes,
                     1ULL << 20),
+      trusted_key("sandbox.tmp_exec",
+                  "true lets programs exec from /tmp (frameworks that must), giving up its noexec "
+                  "hygiene; trusted config files only",
+                  &Policy::tmp_exec, true_or_false),
       byte_size_key("sandbox.shm_size", "size of /dev/shm", &Policy::shm_bytes, 1ULL << 20),
       count_key("sandbox.nofile", "open files limit (ulimit -n)", &Policy::nofile, 16, 1048576),
       count_key(

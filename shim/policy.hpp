@@ -34,6 +34,7 @@ struct Policy {
   int64_t pids = 64;
   int64_t timeout_ms = 30'000;
   uint64_t tmp_bytes = 64ULL << 20;
+  std::string tmp_exec = "false";  // "true": /tmp allows exec (trusted layers only)
   uint64_t shm_bytes = 16ULL << 20;
   int64_t nofile = 1024;
   int64_t nproc = 1024;

@@ -18,6 +18,7 @@
 #include "shim/engine.hpp"
 #include "shim/environment.hpp"
 #include "shim/hardening.hpp"
+#include "shim/limit_hints.hpp"
 #include "shim/pool.hpp"
 #include "shim/run_context.hpp"
 #include "shim/workspace.hpp"
@@ -283,11 +284,28 @@ void log_sandbox(const RunContext& run) {
                 run.workspace.string(), run.spec()->user, run.policy.limits_summary());
 }
 
+// The fully trusted config file of the caller, where a line that lifts a limit goes.
+std::string user_config_file(const RunRequest& request) {
+  auto xdg = request.env_value("XDG_CONFIG_HOME");
+  fs::path base =
+      xdg && !xdg->empty() && (*xdg)[0] == '/' ? fs::path(*xdg) : request.home / ".config";
+  return (base / "sandshim" / "config").string();
+}
+
+// The limits the run hit, named in the result (for the audit) and returned for the caller.
+std::vector<LimitHint> judge_limits(ContainerResult& result, const RunContext& run) {
+  auto hints = limit_hints(result.limit_facts, run.policy, user_config_file(run.request()));
+  result.limit_hit = limit_keys(hints);
+  return hints;
+}
+
 // Starts the row, runs the container, records the outcome in the context.
 void execute(RunContext& run, const RunEngine& engine) {
   begin_row(run);
   log_sandbox(run);
-  run.finish(engine.run(*run.engine, run.engine_args, *run.spec(), run.policy));
+  ContainerResult result = engine.run(*run.engine, run.engine_args, *run.spec(), run.policy);
+  run.hints = judge_limits(result, run);
+  run.finish(std::move(result));
 }
 
 void print_dry_run(const RunContext& run) {
@@ -324,6 +342,9 @@ int run_in_container(RunContext& run, const RunEngine& engine) {
   }
   if (!run.result()->message.empty()) {
     say(run.request(), run.result()->message);
+  }
+  for (const auto& hint : run.hints) {
+    say(run.request(), describe_hint(hint));
   }
   complete_row(run);
   return run.result()->exit_code;

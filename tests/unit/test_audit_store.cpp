@@ -134,7 +134,7 @@ TEST_CASE("a version 1 file is migrated forward with its rows intact", "[audit][
   execute_sql(db, read_bytes(fs::path(SANDSHIM_TEST_DATA_DIR) / "audit" / "schema_v1.sql"));
   REQUIRE(query_int(db, "PRAGMA user_version") == 1);
   Store store = open_test_store(db);
-  CHECK(query_int(db, "PRAGMA user_version") == 2);
+  CHECK(query_int(db, "PRAGMA user_version") == k_schema_version);
   CHECK(query_text(db, "SELECT run_id || ' ' || status FROM runs") == "v1run ok");
   CHECK(query_int(db, "SELECT count(*) FROM decisions") == 0);
   CHECK(verify_chain(store.database()).ok);
@@ -151,7 +151,7 @@ TEST_CASE("migrate stops at the target version and can resume", "[audit][schema]
   CHECK(schema_version(connection) == 1);
   CHECK(query_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'decisions'") == 0);
   migrate(connection);
-  CHECK(schema_version(connection) == 2);
+  CHECK(schema_version(connection) == k_schema_version);
 }
 
 TEST_CASE("a schema newer than this build is refused and the file is untouched",
