@@ -46,7 +46,10 @@ constexpr int64_t k_pids_sample_ms = 100;
 class CidFile {
  public:
   CidFile() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "sandshim-cid.XXXXXX").string();
+    std::error_code ec;  // a TMPDIR that does not exist: the system's /tmp
+    std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+    std::string pattern =
+        ((ec ? std::filesystem::path("/tmp") : dir) / "sandshim-cid.XXXXXX").string();
     if (::mkdtemp(pattern.data()) != nullptr) {
       m_dir = pattern;
     }
