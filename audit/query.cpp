@@ -215,6 +215,7 @@ constexpr OutputField k_run_output[] = {
     {"warm", "warm", Present::boolean},
     {"boot_id", "boot_id"},
     {"pid_start_ticks", "pid_start_ticks"},
+    {"limit_hit", "limit_hit"},
     {"chain_seq", "chain_seq"},
     {"prev_hash", "prev_hash"},
     {"row_hash", "row_hash"},

@@ -51,6 +51,8 @@ struct RunRecord {
   std::optional<int> exit_code;
   std::optional<int> signal;
   std::string message;  // why it was refused or failed, one line
+  std::string
+      limit_hit;  // the policy keys of the limits the run hit: "sandbox.pids,sandbox.timeout"
   int64_t stdout_bytes = 0;
   int64_t stderr_bytes = 0;
   std::string stdout_tail;

@@ -88,6 +88,7 @@ const RunColumn k_run_columns[] = {
     {"warm", [](const RunRecord& r) -> SqlValue { return int64_t{r.warm ? 1 : 0}; }},
     {"boot_id", [](const RunRecord& r) -> SqlValue { return r.boot_id; }},
     {"pid_start_ticks", [](const RunRecord& r) -> SqlValue { return r.pid_start_ticks; }},
+    {"limit_hit", [](const RunRecord& r) -> SqlValue { return r.limit_hit; }},
 };
 
 // How many leading columns complete_run leaves as begin_run wrote them.

@@ -27,7 +27,12 @@ readonly k_packages=(
     dpkg-dev man-db
     # the hostile corpus: host controls in Node, peak RSS by time(1), file capabilities
     nodejs time libcap2-bin
+    # tests/suites: third-party test suites shipped in Debian packages, and the runner they use
+    python3-mpmath libpython3.11-testsuite python3-pytest python3-attr
 )
+# tests/suites: an npm package whose published tarball includes its tests, and its test runner.
+readonly k_suite_npm_packages=(minimist@1.2.8 tape@5.6.6)
+readonly k_suites_dir=${SANDSHIM_SUITES_DIR:-/var/tmp/sandshim/suites}
 readonly k_update_max_age_min=360 # an apt-get update younger than this is trusted
 
 usage() {
@@ -141,6 +146,18 @@ install_agent_clis() {
     agent_clis_present || agent_install_failed "the agent CLIs are installed but not as pinned (native binary missing?)"
 }
 
+# Fetches the npm fixtures of tests/suites once, with the npm client and its configured registry.
+fetch_suite_fixtures() {
+    local dir=$k_suites_dir/minimist
+    [[ -d $dir/node_modules/tape ]] && return 0
+    command -v npm >/dev/null 2>&1 || apt_install npm
+    say "npm install ${k_suite_npm_packages[*]} into $dir (tests/suites fixtures)"
+    mkdir -p -- "$dir"
+    npm install --no-save --no-audit --no-fund --prefix "$dir" "${k_suite_npm_packages[@]}" >&2 ||
+        die "npm install of the tests/suites fixtures failed; check npm's registry access, then re-run install/deps.sh"
+    chmod -R a+rX -- "$dir"
+}
+
 main() {
     local args=("$@") packages=("${k_packages[@]}") missing agents=1
     while (($#)); do
@@ -163,6 +180,10 @@ main() {
         mapfile -t missing < <(missing_packages "${packages[@]}")
         ((${#missing[@]} == 0)) || die "still not installed after apt-get: ${missing[*]}"
         say "installed; all ${#packages[@]} packages present"
+    fi
+    if [[ ! -d $k_suites_dir/minimist/node_modules/tape ]]; then
+        reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" "${args[@]}"
+        fetch_suite_fixtures
     fi
     ((agents)) || return 0
     if ! agent_clis_present; then

@@ -37,12 +37,18 @@ const std::vector<std::string>& default_env_allow() {
 
 const std::vector<std::string>& default_env_deny() {
   static const std::vector<std::string> deny = {
-      "*TOKEN*",      "*token*",    "*SECRET*",   "*secret*",  "*KEY*",
-      "*key*",        "*PASSWORD*", "*password*", "*PASSWD*",  "*CREDENTIAL*",
-      "*credential*", "*AUTH*",     "*COOKIE*",   "*SESSION*", "*PRIVATE*",
-      "PATH",         "HOME",       "LD_*",       "DOCKER_*",  "SANDSHIM_*",
-      "CONTAINER_*",  "SSH_*",      "GPG_*",      "*_PROXY",   "*_proxy"};
+      "*TOKEN*",    "*token*",    "*SECRET*",  "*secret*",     "*KEY*",        "*key*",
+      "*PASSWORD*", "*password*", "*PASSWD*",  "*CREDENTIAL*", "*credential*", "*AUTH*",
+      "*COOKIE*",   "*SESSION*",  "*PRIVATE*", "PATH",         "HOME",         "TMPDIR",
+      "SHELL",      "LD_*",       "DOCKER_*",  "SANDSHIM_*",   "CONTAINER_*",  "SSH_*",
+      "GPG_*",      "*_PROXY",    "*_proxy"};
   return deny;
+}
+
+const std::vector<std::pair<std::string, std::string>>& sandbox_fixed_environment() {
+  static const std::vector<std::pair<std::string, std::string>> fixed = {
+      {"HOME", "/tmp"}, {"TMPDIR", "/tmp"}, {"SHELL", "/bin/sh"}};
+  return fixed;
 }
 
 namespace {

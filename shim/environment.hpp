@@ -14,6 +14,10 @@ const std::vector<std::string>& default_env_allow();
 // Names that look like secrets never pass, whatever allows them: deny wins.
 const std::vector<std::string>& default_env_deny();
 
+// Variables every run gets with a value that holds inside the sandbox, whatever the caller's:
+// HOME and TMPDIR point at the writable /tmp, SHELL at the shell every image has.
+const std::vector<std::pair<std::string, std::string>>& sandbox_fixed_environment();
+
 // Filters the caller's environment (NAME=VALUE strings) down to what may enter the sandbox.
 std::vector<std::pair<std::string, std::string>> sandbox_environment(
     const std::vector<std::string>& host_env, const Policy& policy);

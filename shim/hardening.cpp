@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "common/strings.hpp"
+#include "shim/environment.hpp"
 #include "shim/workspace.hpp"
 
 namespace sandshim::shim {
@@ -54,14 +55,14 @@ void add_privilege_flags(std::vector<std::string>& args, const Policy& /*policy*
   args.push_back(flag("user", spec.user));
 }
 
-// A read-only root, a small noexec /tmp as the only writable place, the workspace at its host
-// path so every path the agent uses means the same thing inside.
+// A read-only root, a small noexec /tmp (exec only with sandbox.tmp_exec) as the only writable
+// place, the workspace at its host path so every path the agent uses means the same thing inside.
 void add_filesystem_flags(std::vector<std::string>& args, const Policy& policy,
                           const RunSpec& spec) {
   args.push_back("--read-only");
   append(args, spec.dialect.filesystem_flags());
-  args.push_back(
-      flag("tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=" + std::to_string(policy.tmp_bytes)));
+  args.push_back(flag("tmpfs", std::string("/tmp:rw,") + (policy.tmp_exec ? "exec" : "noexec") +
+                                   ",nosuid,nodev,size=" + std::to_string(policy.tmp_bytes)));
   args.push_back(flag("shm-size", std::to_string(policy.shm_bytes)));
   args.push_back(
       flag("mount", bind_mount_spec(spec.workspace, policy.workspace_mode != WorkspaceMode::rw)));
@@ -89,7 +90,9 @@ void add_limit_flags(std::vector<std::string>& args, const Policy& policy, const
 // show in the process list.
 void add_environment_flags(std::vector<std::string>& args, const Policy& /*policy*/,
                            const RunSpec& spec) {
-  args.push_back("--env=HOME=/tmp");
+  for (const auto& [name, value] : sandbox_fixed_environment()) {
+    args.push_back(flag("env", name + "=" + value));
+  }
   bool term_passed = spec.tty;
   for (const auto& entry : spec.env) {
     args.push_back(flag("env", entry.first));

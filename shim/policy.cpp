@@ -331,6 +331,23 @@ Key tail_bytes_key() {
           render_with(&Policy::audit_tail_bytes, format_byte_size)};
 }
 
+Key tmp_exec_key() {
+  return {{"sandbox.tmp_exec",
+           "true lets programs exec from /tmp (frameworks that must), giving up its noexec "
+           "hygiene; trusted config files only",
+           "false", KeyTrust::trusted},
+          [](Policy& p, std::string_view, const std::string& v) -> std::optional<std::string> {
+            auto parsed = parse_bool(v);
+            if (!parsed) {
+              return std::string("expected true or false");
+            }
+            p.tmp_exec = *parsed;
+            return std::nullopt;
+          },
+          {},
+          render_with(&Policy::tmp_exec, format_bool)};
+}
+
 // `images.COMMAND = IMAGE`: which image runs a shimmed command.
 std::optional<std::string> set_image(Policy& p, std::string_view command,
                                      const std::string& value) {
@@ -395,6 +412,7 @@ const std::vector<Key>& key_table() {
                    &Policy::timeout_ms, "a duration such as 30s, 2m or 500ms"),
       byte_size_key("sandbox.tmp_size", "size of the writable, noexec /tmp", &Policy::tmp_bytes,
                     1ULL << 20),
+      tmp_exec_key(),
       byte_size_key("sandbox.shm_size", "size of /dev/shm", &Policy::shm_bytes, 1ULL << 20),
       count_key("sandbox.nofile", "open files limit (ulimit -n)", &Policy::nofile, 16, 1048576),
       count_key(

@@ -50,6 +50,7 @@ struct Policy {
   int64_t pids = 64;
   int64_t timeout_ms = 30'000;
   uint64_t tmp_bytes = 64ULL << 20;
+  bool tmp_exec = false;  // /tmp allows exec (trusted layers only)
   uint64_t shm_bytes = 16ULL << 20;
   int64_t nofile = 1024;
   int64_t nproc = 1024;

@@ -54,6 +54,7 @@ void describe_outcome(RunRecord& row, const ContainerResult& result) {
   row.stdout_tail = result.stdout_tail;
   row.stderr_tail = result.stderr_tail;
   row.image_digest = result.image_id;
+  row.limit_hit = result.limit_hit;
 }
 
 }  // namespace

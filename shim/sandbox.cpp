@@ -19,6 +19,7 @@
 #include "shim/engine_api.hpp"
 #include "shim/environment.hpp"
 #include "shim/hardening.hpp"
+#include "shim/limit_hints.hpp"
 #include "shim/pool.hpp"
 #include "shim/run_context.hpp"
 #include "shim/workspace.hpp"
@@ -296,11 +297,32 @@ void log_sandbox(const RunContext& run) {
                 run.workspace.string(), run.spec()->user, run.policy.limits_summary());
 }
 
+// Where a line that lifts a limit goes: the caller's own config file in direct mode; through a
+// broker, whose user layers may only tighten, the broker's system file.
+std::string lifting_config_file(const RunRequest& request) {
+  if (request.broker) {
+    return request.broker->system_file.string() + " (the broker's; an administrator's)";
+  }
+  auto xdg = request.env_value("XDG_CONFIG_HOME");
+  fs::path base =
+      xdg && !xdg->empty() && (*xdg)[0] == '/' ? fs::path(*xdg) : request.home / ".config";
+  return (base / "sandshim" / "config").string();
+}
+
+// The limits the run hit, named in the result (for the audit) and returned for the caller.
+std::vector<LimitHint> judge_limits(ContainerResult& result, const RunContext& run) {
+  auto hints = limit_hints(result.limit_facts, run.policy, lifting_config_file(run.request()));
+  result.limit_hit = limit_keys(hints);
+  return hints;
+}
+
 // Starts the row, runs the container, records the outcome in the context.
 void execute(RunContext& run, const RunEngine& engine) {
   begin_row(run);
   log_sandbox(run);
-  run.finish(engine.run(*run.engine, run.engine_args, *run.spec(), run.policy));
+  ContainerResult result = engine.run(*run.engine, run.engine_args, *run.spec(), run.policy);
+  run.hints = judge_limits(result, run);
+  run.finish(std::move(result));
 }
 
 void print_dry_run(const RunContext& run) {
@@ -337,6 +359,9 @@ int run_in_container(RunContext& run, const RunEngine& engine) {
   }
   if (!run.result()->message.empty()) {
     say(run.request(), run.result()->message);
+  }
+  for (const auto& hint : run.hints) {
+    say(run.request(), describe_hint(hint));
   }
   complete_row(run);
   return run.result()->exit_code;
