@@ -86,7 +86,7 @@ TEST_CASE("a write refused on the read-only workspace names sandbox.workspace", 
   // The image's root is read-only by design: no key lifts that.
   CHECK(keys_of(failed_with("OSError: [Errno 30] Read-only file system: '/usr/lib/x'\n")).empty());
   Policy rw;
-  rw.workspace_mode = "rw";
+  rw.workspace_mode = WorkspaceMode::rw;
   CHECK(keys_of(failed_with("OSError: [Errno 30] Read-only file system: 'out.txt'\n"), rw).empty());
 }
 
