@@ -134,6 +134,10 @@ CREATE INDEX decisions_time ON decisions(time_ms);
 CREATE INDEX decisions_tool_use ON decisions(tool_use_id) WHERE tool_use_id != '';
 CREATE INDEX runs_tool_use ON runs(tool_use_id) WHERE tool_use_id != '';
 )sql"},
+    {3, R"sql(
+ALTER TABLE runs ADD COLUMN hidden_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN hidden_globs TEXT NOT NULL DEFAULT '[]';
+)sql"},
 };
 
 }  // namespace

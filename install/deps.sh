@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that building, testing and running sandshim need.
 # Idempotent: when every package is already installed it touches nothing and needs no root.
-# Usage: install/deps.sh [--with-podman]
+# Usage: install/deps.sh [--with-podman] [--with-gvisor]
 set -euo pipefail
 
 SANDSHIM_PREFIX=sandshim-deps
@@ -27,8 +27,9 @@ readonly k_update_max_age_min=360 # an apt-get update younger than this is trust
 
 usage() {
     cat >&2 <<'USAGE'
-usage: install/deps.sh [--with-podman]
+usage: install/deps.sh [--with-podman] [--with-gvisor]
   --with-podman   also install podman (alternative engine)
+  --with-gvisor   also install runsc and register it with docker (sandbox.runtime = runsc)
 USAGE
 }
 
@@ -78,12 +79,38 @@ apt_install() {
     apt_get_install "$@" || die "apt-get install failed (see above); fix apt, then re-run install/deps.sh"
 }
 
+# docker knows a runtime only from daemon.json: add runsc there (keeping every other setting) and
+# let dockerd reload it with SIGHUP, which restarts nothing. podman takes the binary's path.
+register_gvisor() {
+    local config=/etc/docker/daemon.json
+    if [[ -s $config ]] && python3 -c 'import json, sys; sys.exit(0 if "runsc" in json.load(open(sys.argv[1])).get("runtimes", {}) else 1)' "$config"; then
+        return 0
+    fi
+    reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" --with-gvisor
+    python3 - "$config" <<'PY'
+import json, os, sys
+path = sys.argv[1]
+config = json.load(open(path)) if os.path.exists(path) and os.path.getsize(path) else {}
+config.setdefault("runtimes", {})["runsc"] = {"path": "/usr/bin/runsc"}
+with open(path + ".new", "w") as out:
+    json.dump(config, out, indent=2)
+os.replace(path + ".new", path)
+PY
+    if pid=$(pidof dockerd); then
+        kill -HUP "$pid"
+        say "registered runsc with docker ($config); dockerd reloaded it"
+    else
+        say "registered runsc with docker ($config); it applies when dockerd starts"
+    fi
+}
+
 main() {
-    local args=("$@") packages=("${k_packages[@]}") missing
+    local args=("$@") packages=("${k_packages[@]}") missing gvisor=0
     while (($#)); do
         case $1 in
             # tini: the same init as docker's (exit codes 126/127); the rest for rootless podman.
             --with-podman) packages+=(podman tini catatonit fuse-overlayfs slirp4netns) ;;
+            --with-gvisor) packages+=(runsc) gvisor=1 ;;
             -h | --help) usage; exit 0 ;;
             *) usage; die "unknown option '$1'" ;;
         esac
@@ -93,6 +120,7 @@ main() {
     mapfile -t missing < <(missing_packages "${packages[@]}")
     if ((${#missing[@]} == 0)); then
         say "all ${#packages[@]} packages already installed"
+        ((gvisor == 0)) || register_gvisor
         return 0
     fi
     reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" "${args[@]}"
@@ -100,6 +128,7 @@ main() {
     mapfile -t missing < <(missing_packages "${packages[@]}")
     ((${#missing[@]} == 0)) || die "still not installed after apt-get: ${missing[*]}"
     say "installed; all ${#packages[@]} packages present"
+    ((gvisor == 0)) || register_gvisor
 }
 
 main "$@"

@@ -12,6 +12,8 @@
 #include "common/paths.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
+#include "shim/masks.hpp"
+#include "shim/reach.hpp"
 
 namespace sandshim::shim {
 
@@ -224,6 +226,27 @@ Key pattern_list_key(std::string name, std::string help, std::vector<std::string
           [field](const Policy& p) { return join(p.*field, " "); }};
 }
 
+// sandbox.hide and sandbox.unhide: globs relative to the workspace; a workspace may only add.
+Key glob_list_key(std::string name, std::string help, std::vector<std::string> Policy::*field,
+                  bool workspace_may_add) {
+  return {{name, help, "", workspace_may_add},
+          [field, workspace_may_add](Policy& p, const std::string& v,
+                                     bool tighten) -> std::optional<std::string> {
+            if (tighten && !workspace_may_add) {
+              return "may not be set in a workspace file (it would show hidden files)";
+            }
+            auto globs = split_words(v);
+            for (const auto& glob : globs) {
+              if (auto problem = invalid_hide_glob(glob); !problem.empty()) {
+                return quoted(glob) + ": " + problem;
+              }
+            }
+            (p.*field).insert((p.*field).end(), globs.begin(), globs.end());
+            return std::nullopt;
+          },
+          [field](const Policy& p) { return join(p.*field, " "); }};
+}
+
 const std::vector<Key>& key_table() {
   static const std::vector<Key> table = {
       {{"engine.name",
@@ -286,6 +309,38 @@ const std::vector<Key>& key_table() {
                   &Policy::user, valid_user),
       trusted_key("sandbox.hostname", "hostname inside the container", &Policy::hostname,
                   valid_hostname),
+      glob_list_key("sandbox.hide",
+                    "more workspace globs masked inside the sandbox (NAME, DIR/, or a path with /)",
+                    &Policy::hide, true),
+      glob_list_key("sandbox.unhide", "globs of the built-in or added sandbox.hide list to show",
+                    &Policy::unhide, false),
+      count_key("sandbox.hide_limit",
+                "workspace entries searched for sandbox.hide; past it the run is refused",
+                &Policy::hide_limit, 1, 100'000'000),
+      {{"sandbox.writable",
+        "workspace sub-paths made writable (never .git, .sandshim.conf, agent or hook files)", "",
+        false},
+       [](Policy& p, const std::string& v, bool tighten) -> std::optional<std::string> {
+         if (tighten) {
+           return std::string("may not be set in a workspace file (it would allow writes)");
+         }
+         for (const auto& path : split_words(v)) {
+           if (auto problem = invalid_writable_path(path); !problem.empty()) {
+             return quoted(path) + ": " + problem;
+           }
+           p.writable.push_back(path);
+         }
+         return std::nullopt;
+       },
+       [](const Policy& p) { return join(p.writable, " "); }},
+      choice_key("sandbox.runtime",
+                 "OCI runtime: runc, or runsc (gVisor; install/deps.sh --with-gvisor registers it)",
+                 &Policy::runtime, {"runc", "runsc"}),
+      choice_key("sandbox.cache",
+                 "on: the interpreters' caches (pip, npm, pycache, XDG) survive between runs",
+                 &Policy::cache, {"on", "off"}),
+      byte_size_key("sandbox.cache_size", "the cache is emptied before a run once past this size",
+                    &Policy::cache_bytes, 1ULL << 20),
       choice_key("limits.unenforced",
                  "limits the engine cannot enforce (rootless on cgroup v1, a missing "
                  "controller): refuse to run, or accept and record them",

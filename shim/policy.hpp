@@ -39,6 +39,13 @@ struct Policy {
   int64_t nproc = 1024;
   std::string user = "auto";  // auto: the caller's uid:gid, 65534:65534 for root
   std::string hostname = "sandbox";
+  std::vector<std::string> hide;      // globs masked on top of the built-in list (any layer)
+  std::vector<std::string> unhide;    // built-in or added globs taken back (trusted layers only)
+  int64_t hide_limit = 200'000;       // workspace entries searched for them before refusing
+  std::vector<std::string> writable;  // workspace sub-paths mounted read-write (trusted only)
+  std::string cache = "off";          // on: a per-workspace, per-user cache directory
+  std::string runtime = "runc";       // runc | runsc (gVisor: a kernel of its own)
+  uint64_t cache_bytes = 1ULL << 30;  // emptied before a run when it has grown past this
 
   // [limits]
   std::string limits_unenforced = "refuse";  // accept | refuse: limits the engine cannot enforce

@@ -92,6 +92,12 @@ TEST_CASE("a workspace file may only tighten", "[policy]") {
   CHECK_THAT(apply("images.python", "evil:latest"), Catch::Contains("another image"));
   CHECK_THAT(apply("env.allow", "AWS_*"), Catch::Contains("new names"));
   CHECK(apply("env.deny", "MY_VAR").empty());
+  CHECK(apply("sandbox.hide", "secrets/ *.p12").empty());
+  CHECK(policy.hide == std::vector<std::string>{"secrets/", "*.p12"});
+  CHECK_THAT(apply("sandbox.unhide", ".env"), Catch::Contains("show hidden files"));
+  CHECK_THAT(apply("sandbox.hide", "/etc"), Catch::Contains("relative to the workspace"));
+  CHECK_THAT(apply("sandbox.hide_limit", "1000000"), Catch::Contains("would loosen"));
+  CHECK(apply("sandbox.hide_limit", "1000").empty());
   CHECK_THAT(apply("audit.required", "false"), Catch::Contains("would loosen"));
   CHECK_THAT(apply("engine.endpoint", "ssh://elsewhere"), Catch::Contains("workspace file"));
   CHECK(apply("hook.mode", "path").empty());
