@@ -91,7 +91,8 @@ register_gvisor() {
 import json, os, sys
 path = sys.argv[1]
 config = json.load(open(path)) if os.path.exists(path) and os.path.getsize(path) else {}
-config.setdefault("runtimes", {})["runsc"] = {"path": "/usr/bin/runsc"}
+# --oci-seccomp: without it runsc ignores the container's seccomp profile.
+config.setdefault("runtimes", {})["runsc"] = {"path": "/usr/bin/runsc", "runtimeArgs": ["--oci-seccomp"]}
 with open(path + ".new", "w") as out:
     json.dump(config, out, indent=2)
 os.replace(path + ".new", path)

@@ -134,7 +134,8 @@ std::vector<std::string> podman_runtime_flags(const Policy& policy, const RunSpe
   if (policy.runtime == "runc" || !spec.dialect.is_podman()) {
     return {};
   }
-  std::vector<std::string> flags = {flag("runtime", policy.runtime)};
+  // runsc applies the container's seccomp profile only when asked (--oci-seccomp).
+  std::vector<std::string> flags = {flag("runtime", policy.runtime), "--runtime-flag=oci-seccomp"};
   if (policy.network == "none") {
     flags.push_back("--runtime-flag=network=none");
   }

@@ -19,6 +19,7 @@ namespace {
 
 constexpr uint64_t k_clone_newuser = 0x10000000;
 constexpr int k_enosys = 38;
+constexpr int k_eperm = 1;
 constexpr const char* k_namespace_calls[] = {"clone", "clone3", "unshare"};
 
 bool is_namespace_call(const json& name) {
@@ -26,15 +27,17 @@ bool is_namespace_call(const json& name) {
                      [&](const char* call) { return name == call; });
 }
 
-// Allowed only when the flags (argument 0 on x86 and arm) leave CLONE_NEWUSER clear.
-json allowed_without_newuser(const char* call) {
-  return {{"names", {call}},
-          {"action", "SCMP_ACT_ALLOW"},
-          {"args",
-           {{{"index", 0},
-             {"value", k_clone_newuser},
-             {"valueTwo", 0},
-             {"op", "SCMP_CMP_MASKED_EQ"}}}}};
+// A rule on `call` whose flags (argument 0 on x86 and arm) have CLONE_NEWUSER set (`set`) or
+// clear.
+json on_newuser_flag(const char* call, bool set, json action) {
+  json rule = {{"names", {call}},
+               {"args",
+                {{{"index", 0},
+                  {"value", k_clone_newuser},
+                  {"valueTwo", set ? k_clone_newuser : 0},
+                  {"op", "SCMP_CMP_MASKED_EQ"}}}}};
+  rule.update(action);
+  return rule;
 }
 
 std::string read_text(const fs::path& file) {
@@ -56,8 +59,11 @@ std::string seccomp_without_user_namespaces(const std::string& engine_profile_js
   rules.erase(std::remove_if(rules.begin(), rules.end(),
                              [](const json& rule) { return rule.at("names").empty(); }),
               rules.end());
-  rules.push_back(allowed_without_newuser("clone"));
-  rules.push_back(allowed_without_newuser("unshare"));
+  for (const char* call : {"clone", "unshare"}) {
+    rules.push_back(on_newuser_flag(call, false, {{"action", "SCMP_ACT_ALLOW"}}));
+    rules.push_back(
+        on_newuser_flag(call, true, {{"action", "SCMP_ACT_ERRNO"}, {"errnoRet", k_eperm}}));
+  }
   rules.push_back({{"names", {"clone3"}}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", k_enosys}});
   return profile.dump(1);
 }

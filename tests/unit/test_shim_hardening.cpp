@@ -147,8 +147,9 @@ TEST_CASE("runsc is named on run for docker and before run for podman", "[harden
   spec.dialect.kind = "podman";
   spec.seccomp_profile = "/state/seccomp/podman.json";
   auto podman = build_run_arguments(policy, spec);
-  CHECK(std::vector<std::string>(podman.begin(), podman.begin() + 3) ==
-        std::vector<std::string>{"--runtime=runsc", "--runtime-flag=network=none", "run"});
+  CHECK(std::vector<std::string>(podman.begin(), podman.begin() + 4) ==
+        std::vector<std::string>{"--runtime=runsc", "--runtime-flag=oci-seccomp",
+                                 "--runtime-flag=network=none", "run"});
   CHECK(std::count(podman.begin(), podman.end(), "--runtime=runsc") == 1);
   CHECK(has(podman, "--security-opt=seccomp=/state/seccomp/podman.json"));
   CHECK_FALSE(has(build_run_arguments(Policy{}, sample_spec()), "--runtime=runc"));
