@@ -372,6 +372,16 @@ container_exists() { # NAME
     [[ -n $("$ENGINE_CLIENT" ps --all --filter "name=^$1\$" --format '{{.Names}}') ]]
 }
 
+# True once the container is gone; removal after a warm run's deadline finishes in the background
+# (the shim has already returned 124), so a loaded engine may need a moment.
+container_gone_within() { # NAME SECONDS
+    local deadline=$((SECONDS + $2))
+    while container_exists "$1"; do
+        ((SECONDS < deadline)) || return 1
+        sleep 0.2
+    done
+}
+
 # ---------------------------------------------------------------------------------------------
 # A TCP listener on the host's loopback, for the network checks: accepts and closes connections
 # until the suite ends. Sets LISTEN_PORT.

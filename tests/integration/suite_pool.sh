@@ -268,7 +268,7 @@ expect_file_is "$ERR" "sandshim: sh ran past its deadline of 2s (sandbox.timeout
 id=$(last_run_id)
 expect_run "$id" timeout 124
 expect_warm "$id" true
-! container_exists "sandshim-$id" || fail "container sandshim-$id is still there after the deadline"
+container_gone_within "sandshim-$id" 10 || fail "container sandshim-$id is still there 10 s after the deadline"
 
 check "SIGTERM to the shim of a warm run: 143, one line, container gone, audit killed"
 pool_config '[pool]' 'size = 1' 'idle_ttl = 2m' '[sandbox]' 'timeout = 20s'
