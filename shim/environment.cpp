@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/glob.hpp"
 #include "common/strings.hpp"
 
 namespace sandshim::shim {
