@@ -13,7 +13,7 @@
 mkdir -p "$WS/.ssh" "$WS/app" "$WS/src"
 echo "API_KEY=sentinel-env" >"$WS/.env"
 echo "sentinel-local" >"$WS/app/.env.local"
-echo "sentinel-ssh" >"$WS/.ssh/id_ed25519"
+echo "sentinel-ssh" >"$WS/.ssh/config"
 echo "sentinel-notes" >"$WS/src/notes.txt"
 echo "print('code')" >"$WS/src/main.py"
 git -C "$WS" config remote.origin.url https://example.invalid/r.git
@@ -37,7 +37,7 @@ write_user_config <<'CONF'
 workspace = rw
 CONF
 expect_exit 42 sandshim run -- sh -c 'ls -A .ssh | grep -q . && exit 73; echo x >>.env && exit 73; exit 42'
-expect_contains "Read-only file system" "$ERR"
+grep -qE 'cannot create .env: (Read-only file system|Permission denied)' "$ERR" || fail "the write to .env was not refused: $(cat "$ERR")"
 
 check "hide control: the user's own sandbox.unhide shows them again"
 write_user_config <<'CONF'
@@ -46,7 +46,7 @@ unhide = .env .ssh/
 CONF
 expect_exit 73 sandshim run -- sh -c "$empty_or_not" - .env
 expect_contains sentinel-env "$OUT"
-expect_exit 73 sandshim run -- sh -c "$empty_or_not" - .ssh/id_ed25519
+expect_exit 73 sandshim run -- sh -c "$empty_or_not" - .ssh/config
 expect_exit 42 sandshim run -- sh -c "$empty_or_not" - app/.env.local
 reset_user_config
 

@@ -37,7 +37,7 @@ TEST_CASE("the default globs mask secrets at any depth and leave the rest", "[ma
         std::vector<std::string>{".env", ".ssh/", "app/.env.local", "certs/server.pem",
                                  "deploy/id_rsa"});
   CHECK(plan.matched_globs ==
-        std::vector<std::string>{".env", ".env.*", ".ssh/", "*.pem", "id_rsa*"});
+        std::vector<std::string>{"*.pem", ".env", ".env.*", ".ssh/", "id_rsa*"});
 }
 
 TEST_CASE("a directory glob matches directories only; a glob with / matches the path", "[masks]") {
