@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# What one Claude Code PreToolUse hook call costs the agent: `sandshim hook --agent claude`
-# (parse the payload, analyse the command, decide, write the audit record, answer), next to a
-# minimal Python hook doing the same round trip (json in, a decision, one SQLite insert in WAL
-# mode, json out). p50/p95 of the wall time and of the CPU time (user + system, which hardly
-# depends on the machine's load) of each, and the ratios. Asserts nothing.
+# What sandshim's hooks cost an agent. Two parts:
+#  1. One Claude Code PreToolUse call of `sandshim hook --agent claude` (parse the payload, analyse
+#     the command, decide, write the audit record, answer), next to a minimal Python hook doing the
+#     same round trip (json in, a decision, one SQLite insert in WAL mode, json out).
+#  2. Per agent (Claude Code, Codex, Gemini CLI): after `sandshim install agent NAME` in a fresh
+#     project, every hook process the agent starts for one successful Bash call (SessionStart and
+#     the failure-only events excluded), each started exactly as the installed settings say
+#     (`sh -c COMMAND`) and fed the payload that agent really sends (tests/data/hooks/AGENT/
+#     captured_*.json, captured from the real CLIs by the agent suites); the p50 of its
+#     PreToolUse call (target: 5 ms) and the sum per Bash call.
+# p50/p95 of the wall time and of the CPU time (user + system, which hardly depends on the
+# machine's load). Asserts nothing.
 #
 #   bench/hook.sh [BUILD_DIR]               (default: build)
-#   N=200 SANDSHIM_BIN=build/sandshim bench/hook.sh
+#   N=200 AGENTS="claude codex gemini" SANDSHIM_BIN=build/sandshim bench/hook.sh
 #
 # HOME, XDG dirs and the audit database live in a fresh directory.
 set -euo pipefail
@@ -15,6 +22,8 @@ build=${1:-build}
 bin=$(realpath "${SANDSHIM_BIN:-$build/sandshim}")
 timer=${SPAWN_TIMER:-$build/bench/sandshim_spawn_timer}
 runs=${N:-200}
+agents=${AGENTS:-claude codex gemini}
+source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 batch=10
 python=${PYTHON:-/usr/bin/python3} # the interpreter itself, not a version manager's shim
 
@@ -64,8 +73,9 @@ json.dump({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDeci
                                   "updatedInput": answer}}, sys.stdout)
 EOF
 
-# Both answers are checked once, so the timing is of hooks that work.
-"$bin" hook --agent claude < "$work/payload.json" | grep -q '"updatedInput"'
+# Both are checked once, so the timing is of hooks that work (sandshim may answer nothing: no
+# objection).
+"$bin" hook --agent claude < "$work/payload.json" > /dev/null
 "$python" "$work/hook.py" < "$work/payload.json" | grep -q '"updatedInput"'
 
 # p50 and p95 (nearest rank) of column COLUMN of FILE.
@@ -107,3 +117,78 @@ printf '  %-32s %8s %8s %8s %8s\n' "python3 hook.py (json + sqlite)" "$pw50" "$p
 printf '  %-32s %8s %8s %8s %8s\n' "ratio sandshim / python" "$(ratio "$sw50" "$pw50")" \
   "$(ratio "$sw95" "$pw95")" "$(ratio "$sc50" "$pc50")" "$(ratio "$sc95" "$pc95")"
 echo "  audit rows written: $("$bin" audit sql "SELECT count(*) FROM decisions" --csv | tail -1)"
+
+# ---------------------------------------------------------------------------------------------
+# Part 2: per agent, every hook process of one Bash call, as the installed settings start it.
+
+# The settings file `sandshim install agent AGENT` writes in a project.
+settings_file() {
+  case $1 in
+    claude) echo .claude/settings.json ;;
+    codex) echo .codex/hooks.json ;;
+    gemini) echo .gemini/settings.json ;;
+  esac
+}
+
+shell_tool() { [[ $1 == gemini ]] && echo run_shell_command || echo Bash; }
+
+# EVENT<TAB>COMMAND of each handler that fires on a successful call of TOOL (grouped layout).
+hooks_for_call() { # SETTINGS TOOL
+  "$python" - "$1" "$2" << 'EOF'
+import json, re, sys
+settings, tool = json.load(open(sys.argv[1])), sys.argv[2]
+skip = {"SessionStart", "PostToolUseFailure", "PermissionDenied", "PermissionRequest"}
+def matches(matcher):
+    if matcher in ("", "*", None):
+        return True
+    if re.fullmatch(r"[A-Za-z0-9_|, -]*", matcher):
+        return tool in re.split(r"[|,]\s*", matcher)
+    return re.search(matcher, tool) is not None
+for event, groups in (settings.get("hooks") or {}).items():
+    if event in skip:
+        continue
+    for group in groups:
+        if matches(group.get("matcher")):
+            for handler in group.get("hooks", []):
+                if handler.get("type", "command") == "command":
+                    print(f"{event}\t{handler['command']}")
+EOF
+}
+
+# The captured payload for EVENT of AGENT, its cwd and transcript moved into this bench's project.
+payload_for() { # AGENT EVENT OUT
+  local name
+  name=$(sed -E 's/([a-z])([A-Z])/\1_\2/g' <<< "$2" | tr '[:upper:]' '[:lower:]')
+  local captured=$source_dir/tests/data/hooks/$1/captured_$name.json
+  [[ -r $captured ]] || return 1
+  "$python" - "$captured" "$work/project" "$work/transcript.jsonl" > "$3" << 'EOF'
+import json, sys
+payload = json.load(open(sys.argv[1]))
+payload["cwd"], payload["transcript_path"] = sys.argv[2], sys.argv[3]
+print(json.dumps(payload))
+EOF
+}
+
+echo "== per agent: every hook process of one successful Bash call, started as installed (sh -c)"
+printf '  %-8s %-20s %8s %8s %8s %8s\n' agent event "wall p50" "wall p95" "cpu p50" "cpu p95"
+git -C "$work/project" init -q
+for agent in $agents; do
+  (cd "$work/project" && "$bin" install agent "$agent" > /dev/null)
+  total_wall=0 total_cpu=0
+  while IFS=$'\t' read -r event command; do
+    if ! payload_for "$agent" "$event" "$work/$agent-$event.json"; then
+      printf '  %-8s %-20s %s\n' "$agent" "$event" "no captured payload: not measured"
+      continue
+    fi
+    "$timer" "$batch" "$work/$agent-$event.json" /bin/sh -c "$command" > /dev/null
+    "$timer" "$runs" "$work/$agent-$event.json" /bin/sh -c "$command" > "$work/$agent-$event.ms"
+    read -r w50 w95 <<< "$(percentiles "$work/$agent-$event.ms" 1)"
+    read -r c50 c95 <<< "$(percentiles "$work/$agent-$event.ms" 2)"
+    printf '  %-8s %-20s %8s %8s %8s %8s\n' "$agent" "$event" "$w50" "$w95" "$c50" "$c95"
+    total_wall=$(awk -v a="$total_wall" -v b="$w50" 'BEGIN { print a + b }')
+    total_cpu=$(awk -v a="$total_cpu" -v b="$c50" 'BEGIN { print a + b }')
+  done < <(hooks_for_call "$work/project/$(settings_file "$agent")" "$(shell_tool "$agent")")
+  printf '  %-8s %-20s %8s %8s %8s\n' "$agent" "per Bash call (p50s)" "$total_wall" "" "$total_cpu"
+  (cd "$work/project" && "$bin" install agent "$agent" --uninstall > /dev/null)
+done
+echo "  (target: a PreToolUse/BeforeTool call at p50 <= 5 ms wall)"

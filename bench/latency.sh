@@ -6,7 +6,11 @@
 #   seed   the same flags through `timeout 30s docker run …` in a bash script (the naive wrapper)
 #   cold   `sandshim run -- CMD`
 #   warm   `sandshim run -- CMD` with `pool.size` set, when this build has a warm pool
-# Prints p50/p95 and each variant's ratio to raw, and the shim's own peak RSS. Asserts nothing.
+#   broker `sandshim run -- CMD` as a thin client of a private broker (as root, with the system
+#          user `sandshim` of install/lib/broker.sh; BROKER=0 leaves it out)
+# Prints p50/p95 and each variant's ratio to raw, the shim's own peak RSS, the broker's per-run
+# overhead (client's request to the worker's start, plus the worker's end to the client's exit,
+# from their SANDSHIM_LOG=debug timestamps) and the broker's RSS at idle. Asserts nothing.
 #
 #   bench/latency.sh [BUILD_DIR]            (default: build)
 #   N=30 POOL_SIZE=2 SANDSHIM_BIN=build/sandshim bench/latency.sh
@@ -15,6 +19,7 @@
 # and the audit database in a fresh directory; containers have no network (sandshim's default).
 set -euo pipefail
 
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=${1:-build}
 bin=$(realpath "${SANDSHIM_BIN:-$build/sandshim}")
 runs=${N:-30}
@@ -100,7 +105,29 @@ variant() {
       ;;
     cold) time_ms "$key" "$bin" run -- "${argv[@]}" ;;
     warm) time_ms "$key" env SANDSHIM_CONFIG="$work/warm.conf" "$bin" run -- "${argv[@]}" ;;
+    broker) time_ms "$key" "${broker_client[@]}" "$bin" run -- "${argv[@]}" ;;
   esac
+}
+
+# A private broker as the system user `sandshim`, on a socket in the bench's directory.
+broker_client=()
+start_bench_broker() {
+  [[ ${BROKER:-1} != 0 && $(id -u) == 0 ]] || return 1
+  # shellcheck source=../install/lib/broker.sh
+  . "$here/../install/lib/broker.sh"
+  broker_ensure_user > /dev/null 2>&1 || return 1
+  install -m 755 "$bin" "$work/sandshim"
+  broker_start "$work/sandshim" "$work/run/broker.sock" "$work/broker" --max-runs-per-user 64 || return 1
+  broker_client=(env SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$work/run/broker.sock")
+}
+
+# Milliseconds the broker adds to one run: from the client's request to the worker's start, and
+# from the worker's end to the client's exit (both on CLOCK_MONOTONIC, logged at debug).
+broker_overhead() {
+  SANDSHIM_LOG=debug "${broker_client[@]}" "$bin" run -- "$@" < /dev/null 2>&1 > /dev/null |
+    awk '/broker: request sent at/ { s = $NF } /broker: worker started at/ { w = $NF }
+         /broker: worker ended at/ { e = $NF } /broker: exit received at/ { x = $NF }
+         END { if (s && w && e && x) printf "%.3f %.3f\n", w - s, x - e }'
 }
 
 # p50 and p95 (nearest rank) of a list of milliseconds.
@@ -125,6 +152,16 @@ if has_warm_mode; then
 else
   warm_note="n/a (no warm mode in this build)"
 fi
+broker_note="n/a (needs root and the system user sandshim; BROKER=0 skips it)"
+stop_bench_broker() { :; }
+if start_bench_broker; then
+  variants+=(broker)
+  broker_note=""
+  stop_bench_broker() { broker_stop_if_started; }
+fi
+trap 'stop_bench_broker; cleanup' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 echo "== this machine"
 echo "  $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -sr)"
@@ -154,10 +191,11 @@ printf '  %-16s %-6s %8s %8s %10s %10s %8s\n' command variant p50 p95 p50/raw p9
 for cmd in "${k_commands[@]}"; do
   raw50=0 raw95=0
   [[ -z ${samples[raw/$cmd]:-} ]] || read -r raw50 raw95 <<< "$(percentiles "${samples[raw/$cmd]}")"
-  for name in raw seed cold warm; do
+  for name in raw seed cold warm broker; do
     if [[ -z ${samples[$name/$cmd]:-} ]]; then
       why="no run succeeded (${failures[$name/$cmd]:-0} failed)"
       [[ $name != warm || -z $warm_note ]] || why=$warm_note
+      [[ $name != broker || -z $broker_note ]] || why=$broker_note
       printf '  %-16s %-6s %s\n' "$cmd" "$name" "$why"
       continue
     fi
@@ -177,3 +215,16 @@ for cmd in "${k_commands[@]}"; do
   fi
   printf '  %-16s cold %s KiB   warm %s\n' "$cmd" "${cold:-?}" "$warm"
 done
+
+if [[ -z $broker_note ]]; then
+  echo "== broker per-run overhead, ms (request -> worker start, worker end -> client exit; sh -c true)"
+  overhead_in="" overhead_out=""
+  for ((i = 0; i < runs; i++)); do
+    read -r a b <<< "$(broker_overhead sh -c true)"
+    overhead_in+="$a " overhead_out+="$b "
+  done
+  read -r in50 in95 <<< "$(percentiles "$overhead_in")"
+  read -r out50 out95 <<< "$(percentiles "$overhead_out")"
+  printf '  request->start p50 %s p95 %s   end->exit p50 %s p95 %s\n' "$in50" "$in95" "$out50" "$out95"
+  echo "== broker RSS at idle: $(awk '/VmRSS/ {print $2, $3}' "/proc/$(broker_started_pid)/status")"
+fi

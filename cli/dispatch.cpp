@@ -16,6 +16,8 @@
 #include <boost/program_options.hpp>
 
 #include "audit/commands.hpp"
+#include "broker/client.hpp"
+#include "broker/commands.hpp"
 #include "cli/completion.hpp"
 #include "common/error.hpp"
 #include "common/memory.hpp"
@@ -26,6 +28,7 @@
 #include "install/git_hooks.hpp"
 #include "install/shim_links.hpp"
 #include "install/skill.hpp"
+#include "shim/caller.hpp"
 #include "shim/commands.hpp"
 #include "shim/policy.hpp"
 
@@ -84,9 +87,53 @@ int audit_command(const Args& args) {
   return audit::audit_main(args, db);
 }
 
+// Through the broker, an administrator's view: other users may not pick another database or
+// prune (the per-caller views of the audit are the audit's own).
+int audit_for_caller(const Args& args) {
+  if (shim::identify_caller({}).uid != 0) {
+    for (const auto& arg : args) {
+      if (arg == "prune" || arg == "--db" || arg.starts_with("--db=")) {
+        throw Fatal("`sandshim audit " + arg +
+                        "` is an administrator's command on the broker's audit; ask root",
+                    exit_code::k_usage);
+      }
+    }
+  }
+  return audit_command(args);
+}
+
+// What the broker's child runs for the caller: the entry points of direct mode.
+int run_for_caller(const broker::Request& request) {
+  switch (request.verb) {
+    case broker::Verb::shim:
+      return shim::shim_main(request.invoked_as, request.argv);
+    case broker::Verb::run:
+      return shim::run_main(request.argv);
+    case broker::Verb::hook:
+      return hooks::hook_main(request.argv);
+    case broker::Verb::audit:
+      return audit_for_caller(request.argv);
+  }
+  return exit_code::k_sandbox_error;
+}
+
+// A thin client: the broker runs the verb when one answers; else the command runs directly.
+template <broker::Verb verb, int (*direct)(const Args&)>
+int through_broker(const Args& args) {
+  std::string name(broker::verb_name(verb));
+  if (auto code = broker::run_through_broker(broker::request_for(verb, name, args))) {
+    return *code;
+  }
+  return direct(args);
+}
+
+int broker_command(const Args& args) {
+  return broker::broker_main(args, run_for_caller);
+}
+
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> table = {
-      {"run", shim::run_main, docs_of<shim::run_doc>},
+      {"run", through_broker<broker::Verb::run, shim::run_main>, docs_of<shim::run_doc>},
       {"install", install_main,
        docs_of<install::install_shims_doc, install::install_agent_doc, install::git_hooks_doc>},
       {"uninstall", install::uninstall_shims_main, docs_of<install::uninstall_shims_doc>},
@@ -94,8 +141,9 @@ const std::vector<Subcommand>& subcommands() {
       {"images", shim::images_main, docs_of<shim::images_doc, shim::images_build_doc>},
       {"gc", shim::gc_main, docs_of<shim::gc_doc>},
       {"pool", shim::pool_main, docs_of<shim::pool_doc>},
-      {"audit", audit_command, audit::command_docs},
-      {"hook", hooks::hook_main, docs_of<hooks::hook_doc>},
+      {"audit", through_broker<broker::Verb::audit, audit_command>, audit::command_docs},
+      {"hook", through_broker<broker::Verb::hook, hooks::hook_main>, docs_of<hooks::hook_doc>},
+      {"broker", broker_command, docs_of<broker::broker_doc>},
       {"policy", shim::policy_main, docs_of<shim::policy_doc>},
       {"doctor", install::doctor_main, docs_of<install::doctor_doc>},
       {"version", version_main, docs_of<version_doc>},
@@ -251,6 +299,10 @@ int main_entry(int argc, char** argv) {
   try {
     if (invoked_as == "sandshim" || invoked_as.starts_with("sandshim")) {
       return tool_main(Args(args.begin() + (args.empty() ? 0 : 1), args.end()));
+    }
+    if (auto code =
+            broker::run_through_broker(broker::request_for(broker::Verb::shim, invoked_as, args))) {
+      return *code;
     }
     return shim::shim_main(invoked_as, args);
   } catch (const Fatal& e) {

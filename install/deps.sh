@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Installs the Debian packages that building, testing and running sandshim need.
-# Idempotent: when every package is already installed it touches nothing and needs no root.
-# Usage: install/deps.sh [--with-podman] [--with-gvisor]
+# Installs the Debian packages that building, testing and running sandshim need, and the agent
+# CLIs the agent suites run (pinned versions from the npm registry, in install/lib/agent_clis.sh's
+# prefix). Idempotent: when everything is already installed it touches nothing and needs no root.
+# Under CI=true a failed agent install fails; otherwise it warns and the agent suites skip.
+# Usage: install/deps.sh [--with-podman] [--with-gvisor] [--without-agents]
 set -euo pipefail
 
 SANDSHIM_PREFIX=sandshim-deps
 # shellcheck source-path=SCRIPTDIR source=lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/agent_clis.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/agent_clis.sh"
 
 readonly k_packages=(
     # build
@@ -27,9 +31,10 @@ readonly k_update_max_age_min=360 # an apt-get update younger than this is trust
 
 usage() {
     cat >&2 <<'USAGE'
-usage: install/deps.sh [--with-podman] [--with-gvisor]
-  --with-podman   also install podman (alternative engine)
-  --with-gvisor   also install runsc and register it with docker (sandbox.runtime = runsc)
+usage: install/deps.sh [--with-podman] [--with-gvisor] [--without-agents]
+  --with-podman     also install podman (alternative engine)
+  --with-gvisor     also install runsc and register it with docker (sandbox.runtime = runsc)
+  --without-agents  skip the agent CLIs (Claude Code, Codex, Gemini CLI) the agent suites run
 USAGE
 }
 
@@ -79,6 +84,63 @@ apt_install() {
     apt_get_install "$@" || die "apt-get install failed (see above); fix apt, then re-run install/deps.sh"
 }
 
+# ---------------------------------------------------------------------------------------------
+# The agent CLIs.
+
+# True when every pinned CLI is installed, its native binary included, and node can run the rest.
+agent_clis_present() {
+    local agent
+    for agent in "${!AGENT_CLI_PACKAGES[@]}"; do
+        agent_cli_version_ok "$agent" || return 1
+    done
+    # Claude Code and Codex are native binaries from optional dependencies: --version proves them.
+    for agent in claude codex; do
+        [[ $("$(agent_cli_bin "$agent")" --version 2>/dev/null) == "${AGENT_CLI_VERSION_LINES[$agent]}" ]] || return 1
+    done
+    [[ -n $(agent_clis_node_dir) ]]
+}
+
+# The prefix's package.json: exactly the pinned CLIs (and a node for Gemini CLI when needed).
+write_agent_manifest() {
+    local specs=("${AGENT_CLI_PACKAGES[@]}") node_major spec sep=""
+    node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+    ((node_major >= AGENT_CLIS_NODE_MIN_MAJOR)) || specs+=("$AGENT_CLIS_NODE_PACKAGE")
+    mkdir -p "$AGENT_CLIS_PREFIX"
+    {
+        printf '{\n  "name": "sandshim-agent-clis",\n  "private": true,\n  "dependencies": {'
+        for spec in "${specs[@]}"; do
+            printf '%s\n    "%s": "%s"' "$sep" "${spec%@*}" "${spec##*@}"
+            sep=,
+        done
+        printf '\n  }\n}\n'
+    } >"$AGENT_CLIS_PREFIX/package.json"
+}
+
+agent_install_failed() {
+    if [[ ${CI:-} == true ]]; then
+        die "$* (CI=true: the agent suites need the agent CLIs)"
+    fi
+    warn "$*; the agent suites will skip (re-run install/deps.sh, or --without-agents)"
+}
+
+install_agent_clis() {
+    if agent_clis_present; then
+        say "agent CLIs present in $AGENT_CLIS_PREFIX (${AGENT_CLI_PACKAGES[*]})"
+        return 0
+    fi
+    # Debian's nodejs comes without npm (NodeSource's has it: never ask apt for a second one).
+    command -v npm >/dev/null 2>&1 || apt_install npm
+    write_agent_manifest
+    say "npm install in $AGENT_CLIS_PREFIX: ${AGENT_CLI_PACKAGES[*]}"
+    # Optional dependencies carry the native binaries: never omit them.
+    if ! npm install --prefix "$AGENT_CLIS_PREFIX" --include=optional --no-audit --no-fund \
+        --no-update-notifier --loglevel=error >&2; then
+        agent_install_failed "npm install of the agent CLIs failed (see above)"
+        return 0
+    fi
+    agent_clis_present || agent_install_failed "the agent CLIs are installed but not as pinned (native binary missing?)"
+}
+
 # docker knows a runtime only from daemon.json: add runsc there (keeping every other setting) and
 # let dockerd reload it with SIGHUP, which restarts nothing. podman takes the binary's path.
 register_gvisor() {
@@ -86,7 +148,7 @@ register_gvisor() {
     if [[ -s $config ]] && python3 -c 'import json, sys; sys.exit(0 if "runsc" in json.load(open(sys.argv[1])).get("runtimes", {}) else 1)' "$config"; then
         return 0
     fi
-    reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" --with-gvisor
+    reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" --with-gvisor --without-agents
     python3 - "$config" <<'PY'
 import json, os, sys
 path = sys.argv[1]
@@ -106,12 +168,13 @@ PY
 }
 
 main() {
-    local args=("$@") packages=("${k_packages[@]}") missing gvisor=0
+    local args=("$@") packages=("${k_packages[@]}") missing agents=1 gvisor=0
     while (($#)); do
         case $1 in
             # tini: the same init as docker's (exit codes 126/127); the rest for rootless podman.
             --with-podman) packages+=(podman tini catatonit fuse-overlayfs slirp4netns) ;;
             --with-gvisor) packages+=(runsc) gvisor=1 ;;
+            --without-agents) agents=0 ;;
             -h | --help) usage; exit 0 ;;
             *) usage; die "unknown option '$1'" ;;
         esac
@@ -121,15 +184,19 @@ main() {
     mapfile -t missing < <(missing_packages "${packages[@]}")
     if ((${#missing[@]} == 0)); then
         say "all ${#packages[@]} packages already installed"
-        ((gvisor == 0)) || register_gvisor
-        return 0
+    else
+        reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" "${args[@]}"
+        apt_install "${missing[@]}"
+        mapfile -t missing < <(missing_packages "${packages[@]}")
+        ((${#missing[@]} == 0)) || die "still not installed after apt-get: ${missing[*]}"
+        say "installed; all ${#packages[@]} packages present"
     fi
-    reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" "${args[@]}"
-    apt_install "${missing[@]}"
-    mapfile -t missing < <(missing_packages "${packages[@]}")
-    ((${#missing[@]} == 0)) || die "still not installed after apt-get: ${missing[*]}"
-    say "installed; all ${#packages[@]} packages present"
     ((gvisor == 0)) || register_gvisor
+    ((agents)) || return 0
+    if ! agent_clis_present; then
+        reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" "${args[@]}"
+    fi
+    install_agent_clis
 }
 
 main "$@"

@@ -11,6 +11,7 @@
 
 #include "audit/chain.hpp"
 #include "audit/store.hpp"
+#include "broker/mode.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
@@ -351,13 +352,20 @@ void check_hooks(Context& ctx) {
   }
 }
 
+// Broker or direct mode, and in direct mode whether this uid's engine access is root-equivalent.
+void check_broker(Context& ctx) {
+  broker::ModeReport report = broker::mode_report();
+  static constexpr Status k_levels[] = {Status::ok, Status::warn, Status::fail};
+  ctx.add("mode", k_levels[static_cast<int>(report.level)], report.detail, report.fix);
+}
+
 std::vector<Finding> run_checks() {
   Context ctx;
   ctx.workspace = workspace_here();
   using Check = void (*)(Context&);
-  static constexpr Check k_checks[] = {check_policy, check_engine, check_runtime, check_seccomp,
-                                       check_limits, check_images, check_shims,   check_path,
-                                       check_audit,  check_hooks};
+  static constexpr Check k_checks[] = {check_broker,  check_policy, check_engine, check_runtime,
+                                       check_seccomp, check_limits, check_images, check_shims,
+                                       check_path,    check_audit,  check_hooks};
   for (Check check : k_checks) {
     check(ctx);
   }

@@ -2,7 +2,9 @@
 # The README's first command: sets this machine up to run python, node and sh through sandshim.
 # Installs the packages, starts the Docker engine when none answers (and leaves it running: this is
 # machine set-up, not a test run), builds the images and the binary, installs the shims for the
-# invoking user, then shows what a sandboxed python and node see. Re-running it is cheap.
+# invoking user, starts the broker (install/broker_setup.sh: the system user `sandshim`, its socket
+# in /run/sandshim; SANDSHIM_SETUP_BROKER=0 skips it), then shows what a sandboxed python and node
+# see. Re-running it is cheap.
 # Run it as the user who will use the shims; it asks sudo for the steps that need root.
 set -euo pipefail
 
@@ -161,6 +163,9 @@ main() {
     bash install/images.sh
     build_binary
     install_shims
+    if [[ ${SANDSHIM_SETUP_BROKER:-1} != 0 ]]; then
+        bash install/broker_setup.sh "$k_bin" # SANDSHIM_SETUP_BROKER=0: direct mode only
+    fi
     demo
     say "set up in $((SECONDS - started))s; to use the shims, add to your shell profile: $("$k_bin" env 2>/dev/null || echo "eval \"\$($k_bin env)\"")"
 }

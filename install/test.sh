@@ -14,6 +14,8 @@ SANDSHIM_PREFIX=sandshim-test
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 # shellcheck source-path=SCRIPTDIR source=lib/engine.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/engine.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/broker.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/broker.sh"
 
 readonly k_build_dir=build
 
@@ -100,6 +102,9 @@ main() {
     if prepare_engine; then
         prepare_podman
         bash install/images.sh # also copies the images into podman's store
+        # The broker's system user and directories; suite_broker starts (and stops) its own broker
+        # on a private socket, so no other suite's runs go through a broker.
+        broker_ensure_user || die "cannot create the broker's system user (see above)"
     fi
     build
     run_ctest "$@" || rc=$?

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <optional>
 
 #include "common/env_list.hpp"
 #include "common/strings.hpp"
@@ -33,6 +34,23 @@ std::string guess_agent(const std::vector<std::string>& environment) {
   return "unknown";
 }
 
+std::optional<CallerIdentity>& caller_override() {
+  static std::optional<CallerIdentity> identity;
+  return identity;
+}
+
+// The parent of another process, from /proc (0 when it is gone).
+pid_t parent_of(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.starts_with("PPid:")) {
+      return static_cast<pid_t>(std::atoi(line.c_str() + 5));
+    }
+  }
+  return 0;
+}
+
 std::string process_name(pid_t pid) {
   std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
   std::string name;
@@ -51,6 +69,12 @@ Caller identify_caller(const std::vector<std::string>& environment) {
   caller.host = host;
   caller.pid = ::getpid();
   caller.ppid = ::getppid();
+  if (const auto& identity = caller_override()) {
+    caller.uid = identity->uid;
+    caller.gid = identity->gid;
+    caller.pid = identity->pid;
+    caller.ppid = parent_of(identity->pid);
+  }
   caller.parent_name = process_name(caller.ppid);
   caller.agent = env_or_empty(environment, "SANDSHIM_AGENT");
   if (caller.agent.empty()) {
@@ -59,6 +83,10 @@ Caller identify_caller(const std::vector<std::string>& environment) {
   caller.agent_session = env_or_empty(environment, "SANDSHIM_SESSION_ID");
   caller.tool_use_id = env_or_empty(environment, "SANDSHIM_TOOL_USE_ID");
   return caller;
+}
+
+void act_for_caller(const CallerIdentity& identity) {
+  caller_override() = identity;
 }
 
 std::string new_run_id() {

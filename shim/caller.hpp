@@ -23,6 +23,15 @@ struct Caller {
 // This process's identity; the agent and session ids come from `environment` (NAME=VALUE).
 Caller identify_caller(const std::vector<std::string>& environment);
 
+// The identity a broker child runs for: the peer of its socket (SO_PEERCRED), not this
+// process. identify_caller() reports it instead of getuid()/getpid() once set.
+struct CallerIdentity {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  pid_t pid = 0;
+};
+void act_for_caller(const CallerIdentity& identity);
+
 // A fresh random run id (16 hex digits), also the container's name suffix.
 std::string new_run_id();
 

@@ -381,6 +381,18 @@ const std::vector<Key>& key_table() {
                  &Policy::hook_mode, {"path", "wrap", "deny"}),
       trusted_key("shim.dir", "directory of the shim links; empty: $XDG_DATA_HOME/sandshim/bin",
                   &Policy::shim_dir, absolute_or_empty),
+      trusted_key("broker.mode",
+                  "auto (use the broker when one answers), required (fail closed without one; "
+                  "only /etc/sandshim/config decides) or off",
+                  &Policy::broker_mode,
+                  [](const std::string& v) -> std::optional<std::string> {
+                    if (v != "auto" && v != "required" && v != "off") {
+                      return std::string("expected auto, required or off");
+                    }
+                    return std::nullopt;
+                  }),
+      trusted_key("broker.socket", "the broker's socket; empty: /run/sandshim/broker.sock",
+                  &Policy::broker_socket, absolute_or_empty),
       count_key("pool.size",
                 "warm containers kept started per image, workspace and policy (0: off)",
                 &Policy::pool_size, 0, 32),

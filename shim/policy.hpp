@@ -68,6 +68,10 @@ struct Policy {
   // [shim]
   std::string shim_dir;  // empty: $XDG_DATA_HOME/sandshim/bin
 
+  // [broker]: read by the thin clients from /etc/sandshim/config only (broker/settings.cpp)
+  std::string broker_mode = "auto";  // auto | required | off
+  std::string broker_socket;         // empty: /run/sandshim/broker.sock
+
   // [pool]: warm mode, containers started in advance (0: off)
   int64_t pool_size = 0;
   int64_t pool_idle_ttl_ms = 600'000;

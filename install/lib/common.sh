@@ -26,7 +26,7 @@ reexec_as_root() {
     if command -v sudo >/dev/null 2>&1; then
         say "not root: re-running with sudo"
         # Through bash, so a copy that lost its exec bit still runs.
-        exec sudo --preserve-env=SANDSHIM_STATE_DIR,SANDSHIM_DEBIAN_MIRROR,SANDSHIM_ENGINE_TIMEOUT,SANDSHIM_DOCKERD_ARGS,CI,http_proxy,https_proxy,no_proxy \
+        exec sudo --preserve-env=SANDSHIM_STATE_DIR,SANDSHIM_AGENTS_PREFIX,SANDSHIM_DEBIAN_MIRROR,SANDSHIM_ENGINE_TIMEOUT,SANDSHIM_DOCKERD_ARGS,CI,http_proxy,https_proxy,no_proxy \
             -- bash "$script" "$@"
     fi
     die "this step needs root and sudo is not installed; run as root: bash $script $*"

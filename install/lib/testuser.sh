@@ -35,6 +35,19 @@ ensure_test_user() {
     fi
 }
 
+# Creates the user if missing, outside the docker group (it must not reach the engine itself).
+ensure_plain_test_user() {
+    local name=${1:?usage: ensure_plain_test_user NAME}
+    is_root || { say "creating the test user '$name' needs root"; return 1; }
+    if ! id -u "$name" >/dev/null 2>&1; then
+        useradd --create-home --user-group --shell /bin/bash "$name" || { say "useradd '$name' failed"; return 1; }
+        say "created test user '$name'"
+    fi
+    if id -nG "$name" | tr ' ' '\n' | grep -qx docker; then
+        gpasswd -d "$name" docker >/dev/null || { say "cannot take '$name' out of the docker group"; return 1; }
+    fi
+}
+
 # True when the test user can execute path (every parent directory must let it through).
 test_user_can_run() {
     runuser -u "${1:?usage: test_user_can_run NAME PATH}" -- test -x "${2:?usage: test_user_can_run NAME PATH}"

@@ -59,7 +59,8 @@ dpkg-deb -c "$DEB" >"$T/contents"
 for file in ./usr/bin/sandshim ./etc/sandshim/config ./usr/share/man/man1/sandshim.1.gz \
     ./usr/share/bash-completion/completions/sandshim ./usr/share/zsh/vendor-completions/_sandshim \
     ./usr/share/fish/vendor_completions.d/sandshim.fish ./usr/share/sandshim/images.sh \
-    ./usr/share/sandshim/lib/common.sh ./usr/share/sandshim/skill/SKILL.md "./usr/libexec/sandshim/shims/python "; do
+    ./usr/share/sandshim/lib/common.sh ./usr/share/sandshim/skill/SKILL.md "./usr/libexec/sandshim/shims/python " \
+    ./usr/lib/systemd/system/sandshim.socket ./usr/lib/systemd/system/sandshim.service; do
     grep -qF -- "$file" "$T/contents" || fail "the package lacks $file"
 done
 expect_not_contains "./usr/bin/python" "$T/contents" # the shims never shadow the system's
@@ -73,6 +74,7 @@ expect_exit 0 dpkg -i "$DEB"
 expect_equal "install ok installed" "$(dpkg-query -W -f='${Status}' "$PKG")" "package status"
 expect_equal "$("$SANDSHIM_BIN" version)" "$(/usr/bin/sandshim version)" "installed version"
 expect_equal /usr/share/man/man1/sandshim.1.gz "$(man -w sandshim)" "man -w sandshim"
+id -nG sandshim | tr ' ' '\n' | grep -qx docker || fail "postinst did not put the broker's user sandshim in the docker group"
 
 check "every default shimmed command has a link in $SHIMS to /usr/bin/sandshim"
 /usr/bin/sandshim policy show | sed -n 's/^images\.\([^ ]*\) .*/\1/p' >"$T/commands"

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string>
+
+namespace sandshim::broker {
+
+// Which mode a client of this user is in, for `sandshim doctor`: broker (a broker answers),
+// required-but-missing (every run fails closed), or direct; in direct mode whether this uid
+// reaches a rootful engine socket, which is root-equivalent.
+struct ModeReport {
+  enum class Level { ok, warn, fail } level = Level::ok;
+  std::string detail;
+  std::string fix;
+};
+ModeReport mode_report();
+
+}  // namespace sandshim::broker

@@ -1,0 +1,322 @@
+#include "broker/protocol.hpp"
+
+#include <signal.h>
+#include <time.h>
+
+#include <array>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace sandshim::broker {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::pair<Verb, std::string_view>, 4> k_verbs = {
+    {{Verb::shim, "shim"}, {Verb::run, "run"}, {Verb::hook, "hook"}, {Verb::audit, "audit"}}};
+
+// Thrown inside the decoders only; the public functions turn it into a ProtocolError.
+struct Violation {
+  std::string message;
+};
+
+// Nesting is bounded before the parser sees the text, so no input can make it recurse deeply.
+bool nesting_within_limit(std::string_view text) {
+  size_t depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      escaped = !escaped && c == '\\';
+      in_string = escaped || c != '"';
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > k_max_nesting) {
+        return false;
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return true;
+}
+
+json parse_object(std::string_view payload) {
+  if (payload.size() > k_max_frame_bytes) {
+    throw Violation{"frame over " + std::to_string(k_max_frame_bytes) + " bytes"};
+  }
+  if (!nesting_within_limit(payload)) {
+    throw Violation{"nested deeper than " + std::to_string(k_max_nesting) + " levels"};
+  }
+  json value = json::parse(payload.begin(), payload.end(), nullptr, false);
+  if (value.is_discarded() || !value.is_object()) {
+    throw Violation{"not a JSON object"};
+  }
+  return value;
+}
+
+void require_keys(const json& object, const std::set<std::string>& allowed) {
+  for (const auto& item : object.items()) {
+    if (allowed.count(item.key()) == 0) {
+      throw Violation{"unknown key \"" + item.key().substr(0, 64) + "\""};
+    }
+  }
+}
+
+void require_version(const json& object) {
+  auto it = object.find("v");
+  if (it == object.end() || !it->is_number_integer() || it->get<int64_t>() != k_protocol_version) {
+    throw Violation{"protocol version is not " + std::to_string(k_protocol_version)};
+  }
+}
+
+std::string string_field(const json& value, std::string_view what) {
+  if (!value.is_string()) {
+    throw Violation{std::string(what) + " is not a string"};
+  }
+  const auto& text = value.get_ref<const std::string&>();
+  if (text.size() > k_max_string_bytes || text.find('\0') != std::string::npos) {
+    throw Violation{std::string(what) + " is too long or holds a NUL byte"};
+  }
+  return text;
+}
+
+const json& member(const json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end()) {
+    throw Violation{std::string("missing key \"") + key + "\""};
+  }
+  return *it;
+}
+
+std::vector<std::string> string_list(const json& object, const char* key) {
+  const json& list = member(object, key);
+  if (!list.is_array() || list.size() > k_max_list_entries) {
+    throw Violation{std::string(key) + " is not a list of at most " +
+                    std::to_string(k_max_list_entries) + " strings"};
+  }
+  std::vector<std::string> strings;
+  for (const auto& entry : list) {
+    strings.push_back(string_field(entry, key));
+  }
+  return strings;
+}
+
+int64_t integer_field(const json& object, const char* key, int64_t low, int64_t high) {
+  const json& value = member(object, key);
+  if (!value.is_number_integer() || value.get<int64_t>() < low || value.get<int64_t>() > high) {
+    throw Violation{std::string(key) + " is not an integer from " + std::to_string(low) + " to " +
+                    std::to_string(high)};
+  }
+  return value.get<int64_t>();
+}
+
+void require_environment_entries(const std::vector<std::string>& env) {
+  for (const auto& entry : env) {
+    size_t equals = entry.find('=');
+    if (equals == 0 || equals == std::string::npos) {
+      throw Violation{"env holds an entry without NAME="};
+    }
+  }
+}
+
+std::optional<TerminalSize> terminal_field(const json& object) {
+  auto it = object.find("terminal");
+  if (it == object.end() || it->is_null()) {
+    return std::nullopt;
+  }
+  if (!it->is_object()) {
+    throw Violation{"terminal is not an object"};
+  }
+  require_keys(*it, {"rows", "cols"});
+  return TerminalSize{static_cast<uint16_t>(integer_field(*it, "rows", 0, 65535)),
+                      static_cast<uint16_t>(integer_field(*it, "cols", 0, 65535))};
+}
+
+// [[path, text], ...]: at most a few files, each an absolute path and its text.
+std::vector<std::pair<std::string, std::string>> user_config_field(const json& object) {
+  auto it = object.find("user_config");
+  if (it == object.end()) {
+    return {};
+  }
+  if (!it->is_array() || it->size() > k_max_user_config_files) {
+    throw Violation{"user_config is not a list of at most " +
+                    std::to_string(k_max_user_config_files) + " [path, text] pairs"};
+  }
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const auto& pair : *it) {
+    if (!pair.is_array() || pair.size() != 2) {
+      throw Violation{"user_config holds an entry that is not [path, text]"};
+    }
+    std::string path = string_field(pair[0], "user_config path");
+    if (path.empty() || path.front() != '/') {
+      throw Violation{"user_config path is not absolute"};
+    }
+    files.emplace_back(std::move(path), string_field(pair[1], "user_config text"));
+  }
+  return files;
+}
+
+Request decode_request(const json& object) {
+  require_keys(object,
+               {"v", "type", "verb", "invoked_as", "argv", "env", "cwd", "user_config", "terminal"});
+  Request request;
+  auto verb = parse_verb(string_field(member(object, "verb"), "verb"));
+  if (!verb) {
+    throw Violation{"verb is not one of shim, run, hook, audit"};
+  }
+  request.verb = *verb;
+  request.invoked_as = string_field(member(object, "invoked_as"), "invoked_as");
+  if (request.invoked_as.empty() || request.invoked_as.size() > 255 ||
+      request.invoked_as.find('/') != std::string::npos) {
+    throw Violation{"invoked_as is not a plain command name"};
+  }
+  request.argv = string_list(object, "argv");
+  if (request.verb == Verb::shim && request.argv.empty()) {
+    throw Violation{"a shim request has an empty argv"};
+  }
+  request.env = string_list(object, "env");
+  require_environment_entries(request.env);
+  request.cwd = string_field(member(object, "cwd"), "cwd");
+  if (request.cwd.empty() || request.cwd.front() != '/') {
+    throw Violation{"cwd is not an absolute path"};
+  }
+  request.user_config = user_config_field(object);
+  request.terminal = terminal_field(object);
+  return request;
+}
+
+Signal decode_signal(const json& object) {
+  require_keys(object, {"v", "type", "signal"});
+  Signal signal{static_cast<int>(integer_field(object, "signal", 1, 64))};
+  if (!is_forwardable_signal(signal.number)) {
+    throw Violation{"signal " + std::to_string(signal.number) + " is not forwarded"};
+  }
+  return signal;
+}
+
+std::string type_of(const json& object) {
+  return string_field(member(object, "type"), "type");
+}
+
+json versioned(const char* type) {
+  return json{{"v", k_protocol_version}, {"type", type}};
+}
+
+}  // namespace
+
+std::string encode(const Request& request) {
+  json object = versioned("request");
+  object["verb"] = verb_name(request.verb);
+  object["invoked_as"] = request.invoked_as;
+  object["argv"] = request.argv;
+  object["env"] = request.env;
+  object["cwd"] = request.cwd;
+  object["user_config"] = json::array();
+  for (const auto& [path, text] : request.user_config) {
+    object["user_config"].push_back({path, text});
+  }
+  if (request.terminal) {
+    object["terminal"] = {{"rows", request.terminal->rows}, {"cols", request.terminal->cols}};
+  }
+  return object.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string encode(const Signal& signal) {
+  json object = versioned("signal");
+  object["signal"] = signal.number;
+  return object.dump();
+}
+
+std::string encode(const Exit& exit) {
+  json object = versioned("exit");
+  object["code"] = exit.code;
+  if (exit.signal) {
+    object["signal"] = *exit.signal;
+  }
+  return object.dump();
+}
+
+std::variant<ClientMessage, ProtocolError> decode_client_message(std::string_view payload) {
+  try {
+    json object = parse_object(payload);
+    require_version(object);
+    std::string type = type_of(object);
+    if (type == "request") {
+      return ClientMessage{decode_request(object)};
+    }
+    if (type == "signal") {
+      return ClientMessage{decode_signal(object)};
+    }
+    return ProtocolError{"type is not request or signal"};
+  } catch (const Violation& violation) {
+    return ProtocolError{violation.message};
+  }
+}
+
+std::variant<Exit, ProtocolError> decode_exit(std::string_view payload) {
+  try {
+    json object = parse_object(payload);
+    require_version(object);
+    require_keys(object, {"v", "type", "code", "signal"});
+    if (type_of(object) != "exit") {
+      return ProtocolError{"type is not exit"};
+    }
+    Exit exit{static_cast<int>(integer_field(object, "code", 0, 255)), std::nullopt};
+    if (object.contains("signal")) {
+      exit.signal = static_cast<int>(integer_field(object, "signal", 1, 64));
+    }
+    return exit;
+  } catch (const Violation& violation) {
+    return ProtocolError{violation.message};
+  }
+}
+
+std::string frame_header(size_t payload_bytes) {
+  auto n = static_cast<uint32_t>(payload_bytes);
+  return {static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
+          static_cast<char>(n)};
+}
+
+std::optional<size_t> parse_frame_header(const unsigned char header[4]) {
+  size_t n = size_t{header[0]} << 24 | size_t{header[1]} << 16 | size_t{header[2]} << 8 |
+             size_t{header[3]};
+  if (n == 0 || n > k_max_frame_bytes) {
+    return std::nullopt;
+  }
+  return n;
+}
+
+bool is_forwardable_signal(int number) {
+  return number == SIGINT || number == SIGTERM || number == SIGHUP || number == SIGQUIT;
+}
+
+double precise_monotonic_ms() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
+}
+
+std::string_view verb_name(Verb verb) {
+  for (const auto& [value, name] : k_verbs) {
+    if (value == verb) {
+      return name;
+    }
+  }
+  return "shim";
+}
+
+std::optional<Verb> parse_verb(std::string_view name) {
+  for (const auto& [value, text] : k_verbs) {
+    if (text == name) {
+      return value;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace sandshim::broker

@@ -1,0 +1,284 @@
+#include "broker/session.hpp"
+
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "broker/workspace_identity.hpp"
+#include "common/error.hpp"
+#include "common/process.hpp"
+#include "shim/caller.hpp"
+
+extern char** environ;
+
+namespace sandshim::broker {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Names that only informs the audit may come from the caller; every other SANDSHIM_ name
+// steers sandshim itself.
+const std::set<std::string, std::less<>> k_caller_sandshim_names = {
+    "SANDSHIM_AGENT", "SANDSHIM_SESSION_ID", "SANDSHIM_TOOL_USE_ID", "SANDSHIM_DRY_RUN",
+    "SANDSHIM_LOG"};
+
+bool steers_sandshim(std::string_view name) {
+  static const std::set<std::string, std::less<>> k_exact = {
+      "HOME", "PATH", "TMPDIR", "SHELL", "GCONV_PATH", "USER", "LOGNAME"};
+  for (std::string_view prefix : {"XDG_", "DOCKER_", "CONTAINER", "LD_", "PODMAN", "BUILDAH"}) {
+    if (name.starts_with(prefix)) {
+      return true;
+    }
+  }
+  if (name.starts_with("SANDSHIM_")) {
+    return k_caller_sandshim_names.count(name) == 0;
+  }
+  return k_exact.count(name) != 0;
+}
+
+std::string_view name_of(const std::string& entry) {
+  return std::string_view(entry).substr(0, entry.find('='));
+}
+
+std::vector<std::string> current_environment() {
+  std::vector<std::string> env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    env.emplace_back(*entry);
+  }
+  return env;
+}
+
+std::string home_of(uid_t uid) {
+  const passwd* pw = ::getpwuid(uid);
+  return pw != nullptr && pw->pw_dir != nullptr ? pw->pw_dir : "/nonexistent";
+}
+
+// Writes one line to the caller's stderr (the descriptor it sent), as direct mode would.
+void tell_caller(int stderr_fd, const std::string& line) {
+  std::string text = "sandshim: " + line + "\n";
+  if (stderr_fd >= 0) {
+    (void)!::write(stderr_fd, text.data(), text.size());
+  }
+}
+
+void answer(int socket, const Exit& exit) {
+  send_frame(socket, encode(exit));
+}
+
+// The worker logs to the caller's stderr at the caller's SANDSHIM_LOG level, as direct mode.
+void follow_callers_log_level(const std::vector<std::string>& env) {
+  spdlog::level::level_enum level = spdlog::level::warn;
+  for (const auto& entry : env) {
+    if (entry.starts_with("SANDSHIM_LOG=")) {
+      level = spdlog::level::from_str(entry.substr(13));
+    }
+  }
+  spdlog::set_level(level);
+}
+
+// The worker: becomes the caller's run in this process (fds, cwd, environment, identity).
+[[noreturn]] void become_worker(const Request& request, std::vector<UniqueFd>& fds,
+                                const PeerCredentials& peer, const Runner& runner) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int fd = 0; fd < 3; ++fd) {
+    ::dup2(fds[static_cast<size_t>(fd)].get(), fd);
+  }
+  follow_callers_log_level(request.env);
+  spdlog::debug("broker: worker started at {:.3f}", precise_monotonic_ms());
+  int code = exit_code::k_sandbox_error;
+  try {
+    std::string home = home_of(peer.uid);
+    if (request.verb == Verb::shim || request.verb == Verb::run) {
+      admit_cwd(fds[3].get(), request.cwd, home, engine_socket_paths());
+    }
+    if (::fchdir(fds[3].get()) != 0) {
+      throw Fatal(std::string("cannot enter the caller's directory: ") + std::strerror(errno));
+    }
+    static std::vector<std::string> env_storage;
+    env_storage = worker_environment(request.env, current_environment(), home);
+    static std::vector<char*> env_pointers;
+    for (auto& entry : env_storage) {
+      env_pointers.push_back(entry.data());
+    }
+    env_pointers.push_back(nullptr);
+    environ = env_pointers.data();
+    fds.clear();
+    shim::act_for_caller({peer.uid, peer.gid, peer.pid});
+    code = runner(request);
+  } catch (const Fatal& e) {
+    std::cerr << "sandshim: " << e.what() << std::endl;
+    code = e.code();
+  } catch (const std::exception& e) {
+    std::cerr << "sandshim: internal error: " << e.what() << "; nothing ran" << std::endl;
+  }
+  std::cout.flush();
+  std::cerr.flush();
+  spdlog::debug("broker: worker ended at {:.3f}", precise_monotonic_ms());
+  ::_exit(code);
+}
+
+UniqueFd session_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGCHLD);
+  return UniqueFd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+}
+
+Exit exit_of(int status) {
+  ExitStatus decoded = decode_wait_status(status);
+  return {decoded.code & 0xff, decoded.signal};
+}
+
+// A frame from the client while the worker runs: a signal to deliver, or the end of the client.
+bool relay_client_frame(int socket, pid_t worker) {
+  ReadResult frame = read_frame(socket, 2000, 0);
+  if (frame.status != ReadStatus::ok) {
+    spdlog::info("client of worker {} went away: ending its run as if it were killed", worker);
+    ::kill(worker, SIGKILL);
+    return false;
+  }
+  auto message = decode_client_message(frame.frame.payload);
+  if (const auto* signal = std::get_if<ClientMessage>(&message)) {
+    if (const auto* forwarded = std::get_if<Signal>(signal)) {
+      ::kill(worker, forwarded->number);
+    }
+  }
+  return true;
+}
+
+// Until the worker ends: deliver the client's signals, and kill the run when the client goes.
+[[noreturn]] void supervise(int socket, pid_t worker, int signal_fd) {
+  bool client_alive = true;
+  while (true) {
+    pollfd fds[2] = {{signal_fd, POLLIN, 0}, {socket, client_alive ? short{POLLIN} : short{0}, 0}};
+    if (::poll(fds, 2, -1) < 0 && errno != EINTR) {
+      ::kill(worker, SIGKILL);
+    }
+    int status = 0;
+    if (::waitpid(worker, &status, WNOHANG) == worker) {
+      answer(socket, exit_of(status));
+      ::_exit(0);
+    }
+    signalfd_siginfo info{};
+    while (::read(signal_fd, &info, sizeof info) == sizeof info) {
+    }
+    if (client_alive && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      client_alive = relay_client_frame(socket, worker);
+    }
+  }
+}
+
+// Reads and checks the request; on a broken one tells the client (when it sent a stderr) and
+// ends the session.
+Request read_request(int socket, const SessionSetup& setup, std::vector<UniqueFd>& fds) {
+  ReadResult frame = read_frame(socket, setup.request_timeout_ms, k_request_fds);
+  if (frame.status != ReadStatus::ok) {
+    ::_exit(0);
+  }
+  fds = std::move(frame.frame.fds);
+  int stderr_fd = fds.size() > 2 ? fds[2].get() : -1;
+  auto message = decode_client_message(frame.frame.payload);
+  std::string problem;
+  if (const auto* error = std::get_if<ProtocolError>(&message)) {
+    problem = "the broker refused the request: " + error->message + "; nothing ran";
+  } else if (!std::holds_alternative<Request>(std::get<ClientMessage>(message))) {
+    problem = "the broker expected a request first; nothing ran";
+  } else if (fds.size() != static_cast<size_t>(k_request_fds)) {
+    problem = "the request came without stdin, stdout, stderr and cwd; nothing ran";
+  } else if (!setup.refusal.empty()) {
+    problem = setup.refusal;
+  }
+  if (!problem.empty()) {
+    tell_caller(stderr_fd, problem);
+    answer(socket, {exit_code::k_sandbox_error, std::nullopt});
+    ::_exit(0);
+  }
+  return std::get<Request>(std::get<ClientMessage>(message));
+}
+
+// The daemon's listener, signal descriptor and other users' waiting connections stay with it.
+void close_inherited_fds(int keep) {
+  std::vector<int> open_fds;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc/self/fd", ec)) {
+    int fd = std::atoi(entry.path().filename().c_str());
+    if (fd > 2 && fd != keep) {
+      open_fds.push_back(fd);
+    }
+  }
+  for (int fd : open_fds) {
+    ::close(fd);
+  }
+}
+
+[[noreturn]] void run_session(UniqueFd connection, const PeerCredentials& peer,
+                              const SessionSetup& setup, const Runner& runner) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  close_inherited_fds(connection.get());
+  std::vector<UniqueFd> fds;
+  Request request = read_request(connection.get(), setup, fds);
+  UniqueFd signals = session_signals();
+  pid_t worker = ::fork();
+  if (worker == 0) {
+    signals.reset();
+    connection.reset();
+    become_worker(request, fds, peer, runner);
+  }
+  fds.clear();
+  if (worker < 0) {
+    answer(connection.get(), {exit_code::k_sandbox_error, std::nullopt});
+    ::_exit(0);
+  }
+  supervise(connection.get(), worker, signals.get());
+}
+
+}  // namespace
+
+std::vector<std::string> worker_environment(const std::vector<std::string>& caller_env,
+                                            const std::vector<std::string>& broker_env,
+                                            const std::string& caller_home) {
+  std::vector<std::string> env;
+  for (const auto& entry : caller_env) {
+    if (!steers_sandshim(name_of(entry))) {
+      env.push_back(entry);
+    }
+  }
+  for (const auto& entry : broker_env) {
+    if (steers_sandshim(name_of(entry)) && name_of(entry) != "HOME") {
+      env.push_back(entry);
+    }
+  }
+  env.push_back("HOME=" + caller_home);
+  return env;
+}
+
+pid_t start_session(UniqueFd connection, const PeerCredentials& peer, const SessionSetup& setup,
+                    const Runner& runner) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    run_session(std::move(connection), peer, setup, runner);
+  }
+  if (pid < 0) {
+    spdlog::warn("fork failed: {}; refusing a request of uid {}", std::strerror(errno), peer.uid);
+    return 0;
+  }
+  return pid;
+}
+
+}  // namespace sandshim::broker

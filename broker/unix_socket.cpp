@@ -1,0 +1,207 @@
+#include "broker/unix_socket.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "broker/protocol.hpp"
+#include "common/error.hpp"
+#include "common/process.hpp"
+#include "common/strings.hpp"
+
+namespace sandshim::broker {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+sockaddr_un address_of(const fs::path& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.native().size() >= sizeof address.sun_path) {
+    throw Fatal("the socket path " + quoted(path.string()) + " is too long for a unix socket");
+  }
+  std::memcpy(address.sun_path, path.c_str(), path.native().size());
+  return address;
+}
+
+UniqueFd stream_socket() {
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) {
+    throw Fatal(std::string("socket(AF_UNIX) failed: ") + std::strerror(errno));
+  }
+  return fd;
+}
+
+// Waits until fd is readable or the deadline (monotonic ms, -1: none) passes.
+bool wait_readable(int fd, int64_t deadline_ms) {
+  while (true) {
+    int timeout = -1;
+    if (deadline_ms >= 0) {
+      timeout = static_cast<int>(std::max<int64_t>(0, deadline_ms - monotonic_ms()));
+    }
+    pollfd pfd{fd, POLLIN, 0};
+    int n = ::poll(&pfd, 1, timeout);
+    if (n > 0) {
+      return true;
+    }
+    if (n == 0 || errno != EINTR) {
+      return false;
+    }
+  }
+}
+
+// Takes the SCM_RIGHTS descriptors of one received message; false when there are too many.
+bool take_fds(msghdr& message, std::vector<UniqueFd>& fds, size_t max_fds) {
+  bool within = (message.msg_flags & MSG_CTRUNC) == 0;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) {
+      continue;
+    }
+    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd = -1;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      fds.emplace_back(fd);
+    }
+  }
+  return within && fds.size() <= max_fds;
+}
+
+// recvmsg into buffer; the first call of a frame also collects its descriptors.
+ssize_t receive_some(int fd, char* buffer, size_t size, std::vector<UniqueFd>* fds, size_t max_fds,
+                     bool& fds_ok) {
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * k_request_fds)] = {};
+  iovec io{buffer, size};
+  msghdr message{};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  ssize_t n = ::recvmsg(fd, &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+  if (n > 0 && fds != nullptr) {
+    fds_ok = take_fds(message, *fds, max_fds) && fds_ok;
+  } else if (n > 0 && message.msg_controllen > 0) {
+    std::vector<UniqueFd> unwanted;
+    take_fds(message, unwanted, 0);
+    fds_ok = false;
+  }
+  return n;
+}
+
+// Fills buffer completely; the status says why it could not.
+ReadStatus read_exact(int fd, char* buffer, size_t size, int64_t deadline_ms,
+                      std::vector<UniqueFd>& fds, size_t max_fds, bool& fds_ok) {
+  size_t done = 0;
+  while (done < size) {
+    if (!wait_readable(fd, deadline_ms)) {
+      return ReadStatus::timed_out;
+    }
+    ssize_t n = receive_some(fd, buffer + done, size - done, &fds, max_fds, fds_ok);
+    if (n == 0) {
+      return ReadStatus::closed;
+    }
+    if (n < 0 && errno != EINTR && errno != EAGAIN) {
+      return ReadStatus::closed;
+    }
+    done += n > 0 ? static_cast<size_t>(n) : 0;
+  }
+  return ReadStatus::ok;
+}
+
+}  // namespace
+
+UniqueFd listen_unix(const fs::path& path, mode_t mode, int backlog) {
+  sockaddr_un address = address_of(path);
+  UniqueFd fd = stream_socket();
+  ::unlink(path.c_str());
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    throw Fatal("cannot listen on " + quoted(path.string()) + ": bind failed: " +
+                std::strerror(errno) + "; create its directory or pick another --socket");
+  }
+  if (::chmod(path.c_str(), mode) != 0 || ::listen(fd.get(), backlog) != 0) {
+    throw Fatal("cannot listen on " + quoted(path.string()) + ": " + std::strerror(errno));
+  }
+  return fd;
+}
+
+std::optional<UniqueFd> connect_unix(const fs::path& path) {
+  sockaddr_un address = address_of(path);
+  UniqueFd fd = stream_socket();
+  int rc = 0;
+  do {
+    rc = ::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    return std::nullopt;
+  }
+  return fd;
+}
+
+PeerCredentials peer_credentials(int socket_fd) {
+  ucred credentials{};
+  socklen_t size = sizeof credentials;
+  if (::getsockopt(socket_fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) != 0) {
+    throw Fatal(std::string("getsockopt(SO_PEERCRED) failed: ") + std::strerror(errno));
+  }
+  return {credentials.pid, credentials.uid, credentials.gid};
+}
+
+ReadResult read_frame(int socket_fd, int timeout_ms, size_t max_fds) {
+  int64_t deadline = timeout_ms < 0 ? -1 : monotonic_ms() + timeout_ms;
+  ReadResult result;
+  bool fds_ok = true;
+  unsigned char header[4] = {};
+  result.status = read_exact(socket_fd, reinterpret_cast<char*>(header), sizeof header, deadline,
+                             result.frame.fds, max_fds, fds_ok);
+  if (result.status != ReadStatus::ok) {
+    return result;
+  }
+  auto size = parse_frame_header(header);
+  if (!size) {
+    return {ReadStatus::broken, {}, "frame length is 0 or over the limit"};
+  }
+  result.frame.payload.resize(*size);
+  result.status = read_exact(socket_fd, result.frame.payload.data(), *size, deadline,
+                             result.frame.fds, max_fds, fds_ok);
+  if (result.status == ReadStatus::ok && !fds_ok) {
+    return {ReadStatus::broken, {}, "unexpected file descriptors with a frame"};
+  }
+  return result;
+}
+
+bool send_frame(int socket_fd, const std::string& payload, const std::vector<int>& fds) {
+  std::string bytes = frame_header(payload.size()) + payload;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * k_request_fds)] = {};
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    iovec io{bytes.data() + sent, bytes.size() - sent};
+    msghdr message{};
+    message.msg_iov = &io;
+    message.msg_iovlen = 1;
+    if (sent == 0 && !fds.empty() && fds.size() <= static_cast<size_t>(k_request_fds)) {
+      message.msg_control = control;
+      message.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+      cmsghdr* c = CMSG_FIRSTHDR(&message);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+      std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+    }
+    ssize_t n = ::sendmsg(socket_fd, &message, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return false;
+    }
+    sent += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace sandshim::broker

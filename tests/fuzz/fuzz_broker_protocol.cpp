@@ -1,0 +1,71 @@
+// The broker's wire protocol (broker/protocol.hpp): every frame a client may send is refused
+// with a ProtocolError or decoded; what is decoded encodes and decodes again to the same value,
+// and every decoded value is within the protocol's limits.
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <variant>
+
+#include "broker/protocol.hpp"
+#include "fuzz_support.hpp"
+
+using namespace sandshim;
+using namespace sandshim::broker;
+
+namespace {
+
+void check_request(const Request& request) {
+  fuzz::require(request.argv.size() <= k_max_list_entries, "argv over the limit");
+  fuzz::require(request.env.size() <= k_max_list_entries, "env over the limit");
+  fuzz::require(!request.invoked_as.empty() && request.invoked_as.find('/') == std::string::npos,
+                "invoked_as is not a plain name");
+  for (const auto& entry : request.env) {
+    fuzz::require(entry.find('=') != std::string::npos && entry.front() != '=',
+                  "an env entry without NAME=");
+  }
+  auto again = decode_client_message(encode(request));
+  fuzz::require(std::holds_alternative<ClientMessage>(again), "a decoded request does not re-read");
+  const auto& reread = std::get<Request>(std::get<ClientMessage>(again));
+  fuzz::require(reread.argv == request.argv && reread.env == request.env &&
+                    reread.verb == request.verb && reread.invoked_as == request.invoked_as,
+                "a request does not read back the same");
+}
+
+void check_client_message(std::string_view payload) {
+  auto decoded = decode_client_message(payload);
+  if (std::holds_alternative<ProtocolError>(decoded)) {
+    fuzz::require(!std::get<ProtocolError>(decoded).message.empty(), "an error without a rule");
+    return;
+  }
+  const auto& message = std::get<ClientMessage>(decoded);
+  if (const auto* request = std::get_if<Request>(&message)) {
+    check_request(*request);
+  } else {
+    fuzz::require(is_forwardable_signal(std::get<Signal>(message).number),
+                  "a signal that is not forwarded was accepted");
+  }
+}
+
+void check_exit(std::string_view payload) {
+  auto decoded = decode_exit(payload);
+  if (const auto* exit = std::get_if<Exit>(&decoded)) {
+    fuzz::require(exit->code >= 0 && exit->code <= 255, "an exit code out of range");
+    auto again = decode_exit(encode(*exit));
+    fuzz::require(std::holds_alternative<Exit>(again) && std::get<Exit>(again).code == exit->code,
+                  "an exit does not read back the same");
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  fuzz::quiet_logs();
+  std::string_view payload(reinterpret_cast<const char*>(data), size);
+  check_client_message(payload);
+  check_exit(payload);
+  if (size >= 4) {
+    (void)parse_frame_header(data);
+  }
+  return 0;
+}
