@@ -19,12 +19,14 @@ runs=${N:-15}
 
 dir=$(mktemp -d /tmp/sandshim-bench-hide.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
+chmod 755 "$dir" # the sandbox user (65534 for root) must pass through
 export HOME=$dir/home XDG_CONFIG_HOME=$dir/config XDG_STATE_HOME=$dir/state XDG_DATA_HOME=$dir/data
 mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_STATE_HOME" "$XDG_DATA_HOME"
 
 big=$dir/big
 small=$dir/small
 mkdir -p "$small" "$big"
+chmod 755 "$small" "$big"
 git -C "$small" init -q
 git -C "$big" init -q
 per_dir=100
