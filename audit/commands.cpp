@@ -492,7 +492,13 @@ po::variables_map parse_options(const Subcommand& command, const std::vector<std
   }
   po::variables_map options;
   try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), options);
+    po::store(
+        po::command_line_parser(args)
+            .options(all)
+            .positional(positional)
+            .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
+            .run(),
+        options);
     po::notify(options);
   } catch (const po::error& error) {
     throw Fatal(std::string(error.what()) + "; see `sandshim audit " + std::string(command.name) +

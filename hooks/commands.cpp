@@ -31,7 +31,7 @@ What it decides depends on the policy's hook.mode:
         Refused, with what to run instead: interpreters called by path (/usr/bin/python3,
         ./venv/bin/python), PATH replaced, env -i, command -p, exec -a, sudo, eval, scripts
         whose #! line names an interpreter by path, SANDSHIM_*/DOCKER_*/LD_PRELOAD settings.
-  wrap  run the whole command inside `sandshim run -- sh -c '…'`.
+  wrap  run the whole command, as given, in `sandshim run --image WRAP_IMAGE -- bash -c '…'`.
   deny  refuse interpreters that do not go through sandshim; nothing is rewritten.
 A command sandshim cannot parse, an oversized payload (over 1 MiB), an unknown event and any
 internal error are refused in the way the agent honours (Claude Code and Codex: exit 2 with the

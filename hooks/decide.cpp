@@ -86,7 +86,8 @@ class Judge {
 
   std::string sandshim_run(const std::string& program) const {
     std::string binary = m_in.sandshim.empty() ? "sandshim" : shell_quote(m_in.sandshim.string());
-    return "`" + binary + " run -- " + program + " …`";
+    bool elided = program.find("…") != std::string::npos;
+    return "`" + binary + " run -- " + program + (elided ? "`" : " …`");
   }
 
   void judge(const Finding& finding) {
@@ -117,7 +118,78 @@ class Judge {
                                      "sandbox. Leave it out.");
         }
         return;
+      default:
+        judge_host_action(finding);
+        return;
     }
+  }
+
+  // Findings about what a host program would do, refused in path and deny modes (in wrap mode
+  // the whole command runs in the container).
+  void judge_host_action(const Finding& finding) {
+    if (!path_mode() && !deny_mode()) {
+      return;
+    }
+    switch (finding.kind) {
+      case FindingKind::engine_access:
+        refuse_engine(finding.subject);
+        return;
+      case FindingKind::hidden_command:
+        refuse("hidden-command", "sandshim: " + code(finding.subject) +
+                                     " makes a program run a command sandshim cannot see, "
+                                     "outside the sandbox. Run that command directly instead.");
+        return;
+      case FindingKind::command_variable:
+        refuse("command-variable", "sandshim: " + code(finding.subject) +
+                                       " holds a command that a program runs (or bash expands) "
+                                       "later, where sandshim cannot see it. Leave it out and "
+                                       "run the command directly.");
+        return;
+      case FindingKind::protected_write:
+        refuse("protected-write", protected_write_refusal(finding.subject, finding.detail) + ".");
+        return;
+      case FindingKind::interpreter_copy:
+        refuse("interpreter-copy", "sandshim: " + code(finding.subject) + " copies " +
+                                       code(finding.detail) +
+                                       " under another name, which would run it outside the "
+                                       "sandbox. Run it by name instead: " +
+                                       alternative_for(finding.detail) + ".");
+        return;
+      case FindingKind::venv_activation:
+        refuse("venv-activation",
+               "sandshim: " + code(finding.subject) +
+                   " puts the venv's own python first on PATH, outside the sandbox. Leave the "
+                   "activation out and call `python3 …` by name: it runs in the sandbox (with "
+                   "the image's packages, not the venv's).");
+        return;
+      default:
+        return;
+    }
+  }
+
+  void refuse_engine(const std::string& subject) {
+    refuse("engine-access",
+           "sandshim: " + code(subject) +
+               " reaches the container engine, which is root on the host; agent commands may "
+               "not use it. Run the code itself in the sandbox instead (" +
+               join_names(m_in.shimmed) + " by name" +
+               (deny_mode() ? ", through " + sandshim_run("…") : "") + ").");
+  }
+
+  // A sandboxed way to run `name` that works: its shimmed sibling, perl through the sh image,
+  // else what the user must add.
+  std::string alternative_for(const std::string& name) const {
+    std::string sibling = sandboxed_name_for(name, m_in.shimmed);
+    if (m_in.shimmed.contains(sibling)) {
+      return deny_mode() ? sandshim_run(sibling) : "`" + sibling + " …`";
+    }
+    if (name.starts_with("perl") && m_in.shimmed.contains("sh")) {
+      return deny_mode() ? sandshim_run("sh -c 'perl …'")
+                         : "`sh -c 'perl …'` (the sandbox's sh image has perl)";
+    }
+    return "nothing sandboxed runs " + code(name) + " yet; use " + join_names(m_in.shimmed) +
+           ", or ask the user to add `images." + name +
+           " = IMAGE` to sandshim's config and run `sandshim install`";
   }
 
   void judge_unanalysable(const Finding& finding) {
@@ -147,7 +219,8 @@ class Judge {
 
   void judge(const Invocation& invocation) {
     if (invocation.sandshim_subcommand == "install" ||
-        invocation.sandshim_subcommand == "uninstall") {
+        invocation.sandshim_subcommand == "uninstall" ||
+        invocation.sandshim_subcommand == "audit prune") {
       refuse("self-tamper", "sandshim: agent commands may not run " +
                                 code("sandshim " + invocation.sandshim_subcommand) +
                                 ": the sandbox's own setup is the user's to change.");
@@ -166,11 +239,17 @@ class Judge {
 
   // Ways around the sandbox that matter however interpreters are meant to reach it.
   void judge_bypass(const Invocation& invocation) {
-    if (invocation.privileged) {
+    if (invocation.engine) {
+      refuse_engine(invocation.command);
+    } else if (invocation.loader) {
+      refuse("loader", "sandshim: " + code(invocation.command) +
+                           " is the dynamic loader, which runs any program outside the sandbox. "
+                           "Run the program by name instead.");
+    } else if (invocation.privileged) {
       refuse("privilege-escalation",
              "sandshim: " + code(invocation.wrapper) +
-                 " resets PATH to a system default, so interpreters would run outside the "
-                 "sandbox; agent commands may not raise privileges. Run it without " +
+                 " runs its command as another user or under another root, where PATH and the "
+                 "shims are not this one's; agent commands may not. Run it without " +
                  code(invocation.wrapper) + ".");
     } else if (invocation.lookup == Lookup::dynamic) {
       refuse("dynamic-command", "sandshim: the command name " + code(invocation.command) +
@@ -191,20 +270,30 @@ class Judge {
                  code(invocation.shebang) +
                  " directly, outside the sandbox. Run it through the interpreter by name "
                  "instead: `" +
-                 sandboxed_name_for(std::filesystem::path(invocation.shebang).filename().string(),
-                                    m_in.shimmed) +
+                 sandboxed_name_for(shebang_program(invocation.shebang), m_in.shimmed) +
                  " -m MODULE …` for an installed tool, or `INTERPRETER path/to/script …`.");
     }
   }
 
+  // "python3.11" for `/usr/bin/env -S python3.11`, "python3" for `/usr/bin/python3`.
+  static std::string shebang_program(const std::string& shebang) {
+    std::string last = shebang.substr(shebang.find_last_of(' ') + 1);
+    return std::filesystem::path(last).filename().string();
+  }
+
+  static std::string program_of(const Invocation& invocation) {
+    return invocation.resolved_as.empty() ? invocation.name : invocation.resolved_as;
+  }
+
   void refuse_interpreter_by_path(const Invocation& invocation) {
-    std::string name = sandboxed_name_for(invocation.name, m_in.shimmed);
-    std::string instead = deny_mode() ? "Run it through the sandbox instead: " + sandshim_run(name)
-                                      : "Call it by name instead (`" + name +
-                                            " …`): interpreters found through PATH run in a "
-                                            "hardened container.";
-    refuse("interpreter-by-path", "sandshim: " + code(invocation.command) +
-                                      " is called by path, which skips the sandbox. " + instead);
+    std::string what = invocation.resolved_as.empty()
+                           ? " is called by path, which skips the sandbox."
+                           : " is " + code(invocation.resolved_as) +
+                                 ", called by path or under "
+                                 "another name, which skips the "
+                                 "sandbox.";
+    refuse("interpreter-by-path", "sandshim: " + code(invocation.command) + what +
+                                      " Instead: " + alternative_for(program_of(invocation)) + ".");
   }
 
   // Path mode relies on PATH lookups: anything that changes them for an interpreter is refused.
@@ -235,13 +324,12 @@ class Judge {
       judge_routing(invocation);
       return;
     }
-    std::string sibling = sandboxed_name_for(invocation.name, m_in.shimmed);
-    if (sibling != invocation.name) {
-      refuse("interpreter-not-shimmed", "sandshim: " + code(invocation.name) +
-                                            " has no shim, so it would run outside the sandbox. "
-                                            "Use `" +
-                                            sibling + "` instead.");
-    }
+    std::string what =
+        invocation.resolved_as.empty() ? "" : " (it is " + code(invocation.resolved_as) + ")";
+    refuse("interpreter-not-shimmed", "sandshim: " + code(invocation.name) + what +
+                                          " has no shim, so it would run outside the sandbox. "
+                                          "Instead: " +
+                                          alternative_for(program_of(invocation)) + ".");
   }
 
   void judge_routing(const Invocation& invocation) {
@@ -265,7 +353,7 @@ class Judge {
              "sandshim: " + code(invocation.name) +
                  " would run outside the sandbox (hook.mode = deny). Run it through the "
                  "sandbox: " +
-                 sandshim_run(invocation.name) + ".");
+                 alternative_for(program_of(invocation)) + ".");
     }
   }
 
@@ -293,23 +381,18 @@ Decision allowed(std::string rule, std::string reason) {
 }
 
 AnalysisOptions analysis_options(const DecisionInputs& inputs) {
-  return AnalysisOptions{inputs.shimmed, inputs.shim_dir, inputs.sandshim, inputs.first_line_of};
-}
-
-// Every top-level program is `sandshim run`: wrapping it again would nest sandboxes.
-bool only_sandshim_runs(const CommandAnalysis& analysis) {
-  auto top_level = [](const Invocation& invocation) {
-    return !invocation.enclosing_shell && !invocation.sandboxed;
-  };
-  auto is_run = [](const Invocation& invocation) {
-    return invocation.sandshim_subcommand == "run";
-  };
-  bool any_run = std::any_of(analysis.invocations.begin(), analysis.invocations.end(), is_run);
-  return any_run && analysis.findings.empty() &&
-         std::all_of(analysis.invocations.begin(), analysis.invocations.end(),
-                     [&](const Invocation& invocation) {
-                       return !top_level(invocation) || is_run(invocation);
-                     });
+  AnalysisOptions options;
+  options.shimmed = inputs.shimmed;
+  options.shim_dir = inputs.shim_dir;
+  options.sandshim = inputs.sandshim;
+  options.first_line_of = inputs.first_line_of;
+  options.locate = inputs.locate;
+  options.known_program_of = inputs.known_program_of;
+  options.read_script = inputs.read_script;
+  options.cwd = inputs.cwd;
+  options.home = inputs.home;
+  options.protected_paths = inputs.protected_paths;
+  return options;
 }
 
 std::optional<Decision> parse_refusal(const CommandAnalysis& analysis) {
@@ -329,23 +412,20 @@ Decision decide_wrap(std::string_view command, const CommandAnalysis& analysis,
   if (auto refusal = parse_refusal(analysis)) {
     return *refusal;
   }
-  if (only_sandshim_runs(analysis)) {
-    return allowed("already-sandboxed", "sandshim: the command already runs in the sandbox");
-  }
   if (!inputs.can_rewrite) {
     std::string binary =
         inputs.sandshim.empty() ? "sandshim" : shell_quote(inputs.sandshim.string());
     return denied({{"cannot-rewrite",
                     "sandshim: commands run inside the sandbox (hook.mode = wrap) and this agent "
                     "cannot reroute them. Run it as `" +
-                        binary + " run -- sh -c '…'`" +
+                        binary + " run -- bash -c '…'`" +
                         (command.size() <= 200
-                             ? ": `" + binary + " run -- sh -c " + shell_quote(command) + "`."
+                             ? ": `" + binary + " run -- bash -c " + shell_quote(command) + "`."
                              : ".")}});
   }
-  Decision decision{Verdict::rewrite, "wrap",
-                    "sandshim: the whole command runs in a sandbox (hook.mode = wrap)",
-                    wrap_in_sandbox(command, inputs.sandshim, inputs.link), false};
+  Decision decision{
+      Verdict::rewrite, "wrap", "sandshim: the whole command runs in a sandbox (hook.mode = wrap)",
+      wrap_in_sandbox(command, inputs.sandshim, inputs.wrap_image, inputs.link), false};
   return decision;
 }
 

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "hooks/interpreters.hpp"
+#include "hooks/protected_paths.hpp"
 #include "hooks/rewrite.hpp"
 
 namespace sandshim::hooks {
@@ -31,10 +32,18 @@ struct DecisionInputs {
   bool can_rewrite = true;    // the agent applies a rewritten command (Windsurf cannot)
   NameSet shimmed;            // policy images: the names with a shim
   std::filesystem::path shim_dir;
-  std::filesystem::path sandshim;       // this binary, for `sandshim run` suggestions
+  std::filesystem::path sandshim;                     // this binary, for `sandshim run` suggestions
+  std::string wrap_image = "sandshim/wrap:bookworm";  // where wrap mode runs whole commands
   bool shim_dir_first_on_path = false;  // the agent's own PATH already starts with the shims
   std::function<bool(const std::string& name)> shim_installed;  // the link for name exists
   std::function<std::optional<std::string>(const std::string& command)> first_line_of;
+  // What the analysis may read of the host (shell_analysis.hpp): files, scripts, protected paths.
+  std::function<std::optional<std::filesystem::path>(const std::string& command)> locate;
+  std::function<std::optional<std::string>(const std::filesystem::path& file)> known_program_of;
+  std::function<std::optional<std::string>(const std::filesystem::path& file)> read_script;
+  std::filesystem::path cwd;
+  std::filesystem::path home;
+  ProtectedPaths protected_paths;
   RunLink link;
 };
 

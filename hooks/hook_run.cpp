@@ -4,11 +4,15 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 
 #include "audit/store.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
+#include "hooks/decide.hpp"
+#include "hooks/program_files.hpp"
+#include "hooks/protected_paths.hpp"
 
 namespace sandshim::hooks {
 
@@ -139,8 +143,24 @@ class HookRun {
     in.first_line_of = [this](const std::string& command) {
       return m_env.first_line_of(command, m_event.cwd);
     };
+    add_host_view(in);
     in.link = {std::string(m_adapter->audit_name), m_event.session_id, m_event.tool_use_id};
     return in;
+  }
+
+  // What the analysis may read of the host: program files, scripts, the protected paths.
+  void add_host_view(DecisionInputs& in) const {
+    std::error_code ec;
+    in.cwd = m_event.cwd.empty() ? fs::current_path(ec) : fs::path(m_event.cwd);
+    in.home = home_directory();
+    in.protected_paths = protected_paths(*m_policy, find_git_root(in.cwd).value_or(in.cwd));
+    if (m_env.locate) {
+      in.locate = [this, cwd = in.cwd](const std::string& command) {
+        return m_env.locate(command, cwd);
+      };
+    }
+    in.known_program_of = m_env.known_program_of;
+    in.read_script = m_env.read_script;
   }
 
   // Claude Code approves a rewritten command with `allow` (no prompt) or `ask` (the user
@@ -292,6 +312,19 @@ HookEnvironment system_environment() {
     std::optional<fs::path> file = program_file(command, cwd, path_variable);
     return file ? read_first_line(*file) : std::nullopt;
   };
+  env.locate = [path_variable = env.agent_path](const std::string& command, const fs::path& cwd) {
+    return locate_program(command, cwd, path_variable);
+  };
+  // Built on first use: most commands never ask.
+  env.known_program_of = [known = std::make_shared<std::optional<KnownPrograms>>(),
+                          path_variable = env.agent_path,
+                          sandshim = env.sandshim](const fs::path& file) {
+    if (!*known) {
+      known->emplace(path_variable, sandshim);
+    }
+    return (*known)->of(file);
+  };
+  env.read_script = read_script_file;
   env.exists = [](const fs::path& file) {
     std::error_code ec;
     return fs::exists(file, ec);

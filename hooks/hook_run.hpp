@@ -35,6 +35,13 @@ struct HookEnvironment {
   std::function<std::optional<std::string>(const std::string& command,
                                            const std::filesystem::path& cwd)>
       first_line_of;
+  // The file bash would run for a command word (canonical), which known program a file is, and
+  // the text of a script: what the analysis may read of the host (empty: nothing is read).
+  std::function<std::optional<std::filesystem::path>(const std::string& command,
+                                                     const std::filesystem::path& cwd)>
+      locate;
+  std::function<std::optional<std::string>(const std::filesystem::path& file)> known_program_of;
+  std::function<std::optional<std::string>(const std::filesystem::path& file)> read_script;
   std::function<bool(const std::filesystem::path&)> exists;
   std::function<int64_t()> now_ms;
 };

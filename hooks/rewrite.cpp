@@ -40,6 +40,30 @@ size_t skip_quoted_word(std::string_view text, size_t pos) {
   return pos;
 }
 
+// True when `word` is exactly what shell_quote writes: safe bare characters and '…' quotes
+// joined by \' — nothing bash would expand.
+bool is_literal_word(std::string_view word) {
+  constexpr std::string_view k_safe =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-";
+  size_t i = 0;
+  while (i < word.size()) {
+    if (word[i] == '\'') {
+      size_t close = word.find('\'', i + 1);
+      if (close == std::string_view::npos) {
+        return false;
+      }
+      i = close + 1;
+    } else if (word.substr(i, 2) == "\\'") {
+      i += 2;
+    } else if (k_safe.find(word[i]) != std::string_view::npos) {
+      ++i;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string route_through_shims(std::string_view command, const std::filesystem::path& shim_dir,
@@ -63,7 +87,11 @@ std::optional<std::string_view> strip_any_routing(std::string_view command) {
     if (command.substr(pos, assignment.size()) != assignment) {
       return std::nullopt;
     }
-    pos = skip_quoted_word(command, pos + assignment.size());
+    size_t value = pos + assignment.size();
+    pos = skip_quoted_word(command, value);
+    if (!is_literal_word(command.substr(value, pos - value))) {
+      return std::nullopt;  // a value with an expansion in it is not a prefix sandshim wrote
+    }
   }
   if (command.substr(pos, 2) != "; ") {
     return std::nullopt;
@@ -80,9 +108,9 @@ std::optional<std::string_view> strip_routing(std::string_view command,
 }
 
 std::string wrap_in_sandbox(std::string_view command, const std::filesystem::path& sandshim,
-                            const RunLink& link) {
-  return link_assignments(link).substr(1) + " " + shell_quote(sandshim.string()) +
-         " run -- sh -c " + shell_quote(command);
+                            std::string_view image, const RunLink& link) {
+  return link_assignments(link).substr(1) + " " + shell_quote(sandshim.string()) + " run --image " +
+         shell_quote(image) + " -- bash -c " + shell_quote(command);
 }
 
 }  // namespace sandshim::hooks

@@ -30,8 +30,10 @@ std::optional<std::string_view> strip_routing(std::string_view command,
 // an agent reports back after running a rewritten command, for matching it to its decision.
 std::optional<std::string_view> strip_any_routing(std::string_view command);
 
-// `SANDSHIM_…=… <sandshim> run -- sh -c '<command>'`: the whole command runs in a container.
+// `SANDSHIM_…=… <sandshim> run --image <wrap image> -- bash -c '<command>'`: the whole command
+// runs in a container. The host shell sees only literal words (every value shell-quoted), so
+// nothing of the command (redirections, expansions, assignments, loops) runs on the host.
 std::string wrap_in_sandbox(std::string_view command, const std::filesystem::path& sandshim,
-                            const RunLink& link);
+                            std::string_view image, const RunLink& link);
 
 }  // namespace sandshim::hooks

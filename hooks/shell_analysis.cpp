@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "common/strings.hpp"
+#include "hooks/program_rules.hpp"
 #include "hooks/shell_parser.hpp"
 
 namespace sandshim::hooks {
@@ -27,13 +28,17 @@ struct Peel {
   bool renames_argv0 = false;
   bool privileged = false;
   bool sandboxed = false;
-  bool applet = false;  // busybox APPLET: busybox's own code, never a PATH lookup
+  bool applet = false;             // busybox APPLET: busybox's own code, never a PATH lookup
+  bool runtime_arguments = false;  // xargs: arguments (even the program) arrive on its input
+  std::string replace;             // xargs -I / find -exec: this text is a run-time value
 };
 
 struct Scope {
   std::optional<size_t> enclosing_shell;
   int depth = 0;
-  NameSet assigned;  // variables this script sets: their values may be anything
+  NameSet assigned;                      // variables this script sets: their values may be anything
+  std::vector<fs::path> appended_path;   // directories this script appends to PATH
+  std::vector<fs::path> cd_directories;  // literal `cd DIR` targets: relative paths may start there
 };
 
 // Option syntax of a wrapper that runs the command after its options: table-driven so each
@@ -59,6 +64,25 @@ const std::vector<WrapperSpec>& wrapper_specs() {
       {"unbuffer", "", {}, 0},
       {"catchsegv", "", {}, 0},
       {"busybox", "", {}, 0},
+      {"strace",
+       "abeEIoOpPsSuUX",
+       {"output", "trace", "signal", "user", "string-limit", "attach", "status", "expression"},
+       0},
+      {"ltrace", "aAeEfnoOpsSuwxX", {"output", "library", "user"}, 0},
+      {"setpriv",
+       "",
+       {"reuid", "regid", "groups", "inh-caps", "ambient-caps", "bounding-set", "securebits",
+        "pdeathsig", "selinux-label", "apparmor-profile", "landlock-access", "landlock-rule",
+        "seccomp-filter", "ptracer"},
+       0},
+      {"unshare",
+       "SGRwt",
+       {"setuid", "setgid", "root", "wd", "map-user", "map-group", "map-users", "map-groups",
+        "propagation", "setgroups"},
+       0},
+      {"prlimit", "p", {"pid"}, 0},
+      {"flock", "Ew", {"conflict-exit-code", "timeout", "wait"}, 1},
+      {"watch", "ndq", {"interval", "equexit", "differences"}, 0},
       {"xargs",
        "adEILnPs",
        {"arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs",
@@ -89,8 +113,22 @@ constexpr std::array<LauncherSpec, 14> k_launchers = {{{"uv", "run"},
                                                        {"rbenv", "exec"},
                                                        {"nodenv", "exec"}}};
 
-constexpr std::array<std::string_view, 7> k_privileged = {"sudo",    "doas", "su", "pkexec",
-                                                          "runuser", "run0", "sg"};
+// Programs that run their command as another user or under another root, where PATH or the
+// shims are not the agent's.
+constexpr std::array<std::string_view, 10> k_privileged = {
+    "sudo", "doas", "su", "pkexec", "runuser", "run0", "sg", "chroot", "nsenter", "newgrp"};
+
+// Programs that run commands sandshim does not follow (later, elsewhere, or from their own
+// input): refused as unanalysable.
+constexpr std::array<std::string_view, 18> k_unfollowed_runners = {
+    "tmux",  "screen",      "at",     "batch",    "crontab",   "parallel",
+    "sem",   "systemd-run", "bwrap",  "firejail", "valgrind",  "perf",
+    "dtach", "byobu",       "zellij", "cgexec",   "trace-cmd", "fc"};
+
+// Builtins whose operands are variable names, whose subscripts bash evaluates.
+constexpr std::array<std::string_view, 14> k_name_builtins = {
+    "test",   "[",        "read",    "unset",     "declare", "typeset", "local",
+    "export", "readonly", "mapfile", "readarray", "let",     "printf",  "getopts"};
 
 constexpr std::array<std::string_view, 5> k_declarations = {"export", "declare", "typeset", "local",
                                                             "readonly"};
@@ -165,6 +203,7 @@ struct ShellArguments {
   bool command_mode = false;      // -c: the operand is the script itself
   std::optional<size_t> operand;  // the script (with -c) or the script file
   bool computed_options = false;  // an option word is only known at run time
+  std::optional<size_t> rcfile;   // --rcfile/--init-file FILE: read as commands
 };
 
 ShellArguments parse_shell_arguments(Argv argv) {
@@ -185,7 +224,9 @@ ShellArguments parse_shell_arguments(Argv argv) {
       break;
     }
     if (arg.starts_with("--")) {
-      i += (arg == "--rcfile" || arg == "--init-file") ? 1 : 0;
+      if ((arg == "--rcfile" || arg == "--init-file") && i + 1 < argv.size()) {
+        result.rcfile = ++i;
+      }
       continue;
     }
     result.command_mode =
@@ -212,7 +253,13 @@ class Analyser {
       add_finding(FindingKind::parse_error, "", *parse.error, enclosing);
       return;
     }
-    Scope scope{enclosing, depth, assigned_names(parse)};
+    Scope scope{enclosing, depth, assigned_names(parse), {}, {}};
+    collect_directories(parse, scope);
+    collect_writes(parse, scope);
+    check_late_evaluation(parse, scope);
+    for (const std::string& name : parse.loop_variables) {
+      check_runtime_assignment(name, "for " + name, scope);
+    }
     for (const SimpleCommand& command : parse.commands) {
       analyse_simple(command, scope);
     }
@@ -237,12 +284,28 @@ class Analyser {
           {"unset", &Analyser::check_unset_builtin},
           {"trap", &Analyser::analyse_trap},
           {"find", &Analyser::analyse_find},
-          {"sandshim", &Analyser::analyse_sandshim}};
+          {"sandshim", &Analyser::analyse_sandshim},
+          {"read", &Analyser::check_read},
+          {"mapfile", &Analyser::check_mapfile},
+          {"readarray", &Analyser::check_mapfile},
+          {"printf", &Analyser::check_printf},
+          {"getopts", &Analyser::check_getopts},
+          {"compgen", &Analyser::check_completion},
+          {"complete", &Analyser::check_completion},
+          {"bind", &Analyser::check_bind},
+          {"enable", &Analyser::check_enable},
+          {"script", &Analyser::analyse_script_command}};
       for (const WrapperSpec& spec : wrapper_specs()) {
         map.emplace(spec.name, &Analyser::peel_wrapper);
       }
+      map.insert_or_assign("flock", &Analyser::peel_flock);
+      map.insert_or_assign("watch", &Analyser::peel_watch);
+      map.insert_or_assign("xargs", &Analyser::peel_xargs);
       for (std::string_view name : k_privileged) {
         map.emplace(name, &Analyser::record_privileged);
+      }
+      for (std::string_view name : k_unfollowed_runners) {
+        map.emplace(name, &Analyser::refuse_unfollowed);
       }
       for (std::string_view name : k_declarations) {
         map.emplace(name, &Analyser::check_declaration);
@@ -286,9 +349,199 @@ class Analyser {
     }
   }
 
+  // ---- facts about the whole script, gathered before its commands are judged -------------
+
+  // A literal path as bash would resolve it: ~, $HOME and $PWD expanded; nullopt when another
+  // expansion makes it unknowable here.
+  std::optional<fs::path> literal_path(const Word& word, const fs::path& base) const {
+    if (word.substitutes_commands || word.arithmetic) {
+      return std::nullopt;
+    }
+    std::string text = word.value;
+    for (const auto& [variable, value] :
+         {std::pair<std::string_view, fs::path>{"${HOME}", m_options.home},
+          {"$HOME", m_options.home},
+          {"${PWD}", m_options.cwd},
+          {"$PWD", m_options.cwd}}) {
+      if (text.starts_with(variable) && !value.empty()) {
+        text = value.string() + text.substr(variable.size());
+      }
+    }
+    if ((text == "~" || text.starts_with("~/")) && !m_options.home.empty() && !word.quoted) {
+      text = m_options.home.string() + text.substr(1);
+    }
+    if (text.find('$') != std::string::npos || text.empty()) {
+      return std::nullopt;
+    }
+    fs::path path(text);
+    return (path.is_absolute() ? path : base / path).lexically_normal();
+  }
+
+  void collect_directories(const ShellParse& parse, Scope& scope) const {
+    for (const SimpleCommand& command : parse.commands) {
+      for (const Word& word : command.assignments) {
+        collect_appended_path(word, scope);
+      }
+      if (command.words.size() >= 2 &&
+          (command.words[0].value == "cd" || command.words[0].value == "pushd")) {
+        if (auto dir = literal_path(command.words.back(), m_options.cwd)) {
+          scope.cd_directories.push_back(*dir);
+        }
+      }
+      if (!command.words.empty() && one_of(k_declarations, command.words[0].value)) {
+        for (const Word& word : command.words) {
+          collect_appended_path(word, scope);
+        }
+      }
+    }
+  }
+
+  // `PATH="$PATH:$PWD/bin"`: by-name programs may also be found in the appended directories.
+  void collect_appended_path(const Word& word, Scope& scope) const {
+    if (assignment_name(word.source) != "PATH" || m_options.cwd.empty()) {
+      return;
+    }
+    std::string value = word.value.substr(word.value.find('=') + 1);
+    size_t start = 0;
+    while (start <= value.size()) {
+      size_t colon = value.find(':', start);
+      Word part;
+      part.value = value.substr(start, colon == std::string::npos ? colon : colon - start);
+      if (part.value != "$PATH" && part.value != "${PATH}") {
+        if (auto dir = literal_path(part, m_options.cwd)) {
+          scope.appended_path.push_back(*dir);
+        }
+      }
+      if (colon == std::string::npos) {
+        break;
+      }
+      start = colon + 1;
+    }
+  }
+
+  // Files this script writes (redirections, tee, cp/mv/ln/install destinations): a script
+  // file among them is only known once the command runs.
+  void collect_writes(const ShellParse& parse, const Scope& scope) {
+    for (const SimpleCommand& command : parse.commands) {
+      for (const Redirection& redirection : command.redirections) {
+        if (writes_file(redirection)) {
+          remember_written(redirection.target, scope);
+        }
+      }
+      if (!command.words.empty() && copies_files(last_component(command.words[0].value))) {
+        for (const Word& word : std::span(command.words).subspan(1)) {
+          remember_written(word, scope);
+        }
+      }
+    }
+  }
+
+  void remember_written(const Word& word, const Scope& scope) {
+    for (const fs::path& path : candidate_paths(word, scope)) {
+      m_written.push_back(path);
+    }
+  }
+
+  static bool writes_file(const Redirection& redirection) {
+    static constexpr std::array<std::string_view, 6> k_writing = {">",  ">>", ">|",
+                                                                  "<>", "&>", "&>>"};
+    if (one_of(k_writing, redirection.op)) {
+      return true;
+    }
+    return redirection.op == ">&" && !redirection.target.value.empty() &&
+           redirection.target.value != "-" &&
+           std::isdigit(static_cast<unsigned char>(redirection.target.value[0])) == 0;
+  }
+
+  // Where a relative path may point: from the command's cwd, and from every literal `cd`.
+  std::vector<fs::path> candidate_paths(const Word& word, const Scope& scope) const {
+    std::vector<fs::path> paths;
+    if (auto path = literal_path(word, m_options.cwd)) {
+      paths.push_back(*path);
+      if (!fs::path(word.value).is_absolute()) {
+        for (const fs::path& dir : scope.cd_directories) {
+          paths.push_back(*literal_path(word, dir));
+        }
+      }
+    }
+    return paths;
+  }
+
+  // Strings bash evaluates again after this analysis: ${x@P}, ${!x}, and variables holding
+  // `$(…)` text that reach arithmetic, [[ ]] or a builtin taking variable names.
+  void check_late_evaluation(const ShellParse& parse, const Scope& scope) {
+    NameSet holding_code;
+    bool evaluates = parse.arithmetic || !parse.conditional_words.empty();
+    for (const SimpleCommand& command : parse.commands) {
+      for_each_word(command, [&](const Word& word) {
+        if (word.evaluates_later) {
+          add_finding(FindingKind::unanalysable, excerpt(word.source),
+                      "bash expands the value it names again, as code, when the command runs",
+                      scope.enclosing_shell);
+        }
+      });
+      for (const Word& word : command.assignments) {
+        if (holds_code(word)) {
+          holding_code.insert(assignment_name(word.source).value_or(""));
+        }
+      }
+      if (!command.words.empty() && one_of(k_name_builtins, command.words[0].value)) {
+        evaluates = true;
+        check_subscripts(std::span(command.words).subspan(1), scope);
+      }
+    }
+    check_subscripts(parse.conditional_words, scope);
+    if (evaluates && !holding_code.empty()) {
+      add_finding(FindingKind::unanalysable, "$" + *holding_code.begin(),
+                  "its value holds $(…) text that arithmetic or a subscript would run",
+                  scope.enclosing_shell);
+    }
+  }
+
+  static bool holds_code(const Word& word) {
+    if (word.substitutes_commands) {
+      return false;
+    }
+    const std::string& value = word.value;
+    return value.find("$(") != std::string::npos || value.find('`') != std::string::npos ||
+           value.find("$[") != std::string::npos;
+  }
+
+  void check_subscripts(Argv words, const Scope& scope) {
+    for (const Word& word : words) {
+      bool subscript = word.value.find('[') != std::string::npos;
+      if (subscript && (word.value.find("$(") != std::string::npos ||
+                        word.value.find('`') != std::string::npos)) {
+        add_finding(FindingKind::unanalysable, excerpt(word.value),
+                    "bash evaluates the subscript, $(…) included, when the command runs",
+                    scope.enclosing_shell);
+      }
+    }
+  }
+
+  template <typename F>
+  static void for_each_word(const SimpleCommand& command, F&& visit) {
+    for (const Word& word : command.assignments) {
+      visit(word);
+    }
+    for (const Word& word : command.words) {
+      visit(word);
+    }
+    for (const Redirection& redirection : command.redirections) {
+      visit(redirection.target);
+    }
+  }
+
+  // ---- commands ---------------------------------------------------------------------------
+
   void analyse_simple(const SimpleCommand& command, const Scope& scope) {
     for (const Word& assignment : command.assignments) {
       check_assignment(assignment, scope);
+    }
+    for (const Redirection& redirection : command.redirections) {
+      if (writes_file(redirection)) {
+        check_protected_write(redirection.target, "a redirection", scope);
+      }
     }
     analyse_argv(command.words, Peel{}, scope, command);
   }
@@ -296,7 +549,8 @@ class Analyser {
   void analyse_argv(Argv argv, Peel peel, const Scope& scope, const SimpleCommand& command) {
     while (!argv.empty()) {
       const Word& head = argv.front();
-      if (head.is_dynamic()) {
+      if (head.is_dynamic() ||
+          (!peel.replace.empty() && head.value.find(peel.replace) != std::string::npos)) {
         record_program(argv, peel, scope, Lookup::dynamic);
         return;
       }
@@ -310,6 +564,13 @@ class Analyser {
         return;
       }
       argv = *next;
+    }
+    if (peel.runtime_arguments) {
+      // `… | xargs env`: the program is whatever arrives on xargs's input.
+      Word input;
+      input.value = "(" + peel.wrapper + " input)";
+      input.parameters.push_back("xargs");
+      record_program(std::span(&input, 1), peel, scope, Lookup::dynamic);
     }
   }
 
@@ -340,12 +601,158 @@ class Analyser {
     invocation.privileged = peel.privileged;
     invocation.sandboxed = peel.sandboxed;
     invocation.enclosing_shell = scope.enclosing_shell;
+    std::optional<fs::path> file;
+    if (lookup != Lookup::dynamic && !is_shell_builtin(invocation.name)) {
+      file = identify(invocation, scope);
+    }
     if (lookup != Lookup::dynamic && invocation.kind == CommandClass::other) {
       invocation.launcher = launcher_of(argv, invocation.name);
-      invocation.shebang = shebang_interpreter(invocation);
+      invocation.shebang = shebang_interpreter(invocation, file);
     }
-    m_out.invocations.push_back(std::move(invocation));
-    return m_out.invocations.size() - 1;
+    m_out.invocations.push_back(invocation);
+    size_t index = m_out.invocations.size() - 1;
+    // Interpreters and shells are judged by their own rules (a by-name python goes to the
+    // sandbox, where an engine socket in its arguments reaches nothing).
+    if (!peel.sandboxed && lookup != Lookup::dynamic && invocation.kind == CommandClass::other) {
+      check_arguments(argv, invocation, scope);
+      if (file && invocation.kind == CommandClass::other && invocation.shebang.empty() &&
+          lookup != Lookup::shim) {
+        analyse_executed_script(*file, index, scope);
+      }
+    }
+    return index;
+  }
+
+  // What the program's file is, whatever its name: a copy or link of perl is perl.
+  std::optional<fs::path> identify(Invocation& invocation, const Scope& scope) const {
+    invocation.engine = is_engine_client(invocation.name);
+    invocation.loader = is_loader(invocation.name);
+    if (invocation.lookup == Lookup::shim || !m_options.locate) {
+      return std::nullopt;
+    }
+    std::optional<fs::path> file = locate_program(invocation.command, scope);
+    if (!file || !m_options.known_program_of || invocation.kind != CommandClass::other ||
+        is_plain_system_program(*file, invocation.name)) {
+      return file;
+    }
+    std::optional<std::string> known = m_options.known_program_of(*file);
+    if (known && *known != invocation.name) {
+      invocation.resolved_as = *known;
+      invocation.engine = invocation.engine || is_engine_client(*known);
+      invocation.loader = invocation.loader || is_loader(*known);
+      if (invocation.kind == CommandClass::other &&
+          classify_name(*known, m_options.shimmed) == CommandClass::interpreter) {
+        invocation.kind = CommandClass::interpreter;
+      }
+    }
+    return file;
+  }
+
+  // `ls` is /usr/bin/ls and a shim is sandshim: nothing to identify (which keeps a hook call
+  // from comparing files for every ordinary program).
+  bool is_plain_system_program(const fs::path& file, const std::string& name) const {
+    static constexpr std::array<std::string_view, 6> k_system_dirs = {
+        "/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin", "/usr/local/sbin"};
+    if (file == m_options.sandshim) {
+      return true;
+    }
+    return file.filename() == name && one_of(k_system_dirs, file.parent_path().string());
+  }
+
+  std::optional<fs::path> locate_program(const std::string& command, const Scope& scope) const {
+    std::optional<fs::path> file = m_options.locate(command);
+    if (file || command.find('/') != std::string::npos) {
+      return file;
+    }
+    for (const fs::path& dir : scope.appended_path) {
+      if ((file = m_options.locate((dir / command).string()))) {
+        return file;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Arguments that reach the engine, run hidden commands, copy interpreters or write files
+  // the sandbox depends on.
+  void check_arguments(Argv argv, const Invocation& invocation, const Scope& scope) {
+    std::string name = invocation.resolved_as.empty() ? invocation.name : invocation.resolved_as;
+    if (auto access = engine_access_of(name, argv)) {
+      add_finding(FindingKind::engine_access, *access, "", scope.enclosing_shell);
+    }
+    if (auto hidden = hidden_command_of(name, argv)) {
+      add_finding(FindingKind::hidden_command, *hidden, "", scope.enclosing_shell);
+    }
+    if (copies_files(name)) {
+      check_copies(name, argv, scope);
+    }
+    check_program_writes(name, argv, scope);
+  }
+
+  void check_copies(const std::string& name, Argv argv, const Scope& scope) {
+    if (!m_options.locate || !m_options.known_program_of) {
+      return;
+    }
+    for (const Word& word : argv.subspan(1)) {
+      std::string operand = word.value.starts_with("if=") ? word.value.substr(3) : word.value;
+      if (word.is_dynamic() || operand.find('/') == std::string::npos) {
+        continue;
+      }
+      std::optional<fs::path> file = m_options.locate(operand);
+      std::optional<std::string> known = file ? m_options.known_program_of(*file) : std::nullopt;
+      if (known && (classify_name(*known, m_options.shimmed) != CommandClass::other ||
+                    is_engine_client(*known) || is_loader(*known))) {
+        add_finding(FindingKind::interpreter_copy, name + " " + operand, *known,
+                    scope.enclosing_shell);
+      }
+    }
+  }
+
+  // Programs that write, remove or move the files named by their operands.
+  void check_program_writes(const std::string& name, Argv argv, const Scope& scope) {
+    static constexpr std::array<std::string_view, 17> k_writers = {
+        "tee",   "cp",       "mv",    "ln",    "install", "rsync", "rm",    "unlink", "rmdir",
+        "shred", "truncate", "touch", "chmod", "chown",   "chgrp", "mkdir", "sqlite3"};
+    bool in_place = name == "sed" && std::any_of(argv.begin() + 1, argv.end(), [](const Word& w) {
+                      return w.value.starts_with("-i") || w.value.starts_with("--in-place");
+                    });
+    bool writer = one_of(k_writers, name) || in_place;
+    for (const Word& word : argv.subspan(1)) {
+      if (name == "dd" && word.value.starts_with("of=")) {
+        Word target = word;
+        target.value = word.value.substr(3);
+        check_protected_write(target, "dd of=", scope);
+      } else if (writer && !is_option(word)) {
+        check_protected_write(word, name, scope);
+      }
+    }
+  }
+
+  // A write to one of the files the sandbox depends on; for removals and moves also a
+  // directory holding one (`rm -rf ~/.config`).
+  void check_protected_write(const Word& target, const std::string& how, const Scope& scope) {
+    bool removes = how == "rm" || how == "mv" || how == "rmdir" || how == "shred";
+    for (const fs::path& path : candidate_paths(target, scope)) {
+      std::optional<std::string> what =
+          protected_path_reason(path, m_options.cwd, m_options.protected_paths);
+      if (!what && removes) {
+        what = protected_place_below(path);
+      }
+      if (what) {
+        add_finding(FindingKind::protected_write, target.value, *what, scope.enclosing_shell);
+        return;
+      }
+    }
+  }
+
+  std::optional<std::string> protected_place_below(const fs::path& directory) const {
+    for (const ProtectedPlace& place : m_options.protected_paths.places) {
+      auto mismatch =
+          std::mismatch(directory.begin(), directory.end(), place.path.begin(), place.path.end());
+      if (mismatch.first == directory.end() && directory != place.path) {
+        return place.what + " (" + place.path.string() + ")";
+      }
+    }
+    return std::nullopt;
   }
 
   static std::string launcher_of(Argv argv, const std::string& name) {
@@ -365,8 +772,9 @@ class Analyser {
     return "";
   }
 
-  // The interpreter a script's #! line starts by path, when that skips the sandbox.
-  std::string shebang_interpreter(const Invocation& invocation) const {
+  // The interpreter a script's #! line starts outside the sandbox, when it does.
+  std::string shebang_interpreter(const Invocation& invocation,
+                                  const std::optional<fs::path>& file) const {
     if (!m_options.first_line_of || invocation.lookup == Lookup::shim ||
         is_shell_builtin(invocation.name)) {
       return "";
@@ -383,26 +791,128 @@ class Analyser {
     if (program == "env") {
       return env_shebang_bypass(words);
     }
-    bool interpreter = classify_name(program, m_options.shimmed) == CommandClass::interpreter;
-    bool in_shim_dir = lookup_of(words[0], Peel{}) == Lookup::shim;
-    return interpreter && !in_shim_dir ? words[0] : "";
+    if (lookup_of(words[0], Peel{}) == Lookup::shim) {
+      return "";
+    }
+    return interpreter_file(words[0], file) ? words[0] : "";
   }
 
-  // `#!/usr/bin/env python3` looks the interpreter up on PATH (fine); `env -i` does not.
-  static std::string env_shebang_bypass(const std::vector<std::string>& words) {
+  // True when `interpreter` (a #! path, absolute or relative to the script's directory… or
+  // cwd, as the kernel resolves it) is a code interpreter by name or by what its file is.
+  bool interpreter_file(const std::string& interpreter,
+                        const std::optional<fs::path>& script) const {
+    std::string program = last_component(interpreter);
+    if (classify_name(program, m_options.shimmed) == CommandClass::interpreter ||
+        is_loader(program)) {
+      return true;
+    }
+    if (!m_options.locate || !m_options.known_program_of || is_shell_name(program)) {
+      return false;
+    }
+    std::optional<fs::path> file = m_options.locate(interpreter);
+    if (!file && script && !fs::path(interpreter).is_absolute()) {
+      file = m_options.locate((script->parent_path() / interpreter).string());
+    }
+    std::optional<std::string> known = file ? m_options.known_program_of(*file) : std::nullopt;
+    return known && classify_name(*known, m_options.shimmed) == CommandClass::interpreter;
+  }
+
+  // `#!/usr/bin/env python3` looks the interpreter up on PATH (fine); `env -i`, `-u PATH`,
+  // `PATH=…` and an interpreter with no shim (`python3.11`) do not reach the sandbox.
+  std::string env_shebang_bypass(const std::vector<std::string>& words) const {
     for (size_t i = 1; i < words.size(); ++i) {
       const std::string& word = words[i];
-      bool clears = word == "-i" || word == "-" || word == "--ignore-environment" ||
-                    (word.size() > 1 && word[0] == '-' && word[1] != '-' &&
-                     word.find('i') != std::string::npos);
-      if (clears || word.starts_with("PATH=")) {
-        return words[0] + " " + word;
+      if (word == "-S" || word == "--split-string" || word == "-v" || word == "--debug") {
+        continue;
       }
-      if (!word.starts_with('-') && !assignment_name(word)) {
-        return "";
+      bool clears =
+          word == "-i" || word == "-" || word == "--ignore-environment" ||
+          (word.size() > 1 && word[0] == '-' && word[1] != '-' &&
+           word.find_first_of("iu") != std::string::npos && word.find('S') == std::string::npos) ||
+          word == "-u" || word.starts_with("--unset");
+      std::optional<std::string> assigned = assignment_name(word);
+      if (clears || (assigned && (*assigned == "PATH" || is_protected_variable(*assigned)))) {
+        return join(words, " ");
       }
+      if (word == "-C" || word == "--chdir") {
+        ++i;
+        continue;
+      }
+      if (word.starts_with('-') || assigned) {
+        continue;
+      }
+      bool unshimmed = classify_name(word, m_options.shimmed) == CommandClass::interpreter &&
+                       !m_options.shimmed.contains(word);
+      return unshimmed ? join(words, " ") : "";
     }
     return "";
+  }
+
+  // A script run as a program (`./build.sh`) whose #! names a host shell, or that has none
+  // (bash then runs it itself): its text is analysed like the command line.
+  void analyse_executed_script(const fs::path& file, size_t invocation, const Scope& scope) {
+    if (!m_options.read_script) {
+      return;
+    }
+    std::optional<std::string> text = m_options.read_script(file);
+    if (!text || !is_shell_script(*text)) {
+      return;
+    }
+    analyse_script_text(*text, file, invocation, scope);
+  }
+
+  static bool is_shell_script(const std::string& text) {
+    if (!text.starts_with("#!")) {
+      return text.find('\0') == std::string::npos;
+    }
+    std::vector<std::string> words = split_blanks(text.substr(2, text.find('\n') - 2));
+    if (words.empty()) {
+      return false;
+    }
+    std::string program = last_component(words[0]);
+    if (program == "env") {
+      auto found = std::find_if(words.begin() + 1, words.end(), [](const std::string& word) {
+        return !word.starts_with('-') && !assignment_name(word);
+      });
+      program = found == words.end() ? "" : last_component(*found);
+    }
+    return is_shell_name(program);
+  }
+
+  void analyse_script_text(const std::string& text, const fs::path& file,
+                           std::optional<size_t> enclosing, const Scope& scope) {
+    bool written = std::any_of(m_written.begin(), m_written.end(), [&](const fs::path& path) {
+      return path == file.lexically_normal();
+    });
+    if (written) {
+      add_finding(FindingKind::unanalysable, file.filename().string(),
+                  "this command writes the script before running it", enclosing);
+      return;
+    }
+    analyse_script(text, enclosing, scope.depth + 1);
+  }
+
+  // The script file a host shell or `source` reads: analysed when it can be read now.
+  void analyse_script_file(const Word& operand, const std::string& subject,
+                           std::optional<size_t> enclosing, const Scope& scope) {
+    std::optional<fs::path> file;
+    if (!operand.is_dynamic() && m_options.locate && !operand.value.starts_with("/dev/") &&
+        !operand.value.starts_with("/proc/")) {
+      file = m_options.locate(operand.value.find('/') == std::string::npos ? "./" + operand.value
+                                                                           : operand.value);
+    }
+    std::optional<std::string> text =
+        file && m_options.read_script ? m_options.read_script(*file) : std::nullopt;
+    if (!text) {
+      if (m_options.locate) {
+        add_finding(FindingKind::unanalysable, subject + " " + operand.value,
+                    "it reads commands from a file that cannot be read when the command is "
+                    "checked",
+                    enclosing);
+      }
+      return;
+    }
+    analyse_script_text(*text, *file, enclosing, scope);
   }
 
   static std::vector<std::string> split_blanks(const std::string& text) {
@@ -435,6 +945,21 @@ class Analyser {
       add_finding(FindingKind::path_override, "PATH=" + excerpt(value), "", scope.enclosing_shell);
     } else if (is_protected_variable(name)) {
       add_finding(FindingKind::protected_variable, name, "", scope.enclosing_shell);
+    } else if (is_command_variable(name)) {
+      add_finding(FindingKind::command_variable, name, "", scope.enclosing_shell);
+    }
+  }
+
+  // A variable that `read`, `for`, `printf -v`, `mapfile`… set to a value known only at run time.
+  void check_runtime_assignment(const std::string& name, const std::string& how,
+                                const Scope& scope) {
+    std::string base = name.substr(0, name.find('['));
+    if (base == "PATH") {
+      add_finding(FindingKind::path_override, how, "", scope.enclosing_shell);
+    } else if (is_protected_variable(base)) {
+      add_finding(FindingKind::protected_variable, base, "", scope.enclosing_shell);
+    } else if (is_command_variable(base)) {
+      add_finding(FindingKind::command_variable, base, "", scope.enclosing_shell);
     }
   }
 
@@ -461,6 +986,99 @@ class Analyser {
     peel.wrapper = name;
     peel.applet = peel.applet || name == "busybox";
     return argv.subspan(command_index(argv, spec));
+  }
+
+  // `xargs -I{} {} …`: words holding the replace string are only known at run time, and a
+  // wrapper left without a program runs what arrives on xargs's input.
+  std::optional<Argv> peel_xargs(Argv argv, Peel& peel, const Scope& scope,
+                                 const SimpleCommand& command) {
+    for (size_t i = 1; i < argv.size() && is_option(argv[i]); ++i) {
+      const std::string& option = argv[i].value;
+      if (option == "-I" && i + 1 < argv.size()) {
+        peel.replace = argv[i + 1].value;
+      } else if (option.starts_with("-I") || option.starts_with("--replace=")) {
+        peel.replace = option.substr(option.starts_with("-I") ? 2 : 10);
+      } else if (option == "-i" || option == "--replace") {
+        peel.replace = "{}";
+      }
+    }
+    std::optional<Argv> next = peel_wrapper(argv, peel, scope, command);
+    peel.runtime_arguments = true;
+    return next;
+  }
+
+  // `flock FILE -c COMMAND` runs COMMAND with /bin/sh; `flock FILE PROGRAM…` runs PROGRAM.
+  std::optional<Argv> peel_flock(Argv argv, Peel& peel, const Scope& scope,
+                                 const SimpleCommand& command) {
+    for (size_t i = 1; i + 1 < argv.size(); ++i) {
+      if (argv[i].value == "-c" || argv[i].value == "--command") {
+        analyse_string_command(argv[i + 1], "flock -c", scope);
+        return std::nullopt;
+      }
+    }
+    return peel_wrapper(argv, peel, scope, command);
+  }
+
+  // `watch -x PROGRAM…` runs PROGRAM; without -x its words are one `sh -c` script.
+  std::optional<Argv> peel_watch(Argv argv, Peel& peel, const Scope& scope,
+                                 const SimpleCommand& command) {
+    bool exec = std::any_of(argv.begin() + 1, argv.end(), [](const Word& word) {
+      return word.value == "-x" || word.value == "--exec";
+    });
+    std::optional<Argv> rest = peel_wrapper(argv, peel, scope, command);
+    if (exec || !rest || rest->empty()) {
+      return rest;
+    }
+    Word script;
+    for (const Word& word : *rest) {
+      if (word.is_dynamic()) {
+        refuse_computed("watch", scope);
+        return std::nullopt;
+      }
+      script.value += (script.value.empty() ? "" : " ") + word.value;
+    }
+    analyse_string_command(script, "watch", scope);
+    return std::nullopt;
+  }
+
+  // `script -c COMMAND` runs COMMAND in a shell; plain `script` starts an interactive one.
+  std::optional<Argv> analyse_script_command(Argv argv, Peel& peel, const Scope& scope,
+                                             const SimpleCommand& /*command*/) {
+    record_program(argv, peel, scope, lookup_of(argv.front().value, peel));
+    for (size_t i = 1; i < argv.size(); ++i) {
+      const std::string& option = argv[i].value;
+      if ((option == "-c" || option == "--command") && i + 1 < argv.size()) {
+        analyse_string_command(argv[i + 1], "script -c", scope);
+        return std::nullopt;
+      }
+      if (option.starts_with("--command=")) {
+        Word inner = argv[i];
+        inner.value = option.substr(10);
+        analyse_string_command(inner, "script -c", scope);
+        return std::nullopt;
+      }
+    }
+    add_finding(FindingKind::unanalysable, "script",
+                "it starts an interactive shell whose input no hook sees", scope.enclosing_shell);
+    return std::nullopt;
+  }
+
+  // A command string a program hands to a host shell.
+  void analyse_string_command(const Word& text, const std::string& subject, const Scope& scope) {
+    if (text.is_dynamic()) {
+      refuse_computed(subject, scope);
+      return;
+    }
+    analyse_script(text.value, scope.enclosing_shell, scope.depth + 1);
+  }
+
+  std::optional<Argv> refuse_unfollowed(Argv argv, Peel& /*peel*/, const Scope& scope,
+                                        const SimpleCommand& /*command*/) {
+    add_finding(FindingKind::unanalysable, last_component(argv.front().value),
+                "it runs commands later, elsewhere or from its own input, where sandshim cannot "
+                "follow them",
+                scope.enclosing_shell);
+    return std::nullopt;
   }
 
   std::optional<Argv> peel_env(Argv argv, Peel& peel, const Scope& scope,
@@ -611,12 +1229,23 @@ class Analyser {
     return std::nullopt;
   }
 
+  // `source FILE`: FILE's commands run in this shell, so they are analysed here; a venv's
+  // activate script puts the venv's python first on PATH.
   std::optional<Argv> check_source(Argv argv, Peel& /*peel*/, const Scope& scope,
                                    const SimpleCommand& /*command*/) {
-    if (argv.size() > 1 && argv[1].is_dynamic()) {
+    if (argv.size() < 2) {
+      return std::nullopt;
+    }
+    const Word& file = argv[1];
+    if (file.is_dynamic()) {
       add_finding(FindingKind::unanalysable, argv.front().value,
                   "it reads commands from a file computed when the command runs",
                   scope.enclosing_shell);
+    } else if (last_component(file.value).starts_with("activate")) {
+      add_finding(FindingKind::venv_activation, argv.front().value + " " + file.value, "",
+                  scope.enclosing_shell);
+    } else {
+      analyse_script_file(file, argv.front().value, scope.enclosing_shell, scope);
     }
     return std::nullopt;
   }
@@ -666,11 +1295,133 @@ class Analyser {
 
   std::optional<Argv> check_declaration(Argv argv, Peel& /*peel*/, const Scope& scope,
                                         const SimpleCommand& /*command*/) {
+    bool nameref = std::any_of(argv.begin() + 1, argv.end(), [](const Word& word) {
+      return is_option(word) && word.value[0] == '-' && word.value.find('n') != std::string::npos;
+    });
     for (const Word& word : argv.subspan(1)) {
       if (assignment_name(word.source)) {
         check_assignment(word, scope);
+        if (nameref) {
+          check_nameref(word, scope);
+        }
       } else if (word.is_dynamic()) {
         refuse_computed(argv.front().value, scope);
+      } else if (nameref && !is_option(word)) {
+        add_finding(FindingKind::unanalysable, argv.front().value + " -n " + word.value,
+                    "a reference with no target is bound by its first assignment",
+                    scope.enclosing_shell);
+      }
+    }
+    return std::nullopt;
+  }
+
+  // `declare -n ref=PATH`: assigning ref assigns PATH.
+  void check_nameref(const Word& word, const Scope& scope) {
+    std::string target = word.value.substr(word.value.find('=') + 1);
+    if (word.is_dynamic()) {
+      refuse_computed("declare -n", scope);
+    } else {
+      check_runtime_assignment(target, "declare -n " + excerpt(word.value), scope);
+    }
+  }
+
+  std::optional<Argv> check_read(Argv argv, Peel& /*peel*/, const Scope& scope,
+                                 const SimpleCommand& /*command*/) {
+    static constexpr std::string_view k_with_value = "dinNptu";
+    for (size_t i = 1; i < argv.size(); ++i) {
+      const Word& word = argv[i];
+      if (word.is_dynamic()) {
+        refuse_computed("read", scope);
+      } else if (is_option(word)) {
+        char last = word.value.back();
+        if (last == 'a' && i + 1 < argv.size()) {
+          check_runtime_assignment(argv[++i].value, "read -a", scope);
+        } else if (k_with_value.find(last) != std::string_view::npos) {
+          ++i;
+        }
+      } else {
+        check_runtime_assignment(word.value, "read " + word.value, scope);
+      }
+    }
+    return std::nullopt;
+  }
+
+  // `mapfile [-C CALLBACK] NAME`: NAME is set from input, CALLBACK runs as code.
+  std::optional<Argv> check_mapfile(Argv argv, Peel& /*peel*/, const Scope& scope,
+                                    const SimpleCommand& /*command*/) {
+    static constexpr std::string_view k_with_value = "dnOsuc";
+    std::string target = "MAPFILE";
+    for (size_t i = 1; i < argv.size(); ++i) {
+      const Word& word = argv[i];
+      if (word.is_dynamic()) {
+        refuse_computed(argv.front().value, scope);
+      } else if (word.value == "-C" && i + 1 < argv.size()) {
+        analyse_string_command(argv[++i], "mapfile -C", scope);
+      } else if (is_option(word)) {
+        i += k_with_value.find(word.value.back()) != std::string_view::npos ? 1 : 0;
+      } else {
+        target = word.value;
+      }
+    }
+    check_runtime_assignment(target, argv.front().value + " " + target, scope);
+    return std::nullopt;
+  }
+
+  std::optional<Argv> check_printf(Argv argv, Peel& /*peel*/, const Scope& scope,
+                                   const SimpleCommand& /*command*/) {
+    if (argv.size() > 2 && argv[1].value == "-v") {
+      if (argv[2].is_dynamic()) {
+        refuse_computed("printf -v", scope);
+      } else {
+        check_runtime_assignment(argv[2].value, "printf -v " + argv[2].value, scope);
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Argv> check_getopts(Argv argv, Peel& /*peel*/, const Scope& scope,
+                                    const SimpleCommand& /*command*/) {
+    if (argv.size() > 2) {
+      if (argv[2].is_dynamic()) {
+        refuse_computed("getopts", scope);
+      } else {
+        check_runtime_assignment(argv[2].value, "getopts " + argv[2].value, scope);
+      }
+    }
+    return std::nullopt;
+  }
+
+  // `compgen -C COMMAND` / `complete -C COMMAND` run COMMAND.
+  std::optional<Argv> check_completion(Argv argv, Peel& /*peel*/, const Scope& scope,
+                                       const SimpleCommand& /*command*/) {
+    for (size_t i = 1; i + 1 < argv.size(); ++i) {
+      if (argv[i].value == "-C") {
+        analyse_string_command(argv[i + 1], argv.front().value + " -C", scope);
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Argv> check_bind(Argv argv, Peel& /*peel*/, const Scope& scope,
+                                 const SimpleCommand& /*command*/) {
+    for (const Word& word : argv.subspan(1)) {
+      if (word.value.starts_with("-x") || word.is_dynamic()) {
+        add_finding(FindingKind::unanalysable, "bind -x", "it binds a command run later",
+                    scope.enclosing_shell);
+        break;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // `enable -f LIBRARY NAME` loads code into the host shell.
+  std::optional<Argv> check_enable(Argv argv, Peel& /*peel*/, const Scope& scope,
+                                   const SimpleCommand& /*command*/) {
+    for (const Word& word : argv.subspan(1)) {
+      if ((is_option(word) && word.value.find('f') != std::string::npos) || word.is_dynamic()) {
+        add_finding(FindingKind::unanalysable, "enable -f",
+                    "it loads a shared library into the host shell", scope.enclosing_shell);
+        break;
       }
     }
     return std::nullopt;
@@ -705,20 +1456,40 @@ class Analyser {
       while (end < argv.size() && argv[end].value != ";" && argv[end].value != "+") {
         ++end;
       }
-      analyse_argv(argv.subspan(i + 1, end - i - 1), Peel{"find " + primary}, scope, command);
+      Peel found;
+      found.wrapper = "find " + primary;
+      found.replace = "{}";
+      analyse_argv(argv.subspan(i + 1, end - i - 1), found, scope, command);
       i = end;
     }
     return std::nullopt;
   }
 
+  // The real sandshim only: a script named ./sandshim is an ordinary program.
+  bool is_real_sandshim(const std::string& command) const {
+    if (!m_options.locate || m_options.sandshim.empty()) {
+      return command.find('/') == std::string::npos || fs::path(command) == m_options.sandshim;
+    }
+    std::optional<fs::path> file = m_options.locate(command);
+    std::error_code ec;
+    return file && fs::equivalent(*file, m_options.sandshim, ec);
+  }
+
   std::optional<Argv> analyse_sandshim(Argv argv, Peel& peel, const Scope& scope,
                                        const SimpleCommand& command) {
+    if (!is_real_sandshim(argv.front().value)) {
+      record_program(argv, peel, scope, lookup_of(argv.front().value, peel));
+      return std::nullopt;
+    }
     size_t index = record_program(argv, peel, scope, lookup_of(argv.front().value, peel));
     auto subcommand = std::find_if(argv.begin() + 1, argv.end(),
                                    [](const Word& word) { return !is_option(word); });
-    m_out.invocations[index].sandshim_subcommand =
-        subcommand == argv.end() ? "" : subcommand->value;
-    if (m_out.invocations[index].sandshim_subcommand == "run") {
+    std::string name = subcommand == argv.end() ? "" : subcommand->value;
+    if (name == "audit" && subcommand + 1 != argv.end()) {
+      name += " " + (subcommand + 1)->value;
+    }
+    m_out.invocations[index].sandshim_subcommand = name;
+    if (name == "run") {
       flag_loosening_options(argv);
       auto separator = std::find_if(argv.begin(), argv.end(),
                                     [](const Word& word) { return word.value == "--"; });
@@ -734,36 +1505,43 @@ class Analyser {
   }
 
   // `sandshim run` flags override every config file, so an agent could widen its own sandbox
-  // with them; only the user's config may.
+  // with them; only the user's config may. Every option but --dry-run counts, abbreviations
+  // and ones sandshim does not know included.
   void flag_loosening_options(Argv argv) {
-    static const char* const k_loosening[] = {"--network", "--workspace", "--memory",   "--cpus",
-                                              "--pids",    "--timeout",   "--tmp-size", "--image"};
-    for (const Word& word : argv) {
+    for (const Word& word : argv.subspan(1)) {
       if (word.value == "--") {
         return;
       }
-      for (const char* flag : k_loosening) {
-        if (word.value == flag || word.value.starts_with(std::string(flag) + "=")) {
-          add_finding(FindingKind::loosening_flag, "sandshim run " + std::string(flag), "",
-                      std::nullopt);
-        }
+      if (word.is_dynamic() || (is_option(word) && word.value != "--dry-run")) {
+        add_finding(FindingKind::loosening_flag, "sandshim run " + excerpt(word.value), "",
+                    std::nullopt);
       }
     }
   }
 
-  // A shell on the host is transparent: its -c script or here-document is analysed like the
-  // agent's own command line, with this shell as the enclosing one.
+  // A shell on the host is transparent: its -c script, script file or here-document is
+  // analysed like the agent's own command line, with this shell as the enclosing one. A shell
+  // reading its commands from anywhere else (a pipe, a terminal) cannot be checked.
   std::optional<Argv> analyse_shell(Argv argv, Peel& peel, const Scope& scope,
                                     const SimpleCommand& command) {
     size_t shell = record_program(argv, peel, scope, lookup_of(argv.front().value, peel));
     ShellArguments arguments = parse_shell_arguments(argv);
+    std::string name = argv.front().value;
+    if (arguments.rcfile) {
+      analyse_script_file(argv[*arguments.rcfile], name + " --rcfile", shell, scope);
+    }
     if (arguments.computed_options) {
-      add_finding(FindingKind::unanalysable, argv.front().value,
+      add_finding(FindingKind::unanalysable, name,
                   "its options are only known when the command runs", shell);
     } else if (arguments.command_mode && arguments.operand) {
-      analyse_inline_script(argv[*arguments.operand], argv.front().value + " -c", shell, scope);
-    } else if (!arguments.operand) {
-      analyse_standard_input_script(command, shell, scope);
+      analyse_inline_script(argv[*arguments.operand], name + " -c", shell, scope);
+    } else if (arguments.operand) {
+      analyse_script_file(argv[*arguments.operand], name, shell, scope);
+    } else if (peel.runtime_arguments && !arguments.command_mode) {
+      add_finding(FindingKind::unanalysable, name + " (xargs)",
+                  "its script file arrives on xargs's input", shell);
+    } else if (!arguments.command_mode) {
+      analyse_standard_input_script(command, name, shell, scope);
     }
     return std::nullopt;
   }
@@ -784,22 +1562,33 @@ class Analyser {
     analyse_script(script.value, shell, scope.depth + 1);
   }
 
-  void analyse_standard_input_script(const SimpleCommand& command, size_t shell,
-                                     const Scope& scope) {
+  void analyse_standard_input_script(const SimpleCommand& command, const std::string& name,
+                                     size_t shell, const Scope& scope) {
     for (const Redirection& redirection : command.redirections) {
       if (redirection.fd > 0) {
         continue;
       }
       if (redirection.op == "<<" || redirection.op == "<<-") {
         analyse_script(redirection.heredoc_body, shell, scope.depth + 1);
-      } else if (redirection.op == "<<<") {
+        return;
+      }
+      if (redirection.op == "<<<") {
         analyse_inline_script(redirection.target, "here-string", shell, scope);
+        return;
+      }
+      if (redirection.op == "<") {
+        analyse_script_file(redirection.target, name + " <", shell, scope);
+        return;
       }
     }
+    add_finding(FindingKind::unanalysable, name,
+                "it reads its commands from standard input (a pipe or a terminal) when it runs",
+                shell);
   }
 
   const AnalysisOptions& m_options;
   CommandAnalysis& m_out;
+  std::vector<fs::path> m_written;  // files this command writes, as far as they are literal
 };
 
 }  // namespace

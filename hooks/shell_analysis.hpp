@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hooks/interpreters.hpp"
+#include "hooks/protected_paths.hpp"
 
 namespace sandshim::hooks {
 
@@ -25,15 +26,18 @@ struct Invocation {
   std::string name;     // its last path component
   Lookup lookup = Lookup::by_name;
   CommandClass kind = CommandClass::other;
-  std::string wrapper;                    // what starts it, for messages: "env -i", "xargs", "sudo"
-  bool clears_environment = false;        // env -i, exec -c: PATH is gone
-  bool default_path = false;              // command -p: the system's default PATH
-  bool renames_argv0 = false;             // exec -a: the shim cannot tell which program it is
-  bool privileged = false;                // sudo, doas…: PATH is reset to a system default
-  bool sandboxed = false;                 // an argument of `sandshim run`: runs in a container
-  std::string launcher;                   // "uv run": starts an interpreter of its own by path
-  std::string shebang;                    // the interpreter path its #! line names, when it is one
-  std::string sandshim_subcommand;        // for sandshim itself: "run", "install"…
+  std::string wrapper;              // what starts it, for messages: "env -i", "xargs", "sudo"
+  bool clears_environment = false;  // env -i, exec -c: PATH is gone
+  bool default_path = false;        // command -p: the system's default PATH
+  bool renames_argv0 = false;       // exec -a: the shim cannot tell which program it is
+  bool privileged = false;          // sudo, doas…: PATH is reset to a system default
+  bool sandboxed = false;           // an argument of `sandshim run`: runs in a container
+  std::string launcher;             // "uv run": starts an interpreter of its own by path
+  std::string shebang;              // the interpreter path its #! line names, when it is one
+  std::string sandshim_subcommand;  // for sandshim itself: "run", "install", "audit prune"…
+  std::string resolved_as;  // the known program its file is, whatever its name ("perl" for a copy)
+  bool engine = false;      // a container engine client, by name or by what its file is
+  bool loader = false;      // ld.so and the like: runs any program, outside PATH
   std::optional<size_t> enclosing_shell;  // the shell invocation whose script holds this one
 };
 
@@ -46,6 +50,12 @@ enum class FindingKind {
   protected_variable,  // SANDSHIM_*, DOCKER_*, LD_PRELOAD, HOME, XDG_* set or unset
   hash_pinning,        // hash -p binds a name to a path
   loosening_flag,      // `sandshim run --network …` and other flags that widen the sandbox
+  engine_access,       // a host program reaching a container engine's socket
+  hidden_command,    // a program told to run a command sandshim cannot see (git -c core.fsmonitor=)
+  command_variable,  // GIT_EDITOR, PAGER, PS4, BASH_ENV…: a command run or expanded later
+  protected_write,   // a write to sandshim's config, state, shims, agent settings, .git/hooks
+  interpreter_copy,  // an interpreter's file copied or linked under another name
+  venv_activation,   // `source .venv/bin/activate`: the venv's python first on PATH
 };
 
 struct Finding {
@@ -67,6 +77,17 @@ struct AnalysisOptions {
   // The first line of the file a command word runs ("#!/usr/bin/python3"), when it is a
   // script; by-name commands are looked up on the agent's PATH. Empty: files are not read.
   std::function<std::optional<std::string>(const std::string& command)> first_line_of;
+  // The file bash would run for a command word (a path from cwd, or the first match on the
+  // agent's PATH), canonical. Empty: no file is looked at.
+  std::function<std::optional<std::filesystem::path>(const std::string& command)> locate;
+  // The known program a file is, whatever its name ("perl" for a copy of /usr/bin/perl,
+  // "docker" for a link to the client), judged by the file itself.
+  std::function<std::optional<std::string>(const std::filesystem::path& file)> known_program_of;
+  // The text of a script a host shell would read; nullopt when it cannot be read.
+  std::function<std::optional<std::string>(const std::filesystem::path& file)> read_script;
+  std::filesystem::path cwd;   // relative paths in the command start here
+  std::filesystem::path home;  // ~ and $HOME
+  ProtectedPaths protected_paths;
 };
 
 // Finds every program a shell command would start and how each is reached, looking through

@@ -31,6 +31,10 @@ constexpr std::array<std::string_view, 12> k_redirection_operators = {
 constexpr std::array<std::string_view, 9> k_transparent_keywords = {
     "if", "then", "else", "elif", "fi", "do", "done", "while", "until"};
 
+// Builtins whose NAME=(…) arguments are array assignments, as before a command name.
+constexpr std::array<std::string_view, 5> k_declaration_builtins = {"declare", "typeset", "local",
+                                                                    "export", "readonly"};
+
 bool is_blank(char c) {
   return c == ' ' || c == '\t';
 }
@@ -65,6 +69,7 @@ void absorb(Word& into, const Word& from) {
   into.globs = into.globs || from.globs;
   into.substitutes_commands = into.substitutes_commands || from.substitutes_commands;
   into.arithmetic = into.arithmetic || from.arithmetic;
+  into.evaluates_later = into.evaluates_later || from.evaluates_later;
   into.parameters.insert(into.parameters.end(), from.parameters.begin(), from.parameters.end());
 }
 
@@ -504,7 +509,7 @@ class Parser {
         m_pos += op.size();  // inside [[ ]] these are operators of the test, not of the shell
       } else {
         size_t before = m_pos;
-        read_word();
+        m_out.conditional_words.push_back(read_word());
         if (m_pos == before) {  // nothing a word can start with: refuse rather than spin
           fail("unexpected " + describe_next() + " inside [[ ]]");
         }
@@ -554,11 +559,16 @@ class Parser {
 
   void add_word(size_t index, Word word) {
     SimpleCommand& command = m_out.commands[index];
-    if (command.words.empty() && assignment_name(word.source)) {
+    bool assignment = assignment_name(word.source).has_value();
+    if (command.words.empty() && assignment) {
       if (word.source.back() == '=' && peek() == '(') {
         read_array_value(word);
       }
       m_out.commands[index].assignments.push_back(std::move(word));
+    } else if (assignment && word.source.back() == '=' && peek() == '(' &&
+               one_of(k_declaration_builtins, command.words.front().value)) {
+      read_array_value(word);  // `declare -A map=([k]=v)`: the array is the argument's value
+      m_out.commands[index].words.push_back(std::move(word));
     } else {
       m_out.commands[index].words.push_back(std::move(word));
     }
@@ -834,6 +844,7 @@ class Parser {
       word.value.append(m_text.substr(m_pos, 2));
       m_pos += 2;
     } else {
+      m_out.arithmetic = m_out.arithmetic || next == '[';
       word.value += '$';
       ++m_pos;
     }
@@ -910,6 +921,7 @@ class Parser {
 
   // After "((" or "$((": everything up to the matching "))".
   void read_arithmetic_body(Word& word) {
+    m_out.arithmetic = true;
     int depth = 0;
     for (;;) {
       if (at_end()) {
@@ -1003,12 +1015,14 @@ class Parser {
         ++m_pos;
         break;
       }
+      word.evaluates_later = word.evaluates_later || (c == '@' && peek(1) == 'P');
       read_parameter_operand_char(word, c);
     }
     word.value.append(m_text.substr(start, m_pos - start));
   }
 
   void read_parameter_name(Word& word) {
+    bool indirect = peek() == '!';
     if (peek() == '!' || peek() == '#') {
       ++m_pos;
     }
@@ -1017,6 +1031,10 @@ class Parser {
       while (is_name_char(peek())) {
         ++m_pos;
       }
+      // ${!name} and ${!name[i]} expand the value of name as a variable reference, subscripts
+      // (and so $(…) in them) included; ${!prefix*} and ${!array[@]} only list names.
+      word.evaluates_later = word.evaluates_later || (indirect && peek() != '*' && peek() != '@' &&
+                                                      !looking_at("[@]") && !looking_at("[*]"));
     } else if (is_digit(peek()) ||
                std::string_view("@*#?$!-").find(peek()) != std::string_view::npos) {
       ++m_pos;

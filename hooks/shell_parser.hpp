@@ -15,6 +15,7 @@ struct Word {
   bool globs = false;                   // unquoted *, ?, [..] or {a,b}: expansion may change it
   bool substitutes_commands = false;    // $(…), `…`, <(…): text produced by running a command
   bool arithmetic = false;              // $((…))
+  bool evaluates_later = false;         // ${x@P}, ${!x}: a value bash expands again, as code
   std::vector<std::string> parameters;  // names of $NAME / ${NAME…} expansions
 
   // True when bash only knows the final text once the command runs.
@@ -43,7 +44,9 @@ struct SimpleCommand {
 struct ShellParse {
   std::vector<SimpleCommand> commands;      // every simple command, in source order
   std::vector<std::string> loop_variables;  // names `for`/`select` assign
-  std::optional<std::string> error;         // why the text is not a shell command bash would run
+  bool arithmetic = false;              // ((…)), $((…)), $[…], for ((…)): values evaluated
+  std::vector<Word> conditional_words;  // the words of every [[ … ]]
+  std::optional<std::string> error;     // why the text is not a shell command bash would run
 };
 
 // Parses a command line the way bash reads it: quotes and escapes, `;` `&&` `||` `|` `&`,

@@ -4,7 +4,7 @@
 # fast as one debootstrap per image, and all images share one package snapshot), import it under a
 # candidate tag, smoke-test it, and only then give it its final tag, so a failed build never leaves
 # a half-made image under a name the shim uses.
-# Usage: install/images.sh [--only python|node|sh]... [--force]
+# Usage: install/images.sh [--only python|node|sh|wrap]... [--force]
 # Reads: SANDSHIM_DEBIAN_MIRROR (default: the host's apt sources), SANDSHIM_STATE_DIR (logs, cache).
 set -euo pipefail
 
@@ -15,10 +15,12 @@ SANDSHIM_PREFIX=sandshim-images
 . "$(dirname "${BASH_SOURCE[0]}")/lib/engine.sh"
 
 readonly k_suite=bookworm
-readonly k_names=(python node sh)
+readonly k_names=(python node sh wrap)
 readonly k_image_version=1 # bump when the image recipe changes, so existing images get rebuilt
 readonly k_min_free_mb=1024
-declare -rA k_includes=([python]="python3 python-is-python3" [node]="nodejs" [sh]="")
+# wrap: hook.mode = wrap runs the agent's whole command in it, so it holds what agent commands use.
+declare -rA k_includes=([python]="python3 python-is-python3" [node]="nodejs" [sh]=""
+    [wrap]="python3 python-is-python3 nodejs git make ca-certificates")
 
 g_force=0
 g_only=()
@@ -30,10 +32,10 @@ g_docker=""
 
 usage() {
     cat >&2 <<'USAGE'
-usage: install/images.sh [--only python|node|sh]... [--force]
+usage: install/images.sh [--only python|node|sh|wrap]... [--force]
   --only NAME   build only this image (repeatable)
   --force       rebuild even when the image already exists
-Images: sandshim/python:bookworm sandshim/node:bookworm sandshim/sh:bookworm
+Images: sandshim/python:bookworm sandshim/node:bookworm sandshim/sh:bookworm sandshim/wrap:bookworm
 USAGE
 }
 
@@ -246,6 +248,7 @@ check_rootfs() {
         python) for tool in python3 python; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
         node) [[ -x $dir/usr/bin/node ]] || die "$name image: /usr/bin/node missing from the rootfs" ;;
         sh) for tool in sh bash timeout; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
+        wrap) for tool in sh bash python3 node git make; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
     esac
 }
 
@@ -290,6 +293,12 @@ smoke_test() {
             smoke_expect "$tag" ok sh -c 'timeout 5 true && bash -c "echo ok"'
             # shellcheck disable=SC2016 # $t expands inside the container
             smoke_expect "$tag" ok sh -c 'for t in cat env id ls mkdir mktemp rm sleep timeout; do command -v $t >/dev/null || exit 1; done; echo ok'
+            ;;
+        wrap)
+            # shellcheck disable=SC2016 # $t expands inside the container
+            smoke_expect "$tag" ok bash -c 'for t in sh python3 python node git make cat sed awk grep find xargs tar timeout; do command -v $t >/dev/null || exit 1; done; echo ok'
+            smoke_expect "$tag" ok python3 -c 'import json, sqlite3, ssl; print("ok")'
+            smoke_expect "$tag" ok node -e 'require("net"); console.log("ok")'
             ;;
     esac
 }

@@ -60,6 +60,9 @@ bool parse_subcommand_options(const std::vector<std::string>& args, const Comman
   try {
     po::command_line_parser parser(args);
     parser.options(all);
+    // No guessing: `--works rw` must not mean --workspace (an agent's abbreviation would slip
+    // past every check that reads full option names).
+    parser.style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing);
     if (positional != nullptr) {
       parser.positional(*positional);
     }
@@ -212,7 +215,7 @@ int build_images(const std::vector<std::string>& args) {
 CommandDoc images_doc() {
   return make_command_doc(
       "images", "list the images the policy expects; `images build` builds them",
-      "sandshim images [build [--only python|node|sh] [--force]]\n\n"
+      "sandshim images [build [--only python|node|sh|wrap] [--force]]\n\n"
       "Lists the image each shimmed command runs in and whether it is present.\n"
       "`sandshim images build` builds the defaults locally from Debian packages.",
       po::options_description("Options"), {}, {"build"});
@@ -220,13 +223,14 @@ CommandDoc images_doc() {
 
 CommandDoc images_build_doc() {
   po::options_description options("Options");
-  options.add_options()("only", po::value<std::vector<std::string>>()->value_name("python|node|sh"),
-                        "build only this image (repeatable)")(
-      "force", "rebuild even when the image already exists");
+  options.add_options()(
+      "only", po::value<std::vector<std::string>>()->value_name("python|node|sh|wrap"),
+      "build only this image (repeatable)")("force", "rebuild even when the image already exists");
   return make_command_doc(
       "images build", "build the default images from Debian packages",
-      "sandshim images build [--only python|node|sh]... [--force]\n\n"
-      "Builds sandshim/python:bookworm, sandshim/node:bookworm and sandshim/sh:bookworm from\n"
+      "sandshim images build [--only python|node|sh|wrap]... [--force]\n\n"
+      "Builds sandshim/python:bookworm, sandshim/node:bookworm, sandshim/sh:bookworm and\n"
+      "sandshim/wrap:bookworm (for hook.mode = wrap) from\n"
       "Debian packages (debootstrap, no registry), needs root (it asks sudo). Each image is\n"
       "imported under a candidate tag, smoke-tested under the sandbox's hardening, and only then\n"
       "given its final tag: a failed build leaves no half-made image. Progress goes to stderr;\n"

@@ -23,6 +23,24 @@ std::optional<std::string> made_up_first_line(const std::string& command) {
   return std::nullopt;
 }
 
+// A made-up host: `tool…` names a copy of perl, `*.sh` files hold a script that calls perl.
+std::optional<std::filesystem::path> made_up_locate(const std::string& command) {
+  if (command.find("tool") != std::string::npos || command.ends_with(".sh")) {
+    return std::filesystem::path("/work") / std::filesystem::path(command).filename();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> made_up_program(const std::filesystem::path& file) {
+  return file.filename().string().starts_with("tool") ? std::optional<std::string>("perl")
+                                                      : std::nullopt;
+}
+
+std::optional<std::string> made_up_script(const std::filesystem::path& file) {
+  return file.extension() == ".sh" ? std::optional<std::string>("#!/bin/sh\n/usr/bin/perl -e 1\n")
+                                   : std::nullopt;
+}
+
 DecisionInputs decision_inputs() {
   DecisionInputs inputs;
   inputs.shimmed = {"python", "python3", "node", "sh"};
@@ -30,6 +48,13 @@ DecisionInputs decision_inputs() {
   inputs.sandshim = "/usr/local/bin/sandshim";
   inputs.shim_installed = [](const std::string&) { return true; };
   inputs.first_line_of = made_up_first_line;
+  inputs.locate = made_up_locate;
+  inputs.known_program_of = made_up_program;
+  inputs.read_script = made_up_script;
+  inputs.cwd = "/work";
+  inputs.home = "/home/user";
+  inputs.protected_paths.places = {{"/home/user/.config/sandshim", true, "sandshim's config"},
+                                   {inputs.shim_dir, true, "the shim directory"}};
   inputs.link = {"claude-code", "s1", "t1"};
   return inputs;
 }
@@ -55,7 +80,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   static const DecisionInputs inputs = decision_inputs();
-  AnalysisOptions options{inputs.shimmed, inputs.shim_dir, inputs.sandshim, made_up_first_line};
+  AnalysisOptions options;
+  options.shimmed = inputs.shimmed;
+  options.shim_dir = inputs.shim_dir;
+  options.sandshim = inputs.sandshim;
+  options.first_line_of = made_up_first_line;
+  options.locate = made_up_locate;
+  options.known_program_of = made_up_program;
+  options.read_script = made_up_script;
+  options.cwd = inputs.cwd;
+  options.home = inputs.home;
+  options.protected_paths = inputs.protected_paths;
   (void)analyse_command(command, options);
   for (const char* mode : {"path", "wrap", "deny"}) {
     DecisionInputs moded = inputs;

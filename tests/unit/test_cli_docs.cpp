@@ -101,6 +101,32 @@ TEST_CASE("--help of every command shows exactly the options the registry has", 
   }
 }
 
+TEST_CASE("no command accepts an abbreviated or unknown option", "[cli][docs]") {
+  // `--works rw` for --workspace would slip past every check that reads full option names.
+  // Nothing may act if a command did accept one: no HOME to install into, dry runs only.
+  const std::string binary =
+      "env HOME=/nonexistent-sandshim-test SANDSHIM_DRY_RUN=1 "
+      "XDG_CONFIG_HOME=/nonexistent-sandshim-test " +
+      std::string(SANDSHIM_BINARY);
+  for (const auto& doc : command_docs()) {
+    for (const auto& option : options_of(doc)) {
+      if (doc.path.empty() || option.long_name.size() < 5 || option.long_name == "help") {
+        continue;
+      }
+      std::string abbreviated = "--" + option.long_name.substr(0, 3);
+      CAPTURE(doc.path, abbreviated);
+      std::string out = output_of(binary + " " + doc.path + " " + abbreviated +
+                                  " x -- true 2>&1; echo \"exit=$?\"");
+      CHECK_THAT(out, !Contains("exit=0"));
+    }
+    if (!doc.path.empty()) {
+      std::string unknown =
+          output_of(binary + " " + doc.path + " --no-such-option 2>&1; echo \"exit=$?\"");
+      CHECK_THAT(unknown, !Contains("exit=0"));
+    }
+  }
+}
+
 TEST_CASE("bash completes every option of every command", "[cli][docs][completion]") {
   auto docs = command_docs();
   std::string completed = bash_completions(docs);

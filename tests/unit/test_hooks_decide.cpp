@@ -66,7 +66,8 @@ const Row k_table[] = {
     {"timeout 10 python3 slow.py", "path", k_rewrite, "path-rewrite"},
     {"./run.sh", "path", k_rewrite, "path-rewrite"},
     {"npx prettier --check .", "path", k_rewrite, "path-rewrite"},
-    {"perl -e 'print 1'", "path", k_rewrite, "path-rewrite"},
+    // perl has no shim: by name it would run on the host, so it is refused (it used to pass).
+    {"perl -e 'print 1'", "path", k_deny, "interpreter-not-shimmed"},
     {"busybox sh -c 'ls'", "path", k_rewrite, "path-rewrite"},
     {"(cd sub && exec python3 main.py)", "path", k_rewrite, "path-rewrite"},
     {"for f in *.py; do python3 \"$f\"; done", "path", k_rewrite, "path-rewrite"},
@@ -120,6 +121,49 @@ const Row k_table[] = {
     {"hash -p /usr/bin/python3 python3; python3 x.py", "path", k_deny, "hash-pinning"},
     {"sandshim install agent claude --uninstall", "path", k_deny, "self-tamper"},
     {"echo 'unterminated", "path", k_deny, "unparseable"},
+    {"ruby -e 'puts 1'", "path", k_deny, "interpreter-not-shimmed"},
+    {"nodejs x.js", "path", k_deny, "interpreter-not-shimmed"},
+    {"docker run --rm -v /:/host alpine true", "path", k_deny, "engine-access"},
+    {"/usr/bin/podman ps", "path", k_deny, "engine-access"},
+    {"curl --unix-socket /var/run/docker.sock http://d/_ping", "path", k_deny, "engine-access"},
+    {"socat - UNIX-CONNECT:/run/x.sock", "path", k_deny, "engine-access"},
+    {"ld.so /usr/bin/python3 x.py", "path", k_deny, "loader"},
+    {"git -c core.fsmonitor='./x' status", "path", k_deny, "hidden-command"},
+    {"git -c alias.t='!python3 x.py' t", "path", k_deny, "hidden-command"},
+    {"git config core.hooksPath /tmp/h", "path", k_deny, "hidden-command"},
+    {"tar -cf x.tar --checkpoint-action=exec=id .", "path", k_deny, "hidden-command"},
+    {"awk 'BEGIN{system(\"id\")}'", "path", k_deny, "hidden-command"},
+    {"sed '1e id' f", "path", k_deny, "hidden-command"},
+    {"ssh -o ProxyCommand='id' host", "path", k_deny, "hidden-command"},
+    {"GIT_EDITOR=vim git commit", "path", k_deny, "command-variable"},
+    {"PS4='$(id)'; set -x; true", "path", k_deny, "command-variable"},
+    {"BASH_CMDS[python3]=/usr/bin/python3; python3 x.py", "path", k_deny, "command-variable"},
+    {"for PATH in /usr/bin; do python3 x.py; done", "path", k_deny, "path-override"},
+    {"read PATH <<< /usr/bin; python3 x.py", "path", k_deny, "path-override"},
+    {"printf -v PATH /usr/bin; python3 x.py", "path", k_deny, "path-override"},
+    {"declare -n p=PATH; p=/usr/bin; python3 x.py", "path", k_deny, "path-override"},
+    {"x='$(id)'; : \"${x@P}\"", "path", k_deny, "unanalysable"},
+    {"x='a[$(id)]'; echo $((x))", "path", k_deny, "unanalysable"},
+    {"test -v 'a[$(id)]'", "path", k_deny, "unanalysable"},
+    {"mapfile -C '/usr/bin/python3 x.py #' -c 1 m < f", "path", k_deny, "interpreter-by-path"},
+    {"cat script.sh | bash", "path", k_deny, "unanalysable"},
+    {"script -q /dev/null", "path", k_deny, "unanalysable"},
+    {"tmux new -d 'python3 x.py'", "path", k_deny, "unanalysable"},
+    {"printf '%s\\n' perl | xargs -I{} {} -e 1", "path", k_deny, "dynamic-command"},
+    {"echo /usr/bin/perl | xargs env", "path", k_deny, "dynamic-command"},
+    {"find /usr/bin -name perl -exec {} -e 1 \\;", "path", k_deny, "dynamic-command"},
+    {"flock /tmp/l -c '/usr/bin/python3 x.py'", "path", k_deny, "interpreter-by-path"},
+    {"strace -o /dev/null /usr/bin/python3 x.py", "path", k_deny, "interpreter-by-path"},
+    {"chroot / python3 x.py", "path", k_deny, "privilege-escalation"},
+    {"rm .sandshim.conf", "path", k_deny, "protected-write"},
+    {"echo 'true' > .git/hooks/pre-commit", "path", k_deny, "protected-write"},
+    {"echo '{}' > .claude/settings.local.json", "path", k_deny, "protected-write"},
+    {"sandshim audit prune --older-than 1d", "path", k_deny, "self-tamper"},
+    {"sandshim run --works rw -- python3 x.py", "path", k_deny, "sandshim-run-flag"},
+    {"source .venv/bin/activate && python x.py", "path", k_deny, "venv-activation"},
+    {"export PATH=/home/u/.local/share/sandshim/bin${PATH:+:\"$PATH\"} SANDSHIM_AGENT=$(id) "
+     "SANDSHIM_SESSION_ID=s SANDSHIM_TOOL_USE_ID=t; ls",
+     "path", k_deny, "path-override"},
     // path mode, an agent that cannot rewrite (Windsurf, Cursor beforeShellExecution)
     {"python3 x.py", "path-norewrite", k_deny, "cannot-rewrite"},
     {"git status && ls", "path-norewrite", k_allow, "no-interpreter"},
@@ -130,7 +174,10 @@ const Row k_table[] = {
     // wrap mode
     {"python3 x.py && git status", "wrap", k_rewrite, "wrap"},
     {"eval \"$CMD\"", "wrap", k_rewrite, "wrap"},
-    {"sandshim run -- python3 x.py", "wrap", k_allow, "already-sandboxed"},
+    // Nothing is already sandboxed on sight: the whole command, `sandshim run` included, is
+    // wrapped, so its redirections run in the container too.
+    {"sandshim run -- python3 x.py > ~/.config/sandshim/config", "wrap", k_rewrite, "wrap"},
+    {"docker ps", "wrap", k_rewrite, "wrap"},
     {"echo 'unterminated", "wrap", k_deny, "unparseable"},
     {"ls", "wrap-norewrite", k_deny, "cannot-rewrite"},
     // deny mode
@@ -179,8 +226,14 @@ TEST_CASE("the decision table: rewritten, allowed and refused commands", "[hooks
 TEST_CASE("a refusal tells the model what to run instead", "[hooks][decide]") {
   Decision by_path = decide("/usr/bin/python3 x.py", inputs("path", true));
   CHECK(by_path.reason ==
-        "sandshim: `/usr/bin/python3` is called by path, which skips the sandbox. Call it by name "
-        "instead (`python3 …`): interpreters found through PATH run in a hardened container.");
+        "sandshim: `/usr/bin/python3` is called by path, which skips the sandbox. Instead: "
+        "`python3 …`.");
+  // The alternative for an unshimmed interpreter is one that is sandboxed, never its name.
+  Decision perl = decide("/usr/bin/perl -e 1", inputs("path", true));
+  CHECK(perl.reason.find("`sh -c 'perl …'`") != std::string::npos);
+  Decision ruby = decide("ruby -e 1", inputs("path", true));
+  CHECK(ruby.reason.find("images.ruby") != std::string::npos);
+  CHECK(ruby.reason.find("`ruby …`") == std::string::npos);
   Decision denied = decide("python3 x.py", inputs("deny", true));
   CHECK(denied.reason.find("`/usr/local/bin/sandshim run -- python3 …`") != std::string::npos);
   Decision windsurf = decide("node app.js", inputs("path", false));
@@ -225,7 +278,73 @@ TEST_CASE("the wrap rewrite runs the whole command in sandshim run", "[hooks][de
   Decision decision = decide("echo 'a' && ls", inputs("wrap", true));
   CHECK(decision.rewritten_command ==
         "SANDSHIM_AGENT=claude-code SANDSHIM_SESSION_ID=session-1 SANDSHIM_TOOL_USE_ID=toolu_1 "
-        "/usr/local/bin/sandshim run -- sh -c 'echo '\\''a'\\'' && ls'");
+        "/usr/local/bin/sandshim run --image sandshim/wrap:bookworm -- bash -c "
+        "'echo '\\''a'\\'' && ls'");
+}
+
+namespace {
+
+// A made-up host for the checks that look at files: a workspace at /ws with links and scripts.
+DecisionInputs inputs_with_files(const std::string& mode) {
+  DecisionInputs in = inputs(mode, true);
+  static const std::map<std::string, std::string> located = {{"mytool", "/ws/bin/mytool"},
+                                                             {"./bin/py", "/usr/bin/python3.11"},
+                                                             {"./script.sh", "/ws/script.sh"},
+                                                             {"./gen.sh", "/ws/gen.sh"},
+                                                             {"./sandshim", "/ws/sandshim"},
+                                                             {"/usr/bin/perl", "/usr/bin/perl"},
+                                                             {"ls", "/usr/bin/ls"},
+                                                             {"./plain", "/ws/plain"}};
+  static const std::map<std::string, std::string> programs = {
+      {"/ws/bin/mytool", "perl"}, {"/usr/bin/python3.11", "python3.11"}, {"/usr/bin/perl", "perl"}};
+  static const std::map<std::string, std::string> scripts = {
+      {"/ws/script.sh", "#!/bin/bash\n/usr/bin/perl -e 1\n"},
+      {"/ws/gen.sh", "echo harmless\n"},
+      {"/ws/sandshim", "#!/bin/sh\n/usr/bin/perl -e 1\n"},
+      {"/ws/plain", "ls -l\n"}};
+  in.locate = [](const std::string& command) -> std::optional<std::filesystem::path> {
+    auto found = located.find(command);
+    return found == located.end() ? std::nullopt
+                                  : std::optional<std::filesystem::path>(found->second);
+  };
+  in.known_program_of = [](const std::filesystem::path& file) -> std::optional<std::string> {
+    auto found = programs.find(file.string());
+    return found == programs.end() ? std::nullopt : std::optional<std::string>(found->second);
+  };
+  in.read_script = [](const std::filesystem::path& file) -> std::optional<std::string> {
+    auto found = scripts.find(file.string());
+    return found == scripts.end() ? std::nullopt : std::optional<std::string>(found->second);
+  };
+  in.cwd = "/ws";
+  in.home = "/home/u";
+  in.protected_paths.places = {{"/home/u/.config/sandshim", true, "sandshim's configuration"},
+                               {k_shim_dir, true, "the shim directory"}};
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("programs are judged by their file, scripts by their text", "[hooks][decide]") {
+  DecisionInputs in = inputs_with_files("path");
+  CHECK(decide("mytool -e 1", in).rule == "interpreter-not-shimmed");
+  Decision py = decide("./bin/py x.py", in);
+  CHECK(py.rule == "interpreter-by-path");
+  CHECK(py.reason.find("`python3 …`") != std::string::npos);
+  CHECK(decide("cp /usr/bin/perl /tmp/p && /tmp/p -e 1", in).rule == "interpreter-copy");
+  CHECK(decide("bash script.sh", in).rule == "interpreter-by-path");
+  CHECK(decide("./script.sh", in).rule == "interpreter-by-path");
+  CHECK(decide("source script.sh", in).rule == "interpreter-by-path");
+  CHECK(decide("bash < script.sh", in).rule == "interpreter-by-path");
+  CHECK(decide("bash missing.sh", in).rule == "unanalysable");
+  CHECK(decide("echo '/usr/bin/perl -e 1' > gen.sh; bash gen.sh", in).rule == "unanalysable");
+  CHECK(decide("./sandshim run -- python3 x.py", in).rule == "interpreter-by-path");
+  CHECK(decide("cd ~/.config/sandshim && echo x >> config", in).rule == "protected-write");
+  CHECK(decide("rm -f " + k_shim_dir.string() + "/python3", in).rule == "protected-write");
+  // The other direction: what is harmless stays allowed.
+  CHECK(decide("./plain", in).verdict == Verdict::rewrite);
+  CHECK(decide("bash ./plain", in).verdict == Verdict::rewrite);
+  CHECK(decide("cp ./plain /tmp/x && echo x > /tmp/y", in).verdict == Verdict::rewrite);
+  CHECK(decide("ls > out.txt", in).verdict == Verdict::rewrite);
 }
 
 TEST_CASE("a missing shim is refused, not silently run on the host", "[hooks][decide]") {

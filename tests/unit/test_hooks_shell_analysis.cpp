@@ -27,8 +27,11 @@ std::optional<std::string> fake_first_line(const std::string& command) {
 }
 
 CommandAnalysis analyse(const std::string& command) {
-  AnalysisOptions options{
-      {"python", "python3", "node", "sh"}, k_shim_dir, "/usr/local/bin/sandshim", fake_first_line};
+  AnalysisOptions options;
+  options.shimmed = {"python", "python3", "node", "sh"};
+  options.shim_dir = k_shim_dir;
+  options.sandshim = "/usr/local/bin/sandshim";
+  options.first_line_of = fake_first_line;
   return analyse_command(command, options);
 }
 
@@ -163,7 +166,7 @@ TEST_CASE("analysis reads the #! line of scripts it runs", "[hooks][analysis]") 
   CHECK(invocation(analyse("./tool.py"), "tool.py").shebang == "/usr/bin/python3");
   CHECK(invocation(analyse("./run.sh"), "run.sh").shebang.empty());
   CHECK(invocation(analyse("npx prettier ."), "npx").shebang.empty());
-  CHECK(invocation(analyse("./clean"), "clean").shebang == "/usr/bin/env -i");
+  CHECK(invocation(analyse("./clean"), "clean").shebang == "/usr/bin/env -i python3");
   CHECK(invocation(analyse("./routed"), "routed").shebang.empty());
   CHECK(invocation(analyse("git status"), "git").shebang.empty());
 }

@@ -1,0 +1,136 @@
+#include "hooks/program_files.hpp"
+
+#include <sys/stat.h>
+
+#include <array>
+#include <fstream>
+#include <iterator>
+#include <string_view>
+
+#include "common/paths.hpp"
+
+namespace sandshim::hooks {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr uintmax_t k_max_script_bytes = 1 << 20;
+constexpr size_t k_compared_bytes = 1 << 16;
+constexpr std::string_view k_system_path =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// Names whose files must be recognised under any other name.
+constexpr std::array<std::string_view, 72> k_known_names = {
+    "python",     "python2",    "python3",    "python3.6",  "python3.7",  "python3.8", "python3.9",
+    "python3.10", "python3.11", "python3.12", "python3.13", "python3.14", "pypy",      "pypy3",
+    "perl",       "ruby",       "irb",        "jruby",      "php",        "php8.1",    "php8.2",
+    "php8.3",     "lua",        "lua5.1",     "lua5.2",     "lua5.3",     "lua5.4",    "luajit",
+    "tclsh",      "tclsh8.6",   "wish",       "node",       "nodejs",     "deno",      "bun",
+    "Rscript",    "R",          "pwsh",       "fish",       "csh",        "tcsh",      "sh",
+    "bash",       "dash",       "zsh",        "ksh",        "mksh",       "busybox",   "docker",
+    "dockerd",    "podman",     "nerdctl",    "buildah",    "ctr",        "crictl",    "runc",
+    "crun",       "ld.so",      "git",        "awk",        "gawk",       "mawk",      "sed",
+    "tar",        "gdb",        "vim",        "vi",         "ssh",        "socat",     "nc",
+    "curl",       "env"};
+
+// Loaders live outside PATH.
+constexpr std::array<std::string_view, 5> k_loader_files = {
+    "/lib64/ld-linux-x86-64.so.2", "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+    "/lib/ld-linux-aarch64.so.1", "/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1",
+    "/lib/ld-musl-x86_64.so.1"};
+
+std::string head_of(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string head(k_compared_bytes, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head;
+}
+
+}  // namespace
+
+KnownPrograms::KnownPrograms(const std::string& search_path, const fs::path& sandshim) {
+  std::string path = std::string(k_system_path) + ":" + search_path;
+  auto add = [&](const std::string& name, const fs::path& found) {
+    std::error_code ec;
+    fs::path canonical = fs::canonical(found, ec);
+    struct stat info {};
+    if (ec || canonical == sandshim || ::stat(canonical.c_str(), &info) != 0 ||
+        !S_ISREG(info.st_mode)) {
+      return;
+    }
+    m_by_path.emplace(canonical.string(), name);
+    m_by_inode.emplace(std::pair<uintmax_t, uintmax_t>{info.st_dev, info.st_ino}, name);
+    m_by_size[static_cast<uintmax_t>(info.st_size)].push_back({name, canonical});
+  };
+  for (std::string_view name : k_known_names) {
+    if (auto found = find_in_path(std::string(name), path, nullptr)) {
+      add(std::string(name), *found);
+    }
+  }
+  for (std::string_view loader : k_loader_files) {
+    add("ld.so", fs::path(loader));
+  }
+}
+
+std::optional<std::string> KnownPrograms::of(const fs::path& file) const {
+  std::error_code ec;
+  fs::path canonical = fs::canonical(file, ec);
+  if (ec) {
+    return std::nullopt;
+  }
+  if (auto found = m_by_path.find(canonical.string()); found != m_by_path.end()) {
+    return found->second;
+  }
+  struct stat info {};
+  if (::stat(canonical.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    return std::nullopt;
+  }
+  if (auto found = m_by_inode.find({info.st_dev, info.st_ino}); found != m_by_inode.end()) {
+    return found->second;
+  }
+  auto same_size = m_by_size.find(static_cast<uintmax_t>(info.st_size));
+  if (same_size == m_by_size.end()) {
+    return std::nullopt;
+  }
+  std::string head = head_of(canonical);
+  for (const Entry& entry : same_size->second) {
+    if (head_of(entry.file) == head) {
+      return entry.name;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<fs::path> locate_program(const std::string& command, const fs::path& cwd,
+                                       const std::string& path_variable) {
+  std::optional<fs::path> file;
+  if (command.starts_with("~/")) {
+    file = home_directory() / command.substr(2);
+  } else if (command.find('/') != std::string::npos) {
+    file = command.starts_with('/') || cwd.empty() ? fs::path(command) : cwd / command;
+  } else {
+    file = find_in_path(command, path_variable, nullptr);
+  }
+  std::error_code ec;
+  fs::path canonical = file ? fs::canonical(*file, ec) : fs::path();
+  if (!file || ec) {
+    return std::nullopt;
+  }
+  return canonical;
+}
+
+std::optional<std::string> read_script_file(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec) || fs::file_size(file, ec) > k_max_script_bytes || ec) {
+    return std::nullopt;
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    return std::nullopt;
+  }
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace sandshim::hooks

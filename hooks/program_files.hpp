@@ -1,0 +1,42 @@
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sandshim::hooks {
+
+// The files of the programs the analysis must recognise whatever they are called (interpreters,
+// shells, engine clients, loaders, command-running tools), found on the system's PATH and the
+// agent's, so a copy, link or hard link of one is known for what it is.
+class KnownPrograms {
+ public:
+  // `search_path` is a PATH value searched after the system's; `sandshim` (what every shim
+  // link resolves to) is never a known program.
+  KnownPrograms(const std::string& search_path, const std::filesystem::path& sandshim);
+
+  // Which known program `file` is: by canonical path, by inode, or by identical content.
+  std::optional<std::string> of(const std::filesystem::path& file) const;
+
+ private:
+  struct Entry {
+    std::string name;
+    std::filesystem::path file;
+  };
+  std::map<std::string, std::string> m_by_path;
+  std::map<std::pair<uintmax_t, uintmax_t>, std::string> m_by_inode;
+  std::map<uintmax_t, std::vector<Entry>> m_by_size;
+};
+
+// The file bash would run for a command word: a path (from `cwd`) or the first match on
+// `path_variable`, canonical; nullopt when there is none.
+std::optional<std::filesystem::path> locate_program(const std::string& command,
+                                                    const std::filesystem::path& cwd,
+                                                    const std::string& path_variable);
+
+// The text of a script file a host shell would read (a regular file up to 1 MiB).
+std::optional<std::string> read_script_file(const std::filesystem::path& file);
+
+}  // namespace sandshim::hooks

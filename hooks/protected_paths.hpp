@@ -1,0 +1,42 @@
+#pragma once
+
+// The files the sandbox depends on, which no agent may write: sandshim's config and state, the
+// audit database, the shim directory, the agents' own settings and hook files, `.sandshim.conf`,
+// `.git/hooks` and git's core.hooksPath. The one place that knows them: the file-tool check of
+// the hook and the shell analysis of Bash-side writes (redirections, tee, cp…) both ask here.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shim/policy.hpp"
+
+namespace sandshim::hooks {
+
+// One protected place: a directory with everything below it, or exactly one file.
+struct ProtectedPlace {
+  std::filesystem::path path;  // absolute, lexically normal
+  bool tree = false;
+  std::string what;  // "sandshim's configuration", "the audit database"…
+};
+
+struct ProtectedPaths {
+  std::vector<ProtectedPlace> places;
+};
+
+// Where things live for this policy and workspace; the user's directories come from HOME, XDG_*,
+// CLAUDE_CONFIG_DIR and CODEX_HOME, read once here.
+ProtectedPaths protected_paths(const shim::Policy& policy, const std::filesystem::path& workspace);
+
+// What `target` is when an agent must not write it, nullopt when it may. `target` is resolved
+// against `cwd` when relative, and through symbolic links as far as they exist, so a link inside
+// the workspace pointing at the config is seen for what it is.
+std::optional<std::string> protected_path_reason(const std::filesystem::path& target,
+                                                 const std::filesystem::path& cwd,
+                                                 const ProtectedPaths& paths);
+
+// The refusal sent to the model for a write to `target`, one line.
+std::string protected_write_refusal(const std::string& target, const std::string& what);
+
+}  // namespace sandshim::hooks
