@@ -75,7 +75,7 @@ check "writable: a workspace file may not set it, and .git may never be writable
 reset_user_config
 printf '[sandbox]\nwritable = out\n' >"$WS/.sandshim.conf"
 expect_exit 125 sandshim run -- sh -c 'exit 73'
-expect_contains "may not be set in a workspace file (it would allow writes)" "$ERR"
+expect_contains "sandbox.writable = \"out\": may not be set in a workspace file" "$ERR"
 rm "$WS/.sandshim.conf"
 write_user_config <<'CONF'
 [sandbox]

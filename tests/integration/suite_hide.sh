@@ -56,7 +56,7 @@ expect_exit 42 sandshim run -- sh -c "$empty_or_not" - src/notes.txt
 printf '[sandbox]\nunhide = .env\n' >"$WS/.sandshim.conf"
 expect_exit 125 sandshim run -- sh -c 'exit 73'
 expect_contains "sandbox.unhide" "$ERR"
-expect_contains "may not be set in a workspace file (it would show hidden files)" "$ERR"
+expect_contains "sandbox.unhide = \".env\": may not be set in a workspace file" "$ERR"
 rm "$WS/.sandshim.conf"
 expect_exit 73 sandshim run -- sh -c "$empty_or_not" - src/notes.txt
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# sandshim-test-engines: docker  # not yet podman: see the comment below
+# sandshim-test-engines: docker podman
 # On podman 4.3 (cgroup v1) two probes do not hold and are open work, documented in the README:
 # podman's default seccomp profile lets an unprivileged process create a user namespace
 # (priv_unshare.*), and podman reports no OOM kill (res_memory_bomb.*: `killed`, not `oom`).
