@@ -146,7 +146,7 @@ install_agent_clis() {
 # let dockerd reload it with SIGHUP, which restarts nothing. podman takes the binary's path.
 register_gvisor() {
     local config=/etc/docker/daemon.json
-    if [[ -s $config ]] && python3 -c 'import json, sys; sys.exit(0 if "runsc" in json.load(open(sys.argv[1])).get("runtimes", {}) else 1)' "$config"; then
+    if [[ -s $config ]] && python3 -c 'import json, sys; sys.exit(0 if "runsc-nonet" in json.load(open(sys.argv[1])).get("runtimes", {}) else 1)' "$config"; then
         return 0
     fi
     reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" --with-gvisor --without-agents
@@ -155,7 +155,10 @@ import json, os, sys
 path = sys.argv[1]
 config = json.load(open(path)) if os.path.exists(path) and os.path.getsize(path) else {}
 # --oci-seccomp: without it runsc ignores the container's seccomp profile.
-config.setdefault("runtimes", {})["runsc"] = {"path": "/usr/bin/runsc", "runtimeArgs": ["--oci-seccomp"]}
+runtimes = config.setdefault("runtimes", {})
+runtimes["runsc"] = {"path": "/usr/bin/runsc", "runtimeArgs": ["--oci-seccomp"]}
+# sandbox.network = none: runsc without a network stack of its own (sandshim picks it).
+runtimes["runsc-nonet"] = {"path": "/usr/bin/runsc", "runtimeArgs": ["--oci-seccomp", "--network=none"]}
 with open(path + ".new", "w") as out:
     json.dump(config, out, indent=2)
 os.replace(path + ".new", path)

@@ -160,14 +160,15 @@ void check_engine(Context& ctx) {
               facts.cgroup_driver + "), " + (facts.rootless ? "rootless" : "rootful"));
 }
 
-// docker knows runsc only once it is registered; podman runs the binary itself.
+// docker knows runsc only once deps.sh registered it (runsc and runsc-nonet); podman runs the
+// binary itself.
 bool runsc_usable(const shim::Engine& engine) {
   if (engine.kind == "podman") {
     return ::access("/usr/bin/runsc", X_OK) == 0;
   }
   auto result = run_captured({engine.client.string(), "info", "--format={{json .Runtimes}}"},
                              engine.env, std::chrono::seconds(20));
-  return result.status.code == 0 && result.out.find("\"runsc\"") != std::string::npos;
+  return result.status.code == 0 && result.out.find("\"runsc-nonet\"") != std::string::npos;
 }
 
 // sandbox.runtime = runsc: without gVisor every run would fail at the engine.

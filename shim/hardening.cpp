@@ -49,9 +49,12 @@ void add_network_flags(std::vector<std::string>& args, const Policy& policy,
 }
 
 // gVisor: docker names a registered runtime on `run`; podman takes it before the subcommand.
+// Without a network docker gets runsc-nonet (runsc --network=none, registered by deps.sh):
+// runsc's own network stack refuses docker's empty network namespace on some hosts.
 void add_runtime_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec) {
   if (policy.runtime != Runtime::runc && !spec.dialect.is_podman()) {
-    args.push_back(flag("runtime", to_string(policy.runtime)));
+    std::string suffix = policy.network == Network::none ? "-nonet" : "";
+    args.push_back(flag("runtime", to_string(policy.runtime) + suffix));
   }
 }
 
@@ -137,7 +140,7 @@ std::vector<std::string> podman_runtime_flags(const Policy& policy, const RunSpe
   }
   // runsc applies the container's seccomp profile only when asked (--oci-seccomp).
   std::vector<std::string> flags = {flag("runtime", to_string(policy.runtime)),
-                                     "--runtime-flag=oci-seccomp"};
+                                    "--runtime-flag=oci-seccomp"};
   if (policy.network == Network::none) {
     flags.push_back("--runtime-flag=network=none");
   }

@@ -11,7 +11,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [[ -x /usr/bin/runsc ]] || skip_or_fail "no /usr/bin/runsc (install/deps.sh --with-gvisor)"
-if [[ $ENGINE == docker ]] && ! "$ENGINE_CLIENT" info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then
+if [[ $ENGINE == docker ]] && ! "$ENGINE_CLIENT" info --format '{{json .Runtimes}}' | grep -q '"runsc-nonet"'; then
     skip_or_fail "runsc is not registered with docker (install/deps.sh --with-gvisor)"
 fi
 host_kernel=$(uname -r)
@@ -25,7 +25,7 @@ write_user_config <<<$'[sandbox]\nruntime = runsc'
 expect_exit 0 sandshim run -- sh -c 'uname -r; dmesg | head -1'
 [[ $(head -1 "$OUT") != "$host_kernel" ]] || fail "uname under runsc is the host's: $(cat "$OUT")"
 expect_contains "gVisor" "$OUT"
-expect_contains '"--runtime=runsc"' <(audit_field last engine_args)
+expect_contains '"--runtime=runsc-nonet"' <(audit_field last engine_args)
 
 check "runsc: a workspace file may choose it, and may not go back to runc"
 reset_user_config

@@ -143,7 +143,10 @@ TEST_CASE("runsc is named on run for docker and before run for podman", "[harden
   RunSpec spec = sample_spec();
   auto docker = build_run_arguments(policy, spec);
   CHECK(docker.front() == "run");
-  CHECK(has(docker, "--runtime=runsc"));
+  CHECK(has(docker, "--runtime=runsc-nonet"));
+  policy.network = Network::bridge;
+  CHECK(has(build_run_arguments(policy, spec), "--runtime=runsc"));
+  policy.network = Network::none;
   spec.dialect.kind = "podman";
   spec.seccomp_profile = "/state/seccomp/podman.json";
   auto podman = build_run_arguments(policy, spec);
