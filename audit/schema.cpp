@@ -152,9 +152,10 @@ CREATE INDEX runs_uid ON runs(uid, start_ms);
 CREATE INDEX decisions_uid ON decisions(uid, time_ms);
 )sql"},
     // Secrets out of sight (issue 14): how many workspace paths sandbox.hide masked, which globs.
+    // NULL in older rows, so their chain links keep their hashes.
     {5, R"sql(
-ALTER TABLE runs ADD COLUMN hidden_count INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE runs ADD COLUMN hidden_globs TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE runs ADD COLUMN hidden_count INTEGER;
+ALTER TABLE runs ADD COLUMN hidden_globs TEXT;
 )sql"},
 };
 

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# sandshim-test-engines: docker podman
+# sandshim-test-engines: docker  # not yet podman: see the comment below
+# On podman 4.3 (cgroup v1) the user-namespace probes (priv_unshare.*) hold since sandshim ships
+# its seccomp profile; podman still reports no OOM kill (res_memory_bomb.*: `killed`, not `oom`).
 # Hostile code inside the sandbox. Every probe of tests/hostile/ runs through the installed shims
 # exactly as an agent runs code (`python p.py`, `node p.js`, `sh p.sh` with the shim directory
 # first on PATH) and must end as its header says: the exit code, one complete audit row with the

@@ -222,6 +222,11 @@ const std::map<std::string, std::pair<std::string, std::string>> k_looser_values
     {"pool.idle_ttl", {"", "1h"}},
     {"hook.mode", {"deny", "path"}},
     {"env.deny", {"", ""}},
+    {"sandbox.hide", {"", ""}},
+    {"sandbox.hide_limit", {"", "300000"}},
+    {"sandbox.cache", {"", "on"}},
+    {"sandbox.cache_size", {"", "8g"}},
+    {"sandbox.runtime", {"runsc", "runc"}},
 };
 
 // A valid value for keys without an order (a no-op where possible).
