@@ -22,9 +22,8 @@ expect_file_is "$OUT" "$host_kernel"
 
 check "runsc: the command sees gVisor's kernel, not the host's"
 write_user_config <<<$'[sandbox]\nruntime = runsc'
-expect_exit 0 sandshim run -- sh -c 'uname -r; dmesg | head -1'
-[[ $(head -1 "$OUT") != "$host_kernel" ]] || fail "uname under runsc is the host's: $(cat "$OUT")"
-expect_contains "gVisor" "$OUT"
+expect_exit 0 sandshim run -- sh -c 'uname -r'
+[[ -s $OUT && $(head -1 "$OUT") != "$host_kernel" ]] || fail "uname under runsc is the host's: $(cat "$OUT")"
 expect_contains '"--runtime=runsc-nonet"' <(audit_field last engine_args)
 
 check "runsc: a workspace file may choose it, and may not go back to runc"
