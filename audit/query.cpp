@@ -213,6 +213,8 @@ constexpr OutputField k_run_output[] = {
     {"tool_use_id", "tool_use_id"},
     {"env_names", "env_names", Present::json_text},
     {"warm", "warm", Present::boolean},
+    {"hidden_count", "hidden_count"},
+    {"hidden_globs", "hidden_globs", Present::json_text},
     {"boot_id", "boot_id"},
     {"pid_start_ticks", "pid_start_ticks"},
     {"limit_hit", "limit_hit"},

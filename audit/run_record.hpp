@@ -67,6 +67,8 @@ struct RunRecord {
   std::string tool_use_id;
   std::vector<std::string> env_names;  // names only, never values
   bool warm = false;
+  int64_t hidden_count = 0;               // workspace paths sandbox.hide masked
+  std::vector<std::string> hidden_globs;  // the globs that matched them
   // Filled by the store from /proc for `pid`: with it they name the shim process for good.
   std::string boot_id;
   int64_t pid_start_ticks = 0;

@@ -156,6 +156,12 @@ CREATE INDEX decisions_uid ON decisions(uid, time_ms);
     {5, R"sql(
 ALTER TABLE runs ADD COLUMN limit_hit TEXT;
 )sql"},
+    // Secrets out of sight (issue 14): how many workspace paths sandbox.hide masked, which globs.
+    // NULL in older rows, so their chain links keep their hashes.
+    {6, R"sql(
+ALTER TABLE runs ADD COLUMN hidden_count INTEGER;
+ALTER TABLE runs ADD COLUMN hidden_globs TEXT;
+)sql"},
 };
 
 }  // namespace

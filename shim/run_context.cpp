@@ -42,6 +42,8 @@ void describe_container(RunRecord& row, const RunContext& run) {
     row.env_names.push_back(entry.first);
   }
   row.warm = spec.warm;
+  row.hidden_count = static_cast<int64_t>(spec.masks.paths.size());
+  row.hidden_globs = spec.masks.matched_globs;
 }
 
 void describe_outcome(RunRecord& row, const ContainerResult& result) {

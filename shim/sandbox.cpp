@@ -20,8 +20,11 @@
 #include "shim/environment.hpp"
 #include "shim/hardening.hpp"
 #include "shim/limit_hints.hpp"
+#include "shim/masks.hpp"
 #include "shim/pool.hpp"
+#include "shim/reach.hpp"
 #include "shim/run_context.hpp"
+#include "shim/seccomp.hpp"
 #include "shim/workspace.hpp"
 
 namespace sandshim::shim {
@@ -139,6 +142,36 @@ void resolve_place(RunContext& run) {
   run.workspace = resolve_workspace(run.cwd, request.home);
 }
 
+// sandbox.hide: what the globs match in the workspace is masked; past a limit, refused.
+void hide_secrets(RunSpec& spec, const Policy& policy) {
+  try {
+    spec.masks = plan_masks(spec.workspace, effective_hide_globs(policy.hide, policy.unhide),
+                            policy.hide_limit);
+    if (!spec.masks.paths.empty()) {
+      spec.mask_sources = ensure_mask_sources();
+    }
+  } catch (const Fatal& e) {
+    throw Refusal(RunStatus::refused, e.what());
+  }
+}
+
+// sandbox.writable and sandbox.cache: the only places a run may write that outlive it.
+void grant_writes(RunSpec& spec, const Policy& policy, uid_t uid, gid_t gid) {
+  try {
+    spec.writable_mounts = writable_mount_flags(spec.workspace, policy.writable);
+    if (policy.cache == Cache::on) {
+      bool emptied = false;
+      spec.cache_dir = prepare_cache_dir(spec.workspace, uid, gid, policy.cache_bytes, emptied);
+      if (emptied) {
+        spdlog::info("sandbox.cache: emptied {} (past sandbox.cache_size)",
+                     spec.cache_dir.string());
+      }
+    }
+  } catch (const Fatal& e) {
+    throw Refusal(RunStatus::refused, e.what());
+  }
+}
+
 // What to run, where and as whom, from the request and the policy; refuses what may not run.
 RunSpec prepare_spec(const RunContext& run) {
   const RunRequest& request = run.request();
@@ -148,7 +181,12 @@ RunSpec prepare_spec(const RunContext& run) {
   spec.cwd = run.cwd;
   spec.workspace = run.workspace;
   spec.image = image_for(run.policy, request);
-  spec.env = sandbox_environment(request.environment, run.policy);
+  FilteredEnvironment environment = filter_environment(request.environment, run.policy);
+  spec.env = std::move(environment.entries);
+  if (!environment.refused_credentials.empty()) {
+    say(request, "not passed into the sandbox, their values hold URL credentials: " +
+                     join(environment.refused_credentials, ", "));
+  }
   uid_t uid = 0;
   gid_t gid = 0;
   spec.user = container_user(run.policy, request.caller, uid, gid);
@@ -157,6 +195,8 @@ RunSpec prepare_spec(const RunContext& run) {
   spec.deadline_epoch_s = (run.start_ms() + run.policy.timeout_ms) / 1000 + 1;
   require_readable_by(run.workspace, uid, gid);
   refuse_paths_outside(spec);
+  hide_secrets(spec, run.policy);
+  grant_writes(spec, run.policy, uid, gid);
   return spec;
 }
 
@@ -286,6 +326,13 @@ void prepare(RunContext& run, const RunEngine& engine) {
   RunSpec spec = prepare_spec(run);
   run.engine = engine_for(run.policy, engine);
   spec.dialect = run.engine->dialect;
+  if (spec.dialect.is_podman()) {
+    try {
+      spec.seccomp_profile = podman_seccomp_profile();
+    } catch (const Fatal& e) {
+      throw Refusal(RunStatus::refused, e.what());
+    }
+  }
   run.set_spec(std::move(spec));
   run.engine_args = build_run_arguments(run.policy, *run.spec());
 }
