@@ -164,11 +164,15 @@ UniqueFd lock_key(const std::string& key) {
 }  // namespace
 
 std::string pool_key(const Policy& policy, const RunSpec& spec) {
+  std::string masked;  // a warm container masks what the workspace held when it started
+  for (const auto& path : spec.masks.paths) {
+    masked += path.path.string() + "\n";
+  }
   // A broker's run: the workspace's device and inode too, so a directory replaced under the
   // same name never gets the old one's containers (the gate would refuse them).
-  std::string held = spec.gate ? "\n" + spec.gate->workspace_id : "";
+  std::string held = spec.gate ? spec.gate->workspace_id : "";
   return sha256_hex(policy.digest() + "\n" + spec.image + "\n" + spec.workspace.string() + "\n" +
-                    spec.user + held)
+                    spec.user + "\n" + masked + held)
       .substr(0, 24);
 }
 
