@@ -24,6 +24,7 @@
 #include "common/strings.hpp"
 #include "common/terminal.hpp"
 #include "hooks/commands.hpp"
+#include "hooks/rewrite.hpp"
 #include "install/agent_install.hpp"
 #include "install/doctor.hpp"
 #include "install/git_hooks.hpp"
@@ -150,6 +151,24 @@ int broker_command(const Args& args) {
   return broker::broker_main(args, run_for_caller);
 }
 
+// `sandshim -c SCRIPT`: a shell whose every command runs in the wrap image, for an agent that
+// runs its commands through a shell prefix (Claude Code's CLAUDE_CODE_SHELL_PREFIX, which
+// `sandshim install agent claude --mode wrap` sets). The runs name the agent's session.
+int sandbox_shell_main(const Args& args) {
+  if (args.size() != 2) {
+    throw Fatal("usage: sandshim -c SCRIPT (SCRIPT runs with bash in " +
+                    std::string(hooks::k_wrap_image) + "; nothing of it runs on the host)",
+                exit_code::k_usage);
+  }
+  const char* session = std::getenv("CLAUDE_CODE_SESSION_ID");
+  if (session != nullptr && std::getenv("SANDSHIM_SESSION_ID") == nullptr) {
+    ::setenv("SANDSHIM_AGENT", "claude-code", 1);
+    ::setenv("SANDSHIM_SESSION_ID", session, 1);
+  }
+  return through_broker<broker::Verb::run, shim::run_main>(
+      {"--image", std::string(hooks::k_wrap_image), "--", "bash", "-c", args[1]});
+}
+
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> table = {
       {"run", through_broker<broker::Verb::run, shim::run_main>, docs_of<shim::run_doc>},
@@ -183,7 +202,9 @@ std::string usage_text() {
             std::string(12 - std::string(command.name).size(), ' ') +
             command.docs().front().summary + "\n";
   }
-  return text + "\nRun `sandshim COMMAND --help` for the options of each.\n";
+  return text +
+         "  -c SCRIPT   run SCRIPT with bash in the wrap image (an agent's shell prefix)\n"
+         "\nRun `sandshim COMMAND --help` for the options of each.\n";
 }
 
 void print_usage(std::ostream& out) {
@@ -236,6 +257,9 @@ int tool_main(const Args& args) {
   }
   if (args.front() == "--version") {
     return version_main({});
+  }
+  if (args.front() == "-c") {
+    return sandbox_shell_main(args);
   }
   if (args.front().starts_with("--generate-")) {
     return generate_main(args);

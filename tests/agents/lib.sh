@@ -127,7 +127,10 @@ after_install_gemini() {
 agent_command() { # PROMPT
     case $AGENT in
         # Default permission mode: Claude Code's own approval flow decides what runs.
-        claude) AGENT_CMD=("$AGENT_BIN" -p "$1" --output-format json) ;;
+        # CLAUDE_PERMISSION_MODE: another mode the user chose (acceptEdits lets shell writes in
+        # the working directories through without asking).
+        claude) AGENT_CMD=("$AGENT_BIN" -p "$1" --output-format json
+            ${CLAUDE_PERMISSION_MODE:+--permission-mode "$CLAUDE_PERMISSION_MODE"}) ;;
         # Codex approves everything itself, so only sandshim's hooks stand between the model
         # and the host; its own sandbox is off (it would keep the shims from the engine socket).
         codex) AGENT_CMD=("$AGENT_BIN" exec --dangerously-bypass-approvals-and-sandbox "${CODEX_EXEC_FLAGS[@]}" "$1") ;;
