@@ -25,6 +25,7 @@
 #include "common/terminal.hpp"
 #include "hooks/commands.hpp"
 #include "hooks/rewrite.hpp"
+#include "hooks/sandbox_shell.hpp"
 #include "install/agent_install.hpp"
 #include "install/doctor.hpp"
 #include "install/git_hooks.hpp"
@@ -34,6 +35,8 @@
 #include "shim/caller.hpp"
 #include "shim/commands.hpp"
 #include "shim/policy.hpp"
+
+extern char** environ;
 
 namespace sandshim::cli {
 
@@ -151,6 +154,14 @@ int broker_command(const Args& args) {
   return broker::broker_main(args, run_for_caller);
 }
 
+Args environment_entries() {
+  Args entries;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    entries.emplace_back(*entry);
+  }
+  return entries;
+}
+
 // `sandshim -c SCRIPT`: a shell whose every command runs in the wrap image, for an agent that
 // runs its commands through a shell prefix (Claude Code's CLAUDE_CODE_SHELL_PREFIX, which
 // `sandshim install agent claude --mode wrap` sets). The runs name the agent's session.
@@ -160,13 +171,11 @@ int sandbox_shell_main(const Args& args) {
                     std::string(hooks::k_wrap_image) + "; nothing of it runs on the host)",
                 exit_code::k_usage);
   }
-  const char* session = std::getenv("CLAUDE_CODE_SESSION_ID");
-  if (session != nullptr && std::getenv("SANDSHIM_SESSION_ID") == nullptr) {
-    ::setenv("SANDSHIM_AGENT", "claude-code", 1);
-    ::setenv("SANDSHIM_SESSION_ID", session, 1);
+  hooks::SandboxShellRun run = hooks::sandbox_shell_run(args[1], environment_entries());
+  for (const auto& [name, value] : run.link) {
+    ::setenv(name.c_str(), value.c_str(), 1);
   }
-  return through_broker<broker::Verb::run, shim::run_main>(
-      {"--image", std::string(hooks::k_wrap_image), "--", "bash", "-c", args[1]});
+  return through_broker<broker::Verb::run, shim::run_main>(run.run_args);
 }
 
 const std::vector<Subcommand>& subcommands() {

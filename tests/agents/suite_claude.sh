@@ -61,6 +61,9 @@ whole_command_in_sandbox() {
 }
 run_check "claude --mode wrap: a loop with a redirection runs whole in the sandbox, with no prompt added" \
     whole_command_in_sandbox
+wrap_run_linked_by_tool_use() { expect_decision_linked_to_run "$PROBE_PY" 2 bash; }
+run_check "claude --mode wrap: the run is linked to its decision by the tool-use id" \
+    wrap_run_linked_by_tool_use
 wrap_mode_doctor_ok() {
     expect_exit 0 sandshim doctor
     expect_contains "Claude Code calls them" "$OUT"

@@ -5,6 +5,7 @@
 #include "common/process.hpp"
 #include "common/strings.hpp"
 #include "hooks/decide.hpp"
+#include "hooks/sandbox_shell.hpp"
 #include "test_hooks_support.hpp"
 
 using namespace sandshim::hooks;
@@ -426,4 +427,16 @@ TEST_CASE("rewritten commands behave exactly like the original under bash", "[ho
     REQUIRE(decision.verdict == Verdict::rewrite);
     CHECK(bash(decision.rewritten_command, dir.path()) == bash(command, dir.path()));
   }
+}
+
+TEST_CASE("the command Claude Code wraps in its shell script is found for the audit link",
+          "[hooks][decide]") {
+  using sandshim::hooks::claude_eval_command;
+  CHECK(claude_eval_command("source /h/snap.sh 2>/dev/null || true && { \\builtin shopt -u "
+                            "extglob; } >/dev/null 2>&1 || true && eval 'python3 -c '\\''x'\\''' "
+                            "< /dev/null && pwd -P >| /tmp/claude-1-cwd") == "python3 -c 'x'");
+  CHECK(claude_eval_command("eval pwd < /dev/null && pwd -P >| /tmp/c") == "pwd");
+  CHECK_FALSE(claude_eval_command("eval a && eval b"));
+  CHECK_FALSE(claude_eval_command("ls"));
+  CHECK_FALSE(claude_eval_command("eval 'unterminated"));
 }
