@@ -8,6 +8,7 @@
 
 #include "shim/engine.hpp"
 #include "shim/engine_names.hpp"
+#include "shim/masks.hpp"
 
 namespace sandshim::shim {
 
@@ -32,8 +33,13 @@ struct RunSpec {
   StdioFds stdio;                                        // the caller's stdin, stdout, stderr
   int64_t deadline_epoch_s = 0;                          // for `sandshim gc`
   EngineDialect dialect;                                 // the engine's differences
-  bool warm = false;     // runs in a container of the warm pool, started in advance
-  std::string image_id;  // known before a warm run (the pool checks it); else probed
+  bool warm = false;         // runs in a container of the warm pool, started in advance
+  std::string image_id;      // known before a warm run (the pool checks it); else probed
+  MaskPlan masks;            // workspace paths sandbox.hide covers
+  MaskSources mask_sources;  // what covers them
+  std::vector<std::string> writable_mounts;  // sandbox.writable, with protected names read-only
+  std::filesystem::path cache_dir;           // sandbox.cache = on: the host directory; else empty
+  std::filesystem::path seccomp_profile;     // podman: the profile without user namespaces
   std::string container_name() const { return container_name_of(run_id); }
 };
 
