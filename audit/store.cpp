@@ -534,6 +534,17 @@ bool Store::complete_decision(const std::string& tool_use_id,
   return true;
 }
 
+std::string Store::pending_tool_use_id(const std::string& agent, const std::string& session_id,
+                                       const std::string& command) {
+  Statement select(m_impl->db,
+                   "SELECT tool_use_id FROM decisions WHERE agent = ?1 AND session_id = ?2 AND "
+                   "original_command = ?3 AND chain_seq IS NULL AND tool_use_id != '' "
+                   "ORDER BY time_ms DESC LIMIT 1",
+                   "look up the command's decision");
+  select.bind(1, agent).bind(2, session_id).bind(3, command);
+  return select.step() ? select.column_text(0) : "";
+}
+
 size_t Store::seal_pending_decisions(std::chrono::milliseconds older_than) {
   Database& db = m_impl->db;
   Transaction transaction(db, Transaction::Mode::immediate);

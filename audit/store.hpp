@@ -58,6 +58,10 @@ class Store {
   // Attaches a PostToolUse outcome to the latest unfinished decision for `tool_use_id` and chains
   // it. False when no such decision waits (the agent ran no PreToolUse hook, or it was sealed).
   bool complete_decision(const std::string& tool_use_id, const DecisionCompletion& completion);
+  // The tool-use id of the newest unfinished decision of this agent's session for exactly this
+  // command ("" when none): how a run that only knows its command joins its decision.
+  std::string pending_tool_use_id(const std::string& agent, const std::string& session_id,
+                                  const std::string& command);
   // Chains decisions that never got a completion (denied by the user, hook not installed), so
   // they cannot stay editable forever. Returns how many it sealed.
   size_t seal_pending_decisions(std::chrono::milliseconds older_than);

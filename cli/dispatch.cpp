@@ -24,6 +24,8 @@
 #include "common/strings.hpp"
 #include "common/terminal.hpp"
 #include "hooks/commands.hpp"
+#include "hooks/rewrite.hpp"
+#include "hooks/sandbox_shell.hpp"
 #include "install/agent_install.hpp"
 #include "install/doctor.hpp"
 #include "install/git_hooks.hpp"
@@ -33,6 +35,8 @@
 #include "shim/caller.hpp"
 #include "shim/commands.hpp"
 #include "shim/policy.hpp"
+
+extern char** environ;
 
 namespace sandshim::cli {
 
@@ -150,6 +154,30 @@ int broker_command(const Args& args) {
   return broker::broker_main(args, run_for_caller);
 }
 
+Args environment_entries() {
+  Args entries;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    entries.emplace_back(*entry);
+  }
+  return entries;
+}
+
+// `sandshim -c SCRIPT`: a shell whose every command runs in the wrap image, for an agent that
+// runs its commands through a shell prefix (Claude Code's CLAUDE_CODE_SHELL_PREFIX, which
+// `sandshim install agent claude --mode wrap` sets). The runs name the agent's session.
+int sandbox_shell_main(const Args& args) {
+  if (args.size() != 2) {
+    throw Fatal("usage: sandshim -c SCRIPT (SCRIPT runs with bash in " +
+                    std::string(hooks::k_wrap_image) + "; nothing of it runs on the host)",
+                exit_code::k_usage);
+  }
+  hooks::SandboxShellRun run = hooks::sandbox_shell_run(args[1], environment_entries());
+  for (const auto& [name, value] : run.link) {
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+  return through_broker<broker::Verb::run, shim::run_main>(run.run_args);
+}
+
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> table = {
       {"run", through_broker<broker::Verb::run, shim::run_main>, docs_of<shim::run_doc>},
@@ -183,7 +211,9 @@ std::string usage_text() {
             std::string(12 - std::string(command.name).size(), ' ') +
             command.docs().front().summary + "\n";
   }
-  return text + "\nRun `sandshim COMMAND --help` for the options of each.\n";
+  return text +
+         "  -c SCRIPT   run SCRIPT with bash in the wrap image (an agent's shell prefix)\n"
+         "\nRun `sandshim COMMAND --help` for the options of each.\n";
 }
 
 void print_usage(std::ostream& out) {
@@ -236,6 +266,9 @@ int tool_main(const Args& args) {
   }
   if (args.front() == "--version") {
     return version_main({});
+  }
+  if (args.front() == "-c") {
+    return sandbox_shell_main(args);
   }
   if (args.front().starts_with("--generate-")) {
     return generate_main(args);

@@ -407,21 +407,40 @@ std::optional<Decision> parse_refusal(const CommandAnalysis& analysis) {
   return std::nullopt;
 }
 
+// Wrap mode for an agent that applies no rewrite: the command as written would run on the host.
+Decision cannot_wrap(std::string_view command, const DecisionInputs& inputs) {
+  std::string binary = inputs.sandshim.empty() ? "sandshim" : shell_quote(inputs.sandshim.string());
+  std::string reason =
+      "sandshim: commands run inside the sandbox (hook.mode = wrap) and this agent "
+      "cannot reroute them. Run it as `" +
+      binary + " run -- bash -c '…'`" +
+      (command.size() <= 200 ? ": `" + binary + " run -- bash -c " + shell_quote(command) + "`."
+                             : ".");
+  if (inputs.shell_prefix_agent) {
+    reason +=
+        "\nsandshim: this session's shell is not sandshim's; ask the user to run `sandshim "
+        "install agent claude --mode wrap` and start a new session";
+  }
+  return denied({{"cannot-rewrite", reason}});
+}
+
+// The agent's shell is sandshim's (`sandshim -c`): the whole command runs in the wrap image
+// whatever it says, in every mode, so only what cannot be parsed is refused.
+Decision decide_in_sandbox_shell(const CommandAnalysis& analysis) {
+  if (auto refusal = parse_refusal(analysis)) {
+    return *refusal;
+  }
+  return allowed("shell-in-sandbox",
+                 "sandshim: the agent's shell runs the whole command in a sandbox");
+}
+
 Decision decide_wrap(std::string_view command, const CommandAnalysis& analysis,
                      const DecisionInputs& inputs) {
   if (auto refusal = parse_refusal(analysis)) {
     return *refusal;
   }
   if (!inputs.can_rewrite) {
-    std::string binary =
-        inputs.sandshim.empty() ? "sandshim" : shell_quote(inputs.sandshim.string());
-    return denied({{"cannot-rewrite",
-                    "sandshim: commands run inside the sandbox (hook.mode = wrap) and this agent "
-                    "cannot reroute them. Run it as `" +
-                        binary + " run -- bash -c '…'`" +
-                        (command.size() <= 200
-                             ? ": `" + binary + " run -- bash -c " + shell_quote(command) + "`."
-                             : ".")}});
+    return cannot_wrap(command, inputs);
   }
   Decision decision{
       Verdict::rewrite, "wrap", "sandshim: the whole command runs in a sandbox (hook.mode = wrap)",
@@ -472,6 +491,9 @@ Decision decide(std::string_view command, const DecisionInputs& inputs) {
   std::optional<std::string_view> original = strip_routing(command, inputs.shim_dir);
   std::string_view body = original.value_or(command);
   CommandAnalysis analysis = analyse_command(body, analysis_options(inputs));
+  if (inputs.shell_in_sandbox) {
+    return decide_in_sandbox_shell(analysis);
+  }
   if (inputs.mode == "wrap") {
     return decide_wrap(command, analysis, inputs);
   }

@@ -32,8 +32,12 @@ struct DecisionInputs {
   bool can_rewrite = true;    // the agent applies a rewritten command (Windsurf cannot)
   NameSet shimmed;            // policy images: the names with a shim
   std::filesystem::path shim_dir;
-  std::filesystem::path sandshim;                     // this binary, for `sandshim run` suggestions
-  std::string wrap_image = "sandshim/wrap:bookworm";  // where wrap mode runs whole commands
+  std::filesystem::path sandshim;  // this binary, for `sandshim run` suggestions
+  std::string wrap_image = std::string(k_wrap_image);  // where wrap mode runs whole commands
+  // The agent's own shell runs every command in the wrap image (Claude Code with sandshim's
+  // CLAUDE_CODE_SHELL_PREFIX); `shell_prefix_agent`: the agent could, once installed so.
+  bool shell_in_sandbox = false;
+  bool shell_prefix_agent = false;
   bool shim_dir_first_on_path = false;  // the agent's own PATH already starts with the shims
   std::function<bool(const std::string& name)> shim_installed;  // the link for name exists
   std::function<std::optional<std::string>(const std::string& command)> first_line_of;

@@ -179,6 +179,9 @@ class HookRun {
     DecisionInputs in;
     in.mode = shim::to_string(m_policy->hook_mode);
     in.can_rewrite = m_event.can_rewrite;
+    in.shell_prefix_agent = m_event.agent == Agent::claude;
+    in.shell_in_sandbox =
+        in.shell_prefix_agent && is_sandbox_shell_prefix(m_env.claude_shell_prefix, m_env.sandshim);
     for (const auto& [name, image] : m_policy->images) {
       in.shimmed.insert(name);
     }
@@ -410,6 +413,8 @@ HookEnvironment system_environment() {
   env.sandshim = self_executable();
   const char* path = std::getenv("PATH");
   env.agent_path = path == nullptr ? "" : path;
+  const char* shell_prefix = std::getenv("CLAUDE_CODE_SHELL_PREFIX");
+  env.claude_shell_prefix = shell_prefix == nullptr ? "" : shell_prefix;
   env.first_line_of = [path_variable = env.agent_path](const std::string& command,
                                                        const fs::path& cwd) {
     std::optional<fs::path> file = program_file(command, cwd, path_variable);

@@ -35,6 +35,9 @@ struct HookEnvironment {
       complete_decision;
   std::filesystem::path sandshim;  // this binary, canonical
   std::string agent_path;          // PATH the agent started the hook with
+  // CLAUDE_CODE_SHELL_PREFIX the agent started the hook with: Claude Code runs its Bash
+  // commands through the same value (rewrite.hpp, sandbox_shell_prefix).
+  std::string claude_shell_prefix;
   // The first line of the file a command word runs, looked up as the agent's shell would.
   std::function<std::optional<std::string>(const std::string& command,
                                            const std::filesystem::path& cwd)>

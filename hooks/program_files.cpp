@@ -16,6 +16,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr uintmax_t k_max_script_bytes = 1 << 20;
+constexpr size_t k_script_probe_bytes = 4096;
 constexpr size_t k_compared_bytes = 1 << 16;
 constexpr std::string_view k_system_path =
     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -130,7 +131,15 @@ std::optional<std::string> read_script_file(const fs::path& file) {
   if (!in) {
     return std::nullopt;
   }
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  // A binary is no script: its first block decides, so `ls` costs 4 KiB, not the whole file.
+  std::string text(k_script_probe_bytes, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (!text.starts_with("#!") && text.find('\0') != std::string::npos) {
+    return std::nullopt;
+  }
+  text.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return text;
 }
 
 }  // namespace sandshim::hooks

@@ -36,7 +36,8 @@ std::optional<std::filesystem::path> locate_program(const std::string& command,
                                                     const std::filesystem::path& cwd,
                                                     const std::string& path_variable);
 
-// The text of a script file a host shell would read (a regular file up to 1 MiB).
+// The text of a script file a host shell would read (a regular file up to 1 MiB; nullopt for a
+// binary: no #! and a NUL in its first 4 KiB).
 std::optional<std::string> read_script_file(const std::filesystem::path& file);
 
 }  // namespace sandshim::hooks

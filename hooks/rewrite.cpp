@@ -113,4 +113,22 @@ std::string wrap_in_sandbox(std::string_view command, const std::filesystem::pat
          shell_quote(image) + " -- bash -c " + shell_quote(command);
 }
 
+namespace {
+constexpr std::string_view k_shell_flag = " -c";
+}  // namespace
+
+std::string sandbox_shell_prefix(const std::filesystem::path& sandshim) {
+  return sandshim.string() + std::string(k_shell_flag);
+}
+
+bool is_sandbox_shell_prefix(std::string_view value, const std::filesystem::path& sandshim) {
+  std::string text = trim(value);
+  if (!text.ends_with(k_shell_flag) || sandshim.empty()) {
+    return false;
+  }
+  std::filesystem::path program = text.substr(0, text.size() - k_shell_flag.size());
+  std::error_code ec;
+  return program.is_absolute() && std::filesystem::equivalent(program, sandshim, ec);
+}
+
 }  // namespace sandshim::hooks

@@ -7,6 +7,9 @@
 
 namespace sandshim::hooks {
 
+// The image wrap mode runs whole commands in: sh, bash, python3, node, git, make, coreutils.
+inline constexpr std::string_view k_wrap_image = "sandshim/wrap:bookworm";
+
 // Who asked for a command: exported to it so the shim can join its runs to the decision.
 struct RunLink {
   std::string agent;        // SANDSHIM_AGENT: claude-code, codex, cursor, gemini-cli, windsurf
@@ -35,5 +38,13 @@ std::optional<std::string_view> strip_any_routing(std::string_view command);
 // nothing of the command (redirections, expansions, assignments, loops) runs on the host.
 std::string wrap_in_sandbox(std::string_view command, const std::filesystem::path& sandshim,
                             std::string_view image, const RunLink& link);
+
+// Claude Code's CLAUDE_CODE_SHELL_PREFIX for wrap mode, `<sandshim> -c`: Claude Code runs each
+// Bash command as `'<sandshim>' -c '<its whole script>'` (it quotes what comes before the last
+// " -"), so sandshim's shell entry runs all of it in the wrap image, and nothing on the host.
+std::string sandbox_shell_prefix(const std::filesystem::path& sandshim);
+
+// True when `value` is that prefix naming this very binary (by file, not by spelling).
+bool is_sandbox_shell_prefix(std::string_view value, const std::filesystem::path& sandshim);
 
 }  // namespace sandshim::hooks

@@ -22,7 +22,7 @@ namespace po = boost::program_options;
 namespace {
 
 const char* const k_usage =
-    R"(sandshim install agent NAME [--project DIR | --user] [--uninstall] [--dry-run]
+    R"(sandshim install agent NAME [--project DIR | --user] [--mode path|wrap] [--uninstall] [--dry-run]
 
 Wires sandshim into a coding agent: merges its hook entries into the agent's own settings, so
 every shell command the agent runs is checked by `sandshim hook` first, and installs a skill
@@ -49,6 +49,13 @@ timeout (60 s) is far above the hook's own 20-second deadline, past which it ref
 disableAllHooks, managed settings).
 The skill goes to .agents/skills/sandshim/ and .claude/skills/sandshim/.
 
+--mode wrap (Claude Code): Claude Code's own shell becomes `sandshim -c`
+(CLAUDE_CODE_SHELL_PREFIX in the settings' env), so every Bash command runs whole in the wrap
+image and nothing of it on the host; the hooks are written in exec form, which Claude Code runs
+on the host. The hook then has no objection to any command it can parse. Claude Code also
+starts shell-form hooks and stdio MCP servers through the prefix: they run in the sandbox too.
+Other agents follow `hook.mode` in sandshim's config.
+
 Everything else in those files stays byte for byte; running it twice changes nothing;
 --uninstall removes exactly what it added. A file that is not valid JSON (comments included)
 is never overwritten: sandshim stops and prints the entries to add by hand. Files are replaced
@@ -58,6 +65,7 @@ Examples:
   sandshim install agent claude                  # this project (its git root)
   sandshim install agent codex --user            # every project, for this user
   sandshim install agent cursor --dry-run        # show what would change
+  sandshim install agent claude --mode wrap      # every Bash command in the sandbox
   sandshim install agent claude --uninstall)";
 
 struct AgentInstallOptions {
@@ -66,6 +74,7 @@ struct AgentInstallOptions {
   bool user = false;
   bool uninstall = false;
   bool dry_run = false;
+  InstallMode mode = InstallMode::path;
 };
 
 }  // namespace
@@ -77,6 +86,8 @@ CommandDoc install_agent_doc() {
       "project", po::value<std::string>()->value_name("DIR"),
       "install into this project (default: the git root of the current directory)")(
       "user", "install into the user's own settings (every project)")(
+      "mode", po::value<std::string>()->value_name("MODE"),
+      "path (default) or wrap: Claude Code's shell runs every command in the sandbox")(
       "uninstall", "remove what an earlier install added")("dry-run", "show the changes only");
   return shim::make_command_doc("install agent", "wire sandshim into a coding agent's hooks",
                                 k_usage, options, {},
@@ -98,6 +109,19 @@ fs::path project_root(const po::variables_map& vm) {
   return vm.count("project") != 0 ? canonical : find_git_root(canonical).value_or(canonical);
 }
 
+InstallMode install_mode(const po::variables_map& vm, const std::string& agent) {
+  std::string mode = vm.count("mode") != 0 ? vm["mode"].as<std::string>() : "path";
+  if (mode != "path" && mode != "wrap") {
+    throw Fatal("--mode " + quoted(mode) + " is not path or wrap", exit_code::k_usage);
+  }
+  if (mode == "wrap" && agent != "claude") {
+    throw Fatal("--mode wrap is for Claude Code (its shell prefix); " + agent +
+                    " follows hook.mode in sandshim's config",
+                exit_code::k_usage);
+  }
+  return mode == "wrap" ? InstallMode::wrap : InstallMode::path;
+}
+
 std::optional<AgentInstallOptions> parse_options(const std::vector<std::string>& args) {
   po::positional_options_description positional;
   positional.add("agent", 1);
@@ -117,6 +141,7 @@ std::optional<AgentInstallOptions> parse_options(const std::vector<std::string>&
                              vm.count("user") != 0,
                              vm.count("uninstall") != 0,
                              vm.count("dry-run") != 0};
+  result.mode = install_mode(vm, result.agent);
   result.root = result.user ? home_directory() : project_root(vm);
   return result;
 }
@@ -137,9 +162,10 @@ Merged merged_or_explain(const fs::path& file, const std::optional<std::string>&
                          const AgentSettings& settings, const std::string& command,
                          bool uninstall) {
   try {
-    return uninstall ? unmerge_hooks(text, settings) : merge_hooks(text, settings, command);
+    return uninstall ? unmerge_hooks(text, settings)
+                     : merge_hooks(text, settings, command, self_executable());
   } catch (const JsonTextError& e) {
-    std::string entries = merge_hooks(std::nullopt, settings, command).text;
+    std::string entries = merge_hooks(std::nullopt, settings, command, self_executable()).text;
     throw Fatal(quoted(file.string()) + ": " + e.what() + "; nothing was changed. " +
                 (uninstall ? "Remove sandshim's hook entries by hand."
                            : "Fix the file, or add these entries to it by hand:\n" + entries));
@@ -240,7 +266,7 @@ void print_next_steps(const AgentSettings& settings, const AgentInstallOptions& 
 }
 
 int run(const AgentInstallOptions& options) {
-  std::optional<AgentSettings> settings = agent_settings_named(options.agent);
+  std::optional<AgentSettings> settings = agent_settings_named(options.agent, options.mode);
   if (!settings) {
     throw Fatal(
         "unknown agent " + quoted(options.agent) + " (claude, codex, cursor, gemini, windsurf)",

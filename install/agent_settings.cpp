@@ -5,6 +5,7 @@
 
 #include "common/paths.hpp"
 #include "common/strings.hpp"
+#include "hooks/rewrite.hpp"
 #include "hooks/shell_parser.hpp"
 #include "install/json_text.hpp"
 
@@ -53,32 +54,56 @@ Json command_handler(int timeout, Json extras = Json::object()) {
 // onFailure "block" (Claude Code 2.1.332 has it on command hooks) also turns a timeout of the
 // PreToolUse check into a block; a version that does not know the key drops it, and the shell
 // fallback still blocks. The other events decide nothing, so they need neither.
-AgentSettings claude() {
+// Exec form: Claude Code runs `command` with `args` directly, never through
+// CLAUDE_CODE_SHELL_PREFIX, so the hook stays on the host when the agent's shell is the sandbox.
+Json exec_form(Json handler) {
+  handler["command"] = "/bin/sh";
+  handler["args"] = Json::array({"-c", ""});
+  return handler;
+}
+
+AgentSettings claude(InstallMode mode) {
+  bool wrap = mode == InstallMode::wrap;
   Json pre = command_handler(k_timeout_seconds, {{"onFailure", "block"}});
   pre["statusMessage"] = "sandshim: checking the command";
   Json other = command_handler(k_timeout_seconds);
-  return {"claude",
-          "Claude Code",
-          ".claude/settings.json",
-          env_dir_or("CLAUDE_CONFIG_DIR", home_directory() / ".claude") / "settings.json",
-          Layout::grouped,
-          {{"SessionStart", group("", other)},
-           {"PreToolUse", group(k_claude_tools, pre)},
-           {"PostToolUse", group(k_claude_tools, other)},
-           {"PostToolUseFailure", group(k_claude_tools, other)},
-           {"PermissionDenied", group(k_claude_tools, other)}},
-          Json::object(),
-          {"Claude Code runs a project's hooks only once its folder is trusted: run `claude` in "
-           "the project once and accept the workspace trust dialog (`claude -p` trusts it by "
-           "itself). `/hooks` lists sandshim's entries.",
-           "Nothing is approved or added to your permission rules: Claude Code asks for, or "
-           "allows by your own rules, each command as before. New sessions get the shim "
-           "directory first on PATH (SessionStart); in a session started before this install, "
-           "python, node and sh by name are refused with the `sandshim run -- …` command that "
-           "works: start a new session.",
-           "If Claude Code's own sandbox is on (\"sandbox\": {\"enabled\": true}), it refuses "
-           "the engine socket the shims use and sandboxed interpreters fail with exit 125.",
-           "Check that the hooks will be called: `sandshim doctor`."}};
+  if (wrap) {
+    pre = exec_form(pre);
+    other = exec_form(other);
+  }
+  AgentSettings settings{
+      "claude",
+      "Claude Code",
+      ".claude/settings.json",
+      env_dir_or("CLAUDE_CONFIG_DIR", home_directory() / ".claude") / "settings.json",
+      Layout::grouped,
+      {{"SessionStart", group("", other)},
+       {"PreToolUse", group(k_claude_tools, pre)},
+       {"PostToolUse", group(k_claude_tools, other)},
+       {"PostToolUseFailure", group(k_claude_tools, other)},
+       {"PermissionDenied", group(k_claude_tools, other)}},
+      Json::object(),
+      {"Claude Code runs a project's hooks only once its folder is trusted: run `claude` in "
+       "the project once and accept the workspace trust dialog (`claude -p` trusts it by "
+       "itself). `/hooks` lists sandshim's entries.",
+       "Nothing is approved or added to your permission rules: Claude Code asks for, or "
+       "allows by your own rules, each command as before. New sessions get the shim "
+       "directory first on PATH (SessionStart); in a session started before this install, "
+       "python, node and sh by name are refused with the `sandshim run -- …` command that "
+       "works: start a new session.",
+       "If Claude Code's own sandbox is on (\"sandbox\": {\"enabled\": true}), it refuses "
+       "the engine socket the shims use and sandboxed interpreters fail with exit 125.",
+       "Check that the hooks will be called: `sandshim doctor`."}};
+  if (wrap) {
+    settings.sandbox_shell = true;
+    settings.next_steps[1] =
+        "Nothing is approved or added to your permission rules. Every Bash command of a new "
+        "session runs whole in the wrap image (CLAUDE_CODE_SHELL_PREFIX, set in the settings' "
+        "env): the workspace is read-only there, with no network. Claude Code also starts "
+        "shell-form hooks and stdio MCP servers through that prefix, so those run in the "
+        "sandbox too; sandshim's own hooks are in exec form and run on the host.";
+  }
+  return settings;
 }
 
 AgentSettings codex() {
@@ -165,16 +190,18 @@ AgentSettings windsurf() {
            "PATH (start it from a shell after `eval \"$(sandshim env)\"`)."}};
 }
 
-// The entry's item with `command` set: in the handler itself, or in a group's only handler.
+// The entry's item with the hook command set: in the handler itself, or in a group's only
+// handler; in exec form, as the script of `/bin/sh -c`.
 Json filled(const HookEntry& entry, Layout layout, const std::string& command) {
   Json item = entry.item;
-  (layout == Layout::grouped ? item["hooks"][0] : item)["command"] = command;
+  Json& handler = layout == Layout::grouped ? item["hooks"][0] : item;
+  (handler.contains("args") ? handler["args"][1] : handler["command"]) = command;
   return item;
 }
 
 bool is_ours(const Json& handler, std::string_view agent) {
-  return handler.is_object() && handler.contains("command") && handler["command"].is_string() &&
-         is_sandshim_hook_command(handler["command"].get<std::string>(), agent);
+  std::optional<std::string> script = handler_script(handler);
+  return script && is_sandshim_hook_command(*script, agent);
 }
 
 // Paths (below the event's array) of the command strings of sandshim's handlers.
@@ -278,6 +305,53 @@ bool unmerge_event(JsonText& doc, const AgentSettings& settings, const std::stri
   return !ours.empty();
 }
 
+constexpr const char* k_shell_prefix_variable = "CLAUDE_CODE_SHELL_PREFIX";
+
+// A CLAUDE_CODE_SHELL_PREFIX sandshim wrote: `<a binary named sandshim*> -c`.
+bool is_sandshim_shell_prefix(const Json& value) {
+  if (!value.is_string()) {
+    return false;
+  }
+  std::string text = value.get<std::string>();
+  return text.ends_with(" -c") &&
+         fs::path(text.substr(0, text.size() - 3)).filename().string().starts_with("sandshim");
+}
+
+// Sets or removes sandshim's CLAUDE_CODE_SHELL_PREFIX in the settings' "env"; true if changed.
+bool merge_shell_prefix(JsonText& doc, const AgentSettings& settings, const fs::path& sandshim) {
+  if (settings.name != "claude") {
+    return false;
+  }
+  JsonPath env{std::string("env")};
+  JsonPath entry{std::string("env"), std::string(k_shell_prefix_variable)};
+  Json value = doc.value();
+  if (!settings.sandbox_shell) {
+    if (!doc.contains(entry) || !is_sandshim_shell_prefix(value["env"][k_shell_prefix_variable])) {
+      return false;
+    }
+    doc.remove(entry);
+    if (doc.size(env) == 0) {
+      doc.remove(env);
+    }
+    return true;
+  }
+  Json wanted = hooks::sandbox_shell_prefix(sandshim);
+  if (!doc.contains(env)) {
+    doc.add_member({}, "env", Json{{k_shell_prefix_variable, wanted}});
+    return true;
+  }
+  require_kind(value["env"], value["env"].is_object(), "\"env\"");
+  if (!doc.contains(entry)) {
+    doc.add_member(env, k_shell_prefix_variable, wanted);
+    return true;
+  }
+  if (value["env"][k_shell_prefix_variable] == wanted) {
+    return false;
+  }
+  doc.replace(entry, wanted);
+  return true;
+}
+
 Json hooks_object(const AgentSettings& settings, const std::string& command) {
   Json hooks = Json::object();
   for (const HookEntry& entry : settings.entries) {
@@ -289,16 +363,29 @@ Json hooks_object(const AgentSettings& settings, const std::string& command) {
 }  // namespace
 
 std::vector<AgentSettings> all_agent_settings() {
-  return {claude(), codex(), cursor(), gemini(), windsurf()};
+  return {claude(InstallMode::path), codex(), cursor(), gemini(), windsurf()};
 }
 
-std::optional<AgentSettings> agent_settings_named(std::string_view name) {
+std::optional<AgentSettings> agent_settings_named(std::string_view name, InstallMode mode) {
+  if (name == "claude") {
+    return claude(mode);
+  }
   for (AgentSettings& settings : all_agent_settings()) {
     if (settings.name == name) {
       return settings;
     }
   }
   return std::nullopt;
+}
+
+std::string claude_shell_prefix_in(const std::string& text) {
+  Json value = Json::parse(text, nullptr, false);
+  if (!value.is_object() || !value.contains("env") || !value["env"].is_object() ||
+      !value["env"].contains(k_shell_prefix_variable) ||
+      !value["env"][k_shell_prefix_variable].is_string()) {
+    return "";
+  }
+  return value["env"][k_shell_prefix_variable].get<std::string>();
 }
 
 std::string to_string(Change change) {
@@ -320,7 +407,7 @@ std::string to_string(Change change) {
 }
 
 Merged merge_hooks(const std::optional<std::string>& text, const AgentSettings& settings,
-                   const std::string& hook_command) {
+                   const std::string& hook_command, const fs::path& sandshim) {
   JsonText doc(text.value_or(settings.skeleton.dump(2) + "\n"));
   Json value = doc.value();
   require_kind(value, value.is_object(), "the settings file");
@@ -334,6 +421,7 @@ Merged merge_hooks(const std::optional<std::string>& text, const AgentSettings& 
       changed = merge_entry(doc, settings, entry, hook_command) || changed;
     }
   }
+  changed = merge_shell_prefix(doc, settings, sandshim) || changed;
   Change change = !text ? Change::created : changed ? Change::updated : Change::unchanged;
   return {doc.text(), change};
 }
@@ -351,6 +439,9 @@ Merged unmerge_hooks(const std::optional<std::string>& text, const AgentSettings
   for (const auto& [event, items] : value["hooks"].items()) {
     removed = unmerge_event(doc, settings, event) || removed;
   }
+  AgentSettings without_shell = settings;
+  without_shell.sandbox_shell = false;
+  removed = merge_shell_prefix(doc, without_shell, {}) || removed;
   if (!removed) {
     return {*text, Change::unchanged};
   }
@@ -395,6 +486,21 @@ bool is_sandshim_hook_command(const std::string& command, std::string_view agent
 std::string hook_command_for(const fs::path& sandshim, std::string_view agent) {
   return shell_quote(sandshim.string()) + " hook --agent " + std::string(agent) +
          std::string(k_fail_closed_suffix);
+}
+
+std::optional<std::string> handler_script(const Json& handler) {
+  if (!handler.is_object() || !handler.contains("command") || !handler["command"].is_string()) {
+    return std::nullopt;
+  }
+  if (!handler.contains("args")) {
+    return handler["command"].get<std::string>();
+  }
+  const Json& args = handler["args"];
+  if (handler["command"] != "/bin/sh" || !args.is_array() || args.size() != 2 || args[0] != "-c" ||
+      !args[1].is_string()) {
+    return std::nullopt;
+  }
+  return args[1].get<std::string>();
 }
 
 }  // namespace sandshim::install

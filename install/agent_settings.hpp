@@ -31,11 +31,19 @@ struct AgentSettings {
   std::vector<HookEntry> entries;
   nlohmann::ordered_json skeleton;      // a new file before sandshim's hooks: {} or {"version": 1}
   std::vector<std::string> next_steps;  // what the user has to approve in the agent
+  // Claude Code wrap mode: CLAUDE_CODE_SHELL_PREFIX in the settings' "env", and handlers in
+  // exec form (`/bin/sh -c …`), which Claude Code runs without that prefix, on the host.
+  bool sandbox_shell = false;
 };
+
+// How `install agent` wires the agent: `path` (its commands run on the host with the shims
+// first) or `wrap` (Claude Code's own shell runs every command in the wrap image).
+enum class InstallMode { path, wrap };
 
 // Every agent sandshim installs into; user files follow CLAUDE_CONFIG_DIR and CODEX_HOME.
 std::vector<AgentSettings> all_agent_settings();
-std::optional<AgentSettings> agent_settings_named(std::string_view name);
+std::optional<AgentSettings> agent_settings_named(std::string_view name,
+                                                  InstallMode mode = InstallMode::path);
 
 enum class Change { created, updated, unchanged, removed, deleted, absent };
 std::string to_string(Change change);
@@ -48,17 +56,24 @@ struct Merged {
 
 // Adds sandshim's entries to a settings file (nullopt: it does not exist yet), keeping every
 // other byte. Idempotent: entries already there are left alone, or get the new binary path.
+// `sandshim`: the binary the shell prefix names (wrap mode), whose entry a path install removes.
 // Throws JsonTextError when the file is not strict JSON or its hooks are not in the agent's
 // format: it is never overwritten then.
 Merged merge_hooks(const std::optional<std::string>& text, const AgentSettings& settings,
-                   const std::string& hook_command);
+                   const std::string& hook_command, const std::filesystem::path& sandshim = {});
 
 // Removes exactly the handlers sandshim added (a group or event it emptied goes too). Whether
 // a file left as the bare skeleton is deleted is the caller's call: only if sandshim made it.
 Merged unmerge_hooks(const std::optional<std::string>& text, const AgentSettings& settings);
 
+// The shell text a handler runs: its `command`, or SCRIPT of an exec-form `/bin/sh -c SCRIPT`.
+std::optional<std::string> handler_script(const nlohmann::ordered_json& handler);
+
 // True when the file holds a sandshim handler for this agent.
 bool has_sandshim_hooks(const std::string& text, const AgentSettings& settings);
+
+// The settings' CLAUDE_CODE_SHELL_PREFIX ("" when none): Claude Code's shell in wrap mode.
+std::string claude_shell_prefix_in(const std::string& text);
 
 // `'/usr/local/bin/sandshim' hook --agent claude …`: a handler sandshim wrote, wherever the
 // binary lived then (a binary named sandshim*, or this very binary).

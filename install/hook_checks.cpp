@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <initializer_list>
@@ -11,6 +12,7 @@
 
 #include "common/paths.hpp"
 #include "common/strings.hpp"
+#include "hooks/rewrite.hpp"
 #include "hooks/shell_parser.hpp"
 #include "install/atomic_file.hpp"
 
@@ -45,6 +47,7 @@ struct OurHandler {
   size_t group = 0;
   size_t handler = 0;
   std::string command;
+  bool exec_form = false;  // `/bin/sh -c COMMAND`, which Claude Code runs without its shell prefix
 };
 
 std::vector<OurHandler> our_handlers(const Json& settings_json, const AgentSettings& settings) {
@@ -57,10 +60,9 @@ std::vector<OurHandler> our_handlers(const Json& settings_json, const AgentSetti
     for (size_t g = 0; groups.is_array() && g < groups.size(); ++g) {
       const Json& hooks = groups[g].is_object() ? groups[g].value("hooks", Json()) : Json();
       for (size_t h = 0; hooks.is_array() && h < hooks.size(); ++h) {
-        const Json& command = hooks[h].is_object() ? hooks[h].value("command", Json()) : Json();
-        if (command.is_string() &&
-            is_sandshim_hook_command(command.get<std::string>(), settings.name)) {
-          found.push_back({event, g, h, command.get<std::string>()});
+        std::optional<std::string> command = handler_script(hooks[h]);
+        if (command && is_sandshim_hook_command(*command, settings.name)) {
+          found.push_back({event, g, h, *command, hooks[h].contains("args")});
         }
       }
     }
@@ -68,16 +70,20 @@ std::vector<OurHandler> our_handlers(const Json& settings_json, const AgentSetti
   return found;
 }
 
+std::string hook_binary(const OurHandler& handler) {
+  hooks::ShellParse parse =
+      hooks::parse_shell(handler.command.substr(0, handler.command.find(" || ")));
+  if (parse.error || parse.commands.empty() || parse.commands.front().words.empty()) {
+    return "";
+  }
+  return parse.commands.front().words.front().value;
+}
+
 // The binary a hook command starts: a moved or deleted sandshim blocks every command.
 std::optional<std::string> missing_binary(const std::vector<OurHandler>& handlers) {
   for (const OurHandler& handler : handlers) {
-    hooks::ShellParse parse =
-        hooks::parse_shell(handler.command.substr(0, handler.command.find(" || ")));
-    if (parse.error || parse.commands.empty() || parse.commands.front().words.empty()) {
-      continue;
-    }
-    std::string binary = parse.commands.front().words.front().value;
-    if (::access(binary.c_str(), X_OK) != 0) {
+    std::string binary = hook_binary(handler);
+    if (!binary.empty() && ::access(binary.c_str(), X_OK) != 0) {
       return binary;
     }
   }
@@ -89,6 +95,36 @@ std::optional<std::string> disabling_file(const std::vector<fs::path>& files, co
     Json value = json_file(file);
     if (value.is_object() && value.contains(key) && value[key] == true) {
       return file.string();
+    }
+  }
+  return std::nullopt;
+}
+
+// Wrap mode (`install agent claude --mode wrap`): the settings' CLAUDE_CODE_SHELL_PREFIX must be
+// `<the hook's sandshim> -c`, and the hooks in exec form, which Claude Code runs on the host
+// (a shell-form hook would go through the prefix into the sandbox, where sandshim is not).
+std::optional<HookCallCheck> claude_shell_problem(const fs::path& settings_file,
+                                                  const std::vector<OurHandler>& ours) {
+  std::string prefix = claude_shell_prefix_in(read_file(settings_file).value_or(""));
+  bool wrap = std::any_of(ours.begin(), ours.end(), [](const auto& h) { return h.exec_form; });
+  std::string fix = "`sandshim install agent claude --mode wrap` again (or without --mode wrap)";
+  if (!wrap && prefix.empty()) {
+    return std::nullopt;
+  }
+  if (!wrap) {
+    return blocked("Claude Code: CLAUDE_CODE_SHELL_PREFIX " + quoted(prefix) + " in " +
+                       settings_file.string() +
+                       " also runs sandshim's shell-form hooks, away from the host",
+                   fix);
+  }
+  for (const OurHandler& handler : ours) {
+    if (!hooks::is_sandbox_shell_prefix(prefix, hook_binary(handler))) {
+      return blocked("Claude Code: wrap mode, but CLAUDE_CODE_SHELL_PREFIX in " +
+                         settings_file.string() + " is " +
+                         (prefix.empty() ? "not set" : quoted(prefix)) + ", not `" +
+                         hooks::sandbox_shell_prefix(hook_binary(handler)) +
+                         "`: Bash commands would run on the host, so the hook refuses them",
+                     fix);
     }
   }
   return std::nullopt;
@@ -246,6 +282,9 @@ HookCallCheck check_hook_will_run(const AgentSettings& settings, const fs::path&
                    "`sandshim install agent " + settings.name + "` again");
   }
   if (settings.name == "claude") {
+    if (std::optional<HookCallCheck> problem = claude_shell_problem(settings_file, ours)) {
+      return *problem;
+    }
     return check_claude(project_root, paths);
   }
   if (settings.name == "codex") {

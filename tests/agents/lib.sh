@@ -127,7 +127,10 @@ after_install_gemini() {
 agent_command() { # PROMPT
     case $AGENT in
         # Default permission mode: Claude Code's own approval flow decides what runs.
-        claude) AGENT_CMD=("$AGENT_BIN" -p "$1" --output-format json) ;;
+        # CLAUDE_PERMISSION_MODE: another mode the user chose (acceptEdits lets shell writes in
+        # the working directories through without asking).
+        claude) AGENT_CMD=("$AGENT_BIN" -p "$1" --output-format json
+            ${CLAUDE_PERMISSION_MODE:+--permission-mode "$CLAUDE_PERMISSION_MODE"}) ;;
         # Codex approves everything itself, so only sandshim's hooks stand between the model
         # and the host; its own sandbox is off (it would keep the shims from the engine socket).
         codex) AGENT_CMD=("$AGENT_BIN" exec --dangerously-bypass-approvals-and-sandbox "${CODEX_EXEC_FLAGS[@]}" "$1") ;;
@@ -389,10 +392,10 @@ EOF
 # The python run is linked to the decision for the probe command (`audit show`), that decision is
 # in `audit decisions --json`, and its tool-use id is the one the model gave step STEP (agents whose
 # tool calls carry an id; Gemini CLI's carry none and sandshim names them).
-expect_decision_linked_to_run() { # COMMAND-SUBSTRING STEP
-    local run_id call_id=""
-    run_id=$(newest_run_of python3)
-    [[ -n $run_id ]] || fail "no python3 run in the audit: the sandboxed probe did not run"
+expect_decision_linked_to_run() { # COMMAND-SUBSTRING STEP [PROGRAM: python3; wrap mode: bash]
+    local run_id call_id="" program=${3:-python3}
+    run_id=$(newest_run_of "$program")
+    [[ -n $run_id ]] || fail "no $program run in the audit: the sandboxed probe did not run"
     [[ $AGENT == gemini ]] || call_id=$("$HOST_PY" "$MODEL_SERVER" call-id --log "$MODEL_LOG" "$2")
     audit_cmd show "$run_id" --json >"$T/run.json"
     audit_cmd decisions --json >"$T/decisions.json"

@@ -10,15 +10,21 @@
 require_agent claude
 install_sandshim_for_agent claude
 mkdir -p "$HOME/.claude"
-cat >"$HOME/.claude/settings.json" <<'JSON'
+cat >"$HOME/.claude/settings.json" <<JSON
 {
   "permissions": {
-    "allow": ["Bash(python3:*)", "Bash(/usr/bin/python3:*)", "Bash(docker:*)", "Read", "Write"]
+    "additionalDirectories": ["/tmp"],
+    "allow": ["Bash(python3:*)", "Bash(/usr/bin/python3:*)", "Bash(docker:*)", "Read", "Write",
+      "Bash(test:*)", "Bash(echo:*)", "Bash(break)", "Bash(tr:*)", "Bash(hostname)", "Bash(id:*)"]
   }
 }
 JSON
 touch "$WS/keep-me.txt"
 
+# A loop appending to a file (no variable: Claude Code asks about those), then where it ran. Shell writes need the user's acceptEdits.
+WRAP_MARKER=/tmp/sandshim-agents-wrap-marker.$$ # /tmp: the sandbox's own is writable
+rm -f "$WRAP_MARKER"
+WRAP_COMMAND="until test -s '$WRAP_MARKER'; do echo loop >> '$WRAP_MARKER' || break; done; tr '\\n' ' ' < '$WRAP_MARKER'; hostname; id -u"
 standard_session "$(bash_step "rm -f keep-me.txt")"
 check_standard_session
 
@@ -28,5 +34,44 @@ unlisted_command_refused_by_claude() {
 }
 run_check "claude: a command no rule allows is refused by Claude Code itself (nothing approved wholesale)" \
     unlisted_command_refused_by_claude
+
+CLAUDE_PERMISSION_MODE=acceptEdits
+write_script "$(bash_step "$WRAP_COMMAND")"
+run_agent
+loop_ran_on_host_in_path_mode() {
+    expect_result_contains 1 "loop $HOST_NAME"
+    [[ -e $WRAP_MARKER ]] || fail "control: the loop's redirection did not write $WRAP_MARKER on the host"
+    rm -f "$WRAP_MARKER"
+}
+run_check "claude control: in path mode the loop and its redirection run on the host" loop_ran_on_host_in_path_mode
+
+# Wrap mode: Claude Code's own shell is `sandshim -c`, so the whole command runs in the wrap
+# image; the hooks stay on the host (exec form) and say nothing, so the user's rules decide.
+expect_exit 0 sandshim install agent claude --mode wrap
+write_script "$(bash_step "$WRAP_COMMAND")" "$(bash_step "python3 -c '$PROBE_PY'")"
+run_agent
+
+whole_command_in_sandbox() {
+    session_completed
+    expect_result_contains 1 "loop sandbox"
+    expect_result_contains 1 "65534"
+    [[ ! -e $WRAP_MARKER ]] || fail "the loop's redirection wrote $WRAP_MARKER on the host"
+    expect_result_contains 2 "probe host=sandbox uid=65534;"
+    expect_decision "until test -s" allow
+}
+run_check "claude --mode wrap: a loop with a redirection runs whole in the sandbox, with no prompt added" \
+    whole_command_in_sandbox
+wrap_run_linked_by_tool_use() { expect_decision_linked_to_run "$PROBE_PY" 2 bash; }
+run_check "claude --mode wrap: the run is linked to its decision by the tool-use id" \
+    wrap_run_linked_by_tool_use
+wrap_mode_doctor_ok() {
+    expect_exit 0 sandshim doctor
+    expect_contains "Claude Code calls them" "$OUT"
+}
+run_check "claude --mode wrap: doctor finds the shell prefix set" wrap_mode_doctor_ok
+
+rm -f "$WRAP_MARKER"
+expect_exit 0 sandshim install agent claude # back to path mode: the prefix goes
+CLAUDE_PERMISSION_MODE=""
 
 finish_agent_suite

@@ -1,9 +1,11 @@
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <map>
 
 #include "common/process.hpp"
 #include "common/strings.hpp"
 #include "hooks/decide.hpp"
+#include "hooks/sandbox_shell.hpp"
 #include "test_hooks_support.hpp"
 
 using namespace sandshim::hooks;
@@ -282,6 +284,48 @@ TEST_CASE("the wrap rewrite runs the whole command in sandshim run", "[hooks][de
         "'echo '\\''a'\\'' && ls'");
 }
 
+TEST_CASE("a session whose shell is sandshim's gets no objection, in every mode",
+          "[hooks][decide]") {
+  for (const char* mode : {"path", "wrap", "deny"}) {
+    DecisionInputs in = inputs(mode, false);
+    in.shell_prefix_agent = true;
+    in.shell_in_sandbox = true;
+    for (const char* command : {"/usr/bin/python3 x.py > ~/.config/sandshim/config",
+                                "for i in 1 2; do docker ps; done", "eval \"$X\""}) {
+      INFO(mode << ": " << command);
+      Decision decision = decide(command, in);
+      CHECK(decision.verdict == Verdict::allow);
+      CHECK(decision.rule == "shell-in-sandbox");
+    }
+    CHECK(decide("echo 'unterminated", in).rule == "unparseable");
+  }
+}
+
+TEST_CASE("wrap mode without sandshim's shell prefix refuses, naming the install that fixes it",
+          "[hooks][decide]") {
+  DecisionInputs in = inputs("wrap", false);
+  in.shell_prefix_agent = true;
+  Decision decision = decide("ls", in);
+  CHECK(decision.verdict == Verdict::deny);
+  CHECK(decision.rule == "cannot-rewrite");
+  CHECK(decision.reason.find("sandshim install agent claude --mode wrap") != std::string::npos);
+}
+
+TEST_CASE("the shell prefix is recognised by the binary's file, not its spelling",
+          "[hooks][decide]") {
+  sandshim::testing::TempDir dir;
+  std::filesystem::path binary = dir.path() / "sandshim";
+  std::ofstream(binary) << "x";
+  std::filesystem::create_symlink(binary, dir.path() / "link");
+  CHECK(sandbox_shell_prefix(binary) == binary.string() + " -c");
+  CHECK(is_sandbox_shell_prefix(binary.string() + " -c", binary));
+  CHECK(is_sandbox_shell_prefix((dir.path() / "link").string() + " -c\n", binary));
+  CHECK_FALSE(is_sandbox_shell_prefix(binary.string(), binary));
+  CHECK_FALSE(is_sandbox_shell_prefix(binary.string() + " -c -x", binary));
+  CHECK_FALSE(is_sandbox_shell_prefix("/bin/sh -c", binary));
+  CHECK_FALSE(is_sandbox_shell_prefix("sandshim -c", binary));
+}
+
 namespace {
 
 // A made-up host for the checks that look at files: a workspace at /ws with links and scripts.
@@ -383,4 +427,16 @@ TEST_CASE("rewritten commands behave exactly like the original under bash", "[ho
     REQUIRE(decision.verdict == Verdict::rewrite);
     CHECK(bash(decision.rewritten_command, dir.path()) == bash(command, dir.path()));
   }
+}
+
+TEST_CASE("the command Claude Code wraps in its shell script is found for the audit link",
+          "[hooks][decide]") {
+  using sandshim::hooks::claude_eval_command;
+  CHECK(claude_eval_command("source /h/snap.sh 2>/dev/null || true && { \\builtin shopt -u "
+                            "extglob; } >/dev/null 2>&1 || true && eval 'python3 -c '\\''x'\\''' "
+                            "< /dev/null && pwd -P >| /tmp/claude-1-cwd") == "python3 -c 'x'");
+  CHECK(claude_eval_command("eval pwd < /dev/null && pwd -P >| /tmp/c") == "pwd");
+  CHECK_FALSE(claude_eval_command("eval a && eval b"));
+  CHECK_FALSE(claude_eval_command("ls"));
+  CHECK_FALSE(claude_eval_command("eval 'unterminated"));
 }

@@ -185,3 +185,27 @@ TEST_CASE("an event array the user left empty loses it on uninstall", "[install]
   Merged removed = unmerge_hooks(installed.text, settings);
   CHECK(removed.text == "{\n  \"hooks\": {\n    \"x\": 1\n  }\n}\n");
 }
+
+TEST_CASE(
+    "wrap mode sets Claude Code's shell prefix and writes the hooks in exec form; a path "
+    "install or uninstall takes both back",
+    "[install][settings]") {
+  auto wrap = agent_settings_named("claude", InstallMode::wrap);
+  REQUIRE(wrap);
+  std::string original = fixture("claude_settings_tabs.json");
+  std::string command = hook_command_for(k_binary, "claude");
+  Merged installed = merge_hooks(original, *wrap, command, k_binary);
+  Json value = JsonText(installed.text).value();
+  CHECK(value["env"]["CLAUDE_CODE_SHELL_PREFIX"] == k_binary + " -c");
+  CHECK(claude_shell_prefix_in(installed.text) == k_binary + " -c");
+  const Json& pre = value["hooks"]["PreToolUse"].back()["hooks"][0];
+  CHECK(pre["command"] == "/bin/sh");
+  CHECK(pre["args"] == Json::array({"-c", command}));
+  CHECK(handler_script(pre) == command);
+  CHECK(merge_hooks(installed.text, *wrap, command, k_binary).change == Change::unchanged);
+
+  Merged path = merge_hooks(installed.text, settings_for("claude"), command, k_binary);
+  CHECK(path.text == merge_hooks(original, settings_for("claude"), command, k_binary).text);
+  CHECK(claude_shell_prefix_in(path.text).empty());
+  CHECK(unmerge_hooks(installed.text, *wrap).text == original);
+}

@@ -1,0 +1,77 @@
+#include "hooks/sandbox_shell.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "audit/store.hpp"
+#include "common/env_list.hpp"
+#include "hooks/rewrite.hpp"
+#include "hooks/shell_parser.hpp"
+#include "shim/broker_policy.hpp"
+#include "shim/policy.hpp"
+
+namespace sandshim::hooks {
+
+namespace {
+
+constexpr std::string_view k_claude_audit_name = "claude-code";
+
+std::string value_of(const std::vector<std::string>& environment, std::string_view name) {
+  return env_value(environment, name).value_or("");
+}
+
+// The decision the hook recorded for this command, read from the audit; "" when there is none
+// or the audit cannot be read (a broker's database is not the caller's to read).
+std::string tool_use_id_of(const std::string& session, const std::string& command) {
+  try {
+    std::error_code ec;
+    shim::Policy policy = shim::load_policy(
+        shim::policy_inputs(shim::broker_policy_source(), std::filesystem::current_path(ec)));
+    audit::StoreOptions options;
+    options.path = policy.effective_audit_db();
+    options.read_only = true;
+    options.create = false;
+    return audit::Store::open(options).pending_tool_use_id(std::string(k_claude_audit_name),
+                                                           session, command);
+  } catch (const std::exception& e) {
+    spdlog::debug("sandbox shell: no decision found for the command: {}", e.what());
+    return "";
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> claude_eval_command(std::string_view script) {
+  ShellParse parse = parse_shell(script);
+  std::optional<std::string> found;
+  for (const SimpleCommand& command : parse.commands) {
+    if (command.words.size() == 2 && command.words[0].value == "eval") {
+      if (found) {
+        return std::nullopt;
+      }
+      found = command.words[1].value;
+    }
+  }
+  return parse.error ? std::nullopt : found;
+}
+
+SandboxShellRun sandbox_shell_run(const std::string& script,
+                                  const std::vector<std::string>& environment) {
+  SandboxShellRun run{{"--image", std::string(k_wrap_image), "--", "bash", "-c", script}, {}};
+  std::string session = value_of(environment, "CLAUDE_CODE_SESSION_ID");
+  if (session.empty() || !value_of(environment, "SANDSHIM_SESSION_ID").empty()) {
+    return run;
+  }
+  run.link = {{"SANDSHIM_AGENT", std::string(k_claude_audit_name)},
+              {"SANDSHIM_SESSION_ID", session}};
+  if (std::optional<std::string> command = claude_eval_command(script)) {
+    std::string tool_use_id = tool_use_id_of(session, *command);
+    if (!tool_use_id.empty()) {
+      run.link.emplace_back("SANDSHIM_TOOL_USE_ID", tool_use_id);
+    }
+  }
+  return run;
+}
+
+}  // namespace sandshim::hooks

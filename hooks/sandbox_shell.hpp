@@ -1,0 +1,28 @@
+#pragma once
+
+// `sandshim -c SCRIPT`: the shell of an agent that runs its commands through a shell prefix
+// (Claude Code's CLAUDE_CODE_SHELL_PREFIX in wrap mode). SCRIPT runs whole in the wrap image.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sandshim::hooks {
+
+// The command Claude Code wraps in its script (`… && eval '<command>' < /dev/null && …`), as
+// its PreToolUse hook saw it; nullopt when the script holds no single such eval.
+std::optional<std::string> claude_eval_command(std::string_view script);
+
+// What `sandshim -c SCRIPT` runs: the `sandshim run` arguments, and the variables that join
+// the run to the agent's session and, when the decision for the command is found in the
+// audit, to its tool use. `environment`: NAME=VALUE entries of the caller.
+struct SandboxShellRun {
+  std::vector<std::string> run_args;
+  std::vector<std::pair<std::string, std::string>> link;
+};
+SandboxShellRun sandbox_shell_run(const std::string& script,
+                                  const std::vector<std::string>& environment);
+
+}  // namespace sandshim::hooks
