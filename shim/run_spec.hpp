@@ -34,6 +34,10 @@ struct RunSpec {
   EngineDialect dialect;                                 // the engine's differences
   bool warm = false;     // runs in a container of the warm pool, started in advance
   std::string image_id;  // known before a warm run (the pool checks it); else probed
+  // A warm run through the container's launcher: the pid whose /proc root reaches its socket,
+  // and the token it must answer with. 0: through `docker exec`.
+  int64_t launcher_pid = 0;
+  std::string launcher_token;
   std::string container_name() const { return container_name_of(run_id); }
 };
 
