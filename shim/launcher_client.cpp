@@ -131,8 +131,7 @@ void say_in_child(int fd, const char* line) {
     ::_exit(exit_code::k_sandbox_error);
   }
   if (!read_status(socket, status)) {
-    say_in_child(fds[2], "sandshim: the warm container's launcher ended before the command did\n");
-    ::_exit(exit_code::k_sandbox_error);
+    ::_exit(128 + SIGKILL);  // the container ended under the command, as `docker exec` says it
   }
   ::_exit(status.exited != 0 ? status.value : 128 + status.value);
 }

@@ -33,7 +33,8 @@ std::vector<std::string> launch_environment(const std::vector<std::string>& laun
 
 // Starts the run loop's client: a child process that hands the command (argv, environment, cwd,
 // and in/out/err over SCM_RIGHTS) to the launcher once, and exits as the command did, 128+N for
-// signal N, as `docker exec` does; 125 when the launcher went away without an answer.
+// signal N, as `docker exec` does; 137 when the container ended before the launcher answered
+// (removed at the deadline, say); 125 when the launcher did not take the command.
 pid_t start_launch_client(UniqueFd socket, const RunSpec& spec, const std::vector<std::string>& env,
                           int in, int out, int err);
 

@@ -248,7 +248,7 @@ Key choice_key(std::string name, std::string help, Enum Policy::*field,
             p.*field = *parsed;
             return std::nullopt;
           },
-          larger_is_looser_enum(field),
+          trust == KeyTrust::trusted ? Looser{} : larger_is_looser_enum(field),
           [field, &words](const Policy& p, std::string_view) { return word_of(words, p.*field); }};
 }
 
