@@ -349,7 +349,8 @@ pool_config '[pool]' 'size = 1' 'idle_ttl = 2m'
 fill sh
 victim=$("$DOCKER" ps --filter "label=org.sandshim.pool=$POOL_KEY" --format '{{.Names}}' | head -1)
 [[ -n $victim ]] || fail "control: no idle container"
-"$DOCKER" exec "$victim" sh -c 'for p in /proc/[0-9]*; do grep -q sandshim-launch $p/cmdline 2>/dev/null && kill -STOP ${p#/proc/}; done; true'
+"$DOCKER" exec "$victim" sh -c 'for p in /proc/[0-9]*; do [ "${p#/proc/}" != $$ ] &&
+    grep -q "^/.sandshim-launch" $p/cmdline 2>/dev/null && kill -STOP "${p#/proc/}"; done; true'
 expect_exit 42 sandshim run -- sh -c 'echo ran; exit 42'
 expect_file_is "$OUT" ran
 expect_warm last false
