@@ -172,8 +172,12 @@ UniqueFd lock_key(const std::string& key) {
 }  // namespace
 
 std::string pool_key(const Policy& policy, const RunSpec& spec) {
+  std::string masked;  // a warm container masks what the workspace held when it started
+  for (const auto& path : spec.masks.paths) {
+    masked += path.path.string() + "\n";
+  }
   return sha256_hex(policy.digest() + "\n" + spec.image + "\n" + spec.workspace.string() + "\n" +
-                    spec.user)
+                    spec.user + "\n" + masked)
       .substr(0, 24);
 }
 
@@ -222,7 +226,9 @@ std::optional<PoolClaim> WarmPool::claim() const {
 }
 
 bool WarmPool::uses_launcher() const {
-  return m_policy.pool_start == PoolStart::launcher && !m_engine.dialect.is_podman();
+  // gVisor's /tmp lives in its own kernel: /proc/PID/root does not reach the launcher's socket.
+  return m_policy.pool_start == PoolStart::launcher && !m_engine.dialect.is_podman() &&
+         m_policy.runtime != Runtime::runsc;
 }
 
 // Starts the container of `entry`: with the launcher as its command, whose process it records,
