@@ -78,7 +78,7 @@ has_launcher() {
 # The floor: per image, one running container with sandshim's flags and the spawn timer mounted,
 # in which the timer starts the command itself; the sample is the timer's own wall time.
 timer=$(dirname "$bin")/bench/sandshim_spawn_timer
-declare -A floor_container floor_program
+declare -A floor_container=() floor_program=()
 start_floor_container() { # CMD...
   local key="$*" image_at name
   engine_line "$@"
