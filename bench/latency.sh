@@ -5,7 +5,11 @@
 #   raw    the engine client alone, with exactly the flags `sandshim run --dry-run` prints
 #   seed   the same flags through `timeout 30s docker run …` in a bash script (the naive wrapper)
 #   cold   `sandshim run -- CMD`
-#   warm   `sandshim run -- CMD` with `pool.size` set, when this build has a warm pool
+#   warm-exec      `sandshim run -- CMD` with `pool.size` set and `pool.start = exec` (docker exec)
+#   warm-launcher  the same with `pool.start = launcher`: sandshim's launcher in the container
+#                  starts the command (when this build has one)
+#   floor  the same command started by a process already inside a running container of the image
+#          (bench/spawn_timer, mounted in; its own wall time of fork, exec and wait)
 #   broker `sandshim run -- CMD` as a thin client of a private broker (as root, with the system
 #          user `sandshim` of install/lib/broker.sh; BROKER=0 leaves it out)
 # Prints p50/p95 and each variant's ratio to raw, the shim's own peak RSS, the broker's per-run
@@ -40,6 +44,10 @@ cleanup() {
   if [[ -f $work/warm.conf ]] && has_warm_mode; then
     SANDSHIM_CONFIG="$work/warm.conf" "$bin" pool drain > /dev/null 2>&1 || true
   fi
+  if [[ -f $work/launcher.conf ]] && has_launcher; then
+    SANDSHIM_CONFIG="$work/launcher.conf" "$bin" pool drain > /dev/null 2>&1 || true
+  fi
+  stop_floor_containers
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -49,7 +57,8 @@ unset SANDSHIM_CONFIG SANDSHIM_DRY_RUN SANDSHIM_LOG DOCKER_HOST DOCKER_CONTEXT D
 mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_STATE_HOME" "$XDG_DATA_HOME" "$work/workspace"
 chmod 755 "$work/workspace"
 cd "$work/workspace"
-printf '[pool]\nsize = %s\n' "$pool_size" > "$work/warm.conf"
+printf '[pool]\nsize = %s\nstart = exec\n' "$pool_size" > "$work/warm.conf"
+printf '[pool]\nsize = %s\nstart = launcher\n' "$pool_size" > "$work/launcher.conf"
 
 # The seed's wrapper: a bash script around `timeout 30s docker run`.
 cat > "$work/seed.sh" << 'EOF'
@@ -60,6 +69,42 @@ chmod 755 "$work/seed.sh"
 
 has_warm_mode() {
   "$bin" policy show 2> /dev/null | grep -q 'pool\.size'
+}
+
+has_launcher() {
+  "$bin" policy show 2> /dev/null | grep -q 'pool\.start'
+}
+
+# The floor: per image, one running container with sandshim's flags and the spawn timer mounted,
+# in which the timer starts the command itself; the sample is the timer's own wall time.
+timer=$(dirname "$bin")/bench/sandshim_spawn_timer
+declare -A floor_container=() floor_program=()
+start_floor_container() { # CMD...
+  local key="$*" image_at name
+  engine_line "$@"
+  image_at=$((${#engine_args[@]} - $# - 1))
+  name=sandshim-bench-floor-$$-${#floor_container[@]}
+  "${engine_args[@]:0:image_at}" --detach "--name=$name" \
+    "--mount=type=bind,source=$timer,target=/.spawn_timer,readonly" \
+    "${engine_args[image_at]}" sleep 3600 > /dev/null
+  floor_container[$key]=$name
+  floor_program[$key]=$(docker exec "$name" sh -c "command -v $1")
+}
+stop_floor_containers() {
+  local name
+  for name in "${floor_container[@]}"; do
+    docker rm --force "$name" > /dev/null 2>&1 || true
+  done
+}
+floor_ms() { # KEY CMD...
+  local key=$1 out
+  shift
+  if ! out=$(docker exec "${floor_container[$*]}" /.spawn_timer 1 /dev/null \
+    "${floor_program[$*]}" "${@:2}" 2> "$work/last.err"); then
+    failures[$key]=$((${failures[$key]:-0} + 1))
+    return 0
+  fi
+  samples[$key]+="${out%% *} "
 }
 
 engine_args=()
@@ -104,7 +149,11 @@ variant() {
         "$work/seed.sh" "${engine_args[@]}"
       ;;
     cold) time_ms "$key" "$bin" run -- "${argv[@]}" ;;
-    warm) time_ms "$key" env SANDSHIM_CONFIG="$work/warm.conf" "$bin" run -- "${argv[@]}" ;;
+    warm-exec) time_ms "$key" env SANDSHIM_CONFIG="$work/warm.conf" "$bin" run -- "${argv[@]}" ;;
+    warm-launcher)
+      time_ms "$key" env SANDSHIM_CONFIG="$work/launcher.conf" "$bin" run -- "${argv[@]}"
+      ;;
+    floor) floor_ms "$key" "${argv[@]}" ;;
     broker) time_ms "$key" "${broker_client[@]}" "$bin" run -- "${argv[@]}" ;;
   esac
 }
@@ -149,9 +198,25 @@ peak_rss_kib() {
 variants=(raw seed cold)
 warm_note=""
 if has_warm_mode; then
-  variants+=(warm)
+  variants+=(warm-exec)
 else
   warm_note="n/a (no warm mode in this build)"
+fi
+launcher_note=""
+if has_launcher; then
+  variants+=(warm-launcher)
+else
+  launcher_note="n/a (no launcher in this build)"
+fi
+floor_note=""
+if [[ -x $timer ]]; then
+  for cmd in "${k_commands[@]}"; do
+    read -ra argv <<< "$cmd"
+    start_floor_container "${argv[@]}"
+  done
+  variants+=(floor)
+else
+  floor_note="n/a (build the sandshim_spawn_timer target)"
 fi
 broker_note="n/a (needs root and the system user sandshim; BROKER=0 skips it)"
 stop_bench_broker() { :; }
@@ -188,20 +253,22 @@ done
 echo "  load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo "== latency, ms (ratio to raw docker run)"
-printf '  %-16s %-6s %8s %8s %10s %10s %8s\n' command variant p50 p95 p50/raw p95/raw failed
+printf '  %-16s %-13s %8s %8s %10s %10s %8s\n' command variant p50 p95 p50/raw p95/raw failed
 for cmd in "${k_commands[@]}"; do
   raw50=0 raw95=0
   [[ -z ${samples[raw/$cmd]:-} ]] || read -r raw50 raw95 <<< "$(percentiles "${samples[raw/$cmd]}")"
-  for name in raw seed cold warm broker; do
+  for name in raw seed cold warm-exec warm-launcher floor broker; do
     if [[ -z ${samples[$name/$cmd]:-} ]]; then
       why="no run succeeded (${failures[$name/$cmd]:-0} failed)"
-      [[ $name != warm || -z $warm_note ]] || why=$warm_note
+      [[ $name != warm-exec || -z $warm_note ]] || why=$warm_note
+      [[ $name != warm-launcher || -z $launcher_note ]] || why=$launcher_note
+      [[ $name != floor || -z $floor_note ]] || why=$floor_note
       [[ $name != broker || -z $broker_note ]] || why=$broker_note
-      printf '  %-16s %-6s %s\n' "$cmd" "$name" "$why"
+      printf '  %-16s %-13s %s\n' "$cmd" "$name" "$why"
       continue
     fi
     read -r p50 p95 <<< "$(percentiles "${samples[$name/$cmd]}")"
-    printf '  %-16s %-6s %8s %8s %10s %10s %8s\n' "$cmd" "$name" "$p50" "$p95" \
+    printf '  %-16s %-13s %8s %8s %10s %10s %8s\n' "$cmd" "$name" "$p50" "$p95" \
       "$(ratio "$p50" "$raw50")" "$(ratio "$p95" "$raw95")" "${failures[$name/$cmd]:-0}"
   done
 done
@@ -229,3 +296,47 @@ if [[ -z $broker_note ]]; then
   printf '  request->start p50 %s p95 %s   end->exit p50 %s p95 %s\n' "$in50" "$in95" "$out50" "$out95"
   echo "== broker RSS at idle: $(awk '/VmRSS/ {print $2, $3}' "/proc/$(broker_started_pid)/status")"
 fi
+
+# The launcher's targets: p50 at most the floor's + 15 ms and 0.10x raw's.
+launcher_targets() {
+  local cmd raw50 floor50 l50 ignored
+  echo "== warm-launcher targets (p50 <= floor + 15 ms, <= 0.10x raw)"
+  for cmd in "${k_commands[@]}"; do
+    [[ -n ${samples[warm-launcher/$cmd]:-} && -n ${samples[floor/$cmd]:-} && -n ${samples[raw/$cmd]:-} ]] || continue
+    read -r l50 ignored <<< "$(percentiles "${samples[warm-launcher/$cmd]}")"
+    read -r floor50 ignored <<< "$(percentiles "${samples[floor/$cmd]}")"
+    read -r raw50 ignored <<< "$(percentiles "${samples[raw/$cmd]}")"
+    awk -v c="$cmd" -v l="$l50" -v f="$floor50" -v r="$raw50" 'BEGIN {
+      printf "  %-16s launcher - floor = %.1f ms (%s), launcher / raw = %.2fx (%s)\n", c, l - f,
+        (l - f <= 15 ? "met" : "missed"), l / r, (l / r <= 0.10 ? "met" : "missed") }'
+  done
+}
+
+# What an idle warm container costs: its engine shim process (containerd-shim, RSS) and what its
+# cgroup charges (the init, the launcher, the kernel's memory for them), over the idle
+# containers the launcher pools hold after the runs; and how many fit in this machine's memory.
+idle_container_cost() {
+  local name pid shim cgroup_path usage shim_kib=0 cgroup_kib=0 count=0
+  for name in $(docker ps --filter label=org.sandshim.pool --filter "volume=$work/workspace" --format '{{.Names}}'); do
+    pid=$(docker inspect --format '{{.State.Pid}}' "$name" 2> /dev/null) || continue
+    shim=$(ps -o ppid= -p "$pid" | tr -d ' ')
+    cgroup_path=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ || $2 == "" { print $3; exit }' "/proc/$pid/cgroup")
+    usage=$(cat "/sys/fs/cgroup/memory$cgroup_path/memory.usage_in_bytes" 2> /dev/null ||
+      cat "/sys/fs/cgroup$cgroup_path/memory.current" 2> /dev/null || echo 0)
+    shim_kib=$((shim_kib + $(awk '/VmRSS/ { print $2 }' "/proc/$shim/status")))
+    cgroup_kib=$((cgroup_kib + usage / 1024))
+    count=$((count + 1))
+  done
+  echo "== an idle warm container ($count measured, all images)"
+  ((count > 0)) || return 0
+  awk -v n="$count" -v s="$shim_kib" -v c="$cgroup_kib" -v avail="$(awk '/MemAvailable/ { print $2 }' /proc/meminfo)" \
+    -v total="$(awk '/MemTotal/ { print $2 }' /proc/meminfo)" 'BEGIN {
+      per = (s + c) / n
+      printf "  engine shim RSS %.1f MiB + container cgroup %.1f MiB = %.1f MiB each\n", s / n / 1024, c / n / 1024, per / 1024
+      printf "  this machine (%.1f GiB, %.1f GiB available now) keeps about %d idle by memory\n", total / 1048576, avail / 1048576, avail / per }'
+}
+
+if [[ -n ${samples[floor/sh -c true]:-} ]]; then
+  launcher_targets
+fi
+idle_container_cost

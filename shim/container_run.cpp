@@ -25,6 +25,7 @@
 #include "shim/engine_client.hpp"
 #include "shim/guardian.hpp"
 #include "shim/image_probe.hpp"
+#include "shim/launcher_client.hpp"
 #include "shim/oom_watch.hpp"
 #include "shim/output_pump.hpp"
 
@@ -277,6 +278,7 @@ class RunLoop {
   ContainerResult run(const std::vector<std::string>& engine_args, const Policy& policy);
 
  private:
+  std::optional<ContainerResult> connect_to_launcher();
   pid_t spawn_client(const std::vector<std::string>& engine_args, Pipe& out, Pipe& err);
   void loop();
   int poll_timeout() const;
@@ -300,6 +302,7 @@ class RunLoop {
   StreamRelay m_out;
   StreamRelay m_err;
   pid_t m_client = -1;
+  UniqueFd m_launcher;  // the claimed container's launcher, which the client hands the command
   std::optional<ExitStatus> m_client_status;
   bool m_timed_out = false;
   std::optional<int> m_received_signal;
@@ -316,6 +319,11 @@ class RunLoop {
 };
 
 pid_t RunLoop::spawn_client(const std::vector<std::string>& engine_args, Pipe& out, Pipe& err) {
+  if (m_launcher.valid()) {
+    return start_launch_client(std::move(m_launcher), m_spec,
+                               launch_environment(engine_args, m_spec), m_spec.stdio.in,
+                               out.write.get(), err.write.get());
+  }
   std::vector<std::string> argv = {m_engine.client.string()};
   argv.insert(argv.end(), engine_args.begin(), engine_args.end());
   m_pids.attach(argv);
@@ -335,9 +343,33 @@ pid_t RunLoop::spawn_client(const std::vector<std::string>& engine_args, Pipe& o
   return spawn(options);
 }
 
+// The launcher of a claimed warm container is asked once, before anything runs: missing, wrong
+// or late, the run goes cold (its outcome says why) and nothing ran in the container.
+std::optional<ContainerResult> RunLoop::connect_to_launcher() {
+  if (m_spec.launcher_pid <= 0) {
+    return std::nullopt;
+  }
+  LauncherLink link = connect_launcher(m_spec.launcher_pid, m_spec.launcher_token);
+  if (link.socket.valid()) {
+    m_launcher = std::move(link.socket);
+    return std::nullopt;
+  }
+  ContainerResult result;
+  result.status = RunStatus::engine_error;
+  result.exit_code = exit_code::k_sandbox_error;
+  result.message = "the launcher of the warm container " + m_spec.container_name() + " " +
+                   link.failure + "; nothing ran in it";
+  result.image_id = m_spec.image_id;
+  return result;
+}
+
 ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const Policy& policy) {
   Guardian guardian =
       Guardian::start(m_engine, m_spec.container_name(), m_deadline_ms + k_guardian_grace_ms);
+  if (auto failed = connect_to_launcher()) {
+    guardian.remove_now();
+    return *failed;
+  }
   std::optional<ImageProbe> image_probe;
   if (m_spec.image_id.empty()) {
     image_probe.emplace(m_engine, m_spec.image);

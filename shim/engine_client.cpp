@@ -44,6 +44,18 @@ std::optional<std::string> EngineClient::inspect_image(const std::string& image,
   return m_engine.dialect.normalize_image_id(trim(reply.out));
 }
 
+std::optional<int64_t> EngineClient::container_pid(const std::string& container,
+                                                   std::chrono::milliseconds timeout) const {
+  auto reply =
+      call("inspect", {"container", "inspect", "--format={{.State.Pid}}", container}, timeout);
+  std::string pid = trim(reply.out);
+  if (!reply.ok() || pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos ||
+      pid == "0") {
+    return std::nullopt;
+  }
+  return std::stoll(pid);
+}
+
 bool EngineClient::oom_event(const std::string& container, int64_t since_s, int64_t until_s) const {
   auto reply = call("events",
                     {"events", "--since=" + std::to_string(since_s),

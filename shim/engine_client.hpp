@@ -54,6 +54,9 @@ class EngineClient {
   // The image's id ("sha256:…") as the engine knows it; nullopt when it has no such image.
   std::optional<std::string> inspect_image(const std::string& image,
                                            std::chrono::milliseconds timeout) const;
+  // The host pid of a running container's first process; nullopt when it does not run.
+  std::optional<int64_t> container_pid(const std::string& container,
+                                       std::chrono::milliseconds timeout) const;
   // Whether the engine reported an OOM kill of `container` between the two epoch seconds.
   bool oom_event(const std::string& container, int64_t since_s, int64_t until_s) const;
   // Containers (running or not) that carry `filter` ("LABEL" or "LABEL=VALUE"), each with the

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "common/strings.hpp"
+#include "inside/launch_protocol.hpp"
 #include "shim/environment.hpp"
 #include "shim/reach.hpp"
 #include "shim/workspace.hpp"
@@ -192,15 +193,32 @@ std::vector<std::string> build_run_arguments(const Policy& policy, const RunSpec
   return args;
 }
 
-std::vector<std::string> build_pool_arguments(const Policy& policy, const RunSpec& spec,
-                                              const std::vector<std::string>& extra,
-                                              int64_t idle_seconds) {
+namespace {
+
+std::vector<std::string> detached_container(const Policy& policy, const RunSpec& spec,
+                                            const std::vector<std::string>& extra) {
   std::vector<std::string> args = run_subcommand(policy, spec);
   for (Step step : k_container_steps) {
     step(args, policy, spec);
   }
   args.push_back("--detach");
   args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// The user, cwd and environment of a command started in a running container.
+void add_exec_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec) {
+  args.push_back(flag("user", spec.user));
+  args.push_back(flag("workdir", spec.cwd.string()));
+  add_environment_flags(args, policy, spec);
+}
+
+}  // namespace
+
+std::vector<std::string> build_pool_arguments(const Policy& policy, const RunSpec& spec,
+                                              const std::vector<std::string>& extra,
+                                              int64_t idle_seconds) {
+  std::vector<std::string> args = detached_container(policy, spec, extra);
   args.push_back(spec.image);
   // The idle init's child ignores the signals `docker kill` forwards, and ends by itself, so an
   // orphaned pool container removes itself (--rm) even if nothing else does.
@@ -210,12 +228,30 @@ std::vector<std::string> build_pool_arguments(const Policy& policy, const RunSpe
   return args;
 }
 
+std::vector<std::string> build_launcher_pool_arguments(const Policy& policy, const RunSpec& spec,
+                                                       const std::vector<std::string>& extra,
+                                                       const std::filesystem::path& launcher,
+                                                       int64_t idle_seconds) {
+  std::vector<std::string> args = detached_container(policy, spec, extra);
+  args.push_back(flag("mount", bind_mount_spec(launcher, launch::k_binary_in_container, true)));
+  args.push_back(flag("env", launch::k_token_variable));
+  args.push_back(spec.image);
+  args.insert(args.end(), {launch::k_binary_in_container, std::to_string(idle_seconds)});
+  return args;
+}
+
 std::vector<std::string> build_exec_arguments(const Policy& policy, const RunSpec& spec) {
   std::vector<std::string> args = {"exec"};
   add_stdio_flags(args, policy, spec);
-  args.push_back(flag("user", spec.user));
-  args.push_back(flag("workdir", spec.cwd.string()));
-  add_environment_flags(args, policy, spec);
+  add_exec_flags(args, policy, spec);
+  args.push_back(spec.container_name());
+  args.insert(args.end(), spec.command.begin(), spec.command.end());
+  return args;
+}
+
+std::vector<std::string> build_launch_arguments(const Policy& policy, const RunSpec& spec) {
+  std::vector<std::string> args = {"launch"};
+  add_exec_flags(args, policy, spec);
   args.push_back(spec.container_name());
   if (spec.gate) {
     args.push_back(k_gate_target);

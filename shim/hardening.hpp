@@ -1,5 +1,6 @@
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,21 @@ std::vector<std::string> build_pool_arguments(const Policy& policy, const RunSpe
                                               const std::vector<std::string>& extra,
                                               int64_t idle_seconds);
 
+// A warm pool container whose command is sandshim's launcher (`launcher`, the host's file,
+// mounted read-only): the same steps, the launcher's token by name in the environment, and the
+// launcher waits for one run for up to `idle_seconds`.
+std::vector<std::string> build_launcher_pool_arguments(const Policy& policy, const RunSpec& spec,
+                                                       const std::vector<std::string>& extra,
+                                                       const std::filesystem::path& launcher,
+                                                       int64_t idle_seconds);
+
 // The exec of one run in a claimed warm container: stdio, user, cwd and environment names.
 std::vector<std::string> build_exec_arguments(const Policy& policy, const RunSpec& spec);
+
+// What a run hands the launcher of its claimed warm container, in the form of an exec (`launch`,
+// user, cwd, environment names, container, command): the row's record and the launch client's
+// environment (launch_environment).
+std::vector<std::string> build_launch_arguments(const Policy& policy, const RunSpec& spec);
 
 // Each step, exposed for unit tests: it appends its flags to `args`.
 void add_identity_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec);

@@ -221,6 +221,7 @@ constexpr std::array<std::string_view, 2> k_network_words = {"bridge", "none"};
 constexpr std::array<std::string_view, 2> k_workspace_words = {"rw", "ro"};
 constexpr std::array<std::string_view, 2> k_unenforced_words = {"accept", "refuse"};
 constexpr std::array<std::string_view, 3> k_hook_mode_words = {"path", "wrap", "deny"};
+constexpr std::array<std::string_view, 2> k_pool_start_words = {"launcher", "exec"};
 constexpr std::array<std::string_view, 2> k_runtime_words = {"runc", "runsc"};
 constexpr std::array<std::string_view, 2> k_cache_words = {"on", "off"};
 
@@ -251,7 +252,7 @@ Key choice_key(std::string name, std::string help, Enum Policy::*field,
             p.*field = *parsed;
             return std::nullopt;
           },
-          larger_is_looser_enum(field),
+          trust == KeyTrust::trusted ? Looser{} : larger_is_looser_enum(field),
           [field, &words](const Policy& p, std::string_view) { return word_of(words, p.*field); }};
 }
 
@@ -524,6 +525,10 @@ const std::vector<Key>& key_table() {
       duration_key("pool.idle_ttl",
                    "how long a warm container may wait unused before it is removed",
                    &Policy::pool_idle_ttl_ms, "a duration from 1s such as 30s or 10m", 1000),
+      choice_key("pool.start",
+                 "how a warm run starts its command: launcher (sandshim's, in the container; "
+                 "docker only) or exec (`docker exec`)",
+                 &Policy::pool_start, k_pool_start_words, KeyTrust::trusted),
       user_pins_key(),
       user_ceilings_key(),
   };

@@ -17,6 +17,8 @@ enum class Network { bridge, none };
 enum class WorkspaceMode { rw, ro };
 enum class Unenforced { accept, refuse };  // limits the engine cannot enforce
 enum class HookMode { path, wrap, deny };
+// How a warm run starts its command: through sandshim's launcher in the container, or `exec`.
+enum class PoolStart { launcher, exec };
 enum class Runtime { runc, runsc };  // runsc: gVisor, a kernel of its own
 enum class Cache { on, off };        // on: caches survive between runs
 
@@ -101,6 +103,7 @@ struct Policy {
   // [pool]: warm mode, containers started in advance (0: off)
   int64_t pool_size = 0;
   int64_t pool_idle_ttl_ms = 600'000;
+  PoolStart pool_start = PoolStart::launcher;
 
   // [users]: only in /etc/sandshim/config
   std::vector<std::string> user_pins;  // keys the user layers may only tighten (direct mode)

@@ -13,12 +13,14 @@
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
 #include "common/unique_fd.hpp"
+#include "inside/launch_protocol.hpp"
 #include "shim/caller.hpp"
 #include "shim/engine_client.hpp"
 #include "shim/engine_names.hpp"
 #include "shim/guardian.hpp"
 #include "shim/hardening.hpp"
 #include "shim/image_probe.hpp"
+#include "shim/inside_binary.hpp"
 
 namespace sandshim::shim {
 
@@ -67,6 +69,9 @@ std::string serialize(const PoolEntry& entry) {
   out << "image " << entry.image << "\nimage_id " << entry.image_id << "\nworkspace "
       << entry.workspace << "\nexpires " << entry.expires_epoch_s << "\ndeadline "
       << entry.deadline_epoch_s << "\n";
+  if (entry.launcher_pid > 0) {
+    out << "launcher " << entry.launcher_pid << " " << entry.launcher_token << "\n";
+  }
   for (const auto& arg : entry.create_args) {
     out << "arg " << arg << "\n";
   }
@@ -96,6 +101,9 @@ std::optional<PoolEntry> read_entry(const fs::path& path, const std::string& key
       (field == "expires" ? entry.expires_epoch_s : entry.deadline_epoch_s) = number;
     } else if (field == "arg") {
       entry.create_args.push_back(value);
+    } else if (field == "launcher") {
+      std::istringstream words(value);
+      words >> entry.launcher_pid >> entry.launcher_token;
     }
   }
   if (entry.image_id.empty() || entry.expires_epoch_s == 0) {
@@ -210,13 +218,41 @@ std::optional<PoolClaim> WarmPool::claim() const {
         continue;
       }
       if (take(dir / name, name)) {
-        return PoolClaim{name, entry->image_id, entry->create_args};
+        return PoolClaim{name, entry->image_id, entry->create_args, entry->launcher_pid,
+                         entry->launcher_token};
       }
     }
   } catch (const std::exception&) {
     // An unreadable pool only costs the warm start: the run goes cold.
   }
   return std::nullopt;
+}
+
+bool WarmPool::uses_launcher() const {
+  // gVisor's /tmp lives in its own kernel: /proc/PID/root does not reach the launcher's socket.
+  return m_policy.pool_start == PoolStart::launcher && !m_engine.dialect.is_podman() &&
+         m_policy.runtime != Runtime::runsc;
+}
+
+// Starts the container of `entry`: with the launcher as its command, whose process it records,
+// or the idle command that `exec` runs beside.
+bool WarmPool::create_container(const RunSpec& spec, const std::vector<std::string>& labels,
+                                int64_t life_s, PoolEntry& entry) const {
+  if (!uses_launcher()) {
+    entry.create_args = build_pool_arguments(m_policy, spec, labels, life_s);
+    return EngineClient(m_engine).create(entry.create_args, k_engine_call_timeout).ok();
+  }
+  entry.launcher_token = new_run_id() + new_run_id();
+  entry.create_args = build_launcher_pool_arguments(
+      m_policy, spec, labels, locate_inside_binary(launch::k_binary_name), life_s);
+  Engine engine = m_engine;  // the token by name only: never in the process list or the row
+  engine.env = m_engine.env_with({{launch::k_token_variable, entry.launcher_token}});
+  if (!EngineClient(engine).create(entry.create_args, k_engine_call_timeout).ok()) {
+    return false;
+  }
+  auto pid = EngineClient(m_engine).container_pid(spec.container_name(), k_engine_call_timeout);
+  entry.launcher_pid = pid.value_or(0);
+  return pid.has_value();
 }
 
 std::string WarmPool::start_container(const std::string& image_id) const {
@@ -230,15 +266,13 @@ std::string WarmPool::start_container(const std::string& image_id) const {
   int64_t now = now_epoch_s();
   int64_t idle_s = ceil_seconds(m_policy.pool_idle_ttl_ms);
   int64_t life_s = idle_s + ceil_seconds(m_policy.timeout_ms) + k_life_grace_s;
-  PoolEntry entry{
-      m_key,        spec.run_id, m_spec.image, image_id, m_spec.workspace.string(), now + idle_s,
-      now + life_s, {}};
+  PoolEntry entry{m_key,        spec.run_id,  m_spec.image, image_id, m_spec.workspace.string(),
+                  now + idle_s, now + life_s, {},           0,        ""};
   spec.deadline_epoch_s = entry.deadline_epoch_s;
   std::vector<std::string> labels = {
       label_flag(k_label_pool, m_key), label_flag(k_label_pool_owner, owner_label()),
       label_flag(k_label_pool_expires, std::to_string(entry.expires_epoch_s))};
-  entry.create_args = build_pool_arguments(m_policy, spec, labels, life_s);
-  if (!EngineClient(m_engine).create(entry.create_args, k_engine_call_timeout).ok()) {
+  if (!create_container(spec, labels, life_s, entry)) {
     remove_container(m_engine, spec.container_name());
     return "";
   }

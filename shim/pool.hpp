@@ -16,7 +16,9 @@ namespace sandshim::shim {
 // containers are started in advance with the run's own hardening, idle. A run claims one by
 // renaming its entry in the pool's state directory (rename(2) is atomic: exactly one claimer
 // wins), runs its command there with `exec`, and the container is removed afterwards; a
-// replacement is started by a detached process. No container ever serves two runs.
+// replacement is started by a detached process. No container ever serves two runs. With
+// pool.start = launcher (docker), the container's command is sandshim's launcher, which starts
+// the run's command itself (inside/launch.cpp), far faster than an exec.
 //
 // State: $XDG_STATE_HOME/sandshim/pool/KEY/RUN_ID (an idle container, named sandshim-RUN_ID),
 // claimed/RUN_ID (claimed by a run), KEY.lock (held while a refill of KEY starts containers).
@@ -26,6 +28,8 @@ struct PoolClaim {
   std::string run_id;
   std::string image_id;
   std::vector<std::string> create_args;  // how the container was started, for the audit
+  int64_t launcher_pid = 0;              // its launcher's process (0: it has none)
+  std::string launcher_token;
 };
 
 // One idle container, as `sandshim pool status` shows it.
@@ -38,6 +42,8 @@ struct PoolEntry {
   int64_t expires_epoch_s = 0;   // claimable until then (pool.idle_ttl after its start)
   int64_t deadline_epoch_s = 0;  // the container ends by itself by then
   std::vector<std::string> create_args;
+  int64_t launcher_pid = 0;  // started with sandshim's launcher: its process, and its token
+  std::string launcher_token;
 };
 
 class WarmPool {
@@ -63,6 +69,9 @@ class WarmPool {
  private:
   std::optional<std::string> current_image_id() const;
   std::string start_container(const std::string& image_id) const;
+  bool uses_launcher() const;
+  bool create_container(const RunSpec& spec, const std::vector<std::string>& labels, int64_t life_s,
+                        PoolEntry& entry) const;
 
   const Engine& m_engine;
   const Policy& m_policy;

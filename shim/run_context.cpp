@@ -4,6 +4,7 @@
 #include "common/process.hpp"
 #include "shim/caller.hpp"
 #include "shim/hardening.hpp"
+#include "shim/launcher_client.hpp"
 
 namespace sandshim::shim {
 
@@ -74,13 +75,21 @@ void RunContext::take_warm(const PoolClaim& claim) {
   m_spec->warm = true;
   m_spec->image_id = claim.image_id;
   create_args = claim.create_args;
-  engine_args = build_exec_arguments(policy, *m_spec);
+  if (claim.launcher_pid > 0 && !m_spec->tty && stdin_may_pass(m_spec->stdio.in)) {
+    m_spec->launcher_pid = claim.launcher_pid;
+    m_spec->launcher_token = claim.launcher_token;
+    engine_args = build_launch_arguments(policy, *m_spec);
+  } else {
+    engine_args = build_exec_arguments(policy, *m_spec);  // a TTY, or a stdin only exec relays
+  }
 }
 
 void RunContext::go_cold() {
   m_spec->run_id = m_cold_run_id;
   m_spec->warm = false;
   m_spec->image_id.clear();
+  m_spec->launcher_pid = 0;
+  m_spec->launcher_token.clear();
   create_args.clear();
   engine_args = build_run_arguments(policy, *m_spec);
   m_start_ms = wall_clock_ms();

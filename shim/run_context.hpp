@@ -54,7 +54,8 @@ class RunContext {
     return m_spec.has_value() && engine.has_value() && !engine_args.empty();
   }
 
-  // This attempt takes over a claimed warm container: its id and image, an exec instead of a run.
+  // This attempt takes over a claimed warm container: its id and image, its launcher (or an exec)
+  // instead of a run.
   void take_warm(const PoolClaim& claim);
   // The warm attempt failed before anything ran: the run goes on cold, under its own id, from now.
   void go_cold();

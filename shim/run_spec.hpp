@@ -35,10 +35,14 @@ struct RunSpec {
   StdioFds stdio;                                        // the caller's stdin, stdout, stderr
   int64_t deadline_epoch_s = 0;                          // for `sandshim gc`
   EngineDialect dialect;                                 // the engine's differences
-  bool warm = false;         // runs in a container of the warm pool, started in advance
-  std::string image_id;      // known before a warm run (the pool checks it); else probed
-  MaskPlan masks;            // workspace paths sandbox.hide covers
-  MaskSources mask_sources;  // what covers them
+  bool warm = false;     // runs in a container of the warm pool, started in advance
+  std::string image_id;  // known before a warm run (the pool checks it); else probed
+  // A warm run through the container's launcher: the pid whose /proc root reaches its socket,
+  // and the token it must answer with. 0: through `docker exec`.
+  int64_t launcher_pid = 0;
+  std::string launcher_token;
+  MaskPlan masks;                            // workspace paths sandbox.hide covers
+  MaskSources mask_sources;                  // what covers them
   std::vector<std::string> writable_mounts;  // sandbox.writable, with protected names read-only
   std::filesystem::path cache_dir;           // sandbox.cache = on: the host directory; else empty
   std::filesystem::path seccomp_profile;     // podman: the profile without user namespaces

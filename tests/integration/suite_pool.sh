@@ -3,7 +3,9 @@
 # (docker only for now: warm mode uses create/exec/rm/ps verbs podman has too, but the podman
 # helper has not run it there yet.)
 #
-# Warm mode (pool.size): a run claims a container started in advance and runs in it with exec.
+# Warm mode (pool.size): a run claims a container started in advance and runs in it through
+# sandshim's launcher (pool.start = launcher, the default), or with exec (pool.start = exec, a
+# TTY, a stdin that is not a pipe).
 # Each property is checked against a cold run or a control: the same confinement seen from
 # inside, single use, no double claim under 16 concurrent runs, a policy or image change and an
 # expired container never served, deadline/signal/SIGKILL/OOM as in the cold path, and no
@@ -116,7 +118,7 @@ id=$(last_run_id)
 expect_run "$id" error 42
 expect_warm "$id" true
 expect_equal "sandshim-$id" "$(audit_field "$id" container_name)" "container name"
-audit_field "$id" engine_args | grep -q '"exec"' || fail "engine_args do not record the exec"
+audit_field "$id" engine_args | grep -q '"launch"' || fail "engine_args do not record the launch"
 wait_gone "sandshim-$id"
 wait_idle 2
 ((($(pool_containers | wc -l)) <= 2)) || fail "more than pool.size containers: $(pool_containers | tr '\n' ' ')"
@@ -320,6 +322,42 @@ fill python
 expect_exit 42 sandshim run -- python alloc.py 16
 expect_run last error 42
 expect_warm last true
+
+check "pool.start = exec: a warm run goes through docker exec, the launcher's path is not taken"
+pool_config '[pool]' 'size = 1' 'idle_ttl = 2m' 'start = exec'
+fill sh
+expect_exit 42 sandshim run -- sh -c 'echo exec; exit 42'
+expect_file_is "$OUT" exec
+expect_warm last true
+audit_field last engine_args | grep -q '"exec"' || fail "engine_args do not record the exec"
+audit_field last engine_args | grep -q '"launch"' && fail "engine_args record a launch under pool.start = exec"
+
+check "a stdin that is a file goes through exec (the launcher takes pipes and /dev/null only)"
+pool_config '[pool]' 'size = 1' 'idle_ttl = 2m'
+fill sh
+printf 'from a file\n' >"$T/stdin.txt"
+EXPECT_STDIN=$T/stdin.txt expect_exit 42 sandshim run -- sh -c 'cat; exit 42'
+expect_file_is "$OUT" "from a file"
+expect_warm last true
+audit_field last engine_args | grep -q '"exec"' || fail "a file as stdin did not go through exec"
+fill sh
+expect_exit 42 sandshim run -- sh -c 'exit 42' </dev/null
+audit_field last engine_args | grep -q '"launch"' || fail "control: /dev/null as stdin did not go through the launcher"
+
+check "a launcher that does not answer: the run goes cold, the warm row says why, nothing ran"
+pool_config '[pool]' 'size = 1' 'idle_ttl = 2m'
+fill sh
+victim=$("$DOCKER" ps --filter "label=org.sandshim.pool=$POOL_KEY" --format '{{.Names}}' | head -1)
+[[ -n $victim ]] || fail "control: no idle container"
+"$DOCKER" exec "$victim" sh -c 'for p in /proc/[0-9]*; do [ "${p#/proc/}" != $$ ] &&
+    grep -q "^/.sandshim-launch" $p/cmdline 2>/dev/null && kill -STOP "${p#/proc/}"; done; true'
+expect_exit 42 sandshim run -- sh -c 'echo ran; exit 42'
+expect_file_is "$OUT" ran
+expect_warm last false
+expect_run "${victim#sandshim-}" engine_error 125
+expect_contains "did not answer within 2s" <(audit_field "${victim#sandshim-}" message)
+expect_contains "ran cold as run $(last_run_id)" <(audit_field "${victim#sandshim-}" message)
+wait_gone "$victim"
 
 check "pool drain: no pool container of this workspace is left"
 pool_config '[pool]' 'size = 3' 'idle_ttl = 2m'

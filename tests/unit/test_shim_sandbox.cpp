@@ -158,7 +158,8 @@ TEST_CASE("audit begin failing with audit.required refuses and runs nothing", "[
 TEST_CASE("a warm claim ending in engine_error runs cold under a new row", "[sandbox][pool]") {
   RunFixture fixture;
   FakeEngine fake;
-  fake.claim = PoolClaim{"00000000000000aa", "sha256:abc", {"run", "--detach", "warm-create"}};
+  fake.claim =
+      PoolClaim{"00000000000000aa", "sha256:abc", {"run", "--detach", "warm-create"}, 0, ""};
   ContainerResult gone = exited(exit_code::k_sandbox_error, RunStatus::engine_error);
   gone.message = "the warm container was removed outside sandshim before the run";
   fake.answers = {gone, exited(0, RunStatus::ok)};

@@ -1,0 +1,50 @@
+#pragma once
+
+// The one exchange between the shim and the launcher of a warm container (inside/launch.cpp):
+// the launcher says hello with its token, the shim sends one Request with the command's stdin,
+// stdout and stderr as SCM_RIGHTS, the launcher answers one Status when the command has ended.
+// Plain structs of fixed-size integers: both ends run on the same machine.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sandshim::launch {
+
+inline constexpr const char* k_binary_name = "sandshim-launch";
+// Where a warm container sees the launcher (read-only). Its socket is in the container's own
+// /tmp, which the host reaches as /proc/PID/root/tmp: only the container's user and root may
+// (ptrace access rules), and nothing the container writes lands on the host's disk.
+inline constexpr const char* k_binary_in_container = "/.sandshim-launch";
+inline constexpr const char* k_socket_in_container = "/tmp/.sandshim-launch.sock";
+// The token comes in the environment (only the container's user and root can read it, where
+// argv is visible to every user), and is removed before the command starts.
+inline constexpr const char* k_token_variable = "SANDSHIM_LAUNCH_TOKEN";
+
+inline constexpr uint32_t k_magic = 0x53534c31;  // "SSL1", and the protocol's version
+inline constexpr size_t k_token_size = 32;       // hex characters
+inline constexpr uint32_t k_max_payload = 8u << 20;
+inline constexpr int k_fd_count = 3;  // stdin, stdout, stderr
+
+// Launcher -> shim, as soon as the shim connects: proves it is the container's own launcher.
+struct Hello {
+  uint32_t magic;
+  char token[k_token_size];
+};
+
+// Shim -> launcher, with the fds; then `payload_bytes` of NUL-terminated strings: the cwd, argc
+// arguments, envc NAME=VALUE entries.
+struct Request {
+  uint32_t magic;
+  uint32_t argc;
+  uint32_t envc;
+  uint32_t payload_bytes;
+};
+
+// Launcher -> shim when the command ended: its exit code, or the signal that killed it.
+struct Status {
+  uint32_t magic;
+  int32_t exited;  // 1: value is the exit code; 0: value is the signal
+  int32_t value;
+};
+
+}  // namespace sandshim::launch
