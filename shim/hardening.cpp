@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "common/strings.hpp"
+#include "shim/egress_session.hpp"
 #include "shim/workspace.hpp"
 
 namespace sandshim::shim {
@@ -44,7 +45,9 @@ void add_lifecycle_flags(std::vector<std::string>& args, const Policy& /*policy*
 
 void add_network_flags(std::vector<std::string>& args, const Policy& policy,
                        const RunSpec& /*spec*/) {
-  args.push_back(flag("network", to_string(policy.network)));
+  // allowlist: loopback only; the egress proxy is reached through a mounted unix socket.
+  Network network = policy.network == Network::allowlist ? Network::none : policy.network;
+  args.push_back(flag("network", to_string(network)));
 }
 
 // No capabilities, no way to gain privileges, never root.
@@ -66,6 +69,9 @@ void add_filesystem_flags(std::vector<std::string>& args, const Policy& policy,
   args.push_back(
       flag("mount", bind_mount_spec(spec.workspace, policy.workspace_mode != WorkspaceMode::rw)));
   args.push_back(flag("workdir", spec.cwd.string()));
+  if (spec.egress) {
+    append(args, egress_mount_flags(*spec.egress));
+  }
 }
 
 // Memory without swap on top, CPU, processes, open files; no core dumps.
@@ -92,10 +98,16 @@ void add_environment_flags(std::vector<std::string>& args, const Policy& /*polic
   args.push_back("--env=HOME=/tmp");
   bool term_passed = spec.tty;
   for (const auto& entry : spec.env) {
+    if (spec.egress && is_egress_variable(entry.first)) {
+      continue;  // the caller's proxy never reaches an allowlist run: the egress proxy does
+    }
     args.push_back(flag("env", entry.first));
     term_passed = term_passed || entry.first == "TERM";
   }
   append(args, spec.dialect.environment_flags(term_passed));
+  if (spec.egress) {
+    append(args, egress_environment_flags());
+  }
 }
 
 void add_stdio_flags(std::vector<std::string>& args, const Policy& /*policy*/,
@@ -124,7 +136,7 @@ std::vector<std::string> build_run_arguments(const Policy& policy, const RunSpec
   }
   add_stdio_flags(args, policy, spec);
   args.push_back(spec.image);
-  args.insert(args.end(), spec.command.begin(), spec.command.end());
+  append(args, spec.egress ? egress_command(spec.command) : spec.command);
   return args;
 }
 

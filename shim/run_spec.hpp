@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,13 @@ struct StdioFds {
   int err = 2;
 };
 
+// sandbox.network = allowlist: the host directory of the run's egress socket and the forwarder
+// mounted into the container (shim/egress_session.hpp).
+struct EgressMount {
+  std::filesystem::path host_dir;   // holds proxy.sock; bind-mounted at k_egress_inside_dir
+  std::filesystem::path forwarder;  // sandshim-forward on the host, mounted read-only
+};
+
 // Everything about one sandboxed run that is not policy: what to run, where, as whom.
 struct RunSpec {
   std::string run_id;
@@ -32,8 +40,9 @@ struct RunSpec {
   StdioFds stdio;                                        // the caller's stdin, stdout, stderr
   int64_t deadline_epoch_s = 0;                          // for `sandshim gc`
   EngineDialect dialect;                                 // the engine's differences
-  bool warm = false;     // runs in a container of the warm pool, started in advance
-  std::string image_id;  // known before a warm run (the pool checks it); else probed
+  bool warm = false;                  // runs in a container of the warm pool, started in advance
+  std::string image_id;               // known before a warm run (the pool checks it); else probed
+  std::optional<EgressMount> egress;  // sandbox.network = allowlist
   std::string container_name() const { return container_name_of(run_id); }
 };
 
