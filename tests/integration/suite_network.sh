@@ -112,7 +112,7 @@ TLS_URL=https://egress-test.example:$TLS_PORT
 check "allowed name, plain HTTP: Python urllib fetches through the proxy"
 expect_exit 42 sandshim run -- python3 probe/fetch.py "$HTTP_URL/hello.txt"
 expect_file_is "$OUT" "hello through network.allow"
-expect_run last ok 42
+expect_run last error 42
 
 check "allowed name, TLS (CONNECT) with the test CA"
 expect_exit 42 sandshim run -- python3 probe/fetch.py "$TLS_URL/hello.txt"
@@ -160,6 +160,16 @@ expect_contains "gaierror" "$OUT"
 expect_contains "only the names in network.allow are reachable" "$ERR"
 expect_exit 42 sandshim run -- python3 probe/fetch.py "$HTTP_URL/hello.txt"
 
+check "Node 18's built-in fetch ignores the proxy variables (README); Node's http through them works"
+expect_exit 73 sandshim run -- node -e 'fetch(process.argv[1]).then(() => process.exit(42),
+    (e) => { console.log(String(e.cause || e)); process.exit(73); })' "$HTTP_URL/hello.txt"
+expect_contains "network.allow" "$ERR"
+expect_exit 42 sandshim run -- node -e 'const proxy = new URL(process.env.HTTP_PROXY);
+require("http").get({ host: proxy.hostname, port: proxy.port, path: process.argv[1] }, (r) => {
+  r.pipe(process.stdout); r.on("end", () => process.exit(r.statusCode === 200 ? 42 : 73)); })' \
+    "$HTTP_URL/hello.txt"
+expect_file_is "$OUT" "hello through network.allow"
+
 check "a raw TCP connect fails (loopback only), and sandshim's line names network.allow"
 expect_exit 73 sandshim run -- python3 probe/raw.py tcp 127.0.0.1 "$HTTP_PORT"
 expect_contains "ConnectionRefusedError" "$OUT"
@@ -190,8 +200,9 @@ literal = one(lambda r: r["name"] == "127.0.0.1", "IP literal")
 assert literal["verdict"] == "refused" and "never IP addresses" in literal["reason"], literal
 other = one(lambda r: r["name"] == "egress-test.example" and r["port"] == listen_port, "other port")
 assert other["verdict"] == "refused" and other["method"] == "CONNECT", other
-tunnel = one(lambda r: r["method"] == "CONNECT" and r["verdict"] == "allowed", "allowed CONNECT")
-assert tunnel["bytes_down"] > 0, tunnel
+# The TLS fetch: a tunnel that carried bytes both ways (the CONNECT probe closes at once).
+one(lambda r: r["method"] == "CONNECT" and r["verdict"] == "allowed" and r["bytes_up"] > 0
+    and r["bytes_down"] > 0, "a TLS tunnel that carried bytes")
 EOF
 audit_cmd connections --run "$big_run" --csv >"$T/connections.csv"
 expect_lines 2 "$T/connections.csv"
