@@ -243,9 +243,52 @@ expect_exit 127 sandshim run --image sandshim/sh:bookworm -- no-such-program-her
 expect_contains "cannot run 'no-such-program-here'" "$ERR"
 expect_run last error 127
 
+check "as a non-root user: the run's socket directory is the user's alone"
+if skip_check_on podman "rootless podman maps the container's user to a subordinate uid"; then
+    :
+elif [[ $(id -u) != 0 ]]; then
+    say "SKIP: needs root to create the test users"
+else
+    ensure_test_user sandshim-egress || fail "cannot create the test user sandshim-egress"
+    ensure_plain_test_user sandshim-egress-nd || fail "cannot create the test user sandshim-egress-nd"
+    U=$T/user
+    mkdir -p "$U/config/sandshim" "$U/state" "$T/bin"
+    cp "$SANDSHIM_BIN" "$(dirname "$SANDSHIM_BIN")/sandshim-forward" "$T/bin/"
+    cp "$XDG_CONFIG_HOME/sandshim/config" "$U/config/sandshim/config"
+    chmod 755 "$T" "$T/bin"
+    chown -R sandshim-egress: "$U"
+    as_egress_user() {
+        (cd "$WS" && run_as_test_user sandshim-egress env XDG_CONFIG_HOME="$U/config" \
+            XDG_STATE_HOME="$U/state" SANDSHIM_AUDIT_DB="$U/state/audit.db" "$T/bin/sandshim" "$@")
+    }
+    AUDIT_DBS+=("$U/state/audit.db")
+    expect_exit 42 as_egress_user run -- python3 probe/fetch.py "$HTTP_URL/hello.txt"
+    expect_file_is "$OUT" "hello through network.allow"
+    base=/tmp/sandshim-egress-$(id -u sandshim-egress)
+    as_egress_user run -- sh -c 'sleep 8' >/dev/null 2>&1 &
+    BG_PIDS+=($!)
+    for _ in $(seq 80); do
+        socket=$(find "$base" -name proxy.sock 2>/dev/null | head -n 1)
+        [[ -z $socket ]] || break
+        sleep 0.1
+    done
+    [[ -n $socket ]] || fail "no egress socket appeared under $base"
+    expect_equal "sandshim-egress 700" "$(stat -c '%U %a' "$(dirname "$socket")")" "the run's directory"
+    expect_exit 73 run_as_test_user sandshim-egress-nd "$HOST_PY" -c '
+import socket, sys
+try:
+    socket.socket(socket.AF_UNIX).connect(sys.argv[1])
+except PermissionError as e:
+    print(e)
+    sys.exit(73)
+sys.exit(42)' "$socket"
+    expect_contains "Permission denied" "$OUT"
+    wait "${BG_PIDS[-1]}" || true
+fi
+
 check "nothing of a run stays behind: no container, no egress directory"
 assert_no_sandshim_containers
-left=$(find "/tmp/sandshim-egress-$(id -u)" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+left=$(find /tmp/sandshim-egress-* -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
 expect_equal 0 "$left" "egress directories left"
 
 suite_done
