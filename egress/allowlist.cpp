@@ -40,15 +40,6 @@ bool valid_name(std::string_view name) {
   return true;
 }
 
-std::optional<uint16_t> parse_port(std::string_view text) {
-  unsigned value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || value == 0 || value > 65535) {
-    return std::nullopt;
-  }
-  return static_cast<uint16_t>(value);
-}
-
 bool name_matches(const std::string& pattern, const std::string& name) {
   if (pattern.starts_with("*.")) {
     std::string_view suffix = std::string_view(pattern).substr(1);  // ".example.com"
@@ -97,6 +88,15 @@ bool restricted_v6(const in6_addr& address) {
 }
 
 }  // namespace
+
+std::optional<uint16_t> parse_port(std::string_view text) {
+  unsigned value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value == 0 || value > 65535) {
+    return std::nullopt;
+  }
+  return static_cast<uint16_t>(value);
+}
 
 std::string normalize_name(std::string_view name) {
   std::string lower(name);

@@ -18,6 +18,9 @@ struct AllowRule {
 // Parses `NAME`, `*.SUFFIX`, `NAME:PORT`; an error text names what is wrong.
 std::optional<std::string> parse_allow_rule(std::string_view text, AllowRule& rule);
 
+// A port from 1 to 65535, written in decimal digits only.
+std::optional<uint16_t> parse_port(std::string_view text);
+
 // A lowercase host name without its trailing dot; empty when it is not a valid DNS name.
 std::string normalize_name(std::string_view name);
 

@@ -155,17 +155,25 @@ class Session : public std::enable_shared_from_this<Session> {
       asio::async_write(m_client, asio::buffer(*reply),
                         [self = shared_from_this(), reply](boost::system::error_code e, size_t) {
                           if (!e) {
-                            self->relay();
+                            self->send_upstream("");
                           }
                         });
       return;
     }
     // The rewritten head, then whatever body bytes came with it.
-    auto first = std::make_shared<std::string>(m_request.upstream_head);
-    first->append(asio::buffers_begin(m_head.data()), asio::buffers_end(m_head.data()));
+    send_upstream(m_request.upstream_head);
+  }
+
+  // Bytes the client sent with its request head (a body, or TLS after CONNECT) go first.
+  void send_upstream(std::string prefix) {
+    auto bytes = std::make_shared<std::string>(std::move(prefix));
+    bytes->append(asio::buffers_begin(m_head.data()), asio::buffers_end(m_head.data()));
     m_head.consume(m_head.size());
-    asio::async_write(m_upstream, asio::buffer(*first),
-                      [self = shared_from_this(), first](boost::system::error_code e, size_t n) {
+    if (bytes->empty()) {
+      return relay();
+    }
+    asio::async_write(m_upstream, asio::buffer(*bytes),
+                      [self = shared_from_this(), bytes](boost::system::error_code e, size_t n) {
                         self->m_record.bytes_up += static_cast<int64_t>(n);
                         if (!e) {
                           self->relay();
@@ -174,19 +182,6 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void relay() {
-    if (m_request.tunnel && m_head.size() > 0) {  // bytes the client sent after CONNECT's head
-      auto early = std::make_shared<std::string>(asio::buffers_begin(m_head.data()),
-                                                 asio::buffers_end(m_head.data()));
-      m_head.consume(m_head.size());
-      asio::async_write(m_upstream, asio::buffer(*early),
-                        [self = shared_from_this(), early](boost::system::error_code e, size_t n) {
-                          self->m_record.bytes_up += static_cast<int64_t>(n);
-                          if (!e) {
-                            self->relay();
-                          }
-                        });
-      return;
-    }
     pump(m_client, m_upstream, m_up, m_record.bytes_up);
     pump(m_upstream, m_client, m_down, m_record.bytes_down);
   }

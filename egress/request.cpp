@@ -1,21 +1,13 @@
 #include "egress/request.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <vector>
+
+#include "egress/allowlist.hpp"
 
 namespace sandshim::egress {
 
 namespace {
-
-std::optional<uint16_t> port_of(std::string_view text) {
-  unsigned value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || value == 0 || value > 65535) {
-    return std::nullopt;
-  }
-  return static_cast<uint16_t>(value);
-}
 
 // "host:port", "[v6]:port" or, when `default_port` is set, "host".
 bool split_authority(std::string_view authority, std::optional<uint16_t> default_port,
@@ -37,7 +29,7 @@ bool split_authority(std::string_view authority, std::optional<uint16_t> default
     request.host = std::string(authority.substr(0, colon));
     port_text = colon == std::string_view::npos ? "" : authority.substr(colon + 1);
   }
-  auto port = port_text.empty() ? default_port : port_of(port_text);
+  auto port = port_text.empty() ? default_port : parse_port(port_text);
   if (!port || request.host.empty()) {
     return false;
   }
