@@ -22,7 +22,7 @@ const ChainTable k_run_chain{
     "limits, exit_code, signal, message, stdout_bytes, stderr_bytes, stdout_tail, stderr_tail, "
     "uid, "
     "host, pid, ppid, parent_name, agent, agent_session, tool_use_id, env_names, warm, boot_id, "
-    "pid_start_ticks, chain_seq, prev_hash",
+    "pid_start_ticks, chain_seq, prev_hash, limit_hit, hidden_count, hidden_globs",
     "",
     "COALESCE(end_ms, start_ms)",
     "status != 'running'",
@@ -72,9 +72,10 @@ void append_value(std::string& out, const SqlValue& value) {
   }
 }
 
-// Columns added after the encoding was fixed (schema 3): hashed only when not null.
+// Columns added after the encoding was fixed (schema 3, 5 and 6): hashed only when not null.
 bool added_after_encoding(std::string_view name) {
-  return name == "answer" || name == "permission_mode" || name == "outcome";
+  return name == "answer" || name == "permission_mode" || name == "outcome" || name == "limit_hit" ||
+         name == "hidden_count" || name == "hidden_globs";
 }
 
 // The hash of a link over its canonical encoding: a versioned domain tag, the kind, then every

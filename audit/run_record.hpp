@@ -51,6 +51,8 @@ struct RunRecord {
   std::optional<int> exit_code;
   std::optional<int> signal;
   std::string message;  // why it was refused or failed, one line
+  std::string
+      limit_hit;  // the policy keys of the limits the run hit: "sandbox.pids,sandbox.timeout"
   int64_t stdout_bytes = 0;
   int64_t stderr_bytes = 0;
   std::string stdout_tail;
@@ -65,6 +67,8 @@ struct RunRecord {
   std::string tool_use_id;
   std::vector<std::string> env_names;  // names only, never values
   bool warm = false;
+  int64_t hidden_count = 0;               // workspace paths sandbox.hide masked
+  std::vector<std::string> hidden_globs;  // the globs that matched them
   // Filled by the store from /proc for `pid`: with it they name the shim process for good.
   std::string boot_id;
   int64_t pid_start_ticks = 0;

@@ -151,9 +151,20 @@ ALTER TABLE decisions ADD COLUMN uid INTEGER;
 CREATE INDEX runs_uid ON runs(uid, start_ms);
 CREATE INDEX decisions_uid ON decisions(uid, time_ms);
 )sql"},
+    // The limits a run hit (sandbox.pids, sandbox.timeout, ...), comma-separated; '' for none, null
+    // in rows older than the column (left out of their hash).
+    {5, R"sql(
+ALTER TABLE runs ADD COLUMN limit_hit TEXT;
+)sql"},
+    // Secrets out of sight (issue 14): how many workspace paths sandbox.hide masked, which globs.
+    // NULL in older rows, so their chain links keep their hashes.
+    {6, R"sql(
+ALTER TABLE runs ADD COLUMN hidden_count INTEGER;
+ALTER TABLE runs ADD COLUMN hidden_globs TEXT;
+)sql"},
     // Egress by domain (issue 14): every connection of a run's egress proxy, linked to its run;
     // deleted with the run (prune).
-    {5, R"sql(
+    {7, R"sql(
 CREATE TABLE connections (
   id INTEGER PRIMARY KEY,
   run_id TEXT NOT NULL,

@@ -86,8 +86,11 @@ const RunColumn k_run_columns[] = {
     {"agent_session", [](const RunRecord& r) -> SqlValue { return r.agent_session; }},
     {"env_names", [](const RunRecord& r) { return json_list(r.env_names); }},
     {"warm", [](const RunRecord& r) -> SqlValue { return int64_t{r.warm ? 1 : 0}; }},
+    {"hidden_count", [](const RunRecord& r) -> SqlValue { return r.hidden_count; }},
+    {"hidden_globs", [](const RunRecord& r) { return json_list(r.hidden_globs); }},
     {"boot_id", [](const RunRecord& r) -> SqlValue { return r.boot_id; }},
     {"pid_start_ticks", [](const RunRecord& r) -> SqlValue { return r.pid_start_ticks; }},
+    {"limit_hit", [](const RunRecord& r) -> SqlValue { return r.limit_hit; }},
 };
 
 // How many leading columns complete_run leaves as begin_run wrote them.

@@ -1,12 +1,12 @@
 #include "common/strings.hpp"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
+
+#include "common/glob.hpp"
 
 namespace sandshim {
 
@@ -125,7 +125,7 @@ std::string trim(std::string_view text) {
 }
 
 bool glob_match(const std::string& pattern, const std::string& text) {
-  return ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+  return glob_match(std::string_view(pattern), std::string_view(text), GlobCase::sensitive);
 }
 
 namespace {

@@ -3,7 +3,7 @@
 # CLIs the agent suites run (pinned versions from the npm registry, in install/lib/agent_clis.sh's
 # prefix). Idempotent: when everything is already installed it touches nothing and needs no root.
 # Under CI=true a failed agent install fails; otherwise it warns and the agent suites skip.
-# Usage: install/deps.sh [--with-podman] [--without-agents]
+# Usage: install/deps.sh [--with-podman] [--with-gvisor] [--without-agents]
 set -euo pipefail
 
 SANDSHIM_PREFIX=sandshim-deps
@@ -27,13 +27,19 @@ readonly k_packages=(
     dpkg-dev man-db
     # the hostile corpus: host controls in Node, peak RSS by time(1), file capabilities
     nodejs time libcap2-bin
+    # tests/suites: third-party test suites shipped in Debian packages, and the runner they use
+    python3-mpmath libpython3.11-testsuite python3-pytest python3-attr
 )
+# tests/suites: an npm package whose published tarball includes its tests, and its test runner.
+readonly k_suite_npm_packages=(minimist@1.2.8 tape@5.6.6)
+readonly k_suites_dir=${SANDSHIM_SUITES_DIR:-/var/tmp/sandshim/suites}
 readonly k_update_max_age_min=360 # an apt-get update younger than this is trusted
 
 usage() {
     cat >&2 <<'USAGE'
-usage: install/deps.sh [--with-podman] [--without-agents]
+usage: install/deps.sh [--with-podman] [--with-gvisor] [--without-agents]
   --with-podman     also install podman (alternative engine)
+  --with-gvisor     also install runsc and register it with docker (sandbox.runtime = runsc)
   --without-agents  skip the agent CLIs (Claude Code, Codex, Gemini CLI) the agent suites run
 USAGE
 }
@@ -141,12 +147,52 @@ install_agent_clis() {
     agent_clis_present || agent_install_failed "the agent CLIs are installed but not as pinned (native binary missing?)"
 }
 
+# Fetches the npm fixtures of tests/suites once, with the npm client and its configured registry.
+fetch_suite_fixtures() {
+    local dir=$k_suites_dir/minimist
+    [[ -d $dir/node_modules/tape ]] && return 0
+    command -v npm >/dev/null 2>&1 || apt_install npm
+    say "npm install ${k_suite_npm_packages[*]} into $dir (tests/suites fixtures)"
+    mkdir -p -- "$dir"
+    npm install --no-save --no-audit --no-fund --prefix "$dir" "${k_suite_npm_packages[@]}" >&2 ||
+        die "npm install of the tests/suites fixtures failed; check npm's registry access, then re-run install/deps.sh"
+    chmod -R a+rX -- "$dir"
+# docker knows a runtime only from daemon.json: add runsc there (keeping every other setting) and
+# let dockerd reload it with SIGHUP, which restarts nothing. podman takes the binary's path.
+register_gvisor() {
+    local config=/etc/docker/daemon.json
+    if [[ -s $config ]] && python3 -c 'import json, sys; sys.exit(0 if "runsc-nonet" in json.load(open(sys.argv[1])).get("runtimes", {}) else 1)' "$config"; then
+        return 0
+    fi
+    reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" --with-gvisor --without-agents
+    python3 - "$config" <<'PY'
+import json, os, sys
+path = sys.argv[1]
+config = json.load(open(path)) if os.path.exists(path) and os.path.getsize(path) else {}
+# --oci-seccomp: without it runsc ignores the container's seccomp profile.
+runtimes = config.setdefault("runtimes", {})
+runtimes["runsc"] = {"path": "/usr/bin/runsc", "runtimeArgs": ["--oci-seccomp"]}
+# sandbox.network = none: runsc without a network stack of its own (sandshim picks it).
+runtimes["runsc-nonet"] = {"path": "/usr/bin/runsc", "runtimeArgs": ["--oci-seccomp", "--network=none"]}
+with open(path + ".new", "w") as out:
+    json.dump(config, out, indent=2)
+os.replace(path + ".new", path)
+PY
+    if pid=$(pidof dockerd); then
+        kill -HUP "$pid"
+        say "registered runsc with docker ($config); dockerd reloaded it"
+    else
+        say "registered runsc with docker ($config); it applies when dockerd starts"
+    fi
+}
+
 main() {
-    local args=("$@") packages=("${k_packages[@]}") missing agents=1
+    local args=("$@") packages=("${k_packages[@]}") missing agents=1 gvisor=0
     while (($#)); do
         case $1 in
             # tini: the same init as docker's (exit codes 126/127); the rest for rootless podman.
             --with-podman) packages+=(podman tini catatonit fuse-overlayfs slirp4netns) ;;
+            --with-gvisor) packages+=(runsc) gvisor=1 ;;
             --without-agents) agents=0 ;;
             -h | --help) usage; exit 0 ;;
             *) usage; die "unknown option '$1'" ;;
@@ -164,6 +210,11 @@ main() {
         ((${#missing[@]} == 0)) || die "still not installed after apt-get: ${missing[*]}"
         say "installed; all ${#packages[@]} packages present"
     fi
+    if [[ ! -d $k_suites_dir/minimist/node_modules/tape ]]; then
+        reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" "${args[@]}"
+        fetch_suite_fixtures
+    fi
+    ((gvisor == 0)) || register_gvisor
     ((agents)) || return 0
     if ! agent_clis_present; then
         reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" "${args[@]}"

@@ -1,5 +1,7 @@
 #include "install/doctor.hpp"
 
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 #include <cstdlib>
 #include <iostream>
@@ -158,9 +160,35 @@ void check_engine(Context& ctx) {
               facts.cgroup_driver + "), " + (facts.rootless ? "rootless" : "rootful"));
 }
 
+// docker knows runsc only once deps.sh registered it (runsc and runsc-nonet); podman runs the
+// binary itself.
+bool runsc_usable(const shim::Engine& engine) {
+  if (engine.kind == "podman") {
+    return ::access("/usr/bin/runsc", X_OK) == 0;
+  }
+  auto result = run_captured({engine.client.string(), "info", "--format={{json .Runtimes}}"},
+                             engine.env, std::chrono::seconds(20));
+  return result.status.code == 0 && result.out.find("\"runsc-nonet\"") != std::string::npos;
+}
+
+// sandbox.runtime = runsc: without gVisor every run would fail at the engine.
+void check_gvisor(Context& ctx) {
+  if (runsc_usable(*ctx.engine)) {
+    ctx.add("gvisor", Status::ok,
+            "sandbox.runtime = runsc: gVisor is available to " + ctx.engine->describe());
+  } else {
+    ctx.add("gvisor", Status::fail,
+            "sandbox.runtime = runsc, but " + ctx.engine->describe() + " cannot run runsc",
+            "`sudo install/deps.sh --with-gvisor`");
+  }
+}
+
 void check_runtime(Context& ctx) {
   if (!ctx.facts) {
     return;
+  }
+  if (ctx.policy->runtime == shim::Runtime::runsc) {
+    check_gvisor(ctx);
   }
   if (ctx.facts->runtime.empty()) {
     ctx.add("runtime", Status::warn, "the engine names no default OCI runtime",

@@ -16,10 +16,11 @@ SANDSHIM_PREFIX=sandshim-images
 
 readonly k_suite=bookworm
 readonly k_names=(python node sh wrap)
-readonly k_image_version=1 # bump when the image recipe changes, so existing images get rebuilt
+# Bump an image's version when its recipe changes, so existing images of that name get rebuilt.
+declare -rA k_image_versions=([python]=1 [node]=2 [sh]=1 [wrap]=1)
 readonly k_min_free_mb=1024
 # wrap: hook.mode = wrap runs the agent's whole command in it, so it holds what agent commands use.
-declare -rA k_includes=([python]="python3 python-is-python3" [node]="nodejs" [sh]=""
+declare -rA k_includes=([python]="python3 python-is-python3" [node]="nodejs npm" [sh]=""
     [wrap]="python3 python-is-python3 nodejs git make ca-certificates")
 
 g_force=0
@@ -58,11 +59,11 @@ parse_args() {
     ((${#g_only[@]})) || g_only=("${k_names[@]}")
 }
 
-# True when the image exists and was made by this recipe version.
+# True when the image exists and was made by the current recipe version of image NAME ($2).
 image_is_current() {
     local version
     version=$("$g_docker" image inspect -f '{{ index .Config.Labels "org.sandshim.image.version" }}' "$1" 2>/dev/null) || return 1
-    [[ $version == "$k_image_version" ]]
+    [[ $version == "${k_image_versions[$2]}" ]]
 }
 
 # Prints the first deb URI for bookworm in the host's apt sources (one-line and deb822 formats),
@@ -246,7 +247,7 @@ check_rootfs() {
     local name=$1 dir=$2 tool
     case $name in
         python) for tool in python3 python; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
-        node) [[ -x $dir/usr/bin/node ]] || die "$name image: /usr/bin/node missing from the rootfs" ;;
+        node) for tool in node npm npx; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
         sh) for tool in sh bash timeout; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
         wrap) for tool in sh bash python3 node git make; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
     esac
@@ -262,7 +263,7 @@ import_rootfs() {
         --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
         --change 'ENV LANG=C.UTF-8'
         --change "LABEL org.sandshim.image=$name"
-        --change "LABEL org.sandshim.image.version=$k_image_version"
+        --change "LABEL org.sandshim.image.version=${k_image_versions[$name]}"
         --change "LABEL org.sandshim.debian.suite=$k_suite"
         --change "LABEL org.sandshim.debian.release-date=$date"
         --change "LABEL org.sandshim.debian.packages-sha256=$sha"
@@ -288,7 +289,11 @@ smoke_test() {
             smoke_expect "$tag" ok python3 -c 'import socket, json, subprocess, ssl, sqlite3; print("ok")'
             smoke_expect "$tag" 3 python -c 'import sys; print(sys.version_info[0])'
             ;;
-        node) smoke_expect "$tag" ok node -e 'require("net"); console.log("ok")' ;;
+        node)
+            smoke_expect "$tag" ok node -e 'require("net"); console.log("ok")'
+            # npm is a script run by node: proves the node image runs `npm`/`npx` as the host does.
+            smoke_expect "$tag" ok sh -c 'HOME=/tmp npm --version >/dev/null && HOME=/tmp npx --version >/dev/null && echo ok'
+            ;;
         sh)
             smoke_expect "$tag" ok sh -c 'timeout 5 true && bash -c "echo ok"'
             # shellcheck disable=SC2016 # $t expands inside the container
@@ -384,7 +389,7 @@ sync_podman_images() {
 images_to_build() {
     local name
     for name in "${g_only[@]}"; do
-        if ((g_force)) || ! image_is_current "$(image_tag "$name")"; then
+        if ((g_force)) || ! image_is_current "$(image_tag "$name")" "$name"; then
             printf '%s\n' "$name"
         else
             say "[$name] $(image_tag "$name") already exists; skipping (use --force to rebuild)"

@@ -17,6 +17,7 @@
 #include "shim/engine_names.hpp"
 #include "shim/policy.hpp"
 #include "shim/pool.hpp"
+#include "shim/reach.hpp"
 #include "shim/run_request.hpp"
 #include "shim/sandbox.hpp"
 
@@ -329,6 +330,7 @@ int gc_main(const std::vector<std::string>& args) {
   }
   std::cout << "removed " << expired.size() << " expired container(s)\n";
   std::cout << "removed " << collect_pool_garbage(engine) << " idle warm container(s)\n";
+  std::cout << "removed " << collect_cache_garbage() << " cache(s) of removed workspaces\n";
   auto store = audit::Store::open({policy.effective_audit_db()});
   std::cout << "marked " << store.mark_abandoned_runs() << " abandoned run(s)\n";
   // A decision whose PostToolUse never came is sealed into the chain after an hour.

@@ -8,9 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "common/error.hpp"
 #include "common/process.hpp"
@@ -41,6 +44,87 @@ constexpr int64_t k_probe_wait_ms = 2000;
 constexpr std::chrono::milliseconds k_oom_after_end{1000};
 constexpr std::chrono::milliseconds k_oom_wait_cold{3000};
 constexpr std::chrono::milliseconds k_oom_wait_warm{1000};
+// How often the container's pids events are read while it runs: its cgroup is gone once it
+// exits, so the count is sampled, not read at the end.
+constexpr int64_t k_pids_sample_ms = 100;
+
+// Where the engine client writes the id of the container it creates (`--cidfile`), so the run
+// loop can find the container's cgroup; a private directory, removed with the run.
+class CidFile {
+ public:
+  CidFile() {
+    std::error_code ec;  // a TMPDIR that does not exist: the system's /tmp
+    std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+    std::string pattern =
+        ((ec ? std::filesystem::path("/tmp") : dir) / "sandshim-cid.XXXXXX").string();
+    if (::mkdtemp(pattern.data()) != nullptr) {
+      m_dir = pattern;
+    }
+  }
+  CidFile(const CidFile&) = delete;
+  CidFile& operator=(const CidFile&) = delete;
+  ~CidFile() {
+    std::error_code ec;
+    if (!m_dir.empty()) {
+      std::filesystem::remove_all(m_dir, ec);
+    }
+  }
+  // Empty when no private directory could be made: the run goes on without pids events.
+  std::string path() const { return m_dir.empty() ? "" : (m_dir / "cid").string(); }
+  // The id, once the client wrote it.
+  std::string id() const {
+    std::ifstream in(path());
+    std::string id;
+    std::getline(in, id);
+    return id.size() == 64 ? id : "";
+  }
+
+ private:
+  std::filesystem::path m_dir;
+};
+
+std::string read_small_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The forks a container's pids controller refused, sampled while it runs (cold runs on a local
+// engine; a warm exec, a remote engine or an unreadable cgroup leave it unknown).
+class PidsEvents {
+ public:
+  // `engine_args` gain the --cidfile that names the container.
+  void attach(std::vector<std::string>& argv) {
+    if (argv.size() > 1 && argv[1] == "run" && !m_cid.path().empty()) {
+      argv.insert(argv.begin() + 2, "--cidfile=" + m_cid.path());
+      m_enabled = true;
+    }
+  }
+  void sample(int64_t now) {
+    if (!m_enabled || now < m_next_ms) {
+      return;
+    }
+    m_next_ms = now + k_pids_sample_ms;
+    if (m_path.empty()) {
+      m_path = pids_events_path(m_cid.id());
+    }
+    if (!m_path.empty()) {
+      if (auto refused = parse_pids_events(read_small_file(m_path))) {
+        m_refused = std::max(m_refused.value_or(0), *refused);
+      }
+    }
+  }
+  int64_t next_ms() const { return m_enabled ? m_next_ms : INT64_MAX; }
+  std::optional<int64_t> refused() const { return m_refused; }
+
+ private:
+  CidFile m_cid;
+  bool m_enabled = false;
+  int64_t m_next_ms = 0;
+  std::string m_path;
+  std::optional<int64_t> m_refused;
+};
 
 // Blocks the signals the run handles and reads them from a signalfd inside the poll loop;
 // restores the caller's mask on destruction.
@@ -96,6 +180,20 @@ bool starts_like_engine_error(const std::string& text) {
     }
   }
   return false;
+}
+
+// How the interpreters say a script given by path does not exist: held back with the engine's
+// errors, so a host script the image lacks is reported in one line, not a stack trace.
+bool starts_like_missing_script(const std::string& text) {
+  static const char* const k_prefixes[] = {"node:internal/modules/cjs/loader",
+                                           "python3: can't open", "python: can't open",
+                                           "sh: 0: cannot open", "bash: /"};
+  if (text.empty()) {
+    return false;
+  }
+  return std::any_of(std::begin(k_prefixes), std::end(k_prefixes), [&](const char* prefix) {
+    return text.starts_with(prefix) || std::string_view(prefix).starts_with(text);
+  });
 }
 
 // The client's own line when its connection to the engine broke after the container started:
@@ -181,6 +279,7 @@ class RunLoop {
   ContainerResult classify(const Policy& policy);
   bool oom_killed();
   bool oom_from_event_log() const;
+  LimitFacts limit_facts(const ContainerResult& result) const;
   const Engine& m_engine;
   const RunSpec& m_spec;
   SignalWatch m_signals;
@@ -201,11 +300,13 @@ class RunLoop {
   OomWatch m_oom;
   BackgroundAction m_remover{m_engine};
   BackgroundAction m_signaller{m_engine};
+  PidsEvents m_pids;
 };
 
 pid_t RunLoop::spawn_client(const std::vector<std::string>& engine_args, Pipe& out, Pipe& err) {
   std::vector<std::string> argv = {m_engine.client.string()};
   argv.insert(argv.end(), engine_args.begin(), engine_args.end());
+  m_pids.attach(argv);
   SpawnOptions options;
   options.argv = std::move(argv);
   options.env = m_engine.env_with(m_spec.env);
@@ -275,6 +376,7 @@ int RunLoop::poll_timeout() const {
     if (m_escalate_ms > 0) {
       next = std::min(next, m_escalate_ms);
     }
+    next = std::min(next, m_pids.next_ms());
   }
   if (m_engine_error_window) {
     next = std::min(next, m_start_ms + k_engine_error_window_ms);
@@ -319,6 +421,9 @@ void RunLoop::loop() {
     if ((fds[5].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       m_oom.read_available();
     }
+    if (!m_client_status) {
+      m_pids.sample(monotonic_ms());
+    }
     enforce_deadlines();
   }
 }
@@ -328,8 +433,12 @@ void RunLoop::update_engine_error_hold() {
     m_engine_error_window = false;
   }
   bool small = m_err.pending().size() < StreamRelay::k_max_pending / 2;
+  // A missing script is held whenever it comes (a loaded engine starts containers late): the
+  // interpreter ends right after saying it, and any other output releases it.
+  bool missing_script = m_out.bytes() == 0 && m_err.pending().size() < 4096 &&
+                        starts_like_missing_script(m_err.pending());
   if ((m_engine_error_window && small && starts_like_engine_error(m_err.pending())) ||
-      (small && starts_like_engine_lost(m_err.pending()))) {
+      missing_script || (small && starts_like_engine_lost(m_err.pending()))) {
     m_err.hold();
   } else if (!m_client_status) {
     m_err.release_hold();
@@ -453,7 +562,20 @@ ContainerResult RunLoop::classify(const Policy& policy) {
   result.stderr_bytes = m_err.bytes();
   result.stdout_tail = m_out.tail();
   result.stderr_tail = m_err.tail();
+  result.limit_facts = limit_facts(result);
   return result;
+}
+
+LimitFacts RunLoop::limit_facts(const ContainerResult& result) const {
+  LimitFacts facts;
+  facts.exit_code = result.exit_code;
+  facts.timed_out = result.status == RunStatus::timeout;
+  facts.oom_killed = result.status == RunStatus::oom;
+  facts.pids_refused = m_pids.refused();
+  std::string last = m_err.last();
+  facts.stderr_last = result.stderr_tail.size() > last.size() ? result.stderr_tail : last;
+  facts.workspace = m_spec.workspace.string();
+  return facts;
 }
 
 }  // namespace
@@ -508,6 +630,46 @@ bool exec_not_found(const RunFacts& facts, const RunSpec& spec, int code) {
     }
   }
   return false;
+}
+
+// The first argument after the interpreter's options, when it is an absolute path: the script.
+std::string script_argument(const RunSpec& spec) {
+  for (size_t i = 1; i < spec.command.size(); ++i) {
+    const std::string& arg = spec.command[i];
+    if (!arg.starts_with("-")) {
+      return arg.starts_with("/") ? arg : "";
+    }
+    if (arg == "-c" || arg == "-e" || arg == "-m" || arg == "--eval" || arg == "-p") {
+      return "";  // code or a module, not a script path
+    }
+  }
+  return "";
+}
+
+// The interpreter could not open the script the command names by a host path (a
+// `#!/usr/bin/env node` script such as /usr/bin/npm): the image lacks that file.
+bool script_missing_in_image(const RunFacts& facts, const RunSpec& spec, int code) {
+  std::string script = script_argument(spec);
+  if (script.empty() || code == 0 || facts.stdout_bytes != 0) {
+    return false;
+  }
+  const std::string& err = facts.stderr_head;
+  return err.find("Cannot find module '" + script + "'") != std::string::npos ||
+         err.find("can't open file '" + script + "'") != std::string::npos ||
+         err.starts_with("sh: 0: cannot open " + script + ":") ||
+         err.starts_with("bash: " + script + ": No such file or directory");
+}
+
+Outcome missing_script(const RunSpec& spec) {
+  Outcome outcome;
+  outcome.status = RunStatus::error;
+  outcome.exit_code = exit_code::k_not_found;
+  outcome.message = quoted(script_argument(spec)) + " is a file on the host but not in the image " +
+                    spec.image + ", so " + program_name(spec) +
+                    " cannot run it there; add its package to the image, or set `images." +
+                    program_name(spec) + " = IMAGE` to one that has it (see `sandshim images`)";
+  outcome.replaces_engine_output = true;
+  return outcome;
 }
 
 std::string removal_note(const RunFacts& facts, const std::string& otherwise) {
@@ -578,6 +740,9 @@ Outcome classify_outcome(const RunFacts& facts, const RunSpec& spec, const Polic
   }
   if (engine_failed(facts, code)) {
     return engine_error(describe_engine_error(facts.stderr_head, spec));
+  }
+  if (script_missing_in_image(facts, spec, code)) {
+    return missing_script(spec);
   }
   if (code == 128 + SIGKILL && facts.oom_event) {
     return {RunStatus::oom,

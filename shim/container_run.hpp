@@ -8,6 +8,7 @@
 #include "audit/run_record.hpp"
 #include "shim/engine.hpp"
 #include "shim/engine_errors.hpp"
+#include "shim/limit_hints.hpp"
 #include "shim/policy.hpp"
 #include "shim/run_spec.hpp"
 
@@ -23,7 +24,9 @@ struct ContainerResult {
   int64_t stderr_bytes = 0;
   std::string stdout_tail;
   std::string stderr_tail;
-  std::string image_id;  // the image's content digest, asked for while the container runs
+  std::string image_id;    // the image's content digest, asked for while the container runs
+  LimitFacts limit_facts;  // what the run showed of the limits it met
+  std::string limit_hit;   // the keys of the limits it hit, comma-separated, for the audit
 };
 
 // What the run loop observed by the time the engine client ended: the outcome is decided from

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/glob.hpp"
 #include "common/strings.hpp"
 
 namespace sandshim::shim {
@@ -37,44 +38,77 @@ const std::vector<std::string>& default_env_allow() {
 
 const std::vector<std::string>& default_env_deny() {
   static const std::vector<std::string> deny = {
-      "*TOKEN*",      "*token*",    "*SECRET*",   "*secret*",  "*KEY*",
-      "*key*",        "*PASSWORD*", "*password*", "*PASSWD*",  "*CREDENTIAL*",
-      "*credential*", "*AUTH*",     "*COOKIE*",   "*SESSION*", "*PRIVATE*",
-      "PATH",         "HOME",       "LD_*",       "DOCKER_*",  "SANDSHIM_*",
-      "CONTAINER_*",  "SSH_*",      "GPG_*",      "*_PROXY",   "*_proxy"};
+      "*TOKEN*",  "*SECRET*",  "*KEY*",      "*PASSWORD*",  "*PASSWD*", "*CREDENTIAL*", "*AUTH*",
+      "*COOKIE*", "*SESSION*", "*PRIVATE*",  "*_PAT",       "*_PAT_*",  "PATH",         "HOME",
+      "LD_*",     "DOCKER_*",  "SANDSHIM_*", "CONTAINER_*", "SSH_*",    "GPG_*",        "*_PROXY", "TMPDIR", "SHELL"};
   return deny;
+}
+
+bool holds_url_credentials(std::string_view value) {
+  for (size_t scheme_end = value.find("://"); scheme_end != std::string_view::npos;
+       scheme_end = value.find("://", scheme_end + 3)) {
+    std::string_view rest = value.substr(scheme_end + 3);
+    std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+    size_t at = authority.rfind('@');
+    if (at != std::string_view::npos &&
+        authority.substr(0, at).find(':') != std::string_view::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+const std::vector<std::pair<std::string, std::string>>& sandbox_fixed_environment() {
+  static const std::vector<std::pair<std::string, std::string>> fixed = {
+      {"HOME", "/tmp"}, {"TMPDIR", "/tmp"}, {"SHELL", "/bin/sh"}};
+  return fixed;
 }
 
 namespace {
 
-bool matches_any(const std::string& name, const std::vector<std::string>& patterns) {
-  return std::any_of(patterns.begin(), patterns.end(),
-                     [&](const std::string& pattern) { return glob_match(pattern, name); });
+// Deny patterns ignore case (`LC_AccessToken` is a token too) and win over every allow pattern.
+bool matches_any(const std::string& name, const std::vector<std::string>& patterns,
+                 GlobCase letter_case) {
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& pattern) {
+    return glob_match(pattern, name, letter_case);
+  });
 }
 
 bool passes(const std::string& name, const Policy& policy) {
-  if (matches_any(name, default_env_deny()) || matches_any(name, policy.env_deny)) {
+  if (matches_any(name, default_env_deny(), GlobCase::ignored) ||
+      matches_any(name, policy.env_deny, GlobCase::ignored)) {
     return false;
   }
-  return matches_any(name, default_env_allow()) || matches_any(name, policy.env_allow);
+  return matches_any(name, default_env_allow(), GlobCase::sensitive) ||
+         matches_any(name, policy.env_allow, GlobCase::sensitive);
 }
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> sandbox_environment(
-    const std::vector<std::string>& host_env, const Policy& policy) {
-  std::vector<std::pair<std::string, std::string>> result;
+FilteredEnvironment filter_environment(const std::vector<std::string>& host_env,
+                                       const Policy& policy) {
+  FilteredEnvironment result;
   for (const auto& entry : host_env) {
     size_t equals = entry.find('=');
     if (equals == std::string::npos || equals == 0) {
       continue;
     }
     std::string name = entry.substr(0, equals);
-    if (passes(name, policy)) {
-      result.emplace_back(name, entry.substr(equals + 1));
+    if (!passes(name, policy)) {
+      continue;
     }
+    if (holds_url_credentials(std::string_view(entry).substr(equals + 1))) {
+      result.refused_credentials.push_back(name);
+      continue;
+    }
+    result.entries.emplace_back(name, entry.substr(equals + 1));
   }
   return result;
+}
+
+std::vector<std::pair<std::string, std::string>> sandbox_environment(
+    const std::vector<std::string>& host_env, const Policy& policy) {
+  return filter_environment(host_env, policy).entries;
 }
 
 }  // namespace sandshim::shim

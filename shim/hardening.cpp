@@ -4,6 +4,8 @@
 
 #include "common/strings.hpp"
 #include "shim/egress_session.hpp"
+#include "shim/environment.hpp"
+#include "shim/reach.hpp"
 #include "shim/workspace.hpp"
 
 namespace sandshim::shim {
@@ -50,24 +52,43 @@ void add_network_flags(std::vector<std::string>& args, const Policy& policy,
   args.push_back(flag("network", to_string(network)));
 }
 
+// gVisor: docker names a registered runtime on `run`; podman takes it before the subcommand.
+// Without a network docker gets runsc-nonet (runsc --network=none, registered by deps.sh):
+// runsc's own network stack refuses docker's empty network namespace on some hosts.
+void add_runtime_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec) {
+  if (policy.runtime != Runtime::runc && !spec.dialect.is_podman()) {
+    std::string suffix = policy.network != Network::bridge ? "-nonet" : "";  // allowlist too
+    args.push_back(flag("runtime", to_string(policy.runtime) + suffix));
+  }
+}
+
 // No capabilities, no way to gain privileges, never root.
 void add_privilege_flags(std::vector<std::string>& args, const Policy& /*policy*/,
                          const RunSpec& spec) {
   args.insert(args.end(), {"--cap-drop=ALL", "--security-opt=no-new-privileges:true"});
+  if (!spec.seccomp_profile.empty()) {
+    args.push_back(flag("security-opt", "seccomp=" + spec.seccomp_profile.string()));
+  }
   args.push_back(flag("user", spec.user));
 }
 
-// A read-only root, a small noexec /tmp as the only writable place, the workspace at its host
-// path so every path the agent uses means the same thing inside.
+// A read-only root, a small noexec /tmp (exec only with sandbox.tmp_exec) as the only writable
+// place, the workspace at its host path so every path the agent uses means the same thing inside,
+// its secrets masked.
 void add_filesystem_flags(std::vector<std::string>& args, const Policy& policy,
                           const RunSpec& spec) {
   args.push_back("--read-only");
   append(args, spec.dialect.filesystem_flags());
-  args.push_back(
-      flag("tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=" + std::to_string(policy.tmp_bytes)));
+  args.push_back(flag("tmpfs", std::string("/tmp:rw,") + (policy.tmp_exec ? "exec" : "noexec") +
+                                   ",nosuid,nodev,size=" + std::to_string(policy.tmp_bytes)));
   args.push_back(flag("shm-size", std::to_string(policy.shm_bytes)));
   args.push_back(
       flag("mount", bind_mount_spec(spec.workspace, policy.workspace_mode != WorkspaceMode::rw)));
+  append(args, spec.writable_mounts);
+  if (!spec.cache_dir.empty()) {
+    args.push_back(cache_mount_flag(spec.cache_dir, spec.dialect.is_podman()));
+  }
+  append(args, mask_mount_flags(spec.masks, spec.mask_sources));
   args.push_back(flag("workdir", spec.cwd.string()));
   if (spec.egress) {
     append(args, egress_mount_flags(*spec.egress));
@@ -95,7 +116,14 @@ void add_limit_flags(std::vector<std::string>& args, const Policy& policy, const
 // show in the process list.
 void add_environment_flags(std::vector<std::string>& args, const Policy& /*policy*/,
                            const RunSpec& spec) {
-  args.push_back("--env=HOME=/tmp");
+  for (const auto& [name, value] : sandbox_fixed_environment()) {
+    args.push_back(flag("env", name + "=" + value));
+  }
+  if (!spec.cache_dir.empty()) {
+    for (const auto& setting : cache_environment()) {
+      args.push_back(flag("env", setting));
+    }
+  }
   bool term_passed = spec.tty;
   for (const auto& entry : spec.env) {
     if (spec.egress && is_egress_variable(entry.first)) {
@@ -120,17 +148,39 @@ void add_stdio_flags(std::vector<std::string>& args, const Policy& /*policy*/,
 
 namespace {
 
+// podman's global flags for the runtime; runsc's own network is off when the sandbox has none
+// (podman's empty network namespace is not enough for it).
+std::vector<std::string> podman_runtime_flags(const Policy& policy, const RunSpec& spec) {
+  if (policy.runtime == Runtime::runc || !spec.dialect.is_podman()) {
+    return {};
+  }
+  // runsc applies the container's seccomp profile only when asked (--oci-seccomp).
+  std::vector<std::string> flags = {flag("runtime", to_string(policy.runtime)),
+                                    "--runtime-flag=oci-seccomp"};
+  if (policy.network != Network::bridge) {  // allowlist runs keep loopback only too
+    flags.push_back("--runtime-flag=network=none");
+  }
+  return flags;
+}
+
+// The subcommand `run`, after any global flags the engine needs.
+std::vector<std::string> run_subcommand(const Policy& policy, const RunSpec& spec) {
+  std::vector<std::string> args = podman_runtime_flags(policy, spec);
+  args.push_back("run");
+  return args;
+}
+
 using Step = void (*)(std::vector<std::string>&, const Policy&, const RunSpec&);
 // The container's confinement: shared by a cold run and a warm pool container, so the two can
 // never drift apart.
-constexpr Step k_container_steps[] = {add_identity_flags,   add_lifecycle_flags,  add_network_flags,
-                                      add_privilege_flags,  add_filesystem_flags, add_limit_flags,
-                                      add_environment_flags};
+constexpr Step k_container_steps[] = {
+    add_identity_flags,  add_lifecycle_flags,  add_network_flags, add_runtime_flags,
+    add_privilege_flags, add_filesystem_flags, add_limit_flags,   add_environment_flags};
 
 }  // namespace
 
 std::vector<std::string> build_run_arguments(const Policy& policy, const RunSpec& spec) {
-  std::vector<std::string> args = {"run"};
+  std::vector<std::string> args = run_subcommand(policy, spec);
   for (Step step : k_container_steps) {
     step(args, policy, spec);
   }
@@ -143,7 +193,7 @@ std::vector<std::string> build_run_arguments(const Policy& policy, const RunSpec
 std::vector<std::string> build_pool_arguments(const Policy& policy, const RunSpec& spec,
                                               const std::vector<std::string>& extra,
                                               int64_t idle_seconds) {
-  std::vector<std::string> args = {"run"};
+  std::vector<std::string> args = run_subcommand(policy, spec);
   for (Step step : k_container_steps) {
     step(args, policy, spec);
   }

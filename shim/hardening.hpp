@@ -26,6 +26,7 @@ std::vector<std::string> build_exec_arguments(const Policy& policy, const RunSpe
 void add_identity_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec);
 void add_lifecycle_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec);
 void add_network_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec);
+void add_runtime_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec);
 void add_privilege_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec);
 void add_filesystem_flags(std::vector<std::string>& args, const Policy& policy,
                           const RunSpec& spec);

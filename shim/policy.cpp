@@ -21,6 +21,8 @@
 #include "common/strings.hpp"
 #include "common/unique_fd.hpp"
 #include "egress/allowlist.hpp"
+#include "shim/masks.hpp"
+#include "shim/reach.hpp"
 
 namespace sandshim::shim {
 
@@ -220,6 +222,8 @@ constexpr std::array<std::string_view, 3> k_network_words = {"bridge", "allowlis
 constexpr std::array<std::string_view, 2> k_workspace_words = {"rw", "ro"};
 constexpr std::array<std::string_view, 2> k_unenforced_words = {"accept", "refuse"};
 constexpr std::array<std::string_view, 3> k_hook_mode_words = {"path", "wrap", "deny"};
+constexpr std::array<std::string_view, 2> k_runtime_words = {"runc", "runsc"};
+constexpr std::array<std::string_view, 2> k_cache_words = {"on", "off"};
 
 template <typename Enum, size_t N>
 std::optional<Enum> enum_from(const std::array<std::string_view, N>& words, std::string_view word) {
@@ -332,6 +336,23 @@ Key tail_bytes_key() {
           render_with(&Policy::audit_tail_bytes, format_byte_size)};
 }
 
+Key tmp_exec_key() {
+  return {{"sandbox.tmp_exec",
+           "true lets programs exec from /tmp (frameworks that must), giving up its noexec "
+           "hygiene; trusted config files only",
+           "false", KeyTrust::trusted},
+          [](Policy& p, std::string_view, const std::string& v) -> std::optional<std::string> {
+            auto parsed = parse_bool(v);
+            if (!parsed) {
+              return std::string("expected true or false");
+            }
+            p.tmp_exec = *parsed;
+            return std::nullopt;
+          },
+          {},
+          render_with(&Policy::tmp_exec, format_bool)};
+}
+
 // `images.COMMAND = IMAGE`: which image runs a shimmed command.
 std::optional<std::string> set_image(Policy& p, std::string_view command,
                                      const std::string& value) {
@@ -420,6 +441,43 @@ Key network_resolve_key() {
 Key user_pins_key();
 Key user_ceilings_key();
 
+// sandbox.hide adds masks (never looser, any layer); sandbox.unhide shows files (trusted only).
+Key glob_list_key(std::string name, std::string help, std::vector<std::string> Policy::*field,
+                  bool shows_files) {
+  Looser never_looser = [](const Policy&, const Policy&, std::string_view) { return false; };
+  return {{name, help, "", shows_files ? KeyTrust::trusted : KeyTrust::tighten},
+          [field](Policy& p, std::string_view, const std::string& v) -> std::optional<std::string> {
+            auto globs = split_words(v);
+            for (const auto& glob : globs) {
+              if (auto problem = invalid_hide_glob(glob); !problem.empty()) {
+                return quoted(glob) + ": " + problem;
+              }
+            }
+            (p.*field).insert((p.*field).end(), globs.begin(), globs.end());
+            return std::nullopt;
+          },
+          shows_files ? Looser{} : never_looser,
+          [field](const Policy& p, std::string_view) { return join(p.*field, " "); }};
+}
+
+// sandbox.writable: workspace sub-paths mounted read-write, so only trusted layers name them.
+Key writable_key() {
+  return {{"sandbox.writable",
+           "workspace sub-paths made writable (never .git, .sandshim.conf, agent or hook files)",
+           "", KeyTrust::trusted},
+          [](Policy& p, std::string_view, const std::string& v) -> std::optional<std::string> {
+            for (const auto& path : split_words(v)) {
+              if (auto problem = invalid_writable_path(path); !problem.empty()) {
+                return quoted(path) + ": " + problem;
+              }
+              p.writable.push_back(path);
+            }
+            return std::nullopt;
+          },
+          {},
+          [](const Policy& p, std::string_view) { return join(p.writable, " "); }};
+}
+
 const std::vector<Key>& key_table() {
   static const std::vector<Key> table = {
       trusted_key("engine.name",
@@ -455,6 +513,7 @@ const std::vector<Key>& key_table() {
                    &Policy::timeout_ms, "a duration such as 30s, 2m or 500ms"),
       byte_size_key("sandbox.tmp_size", "size of the writable, noexec /tmp", &Policy::tmp_bytes,
                     1ULL << 20),
+      tmp_exec_key(),
       byte_size_key("sandbox.shm_size", "size of /dev/shm", &Policy::shm_bytes, 1ULL << 20),
       count_key("sandbox.nofile", "open files limit (ulimit -n)", &Policy::nofile, 16, 1048576),
       count_key(
@@ -465,6 +524,23 @@ const std::vector<Key>& key_table() {
                   &Policy::user, valid_user),
       trusted_key("sandbox.hostname", "hostname inside the container", &Policy::hostname,
                   valid_hostname),
+      glob_list_key("sandbox.hide",
+                    "more workspace globs masked inside the sandbox (NAME, DIR/, or a path with /)",
+                    &Policy::hide, false),
+      glob_list_key("sandbox.unhide", "globs of the built-in or added sandbox.hide list to show",
+                    &Policy::unhide, true),
+      count_key("sandbox.hide_limit",
+                "workspace entries searched for sandbox.hide; past it the run is refused",
+                &Policy::hide_limit, 1, 100'000'000),
+      writable_key(),
+      choice_key("sandbox.runtime",
+                 "OCI runtime: runc, or runsc (gVisor; install/deps.sh --with-gvisor registers it)",
+                 &Policy::runtime, k_runtime_words),
+      choice_key("sandbox.cache",
+                 "on: the interpreters' caches (pip, npm, pycache, XDG) survive between runs",
+                 &Policy::cache, k_cache_words),
+      byte_size_key("sandbox.cache_size", "the cache is emptied before a run once past this size",
+                    &Policy::cache_bytes, 1ULL << 20),
       choice_key("limits.unenforced",
                  "limits the engine cannot enforce (rootless on cgroup v1, a missing "
                  "controller): refuse to run, or accept and record them",
@@ -808,6 +884,14 @@ std::string to_string(Network value) {
 
 std::string to_string(WorkspaceMode value) {
   return word_of(k_workspace_words, value);
+}
+
+std::string to_string(Runtime value) {
+  return word_of(k_runtime_words, value);
+}
+
+std::string to_string(Cache value) {
+  return word_of(k_cache_words, value);
 }
 
 std::string to_string(Unenforced value) {

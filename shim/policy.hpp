@@ -17,12 +17,16 @@ enum class Network { bridge, allowlist, none };
 enum class WorkspaceMode { rw, ro };
 enum class Unenforced { accept, refuse };  // limits the engine cannot enforce
 enum class HookMode { path, wrap, deny };
+enum class Runtime { runc, runsc };  // runsc: gVisor, a kernel of its own
+enum class Cache { on, off };        // on: caches survive between runs
 
 // The words config files use for them.
 std::string to_string(Network value);
 std::string to_string(WorkspaceMode value);
 std::string to_string(Unenforced value);
 std::string to_string(HookMode value);
+std::string to_string(Runtime value);
+std::string to_string(Cache value);
 std::optional<HookMode> hook_mode_from(std::string_view word);
 
 // Where a value came from, for error messages and `sandshim policy show`.
@@ -53,11 +57,19 @@ struct Policy {
   int64_t pids = 64;
   int64_t timeout_ms = 30'000;
   uint64_t tmp_bytes = 64ULL << 20;
+  bool tmp_exec = false;  // /tmp allows exec (trusted layers only)
   uint64_t shm_bytes = 16ULL << 20;
   int64_t nofile = 1024;
   int64_t nproc = 1024;
   std::string user = "auto";  // auto: the caller's uid:gid, 65534:65534 for root
   std::string hostname = "sandbox";
+  std::vector<std::string> hide;      // globs masked on top of the built-in list (any layer)
+  std::vector<std::string> unhide;    // built-in or added globs taken back (trusted layers only)
+  int64_t hide_limit = 200'000;       // workspace entries searched for them before refusing
+  std::vector<std::string> writable;  // workspace sub-paths mounted read-write (trusted only)
+  Cache cache = Cache::off;           // on: a per-workspace, per-user cache directory
+  Runtime runtime = Runtime::runc;    // runsc: gVisor, which install/deps.sh --with-gvisor adds
+  uint64_t cache_bytes = 1ULL << 30;  // emptied before a run when it has grown past this
 
   // [limits]
   Unenforced limits_unenforced = Unenforced::refuse;

@@ -164,8 +164,12 @@ UniqueFd lock_key(const std::string& key) {
 }  // namespace
 
 std::string pool_key(const Policy& policy, const RunSpec& spec) {
+  std::string masked;  // a warm container masks what the workspace held when it started
+  for (const auto& path : spec.masks.paths) {
+    masked += path.path.string() + "\n";
+  }
   return sha256_hex(policy.digest() + "\n" + spec.image + "\n" + spec.workspace.string() + "\n" +
-                    spec.user)
+                    spec.user + "\n" + masked)
       .substr(0, 24);
 }
 

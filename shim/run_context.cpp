@@ -42,6 +42,8 @@ void describe_container(RunRecord& row, const RunContext& run) {
     row.env_names.push_back(entry.first);
   }
   row.warm = spec.warm;
+  row.hidden_count = static_cast<int64_t>(spec.masks.paths.size());
+  row.hidden_globs = spec.masks.matched_globs;
 }
 
 void describe_outcome(RunRecord& row, const ContainerResult& result) {
@@ -54,6 +56,7 @@ void describe_outcome(RunRecord& row, const ContainerResult& result) {
   row.stdout_tail = result.stdout_tail;
   row.stderr_tail = result.stderr_tail;
   row.image_digest = result.image_id;
+  row.limit_hit = result.limit_hit;
 }
 
 }  // namespace

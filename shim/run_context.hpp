@@ -11,6 +11,7 @@
 #include "audit/store.hpp"
 #include "shim/container_run.hpp"
 #include "shim/engine.hpp"
+#include "shim/limit_hints.hpp"
 #include "shim/policy.hpp"
 #include "shim/pool.hpp"
 #include "shim/run_request.hpp"
@@ -43,6 +44,7 @@ class RunContext {
   std::unique_ptr<audit::Store> store;   // null: the run is not recorded
   std::vector<std::string> create_args;  // warm: how the claimed container was started
   std::vector<std::string> engine_args;  // what the engine client is given for this attempt
+  std::vector<LimitHint> hints;          // the limits the last attempt hit, said after its output
 
   const std::optional<RunSpec>& spec() const { return m_spec; }
   // The spec is set once the checks passed; from then on the run id lives in it.

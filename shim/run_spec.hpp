@@ -9,6 +9,7 @@
 
 #include "shim/engine.hpp"
 #include "shim/engine_names.hpp"
+#include "shim/masks.hpp"
 
 namespace sandshim::shim {
 
@@ -40,9 +41,14 @@ struct RunSpec {
   StdioFds stdio;                                        // the caller's stdin, stdout, stderr
   int64_t deadline_epoch_s = 0;                          // for `sandshim gc`
   EngineDialect dialect;                                 // the engine's differences
-  bool warm = false;                  // runs in a container of the warm pool, started in advance
-  std::string image_id;               // known before a warm run (the pool checks it); else probed
-  std::optional<EgressMount> egress;  // sandbox.network = allowlist
+  bool warm = false;         // runs in a container of the warm pool, started in advance
+  std::string image_id;      // known before a warm run (the pool checks it); else probed
+  MaskPlan masks;            // workspace paths sandbox.hide covers
+  MaskSources mask_sources;  // what covers them
+  std::vector<std::string> writable_mounts;  // sandbox.writable, with protected names read-only
+  std::filesystem::path cache_dir;           // sandbox.cache = on: the host directory; else empty
+  std::filesystem::path seccomp_profile;     // podman: the profile without user namespaces
+  std::optional<EgressMount> egress;          // sandbox.network = allowlist
   std::string container_name() const { return container_name_of(run_id); }
 };
 

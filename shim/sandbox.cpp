@@ -21,8 +21,12 @@
 #include "shim/engine_api.hpp"
 #include "shim/environment.hpp"
 #include "shim/hardening.hpp"
+#include "shim/limit_hints.hpp"
+#include "shim/masks.hpp"
 #include "shim/pool.hpp"
+#include "shim/reach.hpp"
 #include "shim/run_context.hpp"
+#include "shim/seccomp.hpp"
 #include "shim/workspace.hpp"
 
 namespace sandshim::shim {
@@ -140,6 +144,36 @@ void resolve_place(RunContext& run) {
   run.workspace = resolve_workspace(run.cwd, request.home);
 }
 
+// sandbox.hide: what the globs match in the workspace is masked; past a limit, refused.
+void hide_secrets(RunSpec& spec, const Policy& policy) {
+  try {
+    spec.masks = plan_masks(spec.workspace, effective_hide_globs(policy.hide, policy.unhide),
+                            policy.hide_limit);
+    if (!spec.masks.paths.empty()) {
+      spec.mask_sources = ensure_mask_sources();
+    }
+  } catch (const Fatal& e) {
+    throw Refusal(RunStatus::refused, e.what());
+  }
+}
+
+// sandbox.writable and sandbox.cache: the only places a run may write that outlive it.
+void grant_writes(RunSpec& spec, const Policy& policy, uid_t uid, gid_t gid) {
+  try {
+    spec.writable_mounts = writable_mount_flags(spec.workspace, policy.writable);
+    if (policy.cache == Cache::on) {
+      bool emptied = false;
+      spec.cache_dir = prepare_cache_dir(spec.workspace, uid, gid, policy.cache_bytes, emptied);
+      if (emptied) {
+        spdlog::info("sandbox.cache: emptied {} (past sandbox.cache_size)",
+                     spec.cache_dir.string());
+      }
+    }
+  } catch (const Fatal& e) {
+    throw Refusal(RunStatus::refused, e.what());
+  }
+}
+
 // What to run, where and as whom, from the request and the policy; refuses what may not run.
 RunSpec prepare_spec(const RunContext& run) {
   const RunRequest& request = run.request();
@@ -149,7 +183,12 @@ RunSpec prepare_spec(const RunContext& run) {
   spec.cwd = run.cwd;
   spec.workspace = run.workspace;
   spec.image = image_for(run.policy, request);
-  spec.env = sandbox_environment(request.environment, run.policy);
+  FilteredEnvironment environment = filter_environment(request.environment, run.policy);
+  spec.env = std::move(environment.entries);
+  if (!environment.refused_credentials.empty()) {
+    say(request, "not passed into the sandbox, their values hold URL credentials: " +
+                     join(environment.refused_credentials, ", "));
+  }
   uid_t uid = 0;
   gid_t gid = 0;
   spec.user = container_user(run.policy, request.caller, uid, gid);
@@ -159,6 +198,8 @@ RunSpec prepare_spec(const RunContext& run) {
   spec.egress = egress_mount_for(run.policy, run.cold_run_id());
   require_readable_by(run.workspace, uid, gid);
   refuse_paths_outside(spec);
+  hide_secrets(spec, run.policy);
+  grant_writes(spec, run.policy, uid, gid);
   return spec;
 }
 
@@ -288,6 +329,13 @@ void prepare(RunContext& run, const RunEngine& engine) {
   RunSpec spec = prepare_spec(run);
   run.engine = engine_for(run.policy, engine);
   spec.dialect = run.engine->dialect;
+  if (spec.dialect.is_podman()) {
+    try {
+      spec.seccomp_profile = podman_seccomp_profile();
+    } catch (const Fatal& e) {
+      throw Refusal(RunStatus::refused, e.what());
+    }
+  }
   run.set_spec(std::move(spec));
   run.engine_args = build_run_arguments(run.policy, *run.spec());
 }
@@ -299,11 +347,32 @@ void log_sandbox(const RunContext& run) {
                 run.workspace.string(), run.spec()->user, run.policy.limits_summary());
 }
 
+// Where a line that lifts a limit goes: the caller's own config file in direct mode; through a
+// broker, whose user layers may only tighten, the broker's system file.
+std::string lifting_config_file(const RunRequest& request) {
+  if (request.broker) {
+    return request.broker->system_file.string() + " (the broker's; an administrator's)";
+  }
+  auto xdg = request.env_value("XDG_CONFIG_HOME");
+  fs::path base =
+      xdg && !xdg->empty() && (*xdg)[0] == '/' ? fs::path(*xdg) : request.home / ".config";
+  return (base / "sandshim" / "config").string();
+}
+
+// The limits the run hit, named in the result (for the audit) and returned for the caller.
+std::vector<LimitHint> judge_limits(ContainerResult& result, const RunContext& run) {
+  auto hints = limit_hints(result.limit_facts, run.policy, lifting_config_file(run.request()));
+  result.limit_hit = limit_keys(hints);
+  return hints;
+}
+
 // Starts the row, runs the container, records the outcome in the context.
 void execute(RunContext& run, const RunEngine& engine) {
   begin_row(run);
   log_sandbox(run);
-  run.finish(engine.run(*run.engine, run.engine_args, *run.spec(), run.policy));
+  ContainerResult result = engine.run(*run.engine, run.engine_args, *run.spec(), run.policy);
+  run.hints = judge_limits(result, run);
+  run.finish(std::move(result));
 }
 
 // sandbox.network = allowlist: the run's egress proxy, started before the row and the container.
@@ -377,6 +446,9 @@ int run_in_container(RunContext& run, const RunEngine& engine) {
   }
   if (!run.result()->message.empty()) {
     say(run.request(), run.result()->message);
+  }
+  for (const auto& hint : run.hints) {
+    say(run.request(), describe_hint(hint));
   }
   finish_egress(run, egress);
   complete_row(run);

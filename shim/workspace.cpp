@@ -50,12 +50,18 @@ std::string csv_field(const std::string& field) {
 }  // namespace
 
 std::string bind_mount_spec(const fs::path& path, bool read_only) {
-  const std::string& p = path.native();
-  if (p.empty() || p[0] != '/' || has_control_characters(p)) {
-    throw Fatal("refusing to mount " + quoted(p) +
-                ": the path has control characters; rename the directory");
+  return bind_mount_spec(path, path, read_only);
+}
+
+std::string bind_mount_spec(const fs::path& source, const fs::path& target, bool read_only) {
+  for (const std::string& p : {source.native(), target.native()}) {
+    if (p.empty() || p[0] != '/' || has_control_characters(p)) {
+      throw Fatal("refusing to mount " + quoted(p) +
+                  ": the path has control characters; rename the directory");
+    }
   }
-  std::string spec = "type=bind," + csv_field("source=" + p) + "," + csv_field("target=" + p);
+  std::string spec = "type=bind," + csv_field("source=" + source.native()) + "," +
+                     csv_field("target=" + target.native());
   return read_only ? spec + ",readonly" : spec;
 }
 

@@ -16,6 +16,9 @@ std::filesystem::path resolve_workspace(const std::filesystem::path& cwd,
 // A mount specification cannot be bent by the path's bytes: commas and quotes are CSV-quoted,
 // control characters refused (throws Fatal naming the path).
 std::string bind_mount_spec(const std::filesystem::path& path, bool read_only);
+// The same for a mount whose source on the host differs from its target inside (masks).
+std::string bind_mount_spec(const std::filesystem::path& source,
+                            const std::filesystem::path& target, bool read_only);
 
 // Refuses, with the fix, a workspace the container user could not read.
 void require_readable_by(const std::filesystem::path& workspace, uid_t uid, gid_t gid);

@@ -103,12 +103,12 @@ expect_equal "$U/ws" "$(broker_row "$id" workspace)" "workspace in the broker's 
 check "exit codes: the program's own (0, 42), deadline 124, refusal 125, OOM 137"
 expect_exit 42 as_nd "$U/ws" sh -c 'exit 42'
 expect_exit 124 as_nd "$U/ws" "$T/bin/sandshim" run --timeout 2s -- sh -c 'sleep 30'
-expect_file_is "$ERR" "sandshim: sh ran past its deadline of 2s (sandbox.timeout); the container was killed"
+expect_equal "sandshim: sh ran past its deadline of 2s (sandbox.timeout); the container was killed" "$(head -n 1 "$ERR")" "the outcome line"; expect_contains "sandshim: limit hit: " "$ERR"
 expect_exit 125 as_nd "$U/ws" "$T/bin/sandshim" run -- perl -e 1
 expect_contains 'no image is configured for "perl"' "$ERR"
 expect_lines 1 "$ERR"
 expect_exit 137 as_nd "$U/ws" "$T/bin/sandshim" run --memory 64m -- python -c 'b = b"x" * (200 << 20)'
-expect_file_is "$ERR" "sandshim: python was killed at the memory limit of 64m (sandbox.memory)"
+expect_equal "sandshim: python was killed at the memory limit of 64m (sandbox.memory)" "$(head -n 1 "$ERR")" "the outcome line"; expect_contains "sandshim: limit hit: " "$ERR"
 expect_equal oom "$(broker_row "$(last_broker_run)" status)" "status of the OOM run"
 
 check "stdin reaches the program and its stdout and stderr come back byte-exact"

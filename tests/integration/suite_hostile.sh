@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # sandshim-test-engines: docker  # not yet podman: see the comment below
-# On podman 4.3 (cgroup v1) two probes do not hold and are open work, documented in the README:
-# podman's default seccomp profile lets an unprivileged process create a user namespace
-# (priv_unshare.*), and podman reports no OOM kill (res_memory_bomb.*: `killed`, not `oom`).
+# On podman 4.3 (cgroup v1) the user-namespace probes (priv_unshare.*) hold since sandshim ships
+# its seccomp profile; podman still reports no OOM kill (res_memory_bomb.*: `killed`, not `oom`).
 # Hostile code inside the sandbox. Every probe of tests/hostile/ runs through the installed shims
 # exactly as an agent runs code (`python p.py`, `node p.js`, `sh p.sh` with the shim directory
 # first on PATH) and must end as its header says: the exit code, one complete audit row with the
@@ -164,6 +163,8 @@ host_interpreter_of() {
 config_file() {
     local file=$T/run.conf setting
     printf '[engine]\nname = %s\n' "$ENGINE" >"$file" # the engine under test (docker or podman)
+    # SANDSHIM_TEST_RUNTIME=runsc: the whole corpus on gVisor (see suite_gvisor.sh)
+    [[ -z ${SANDSHIM_TEST_RUNTIME:-} ]] || printf '[sandbox]\nruntime = %s\n' "$SANDSHIM_TEST_RUNTIME" >>"$file"
     [[ " $* " == *" sandbox.timeout="* ]] || printf '[sandbox]\ntimeout = %s\n' "$BASE_TIMEOUT" >>"$file"
     for setting in "$@"; do
         printf '[%s]\n%s = %s\n' "${setting%%.*}" "$(cut -d= -f1 <<<"${setting#*.}")" "${setting#*=}" >>"$file"

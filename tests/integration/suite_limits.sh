@@ -48,7 +48,7 @@ expect_exit 137 sandshim run --memory 64m -- python alloc.py 200
 if skip_check_on podman "podman 4.3 with runc on cgroup v1 reports no OOM kill (no oom event, State.OOMKilled false), so the run is status killed without the memory line"; then
     expect_run last killed 137
 else
-    expect_file_is "$ERR" "sandshim: python was killed at the memory limit of 64m (sandbox.memory)"
+    expect_equal "sandshim: python was killed at the memory limit of 64m (sandbox.memory)" "$(head -n 1 "$ERR")" "the outcome line"; expect_contains "sandshim: limit hit: " "$ERR"
     expect_run last oom 137
 fi
 expect_equal 9 "$(audit_field last signal)" "signal of the OOM-killed run"

@@ -264,7 +264,7 @@ pool_config '[pool]' 'size = 1' 'idle_ttl = 2m' '[sandbox]' 'timeout = 2s'
 fill sh
 expect_exit 124 sandshim run -- sh -c 'while :; do :; done'
 ((ELAPSED_MS >= 2000 && ELAPSED_MS <= 6000)) || fail "ended after ${ELAPSED_MS} ms, expected 2-6 s"
-expect_file_is "$ERR" "sandshim: sh ran past its deadline of 2s (sandbox.timeout); the container was killed"
+expect_equal "sandshim: sh ran past its deadline of 2s (sandbox.timeout); the container was killed" "$(head -n 1 "$ERR")" "the outcome line"; expect_contains "sandshim: limit hit: " "$ERR"
 id=$(last_run_id)
 expect_run "$id" timeout 124
 expect_warm "$id" true
@@ -313,7 +313,7 @@ check "OOM in warm mode: 200 MiB under 64m is killed with 137, the memory line, 
 pool_config '[pool]' 'size = 1' 'idle_ttl = 2m' '[sandbox]' 'memory = 64m'
 fill python
 expect_exit 137 sandshim run -- python alloc.py 200
-expect_file_is "$ERR" "sandshim: python was killed at the memory limit of 64m (sandbox.memory)"
+expect_equal "sandshim: python was killed at the memory limit of 64m (sandbox.memory)" "$(head -n 1 "$ERR")" "the outcome line"; expect_contains "sandshim: limit hit: " "$ERR"
 expect_run last oom 137
 expect_warm last true
 fill python

@@ -49,3 +49,30 @@ TEST_CASE("values are kept exactly", "[environment]") {
   CHECK(passed[0].second == "a=b=c");
   CHECK(passed[1].second.empty());
 }
+
+TEST_CASE("deny patterns ignore case and cover every allowed pattern", "[environment]") {
+  std::vector<std::string> host = {"LC_GITHUB_PAT=ghp", "LC_AccessToken=t", "LC_api_key=k",
+                                   "LC_ALL=C", "lc_secret=s"};
+  Policy policy;
+  policy.env_allow = {"lc_*"};
+  policy.env_deny = {"lc_all"};
+  CHECK(names_passed(host, policy).empty());
+  CHECK(names_passed({"LC_ALL=C"}, Policy{}) == std::vector<std::string>{"LC_ALL"});
+}
+
+TEST_CASE("values with URL credentials are refused by name", "[environment]") {
+  auto filtered = filter_environment(
+      {"LC_DATABASE_URL=postgres://u:pw@db/x", "LC_MIRROR=https://example.org/a:b@c", "LANG=C"},
+      Policy{});
+  CHECK(filtered.refused_credentials == std::vector<std::string>{"LC_DATABASE_URL"});
+  REQUIRE(filtered.entries.size() == 2);
+  CHECK(filtered.entries[0].first == "LC_MIRROR");
+}
+
+TEST_CASE("URL credentials need a password before the @", "[environment]") {
+  CHECK(holds_url_credentials("https://user:secret@host/path"));
+  CHECK(holds_url_credentials("x redis://:pw@h and more"));
+  CHECK_FALSE(holds_url_credentials("ssh://git@host/repo"));
+  CHECK_FALSE(holds_url_credentials("https://host:8443/a@b"));
+  CHECK_FALSE(holds_url_credentials("user:pw@host"));
+}

@@ -111,3 +111,49 @@ TEST_CASE("mount paths cannot change the mount", "[hardening][workspace]") {
   CHECK_THROWS_AS(bind_mount_spec("/w/new\nline", true), sandshim::Fatal);
   CHECK_THROWS_AS(bind_mount_spec("relative", true), sandshim::Fatal);
 }
+
+TEST_CASE("masks, writable paths and the cache follow the workspace mount", "[hardening][masks]") {
+  RunSpec spec = sample_spec();
+  spec.masks.paths = {{"/work/project/.env", false}};
+  spec.mask_sources = {"/state/empty", "/state/empty.d"};
+  spec.writable_mounts = {"--mount=type=bind,source=/work/project/out,target=/work/project/out"};
+  spec.cache_dir = "/state/cache/abc-1000";
+  auto args = build_run_arguments(Policy{}, spec);
+  size_t workspace =
+      index_of(args, "--mount=type=bind,source=/work/project,target=/work/project,readonly");
+  size_t writable = index_of(args, spec.writable_mounts[0]);
+  size_t cache =
+      index_of(args, "--mount=type=bind,source=/state/cache/abc-1000,target=/sandshim-cache");
+  size_t mask =
+      index_of(args, "--mount=type=bind,source=/state/empty,target=/work/project/.env,readonly");
+  CHECK(workspace < writable);
+  CHECK(writable < cache);
+  CHECK(cache < mask);
+  CHECK(mask < args.size());
+  CHECK(has(args, "--env=PIP_CACHE_DIR=/sandshim-cache/pip"));
+  spec.dialect.kind = "podman";
+  CHECK(has(
+      build_run_arguments(Policy{}, spec),
+      "--mount=type=bind,source=/state/cache/abc-1000,target=/sandshim-cache,noexec,nosuid,nodev"));
+}
+
+TEST_CASE("runsc is named on run for docker and before run for podman", "[hardening][gvisor]") {
+  Policy policy;
+  policy.runtime = Runtime::runsc;
+  RunSpec spec = sample_spec();
+  auto docker = build_run_arguments(policy, spec);
+  CHECK(docker.front() == "run");
+  CHECK(has(docker, "--runtime=runsc-nonet"));
+  policy.network = Network::bridge;
+  CHECK(has(build_run_arguments(policy, spec), "--runtime=runsc"));
+  policy.network = Network::none;
+  spec.dialect.kind = "podman";
+  spec.seccomp_profile = "/state/seccomp/podman.json";
+  auto podman = build_run_arguments(policy, spec);
+  CHECK(std::vector<std::string>(podman.begin(), podman.begin() + 4) ==
+        std::vector<std::string>{"--runtime=runsc", "--runtime-flag=oci-seccomp",
+                                 "--runtime-flag=network=none", "run"});
+  CHECK(std::count(podman.begin(), podman.end(), "--runtime=runsc") == 1);
+  CHECK(has(podman, "--security-opt=seccomp=/state/seccomp/podman.json"));
+  CHECK_FALSE(has(build_run_arguments(Policy{}, sample_spec()), "--runtime=runc"));
+}

@@ -96,6 +96,17 @@ TEST_CASE("a workspace file may only tighten", "[policy]") {
   CHECK_THAT(apply("images.python", "evil:latest"), Catch::Contains("workspace file"));
   CHECK_THAT(apply("env.allow", "AWS_*"), Catch::Contains("workspace file"));
   CHECK(apply("env.deny", "MY_VAR").empty());
+  CHECK(apply("sandbox.hide", "secrets/ *.p12").empty());
+  CHECK(policy.hide == std::vector<std::string>{"secrets/", "*.p12"});
+  CHECK_THAT(apply("sandbox.unhide", ".env"), Catch::Contains("workspace file"));
+  CHECK_THAT(apply("sandbox.writable", "node_modules"), Catch::Contains("workspace file"));
+  CHECK_THAT(apply("sandbox.cache", "on"), Catch::Contains("would loosen"));
+  CHECK(apply("sandbox.cache", "off").empty());
+  CHECK(apply("sandbox.runtime", "runsc").empty());
+  CHECK_THAT(apply("sandbox.runtime", "runc"), Catch::Contains("would loosen"));
+  CHECK_THAT(apply("sandbox.hide", "/etc"), Catch::Contains("relative to the workspace"));
+  CHECK_THAT(apply("sandbox.hide_limit", "1000000"), Catch::Contains("would loosen"));
+  CHECK(apply("sandbox.hide_limit", "1000").empty());
   CHECK_THAT(apply("audit.required", "false"), Catch::Contains("would loosen"));
   CHECK(apply("audit.required", "true").empty());
   CHECK_THAT(apply("audit.tail_bytes", "1k"), Catch::Contains("workspace file"));
@@ -212,6 +223,11 @@ const std::map<std::string, std::pair<std::string, std::string>> k_looser_values
     {"pool.idle_ttl", {"", "1h"}},
     {"hook.mode", {"deny", "path"}},
     {"env.deny", {"", ""}},
+    {"sandbox.hide", {"", ""}},
+    {"sandbox.hide_limit", {"", "300000"}},
+    {"sandbox.cache", {"", "on"}},
+    {"sandbox.cache_size", {"", "8g"}},
+    {"sandbox.runtime", {"runsc", "runc"}},
 };
 
 // A valid value for keys without an order (a no-op where possible).

@@ -56,10 +56,10 @@ TEST_CASE("a pool container is confined exactly as a cold run", "[pool][hardenin
 TEST_CASE("a warm run's exec carries its user, cwd, environment names and argv", "[pool]") {
   RunSpec spec = pool_spec();
   auto args = build_exec_arguments(Policy{}, spec);
-  CHECK(args == std::vector<std::string>{"exec", "--interactive", "--user=1000:1000",
-                                         "--workdir=/work/project/src", "--env=HOME=/tmp",
-                                         "--env=LANG", "--env=API_NAME",
-                                         "sandshim-0123456789abcdef", "python", "-c", "print(1)"});
+  CHECK(args == std::vector<std::string>{
+                    "exec", "--interactive", "--user=1000:1000", "--workdir=/work/project/src",
+                    "--env=HOME=/tmp", "--env=TMPDIR=/tmp", "--env=SHELL=/bin/sh", "--env=LANG",
+                    "--env=API_NAME", "sandshim-0123456789abcdef", "python", "-c", "print(1)"});
   spec.tty = true;
   args = build_exec_arguments(Policy{}, spec);
   CHECK(args[2] == "--tty");

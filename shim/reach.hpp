@@ -1,0 +1,44 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace sandshim::shim {
+
+// Names that stay read-only inside a writable sub-path: they steer git, sandshim, the agents
+// and their hooks on the host, so a sandboxed run must never write them.
+const std::vector<std::string>& protected_names();
+
+// Why a sandbox.writable path cannot be used, or empty.
+std::string invalid_writable_path(const std::string& path);
+
+// The --mount flags that make each listed sub-path of the workspace writable, with every
+// protected name found in it bound read-only over itself. Throws Fatal naming sandbox.writable
+// when a path is missing or not a directory.
+std::vector<std::string> writable_mount_flags(const std::filesystem::path& workspace,
+                                              const std::vector<std::string>& paths);
+
+// Where the interpreters' caches live inside the container under sandbox.cache = on.
+inline constexpr const char* k_cache_mount = "/sandshim-cache";
+
+// The cache directory of one workspace and user on the host, under sandshim's state directory,
+// created on first use and owned by the container user; emptied when it has grown past
+// `max_bytes` (sets `emptied`).
+std::filesystem::path prepare_cache_dir(const std::filesystem::path& workspace, uid_t uid,
+                                        gid_t gid, uint64_t max_bytes, bool& emptied);
+
+// The mount of the cache directory: read-write; never executable under podman (docker's CLI
+// cannot mount a host directory noexec).
+std::string cache_mount_flag(const std::filesystem::path& dir, bool podman);
+
+// The environment that points the interpreters at the cache (NAME=VALUE).
+std::vector<std::string> cache_environment();
+
+// `sandshim gc`: removes cache directories whose workspace is gone; returns how many.
+int collect_cache_garbage();
+
+}  // namespace sandshim::shim

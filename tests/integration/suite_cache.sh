@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# sandshim-test-engines: docker podman
+# sandshim-test-labels: cache
+# Writes that outlive a run, only where the user's own config allows them: sandbox.cache = on
+# gives the interpreters a cache directory that survives (outside the workspace, per workspace
+# and user, emptied past its size, never executable under podman, removed by `sandshim gc` once
+# its workspace is gone); sandbox.writable makes a sub-path writable while .git and agent
+# settings inside it stay read-only; a workspace file may set neither; a refused write is
+# followed by one line naming the keys. Each in both directions.
+# shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+mkdir -p "$WS/out/.claude" "$WS/out/.git"
+chmod -R 777 "$WS/out" # writable by the sandbox user: only the mounts may stop a write
+
+check "cache off (default): the interpreters have no cache and nothing survives"
+expect_exit 42 sandshim run -- sh -c '[ -z "$PIP_CACHE_DIR" ] && [ ! -e /sandshim-cache ] && exit 42 || exit 73'
+
+check "cache on: a file written in the cache is there in the next run"
+write_user_config <<'CONF'
+[sandbox]
+cache = on
+CONF
+expect_exit 42 sandshim run -- sh -c 'mkdir -p "$PIP_CACHE_DIR" && echo kept >"$PIP_CACHE_DIR/marker" && exit 42'
+expect_exit 42 sandshim run -- sh -c '[ "$(cat "$PIP_CACHE_DIR/marker")" = kept ] && exit 42 || exit 73'
+cache_dirs=("$XDG_STATE_HOME"/sandshim/cache/*-*[0-9])
+[[ -f ${cache_dirs[0]}/pip/marker ]] || fail "no cache directory under sandshim's state: ${cache_dirs[*]}"
+case $WS/ in "${cache_dirs[0]}"/*) fail "the cache is inside the workspace" ;; esac
+
+check "cache on: python sees the cache locations (its image writes no bytecode: PYTHONDONTWRITEBYTECODE)"
+expect_exit 42 sandshim run -- python3 -c 'import os, sys; sys.exit(42 if os.environ["PYTHONPYCACHEPREFIX"] == "/sandshim-cache/pycache" else 73)'
+
+check "cache: a program copied into the cache cannot be executed (podman: noexec)"
+if skip_check_on docker "docker's CLI cannot mount a host directory noexec (documented gap)"; then :; else
+    write_user_config <<<$'[sandbox]\ncache = on'
+    expect_exit 42 sandshim run -- sh -c 'mkdir -p "$XDG_CACHE_HOME" && cp /bin/true "$XDG_CACHE_HOME/t" || exit 73; "$XDG_CACHE_HOME/t" && exit 73 || exit 42'
+fi
+
+check "cache: a workspace file may turn it off, not on"
+printf '[sandbox]\ncache = off\n' >"$WS/.sandshim.conf"
+expect_exit 42 sandshim run -- sh -c '[ -z "$PIP_CACHE_DIR" ] && exit 42 || exit 73'
+reset_user_config
+printf '[sandbox]\ncache = on\n' >"$WS/.sandshim.conf"
+expect_exit 125 sandshim run -- sh -c 'exit 73'
+expect_contains "would loosen the policy" "$ERR"
+rm "$WS/.sandshim.conf"
+
+check "cache: sandshim gc removes the caches of workspaces that are gone, keeps the rest"
+other=$(new_workspace)
+(cd "$other" && write_user_config <<<$'[sandbox]\ncache = on' && expect_exit 0 sandshim run -- sh -c 'true')
+rm -rf "$other"
+expect_exit 0 sandshim gc
+expect_contains "removed 1 cache(s) of removed workspaces" "$OUT"
+[[ -f ${cache_dirs[0]}/pip/marker ]] || fail "gc removed the cache of a live workspace"
+reset_user_config
+
+check "writable: the workspace is read-only, and the refusal names the keys that allow writes"
+expect_exit 73 sandshim run -- sh -c 'echo x >out/file && exit 42 || exit 73'
+expect_contains "Read-only file system" "$ERR"
+expect_contains "sandbox.writable = PATH" "$ERR"
+
+check "writable: the user's sandbox.writable = out allows writes there, never in its .git or .claude"
+write_user_config <<'CONF'
+[sandbox]
+writable = out
+CONF
+expect_exit 42 sandshim run -- sh -c 'echo x >out/file && exit 42 || exit 73'
+expect_equal x "$(cat "$WS/out/file")" "file written through sandbox.writable"
+expect_exit 73 sandshim run -- sh -c 'echo x >out/.claude/settings.json && exit 42 || exit 73'
+expect_exit 73 sandshim run -- sh -c 'echo x >out/.git/config && exit 42 || exit 73'
+expect_exit 73 sandshim run -- sh -c 'echo x >elsewhere && exit 42 || exit 73'
+
+check "writable: a workspace file may not set it, and .git may never be writable"
+reset_user_config
+printf '[sandbox]\nwritable = out\n' >"$WS/.sandshim.conf"
+expect_exit 125 sandshim run -- sh -c 'exit 73'
+expect_contains "sandbox.writable = \"out\": may not be set in a workspace file" "$ERR"
+rm "$WS/.sandshim.conf"
+write_user_config <<'CONF'
+[sandbox]
+writable = .git
+CONF
+expect_exit 125 sandshim run -- sh -c 'exit 73'
+expect_contains '".git" always stays read-only' "$ERR"
+reset_user_config
+
+assert_no_sandshim_containers
+suite_done

@@ -1,0 +1,109 @@
+#include <catch2/catch.hpp>
+
+#include "shim/limit_hints.hpp"
+
+using namespace sandshim::shim;
+
+namespace {
+
+const std::string k_config = "/home/u/.config/sandshim/config";
+
+LimitFacts failed_with(const std::string& stderr_last) {
+  LimitFacts facts;
+  facts.exit_code = 1;
+  facts.stderr_last = stderr_last;
+  facts.workspace = "/home/u/project";
+  return facts;
+}
+
+std::string keys_of(const LimitFacts& facts, const Policy& policy = {}) {
+  return limit_keys(limit_hints(facts, policy, k_config));
+}
+
+}  // namespace
+
+TEST_CASE("a clean run hits no limit", "[limit_hints]") {
+  LimitFacts facts;
+  facts.pids_refused = 0;
+  CHECK(limit_hints(facts, Policy{}, k_config).empty());
+  CHECK(keys_of(failed_with("AssertionError: 1 != 2\n")).empty());
+}
+
+TEST_CASE("the pids cap is named from the cgroup's events, success or not", "[limit_hints]") {
+  LimitFacts facts;
+  facts.pids_refused = 12;
+  auto hints = limit_hints(facts, Policy{}, k_config);
+  REQUIRE(hints.size() == 1);
+  CHECK(describe_hint(hints[0]) ==
+        "limit hit: sandbox.pids = 64 (12 process/thread start(s) refused at the cap); to lift "
+        "it, add `sandbox.pids = 256` to /home/u/.config/sandshim/config");
+}
+
+TEST_CASE("without the cgroup's events, a failed thread start names the pids cap",
+          "[limit_hints]") {
+  CHECK(keys_of(failed_with("RuntimeError: can't start new thread\n")) == "sandbox.pids");
+  LimitFacts sampled = failed_with("sh: 0: Cannot fork\n");
+  sampled.pids_refused = 0;  // sampled before the refusal: the run's own words still count
+  CHECK(keys_of(sampled) == "sandbox.pids");
+  LimitFacts ok = failed_with("RuntimeError: can't start new thread\n");
+  ok.exit_code = 0;
+  CHECK(keys_of(ok).empty());
+}
+
+TEST_CASE("the deadline and the memory cap say how to lift them", "[limit_hints]") {
+  LimitFacts facts;
+  facts.exit_code = 124;
+  facts.timed_out = true;
+  auto hints = limit_hints(facts, Policy{}, k_config);
+  REQUIRE(hints.size() == 1);
+  CHECK(describe_hint(hints[0]) ==
+        "limit hit: sandbox.timeout = 30s (the run reached its deadline); to lift it, add "
+        "`sandbox.timeout = 120s` to /home/u/.config/sandshim/config");
+  LimitFacts oom;
+  oom.exit_code = 137;
+  oom.oom_killed = true;
+  CHECK(limit_hints(oom, Policy{}, k_config).at(0).suggested == "1g");
+}
+
+TEST_CASE("a full /tmp and exec refused on /tmp are told apart", "[limit_hints]") {
+  CHECK(keys_of(failed_with("OSError: [Errno 28] No space left on device\n")) ==
+        "sandbox.tmp_size");
+  CHECK(keys_of(failed_with("sh: 1: /tmp/run.sh: Permission denied\n")) == "sandbox.tmp_exec");
+  CHECK(
+      keys_of(failed_with("ImportError: /tmp/x.so: failed to map segment from shared object\n")) ==
+      "sandbox.tmp_exec");
+  CHECK(keys_of(failed_with("open /home/u/project/x: Permission denied\n")).empty());
+  Policy exec_allowed;
+  exec_allowed.tmp_exec = true;
+  CHECK(keys_of(failed_with("sh: 1: /tmp/run.sh: Permission denied\n"), exec_allowed).empty());
+}
+
+TEST_CASE("a write refused on the read-only workspace names sandbox.workspace", "[limit_hints]") {
+  CHECK(keys_of(failed_with("OSError: [Errno 30] Read-only file system: 'out.txt'\n")) ==
+        "sandbox.workspace");
+  CHECK(keys_of(failed_with("EROFS: read-only file system, mkdir '/home/u/project/.nyc_output'"
+                            "\nError: EROFS\n")) == "sandbox.workspace");
+  // The image's root is read-only by design: no key lifts that.
+  CHECK(keys_of(failed_with("OSError: [Errno 30] Read-only file system: '/usr/lib/x'\n")).empty());
+  Policy rw;
+  rw.workspace_mode = WorkspaceMode::rw;
+  CHECK(keys_of(failed_with("OSError: [Errno 30] Read-only file system: 'out.txt'\n"), rw).empty());
+}
+
+TEST_CASE("several limits are named once each, deadline first", "[limit_hints]") {
+  LimitFacts facts = failed_with("can't start new thread\nNo space left on device\n");
+  facts.timed_out = true;
+  facts.pids_refused = 3;
+  CHECK(keys_of(facts) == "sandbox.timeout,sandbox.pids");
+  facts.timed_out = false;
+  CHECK(keys_of(facts) == "sandbox.pids,sandbox.tmp_size");
+}
+
+TEST_CASE("pids.events is parsed for its max count", "[limit_hints]") {
+  CHECK(parse_pids_events("max 0\n") == 0);
+  CHECK(parse_pids_events("max 17\n") == 17);
+  CHECK_FALSE(parse_pids_events("").has_value());
+  CHECK_FALSE(parse_pids_events("maxx\n").has_value());
+  CHECK(pids_events_path("").empty());
+  CHECK(pids_events_path("../../etc").empty());
+}
