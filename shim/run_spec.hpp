@@ -48,7 +48,7 @@ struct RunSpec {
   std::vector<std::string> writable_mounts;  // sandbox.writable, with protected names read-only
   std::filesystem::path cache_dir;           // sandbox.cache = on: the host directory; else empty
   std::filesystem::path seccomp_profile;     // podman: the profile without user namespaces
-  std::optional<EgressMount> egress;          // sandbox.network = allowlist
+  std::optional<EgressMount> egress;         // sandbox.network = allowlist
   std::string container_name() const { return container_name_of(run_id); }
 };
 
