@@ -23,7 +23,7 @@ openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=eg
 printf 'subjectAltName=DNS:egress-test.example\n' >"$T/san.ext"
 openssl x509 -req -in "$T/server.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial -days 1 \
     -extfile "$T/san.ext" -out "$T/server.pem" 2>/dev/null
-cp "$T/ca.pem" "$WS/probe/ca.pem"
+cp "$T/ca.pem" "$WS/probe/test-ca.crt" # not *.pem: sandbox.hide masks those
 
 "$HOST_PY" - "$T" <<'EOF' &
 import functools, http.server, os, ssl, sys, threading
@@ -59,7 +59,7 @@ import os, ssl, sys, urllib.error, urllib.request
 if sys.argv[2:] == ["direct"]:
     for name in ("NO_PROXY", "no_proxy"):
         os.environ.pop(name, None)
-context = ssl.create_default_context(cafile=os.path.join(os.path.dirname(__file__), "ca.pem"))
+context = ssl.create_default_context(cafile=os.path.join(os.path.dirname(__file__), "test-ca.crt"))
 try:
     with urllib.request.urlopen(sys.argv[1], timeout=10, context=context) as reply:
         sys.stdout.write(reply.read().decode())
