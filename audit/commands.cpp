@@ -45,6 +45,7 @@ constexpr unsigned k_limit = 1U << 4;
 constexpr unsigned k_stats = 1U << 5;
 constexpr unsigned k_prune = 1U << 6;
 constexpr unsigned k_integrity = 1U << 7;
+constexpr unsigned k_connection_filters = 1U << 8;
 
 struct Subcommand {
   std::string_view name;
@@ -134,6 +135,38 @@ int run_decisions(const Invocation& invocation) {
   auto writer = make_row_writer(chosen_format(invocation), invocation.out, decision_fields(),
                                 decision_table_columns(), invocation.color);
   query_decisions(store.database(), filter, limit_of(invocation), *writer);
+  return 0;
+}
+
+// --run, --name and --verdict: the connections' own columns.
+Filter connection_filter(const Invocation& invocation) {
+  Filter filter;
+  auto add = [&](const char* option, const std::string& clause) {
+    if (invocation.options.count(option) != 0) {
+      filter.where += " AND " + clause;
+      filter.params.emplace_back(invocation.options[option].as<std::string>());
+    }
+  };
+  add("run", "run_id GLOB ? || '*'");
+  add("name", "name GLOB ?");
+  if (invocation.options.count("verdict") != 0) {
+    std::string verdict = invocation.options["verdict"].as<std::string>();
+    if (verdict != "allowed" && verdict != "refused") {
+      throw Fatal("bad value " + quoted(verdict) + " for --verdict: expected allowed or refused",
+                  exit_code::k_usage);
+    }
+  }
+  add("verdict", "verdict = ?");
+  return filter;
+}
+
+int run_connections(const Invocation& invocation) {
+  Store store = open_store(invocation, false);
+  Filter runs = filter_for(invocation, Subject::runs);
+  auto writer = make_row_writer(chosen_format(invocation), invocation.out, connection_fields(),
+                                connection_table_columns(), invocation.color);
+  query_connections(store.database(), runs, connection_filter(invocation), limit_of(invocation),
+                    *writer);
   return 0;
 }
 
@@ -410,8 +443,8 @@ constexpr Subcommand k_subcommands[] = {
      "", k_prune | k_json | k_integrity, 0, run_prune},
     {"sql", "run one read-only SQL statement",
      "Runs one SELECT on a read-only connection; statements that could write are refused. Tables: "
-     "runs, decisions, chain_state, and run_counts (runs a day by status, command, image and "
-     "agent); their columns are the fields that `export` and `decisions` print.",
+     "runs, decisions, connections, chain_state, and run_counts (runs a day by status, command, "
+     "image and agent); their columns are the fields that `export` and `decisions` print.",
      "  sandshim audit sql \"SELECT image, count(*) AS runs FROM runs GROUP BY image\"\n"
      "  sandshim audit sql \"SELECT run_id, a.value FROM runs, json_each(runs.argv) AS a WHERE "
      "a.value LIKE '%curl%'\"\n"
@@ -423,6 +456,14 @@ constexpr Subcommand k_subcommands[] = {
      "  sandshim audit decisions --decision deny --since 1d\n"
      "  sandshim audit decisions --tool-use toolu_01ABC --json\n",
      "", k_decision_filters | k_formats | k_limit, 100, run_decisions},
+    {"connections", "list the connections of egress proxies (sandbox.network = allowlist)",
+     "Lists each connection a run's egress proxy saw, newest first: the name and port asked for, "
+     "the address connected to, allowed or refused and why, bytes each way and duration. The run "
+     "filters select the runs whose connections are listed.",
+     "  sandshim audit connections --verdict refused --since 1d\n"
+     "  sandshim audit connections --run 3f2a9c --json\n"
+     "  sandshim audit connections --name '*.pythonhosted.org' --csv\n",
+     "", k_run_filters | k_connection_filters | k_formats | k_limit, 100, run_connections},
 };
 
 void add_filter_options(po::options_description& options, Subject subject) {
@@ -442,6 +483,14 @@ void add_group_options(po::options_description& options, const Subcommand& comma
   }
   if ((groups & k_decision_filters) != 0) {
     add_filter_options(options, Subject::decisions);
+  }
+  if ((groups & k_connection_filters) != 0) {
+    options.add_options()("run", po::value<std::string>()->value_name("ID"),
+                          "only connections of this run (or a prefix of its id)")(
+        "name", po::value<std::string>()->value_name("NAME"),
+        "only connections to NAME (globs like *.example.com work)")(
+        "verdict", po::value<std::string>()->value_name("allowed|refused"),
+        "only allowed or only refused connections");
   }
   if ((groups & k_limit) != 0) {
     options.add_options()(

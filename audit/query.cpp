@@ -251,6 +251,21 @@ constexpr OutputField k_decision_output[] = {
     {"row_hash", "row_hash"},
 };
 
+constexpr OutputField k_connection_output[] = {
+    {"run_id", "run_id"},
+    {"start", "start_ms", Present::iso_time},
+    {"start_ms", "start_ms"},
+    {"method", "method"},
+    {"name", "name"},
+    {"port", "port"},
+    {"address", "address"},
+    {"verdict", "verdict"},
+    {"reason", "reason"},
+    {"bytes_up", "bytes_up"},
+    {"bytes_down", "bytes_down"},
+    {"duration_ms", "duration_ms"},
+};
+
 std::vector<std::string> field_names(std::span<const OutputField> fields) {
   std::vector<std::string> names;
   for (const auto& field : fields) {
@@ -378,6 +393,35 @@ std::vector<std::string> run_fields() {
 }
 std::vector<std::string> decision_fields() {
   return field_names(k_decision_output);
+}
+
+std::vector<std::string> connection_fields() {
+  return field_names(k_connection_output);
+}
+
+std::vector<TableColumn> connection_table_columns() {
+  return {
+      {"START (UTC)", render_time, "start", 19}, {"RUN", render_field, "run_id", 24},
+      {"VERDICT", render_field, "verdict", 7},   {"NAME", render_field, "name", 32},
+      {"PORT", render_field, "port", 5},         {"ADDRESS", render_field, "address", 15},
+      {"UP", render_field, "bytes_up", 9},       {"DOWN", render_field, "bytes_down", 10},
+      {"REASON", render_field, "reason", 50},
+  };
+}
+
+int64_t query_connections(Database& db, const Filter& run_filter, const Filter& own_filter,
+                          int64_t limit, RowWriter& writer) {
+  Filter filter = own_filter;
+  if (!run_filter.is_empty()) {
+    filter.where += " AND run_id IN (SELECT run_id FROM runs WHERE " + run_filter.where + ")";
+    filter.params.insert(filter.params.end(), run_filter.params.begin(), run_filter.params.end());
+  }
+  auto statement = prepare_with_filter(db,
+                                       "SELECT " + select_list(k_connection_output) +
+                                           " FROM connections WHERE " + filter.where +
+                                           " ORDER BY start_ms DESC, id DESC" + limit_clause(limit),
+                                       filter, "list connections");
+  return stream_rows(statement, k_connection_output, writer);
 }
 
 std::vector<TableColumn> run_table_columns() {

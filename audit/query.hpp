@@ -69,12 +69,20 @@ std::vector<std::string> decision_fields();
 std::vector<TableColumn> run_table_columns();
 std::vector<TableColumn> decision_table_columns();
 
+std::vector<std::string> connection_fields();
+std::vector<TableColumn> connection_table_columns();
+
 enum class Order { newest_first, oldest_first };
 
 // Streams the matching runs; `limit` 0 means all. Returns how many were written.
 int64_t query_runs(Database& db, const Filter& filter, Order order, int64_t limit,
                    RowWriter& writer);
 int64_t query_decisions(Database& db, const Filter& filter, int64_t limit, RowWriter& writer);
+
+// Streams the egress connections (newest first) that match `own_filter` (their own columns:
+// run_id, name, verdict, start_ms) and whose run matches `run_filter`.
+int64_t query_connections(Database& db, const Filter& run_filter, const Filter& own_filter,
+                          int64_t limit, RowWriter& writer);
 
 // One run by its id or a unique prefix of it, with the hook decisions linked to it by
 // tool_use_id. Nullopt when nothing matches; a usage error when the prefix is ambiguous.

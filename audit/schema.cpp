@@ -162,6 +162,29 @@ ALTER TABLE runs ADD COLUMN limit_hit TEXT;
 ALTER TABLE runs ADD COLUMN hidden_count INTEGER;
 ALTER TABLE runs ADD COLUMN hidden_globs TEXT;
 )sql"},
+    // Egress by domain (issue 14): every connection of a run's egress proxy, linked to its run;
+    // deleted with the run (prune).
+    {7, R"sql(
+CREATE TABLE connections (
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL,
+  start_ms INTEGER NOT NULL,
+  method TEXT NOT NULL,
+  name TEXT NOT NULL,
+  port INTEGER NOT NULL,
+  address TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  bytes_up INTEGER NOT NULL,
+  bytes_down INTEGER NOT NULL,
+  duration_ms INTEGER NOT NULL
+);
+CREATE INDEX connections_run ON connections(run_id);
+CREATE INDEX connections_start ON connections(start_ms);
+CREATE TRIGGER runs_connections_deleted AFTER DELETE ON runs BEGIN
+  DELETE FROM connections WHERE run_id = OLD.run_id;
+END;
+)sql"},
 };
 
 }  // namespace

@@ -436,6 +436,26 @@ void Store::record_finished(const RunRecord& record) {
   m_impl->anchor_head(head);
 }
 
+void Store::record_connections(const std::vector<ConnectionRecord>& connections) {
+  if (connections.empty()) {
+    return;
+  }
+  Transaction transaction(m_impl->db, Transaction::Mode::immediate);
+  for (const auto& c : connections) {
+    auto insert = m_impl->db.cached(
+        "INSERT INTO connections (run_id, start_ms, method, name, port, address, verdict, reason, "
+        "bytes_up, bytes_down, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "record a connection");
+    insert->bind(1, c.run_id).bind(2, c.start_ms).bind(3, c.method).bind(4, c.name);
+    insert->bind(5, c.port)
+        .bind(6, c.address)
+        .bind(7, std::string(c.allowed ? "allowed" : "refused"));
+    insert->bind(8, c.reason).bind(9, c.bytes_up).bind(10, c.bytes_down).bind(11, c.duration_ms);
+    insert->run();
+  }
+  transaction.commit();
+}
+
 std::vector<Store::Impl::DeadRun> Store::Impl::find_dead_runs(const ShimLiveness& is_alive) {
   Statement running(db,
                     "SELECT id, pid, pid_start_ticks, boot_id FROM runs WHERE status = 'running' "

@@ -6,8 +6,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "audit/chain_key.hpp"
+#include "audit/connection_record.hpp"
 #include "audit/decision_record.hpp"
 #include "audit/liveness.hpp"
 #include "audit/run_record.hpp"
@@ -47,6 +49,10 @@ class Store {
   void complete_run(const RunRecord& record);
   // A refused or failed run that never started: one complete row in one step.
   void record_finished(const RunRecord& record);
+
+  // The connections of a run's egress proxy, in one transaction: written before the run's row
+  // is completed, so a completed run's connections are all there.
+  void record_connections(const std::vector<ConnectionRecord>& connections);
 
   // Marks `running` rows of this host whose shim is gone as `abandoned` (and chains them), so a
   // killed shim never leaves a run that looks in progress forever. Returns how many it marked.

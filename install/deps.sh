@@ -23,6 +23,8 @@ readonly k_packages=(
     docker.io debootstrap debian-archive-keyring ca-certificates
     # tests and demos
     python3 uidmap iproute2 procps psmisc
+    # suite_network: the test CA and the TLS upstream
+    openssl
     # the .deb (cpack runs dpkg-shlibdeps) and its man page check
     dpkg-dev man-db
     # the hostile corpus: host controls in Node, peak RSS by time(1), file capabilities

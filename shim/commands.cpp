@@ -105,6 +105,20 @@ const std::pair<const char*, const char*> k_run_flag_keys[] = {
     {"network", "sandbox.network"},  {"workspace", "sandbox.workspace"},
     {"tmp-size", "sandbox.tmp_size"}};
 
+// --allow NAME (repeatable) adds to the configured network.allow and, unless --network says
+// otherwise, turns the allowlist on.
+void add_allow_overrides(const po::variables_map& vm, std::vector<Setting>& overrides) {
+  if (vm.count("allow") == 0) {
+    return;
+  }
+  if (vm.count("network") == 0) {
+    overrides.push_back({"sandbox.network", "allowlist", {"command line", 0}});
+  }
+  overrides.push_back({"network.allow",
+                       "+" + join(vm["allow"].as<std::vector<std::string>>(), " "),
+                       {"command line", 0}});
+}
+
 }  // namespace
 
 int shim_main(const std::string& invoked_as, const std::vector<std::string>& argv) {
@@ -123,7 +137,10 @@ CommandDoc run_doc() {
       "memory", po::value<std::string>()->value_name("SIZE"), "memory limit, e.g. 512m")(
       "cpus", po::value<std::string>()->value_name("N"), "CPU limit in cores, e.g. 0.5")(
       "pids", po::value<std::string>()->value_name("N"), "process and thread limit")(
-      "network", po::value<std::string>()->value_name("none|bridge"), "none (default) or bridge")(
+      "network", po::value<std::string>()->value_name("none|allowlist|bridge"),
+      "none (default), allowlist (only network.allow) or bridge")(
+      "allow", po::value<std::vector<std::string>>()->value_name("NAME"),
+      "add NAME (or *.SUFFIX, NAME:PORT) to network.allow; implies --network allowlist")(
       "workspace", po::value<std::string>()->value_name("ro|rw"),
       "workspace mount: ro (default) or rw")(
       "tmp-size", po::value<std::string>()->value_name("SIZE"), "size of /tmp, e.g. 64m")(
@@ -153,6 +170,7 @@ int run_main(const std::vector<std::string>& args) {
       overrides.push_back({key, vm[flag].as<std::string>(), {"command line", 0}});
     }
   }
+  add_allow_overrides(vm, overrides);
   if (vm.count("image") != 0) {
     std::string name = fs::path(command.front()).filename().string();
     overrides.push_back({"images." + name, vm["image"].as<std::string>(), {"command line", 0}});

@@ -4,6 +4,7 @@
 
 #include "common/strings.hpp"
 #include "inside/launch_protocol.hpp"
+#include "shim/egress_session.hpp"
 #include "shim/environment.hpp"
 #include "shim/reach.hpp"
 #include "shim/workspace.hpp"
@@ -26,12 +27,13 @@ std::string cpus_value(double cpus) {
   return out.str();
 }
 
-// The caller's command, behind the workspace gate's arguments in a broker's run.
+// The caller's command, behind the workspace gate's arguments in a broker's run and behind the
+// egress forwarder under sandbox.network = allowlist.
 void append_command(std::vector<std::string>& args, const RunSpec& spec) {
   if (spec.gate) {
     append(args, gate_prefix(*spec.gate, spec.workspace));
   }
-  append(args, spec.command);
+  append(args, spec.egress ? egress_command(spec.command) : spec.command);
 }
 
 }  // namespace
@@ -55,7 +57,9 @@ void add_lifecycle_flags(std::vector<std::string>& args, const Policy& /*policy*
 
 void add_network_flags(std::vector<std::string>& args, const Policy& policy,
                        const RunSpec& /*spec*/) {
-  args.push_back(flag("network", to_string(policy.network)));
+  // allowlist: loopback only; the egress proxy is reached through a mounted unix socket.
+  Network network = policy.network == Network::allowlist ? Network::none : policy.network;
+  args.push_back(flag("network", to_string(network)));
 }
 
 // gVisor: docker names a registered runtime on `run`; podman takes it before the subcommand.
@@ -63,7 +67,7 @@ void add_network_flags(std::vector<std::string>& args, const Policy& policy,
 // runsc's own network stack refuses docker's empty network namespace on some hosts.
 void add_runtime_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec) {
   if (policy.runtime != Runtime::runc && !spec.dialect.is_podman()) {
-    std::string suffix = policy.network == Network::none ? "-nonet" : "";
+    std::string suffix = policy.network != Network::bridge ? "-nonet" : "";  // allowlist too
     args.push_back(flag("runtime", to_string(policy.runtime) + suffix));
   }
 }
@@ -99,6 +103,9 @@ void add_filesystem_flags(std::vector<std::string>& args, const Policy& policy,
     args.push_back(flag("mount", bind_mount_spec(spec.gate->binary, k_gate_target, true)));
   }
   args.push_back(flag("workdir", spec.cwd.string()));
+  if (spec.egress) {
+    append(args, egress_mount_flags(*spec.egress));
+  }
 }
 
 // Memory without swap on top, CPU, processes, open files; no core dumps.
@@ -132,10 +139,16 @@ void add_environment_flags(std::vector<std::string>& args, const Policy& /*polic
   }
   bool term_passed = spec.tty;
   for (const auto& entry : spec.env) {
+    if (spec.egress && is_egress_variable(entry.first)) {
+      continue;  // the caller's proxy never reaches an allowlist run: the egress proxy does
+    }
     args.push_back(flag("env", entry.first));
     term_passed = term_passed || entry.first == "TERM";
   }
   append(args, spec.dialect.environment_flags(term_passed));
+  if (spec.egress) {
+    append(args, egress_environment_flags());
+  }
 }
 
 void add_stdio_flags(std::vector<std::string>& args, const Policy& /*policy*/,
@@ -157,7 +170,7 @@ std::vector<std::string> podman_runtime_flags(const Policy& policy, const RunSpe
   // runsc applies the container's seccomp profile only when asked (--oci-seccomp).
   std::vector<std::string> flags = {flag("runtime", to_string(policy.runtime)),
                                     "--runtime-flag=oci-seccomp"};
-  if (policy.network == Network::none) {
+  if (policy.network != Network::bridge) {  // allowlist runs keep loopback only too
     flags.push_back("--runtime-flag=network=none");
   }
   return flags;

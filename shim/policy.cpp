@@ -20,6 +20,7 @@
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
 #include "common/unique_fd.hpp"
+#include "egress/allowlist.hpp"
 #include "shim/masks.hpp"
 #include "shim/reach.hpp"
 
@@ -217,7 +218,7 @@ Key duration_key(std::string name, std::string help, int64_t Policy::*field, std
 }
 
 // The words of each choice, in enum order: loosest first.
-constexpr std::array<std::string_view, 2> k_network_words = {"bridge", "none"};
+constexpr std::array<std::string_view, 3> k_network_words = {"bridge", "allowlist", "none"};
 constexpr std::array<std::string_view, 2> k_workspace_words = {"rw", "ro"};
 constexpr std::array<std::string_view, 2> k_unenforced_words = {"accept", "refuse"};
 constexpr std::array<std::string_view, 3> k_hook_mode_words = {"path", "wrap", "deny"};
@@ -383,6 +384,61 @@ Key images_key() {
           }};
 }
 
+egress::AllowList allow_list_of(const std::vector<std::string>& texts) {
+  egress::AllowList list;
+  (void)egress::parse_allow_rules(join(texts, " "), list.rules);
+  return list;
+}
+
+// network.allow = NAME *.SUFFIX NAME:PORT: replaces the list; `+ NAME...` adds to the one the
+// layers above set. A layer that may only tighten may only shrink it.
+Key network_allow_key() {
+  return {
+      {"network.allow",
+       "names the egress proxy lets through under sandbox.network = allowlist: NAME, "
+       "*.SUFFIX or NAME:PORT (ports 443 and 80 unless given); `+ NAME` adds to the list above",
+       "", KeyTrust::tighten},
+      [](Policy& p, std::string_view, const std::string& v) -> std::optional<std::string> {
+        std::string text = trim(v);
+        bool add = text.starts_with('+');
+        std::vector<egress::AllowRule> rules;
+        if (auto error = egress::parse_allow_rules(add ? text.substr(1) : text, rules)) {
+          return error;
+        }
+        if (!add) {
+          p.network_allow.clear();
+        }
+        for (const auto& rule : rules) {
+          p.network_allow.push_back(egress::to_string(rule));
+        }
+        return std::nullopt;
+      },
+      [](const Policy& than, const Policy& candidate, std::string_view) {
+        return !allow_list_of(than.network_allow).covers(allow_list_of(candidate.network_allow));
+      },
+      [](const Policy& p, std::string_view) { return join(p.network_allow, " "); }};
+}
+
+// network.resolve = NAME=ADDRESS: the proxy connects NAME to exactly ADDRESS, even a loopback or
+// private one (a test server, an internal mirror); it lets addresses in, so only trusted layers.
+Key network_resolve_key() {
+  return {{"network.resolve",
+           "NAME=ADDRESS pairs the egress proxy uses instead of DNS; the only way a name in "
+           "network.allow reaches a loopback, link-local or private address",
+           "", KeyTrust::trusted},
+          [](Policy& p, std::string_view, const std::string& v) -> std::optional<std::string> {
+            return egress::parse_resolve_entries(v, p.network_resolve);
+          },
+          {},
+          [](const Policy& p, std::string_view) {
+            std::vector<std::string> items;
+            for (const auto& [name, address] : p.network_resolve) {
+              items.push_back(name + "=" + address);
+            }
+            return join(items, " ");
+          }};
+}
+
 Key user_pins_key();
 Key user_ceilings_key();
 
@@ -442,8 +498,12 @@ const std::vector<Key>& key_table() {
       trusted_key("engine.tls_cert_path",
                   "directory with ca.pem, cert.pem and key.pem for a tcp:// endpoint",
                   &Policy::tls_cert_path, absolute_or_empty),
-      choice_key("sandbox.network", "network of the container: none, or bridge to allow egress",
+      choice_key("sandbox.network",
+                 "network of the container: none, allowlist (only network.allow, through "
+                 "sandshim's egress proxy), or bridge (all of it)",
                  &Policy::network, k_network_words),
+      network_allow_key(),
+      network_resolve_key(),
       choice_key("sandbox.workspace", "workspace mount: ro (read-only) or rw",
                  &Policy::workspace_mode, k_workspace_words),
       byte_size_key("sandbox.memory", "memory limit (swap is not allowed on top)",

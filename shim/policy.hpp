@@ -13,7 +13,7 @@
 namespace sandshim::shim {
 
 // The choice keys' values, loosest first: a later value is stricter.
-enum class Network { bridge, none };
+enum class Network { bridge, allowlist, none };
 enum class WorkspaceMode { rw, ro };
 enum class Unenforced { accept, refuse };  // limits the engine cannot enforce
 enum class HookMode { path, wrap, deny };
@@ -50,6 +50,9 @@ struct Policy {
 
   // [sandbox]
   Network network = Network::none;
+  // allowlist: the names (and NAME:PORT) the egress proxy lets through, as written back
+  std::vector<std::string> network_allow;
+  std::map<std::string, std::string> network_resolve;  // trusted name -> address mappings
   WorkspaceMode workspace_mode = WorkspaceMode::ro;
   uint64_t memory_bytes = 512ULL << 20;
   double cpus = 1.0;

@@ -21,6 +21,13 @@ struct StdioFds {
   int err = 2;
 };
 
+// sandbox.network = allowlist: the host directory of the run's egress socket and the forwarder
+// mounted into the container (shim/egress_session.hpp).
+struct EgressMount {
+  std::filesystem::path host_dir;   // holds proxy.sock; bind-mounted at k_egress_inside_dir
+  std::filesystem::path forwarder;  // sandshim-forward on the host, mounted read-only
+};
+
 // Everything about one sandboxed run that is not policy: what to run, where, as whom.
 struct RunSpec {
   std::string run_id;
@@ -47,6 +54,7 @@ struct RunSpec {
   std::filesystem::path cache_dir;           // sandbox.cache = on: the host directory; else empty
   std::filesystem::path seccomp_profile;     // podman: the profile without user namespaces
   std::optional<WorkspaceGate> gate;         // a broker's run: the command waits on sandshim-gate
+  std::optional<EgressMount> egress;         // sandbox.network = allowlist
   std::string container_name() const { return container_name_of(run_id); }
 };
 

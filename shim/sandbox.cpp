@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -14,6 +15,7 @@
 #include "common/process.hpp"
 #include "common/strings.hpp"
 #include "shim/container_run.hpp"
+#include "shim/egress_session.hpp"
 #include "shim/enforcement.hpp"
 #include "shim/engine.hpp"
 #include "shim/engine_api.hpp"
@@ -194,6 +196,7 @@ RunSpec prepare_spec(const RunContext& run) {
   spec.tty = request.tty;
   spec.stdio = request.stdio;
   spec.deadline_epoch_s = (run.start_ms() + run.policy.timeout_ms) / 1000 + 1;
+  spec.egress = egress_mount_for(run.policy, run.cold_run_id());
   require_readable_by(run.workspace, uid, gid);
   refuse_paths_outside(spec);
   hide_secrets(spec, run.policy);
@@ -376,6 +379,41 @@ void execute(RunContext& run, const RunEngine& engine) {
   run.finish(std::move(result));
 }
 
+// sandbox.network = allowlist: the run's egress proxy, started before the row and the container.
+std::optional<EgressSession> open_egress(const RunContext& run) {
+  const RunSpec& spec = *run.spec();
+  if (!spec.egress) {
+    return std::nullopt;
+  }
+  size_t colon = spec.user.find(':');
+  auto uid = static_cast<uid_t>(std::stoul(spec.user.substr(0, colon)));
+  auto gid = static_cast<gid_t>(std::stoul(spec.user.substr(colon + 1)));
+  return EgressSession::open(run.policy, *spec.egress, uid, gid);
+}
+
+// The proxy's connections join the audit before the run's row completes; after a failed run
+// that was refused a connection or made none, one line says what the network allowed (a DNS lookup
+// or a direct connect fails without a word of network.allow from the program itself).
+void finish_egress(RunContext& run, std::optional<EgressSession>& egress) {
+  if (!egress) {
+    return;
+  }
+  auto connections = egress->finish(run.run_id());
+  if (run.store != nullptr) {
+    try {
+      run.store->record_connections(connections);
+    } catch (const Fatal& e) {
+      say(run.request(),
+          std::string("could not record the connections of run ") + run.run_id() + ": " + e.what());
+    }
+  }
+  bool refused = std::any_of(connections.begin(), connections.end(),
+                             [](const audit::ConnectionRecord& c) { return !c.allowed; });
+  if (run.result()->exit_code != 0 && (refused || connections.empty())) {
+    say(run.request(), egress_hint(connections, run.run_id()));
+  }
+}
+
 void print_dry_run(const RunContext& run) {
   std::vector<std::string> line = {run.engine->client.string()};
   line.insert(line.end(), run.engine_args.begin(), run.engine_args.end());
@@ -389,7 +427,9 @@ int run_in_container(RunContext& run, const RunEngine& engine) {
     return exit_code::k_ok;
   }
   require_enforced_limits(run, engine);
-  if (run.policy.pool_size > 0) {
+  std::optional<EgressSession> egress = open_egress(run);
+  bool pooled = run.policy.pool_size > 0 && !egress;  // a warm container has no egress mount
+  if (pooled) {
     if (auto claim = engine.claim_warm(*run.engine, run.policy, *run.spec())) {
       run.take_warm(*claim);
     }
@@ -405,7 +445,7 @@ int run_in_container(RunContext& run, const RunEngine& engine) {
     run.go_cold();
     execute(run, engine);
   }
-  if (run.policy.pool_size > 0) {
+  if (pooled) {
     engine.refill_warm(*run.engine, run.policy, *run.spec(), claimed);
   }
   if (!run.result()->message.empty()) {
@@ -414,6 +454,7 @@ int run_in_container(RunContext& run, const RunEngine& engine) {
   for (const auto& hint : run.hints) {
     say(run.request(), describe_hint(hint));
   }
+  finish_egress(run, egress);
   complete_row(run);
   return run.result()->exit_code;
 }
@@ -441,6 +482,12 @@ int fill_pool(const RunRequest& request) {
   if (run.policy.pool_size == 0) {
     throw Fatal("pool.size is 0 in this policy (warm mode is off): set it in a config file",
                 exit_code::k_usage);
+  }
+  if (run.policy.network == Network::allowlist) {
+    throw Fatal(
+        "warm mode does not serve sandbox.network = allowlist (each run needs its own "
+        "egress proxy): allowlist runs start cold",
+        exit_code::k_usage);
   }
   RunEngine engine = real_run_engine();
   prepare(run, engine);

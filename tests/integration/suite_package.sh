@@ -60,6 +60,7 @@ for file in ./usr/bin/sandshim ./etc/sandshim/config ./usr/share/man/man1/sandsh
     ./usr/share/bash-completion/completions/sandshim ./usr/share/zsh/vendor-completions/_sandshim \
     ./usr/share/fish/vendor_completions.d/sandshim.fish ./usr/share/sandshim/images.sh \
     ./usr/share/sandshim/lib/common.sh ./usr/share/sandshim/skill/SKILL.md "./usr/libexec/sandshim/shims/python " ./usr/libexec/sandshim/sandshim-gate \
+    ./usr/libexec/sandshim/sandshim-forward \
     ./usr/lib/systemd/system/sandshim.socket ./usr/lib/systemd/system/sandshim.service; do
     grep -qF -- "$file" "$T/contents" || fail "the package lacks $file"
 done

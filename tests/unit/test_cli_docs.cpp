@@ -150,7 +150,7 @@ TEST_CASE("bash completes subcommands and an option's listed values", "[cli][doc
   };
   CHECK(complete("sandshim aud") == "audit\n");
   CHECK(complete("sandshim audit ve") == "verify\n");
-  CHECK(complete("sandshim run --network \"\"") == "none bridge\n");
+  CHECK(complete("sandshim run --network \"\"") == "none allowlist bridge\n");
   CHECK(complete("sandshim install agent cl") == "claude\n");
   CHECK(complete("sandshim --db x.db audit list --li") == "--limit\n");
 }

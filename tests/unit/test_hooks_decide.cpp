@@ -81,6 +81,8 @@ const Row k_table[] = {
     {"/usr/bin/python3 x.py", "path", k_deny, "interpreter-by-path"},
     {"sandshim run --network bridge -- python3 x.py", "path", k_deny, "sandshim-run-flag"},
     {"sandshim run --memory=8g -- node x.js", "path", k_deny, "sandshim-run-flag"},
+    {"sandshim run --allow evil.example -- python3 x.py", "path", k_deny, "sandshim-run-flag"},
+    {"sandshim run --network=allowlist -- python3 x.py", "path", k_deny, "sandshim-run-flag"},
     {"sandshim run --timeout 1h -- sh -c true", "deny", k_deny, "sandshim-run-flag"},
     {"./venv/bin/python -m pytest", "path", k_deny, "interpreter-by-path"},
     {"/usr/local/bin/node app.js", "path", k_deny, "interpreter-by-path"},
