@@ -74,8 +74,8 @@ void append_value(std::string& out, const SqlValue& value) {
 
 // Columns added after the encoding was fixed (schema 3, 5 and 6): hashed only when not null.
 bool added_after_encoding(std::string_view name) {
-  return name == "answer" || name == "permission_mode" || name == "outcome" || name == "limit_hit" ||
-         name == "hidden_count" || name == "hidden_globs";
+  return name == "answer" || name == "permission_mode" || name == "outcome" ||
+         name == "limit_hit" || name == "hidden_count" || name == "hidden_globs";
 }
 
 // The hash of a link over its canonical encoding: a versioned domain tag, the kind, then every

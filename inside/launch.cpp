@@ -76,38 +76,6 @@ int accept_shim(int listener, int idle_seconds) {
   return fd;
 }
 
-bool write_all(int fd, const void* data, size_t size) {
-  const char* bytes = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = send(fd, bytes, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return false;
-    }
-    bytes += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool read_all(int fd, void* data, size_t size) {
-  char* bytes = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t n = read(fd, bytes, size);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return false;
-    }
-    bytes += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
 // The request header and its descriptors, received in one message.
 bool receive_header(int fd, Request& request, int (&fds)[k_fd_count]) {
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * k_fd_count)] = {};
@@ -230,7 +198,7 @@ int serve(int connection, const char* token) {
   memcpy(hello.token, token, k_token_size);
   Request request{};
   int fds[k_fd_count] = {-1, -1, -1};
-  if (!write_all(connection, &hello, sizeof hello) || !receive_header(connection, request, fds)) {
+  if (!send_all(connection, &hello, sizeof hello) || !receive_header(connection, request, fds)) {
     return 1;
   }
   auto* payload = static_cast<char*>(malloc(request.payload_bytes + 1));
@@ -252,7 +220,7 @@ int serve(int connection, const char* token) {
     close(fd);  // the command's stdio ends with the command's processes, not with the launcher
   }
   Status status = wait_status(pid);
-  return write_all(connection, &status, sizeof status) ? 0 : 1;
+  return send_all(connection, &status, sizeof status) ? 0 : 1;
 }
 
 }  // namespace

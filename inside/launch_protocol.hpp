@@ -5,6 +5,10 @@
 // stdout and stderr as SCM_RIGHTS, the launcher answers one Status when the command has ended.
 // Plain structs of fixed-size integers: both ends run on the same machine.
 
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 
@@ -46,5 +50,34 @@ struct Status {
   int32_t exited;  // 1: value is the exit code; 0: value is the signal
   int32_t value;
 };
+
+// Moves all `size` bytes with `step` (one send or read), retrying on EINTR; false on EOF or error.
+template <typename Step>
+bool transfer_all(char* bytes, size_t size, Step step) {
+  while (size > 0) {
+    ssize_t n = step(bytes, size);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return false;
+    }
+    bytes += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Sends all of `data` on a socket (no SIGPIPE: a peer that went away is an error, not a signal).
+inline bool send_all(int fd, const void* data, size_t size) {
+  return transfer_all(const_cast<char*>(static_cast<const char*>(data)), size,
+                      [fd](char* b, size_t n) { return ::send(fd, b, n, MSG_NOSIGNAL); });
+}
+
+// Reads exactly `size` bytes into `data`.
+inline bool read_all(int fd, void* data, size_t size) {
+  return transfer_all(static_cast<char*>(data), size,
+                      [fd](char* b, size_t n) { return ::read(fd, b, n); });
+}
 
 }  // namespace sandshim::launch

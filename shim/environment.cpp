@@ -38,9 +38,10 @@ const std::vector<std::string>& default_env_allow() {
 
 const std::vector<std::string>& default_env_deny() {
   static const std::vector<std::string> deny = {
-      "*TOKEN*",  "*SECRET*",  "*KEY*",      "*PASSWORD*",  "*PASSWD*", "*CREDENTIAL*", "*AUTH*",
-      "*COOKIE*", "*SESSION*", "*PRIVATE*",  "*_PAT",       "*_PAT_*",  "PATH",         "HOME",
-      "LD_*",     "DOCKER_*",  "SANDSHIM_*", "CONTAINER_*", "SSH_*",    "GPG_*",        "*_PROXY", "TMPDIR", "SHELL"};
+      "*TOKEN*", "*SECRET*", "*KEY*",     "*PASSWORD*", "*PASSWD*",   "*CREDENTIAL*",
+      "*AUTH*",  "*COOKIE*", "*SESSION*", "*PRIVATE*",  "*_PAT",      "*_PAT_*",
+      "PATH",    "HOME",     "LD_*",      "DOCKER_*",   "SANDSHIM_*", "CONTAINER_*",
+      "SSH_*",   "GPG_*",    "*_PROXY",   "TMPDIR",     "SHELL"};
   return deny;
 }
 

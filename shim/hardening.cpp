@@ -220,6 +220,14 @@ std::vector<std::string> detached_container(const Policy& policy, const RunSpec&
 }
 
 // The user, cwd and environment of a command started in a running container.
+// An exec'd command names the gate itself: the container's entrypoint does not apply to it.
+void append_exec_command(std::vector<std::string>& args, const RunSpec& spec) {
+  if (spec.gate) {
+    args.push_back(k_gate_target);
+  }
+  append_command(args, spec);
+}
+
 void add_exec_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec) {
   args.push_back(flag("user", spec.user));
   args.push_back(flag("workdir", spec.cwd.string()));
@@ -258,7 +266,7 @@ std::vector<std::string> build_exec_arguments(const Policy& policy, const RunSpe
   add_stdio_flags(args, policy, spec);
   add_exec_flags(args, policy, spec);
   args.push_back(spec.container_name());
-  args.insert(args.end(), spec.command.begin(), spec.command.end());
+  append_exec_command(args, spec);
   return args;
 }
 
@@ -266,10 +274,7 @@ std::vector<std::string> build_launch_arguments(const Policy& policy, const RunS
   std::vector<std::string> args = {"launch"};
   add_exec_flags(args, policy, spec);
   args.push_back(spec.container_name());
-  if (spec.gate) {
-    args.push_back(k_gate_target);
-  }
-  append_command(args, spec);
+  append_exec_command(args, spec);
   return args;
 }
 

@@ -59,21 +59,6 @@ std::string read_hello(int fd, Hello& hello, int64_t deadline_ms) {
   return "";
 }
 
-bool send_all(int fd, const char* bytes, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::send(fd, bytes, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return false;
-    }
-    bytes += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
 // The header with the command's three descriptors in one message.
 bool send_header(int fd, const Request& request, const int (&fds)[launch::k_fd_count]) {
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
@@ -126,7 +111,8 @@ void say_in_child(int fd, const char* line) {
   }
   ::setpgid(0, 0);  // terminal signals reach only the shim, which forwards them
   Status status{};
-  if (!send_header(socket, request, fds) || !send_all(socket, payload.data(), payload.size())) {
+  if (!send_header(socket, request, fds) ||
+      !launch::send_all(socket, payload.data(), payload.size())) {
     say_in_child(fds[2], "sandshim: the warm container's launcher did not take the command\n");
     ::_exit(exit_code::k_sandbox_error);
   }
