@@ -101,7 +101,7 @@ int64_t raised(int64_t value, int64_t factor, int64_t ceiling) {
 
 LimitHint hint(const std::string& key, std::string value, std::string suggested,
                const std::string& config_file, std::string reason) {
-  return {key, std::move(value), std::move(suggested), config_file, std::move(reason)};
+  return {key, std::move(value), std::move(suggested), config_file, std::move(reason), ""};
 }
 
 }  // namespace
@@ -140,13 +140,17 @@ std::vector<LimitHint> limit_hints(const LimitFacts& facts, const Policy& policy
   }
   if (failed && policy.workspace_mode == WorkspaceMode::ro && workspace_write_refused(facts)) {
     add("sandbox.workspace", "ro", "rw", "a write to the read-only workspace was refused");
+    hints.back().narrower =
+        "`sandbox.writable = PATH` opens only that sub-path, `sandbox.cache = on` gives the "
+        "interpreters a cache that survives";
   }
   return hints;
 }
 
 std::string describe_hint(const LimitHint& hint) {
   return "limit hit: " + hint.key + " = " + hint.value + " (" + hint.reason +
-         "); to lift it, add `" + hint.key + " = " + hint.suggested + "` to " + hint.config_file;
+         "); to lift it, add `" + hint.key + " = " + hint.suggested + "` to " + hint.config_file +
+         (hint.narrower.empty() ? "" : " (or, narrower: " + hint.narrower + ")");
 }
 
 std::string limit_keys(const std::vector<LimitHint>& hints) {

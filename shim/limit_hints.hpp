@@ -26,6 +26,7 @@ struct LimitHint {
   std::string suggested;    // "256", what the line sets
   std::string config_file;  // where the line goes (a fully trusted layer)
   std::string reason;       // what showed it: "12 forks refused at the cap"
+  std::string narrower;     // a narrower line that also lifts it, or empty
 };
 
 // The limits a run hit, from its facts alone (pure, so each rule is unit-tested): at most one
