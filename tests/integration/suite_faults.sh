@@ -74,6 +74,13 @@ expect_one_line() { # TEXT FILE
     expect_contains "$1" "$2"
 }
 
+# A run ended at a limit: its one outcome line, then the limit line naming KEY (lib.sh's rule).
+expect_outcome_and_limit() { # TEXT KEY FILE
+    expect_lines 2 "$3"
+    head -n 1 "$3" | grep -qF -- "$1" || fail "the first line of $(basename "$3") lacks '$1': $(cat "$3")"
+    tail -n 1 "$3" | grep -qF -- "sandshim: limit hit: $2 = " || fail "no limit line for $2: $(cat "$3")"
+}
+
 expect_verified() {
     audit_cmd verify >"$T/verify.out"
     expect_contains "ok: " "$T/verify.out"
@@ -148,7 +155,7 @@ wait_bg_run
 private_engine_resume
 expect_equal 124 "$BG_RC" "exit code"
 ((BG_MS <= 4000 + 5000 + 3000)) || fail "the shim ended ${BG_MS} ms after the start (deadline 4 s + 5 s grace)"
-expect_one_line "did not confirm the container's removal" "$ERR"
+expect_outcome_and_limit "did not confirm the container's removal" sandbox.timeout "$ERR"
 expect_run "$RUN_ID" timeout 124
 expect_container_gone_within "sandshim-$RUN_ID" 30
 say "shim ended after ${BG_MS} ms; container gone $(($(ms_since "$BG_STARTED") / 1000)) s after the start"
@@ -164,7 +171,7 @@ elapsed=$(ms_since "$started")
 private_engine_resume
 expect_equal 124 "$rc" "exit code"
 ((elapsed <= 3000 + 5000 + 3000)) || fail "the shim ended after ${elapsed} ms (deadline 3 s + 5 s grace)"
-expect_one_line "did not confirm the container's removal" "$ERR"
+expect_outcome_and_limit "did not confirm the container's removal" sandbox.timeout "$ERR"
 id=$(last_run_id)
 expect_run "$id" timeout 124
 expect_container_gone_within "sandshim-$id" 30
@@ -186,7 +193,7 @@ mv "$PRIVATE_ENGINE_DIR/docker.sock" "$PRIVATE_ENGINE_DIR/docker.sock.away"
 wait_bg_run
 expect_equal 124 "$BG_RC" "exit code"
 ((BG_MS <= 4000 + 5000 + 3000)) || fail "the shim ended ${BG_MS} ms after the start"
-expect_one_line "did not confirm the container's removal" "$ERR"
+expect_outcome_and_limit "did not confirm the container's removal" sandbox.timeout "$ERR"
 container_exists "sandshim-$RUN_ID" || fail "control: the container is gone although no engine was reachable"
 mv "$PRIVATE_ENGINE_DIR/docker.sock.away" "$PRIVATE_ENGINE_DIR/docker.sock"
 expect_container_gone_within "sandshim-$RUN_ID" 15
