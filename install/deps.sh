@@ -14,7 +14,7 @@ SANDSHIM_PREFIX=sandshim-deps
 
 readonly k_packages=(
     # build
-    build-essential cmake pkg-config clang clang-format git
+    build-essential cmake pkg-config clang clang-format git shellcheck
     libclang-rt-dev # libFuzzer and the sanitizer runtimes for clang (only recommended by clang)
     libboost-program-options-dev libboost-dev libspdlog-dev libfmt-dev libsqlite3-dev sqlite3
     catch2 nlohmann-json3-dev libssl-dev
@@ -159,6 +159,8 @@ fetch_suite_fixtures() {
     npm install --no-save --no-audit --no-fund --prefix "$dir" "${k_suite_npm_packages[@]}" >&2 ||
         die "npm install of the tests/suites fixtures failed; check npm's registry access, then re-run install/deps.sh"
     chmod -R a+rX -- "$dir"
+}
+
 # docker knows a runtime only from daemon.json: add runsc there (keeping every other setting) and
 # let dockerd reload it with SIGHUP, which restarts nothing. podman takes the binary's path.
 register_gvisor() {
