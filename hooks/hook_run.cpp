@@ -40,6 +40,17 @@ std::string without_prefix(std::string_view line) {
 }
 
 // `export PATH='<shim dir>':"$PATH"`: what a session environment starts with.
+// The image `sandshim run -- VENV/bin/python3` would use: a venv's python is named like the
+// image's.
+std::string python_image_of(const shim::Policy& policy) {
+  for (const char* name : {"python3", "python"}) {
+    if (auto it = policy.images.find(name); it != policy.images.end()) {
+      return it->second;
+    }
+  }
+  return "";
+}
+
 std::string path_line(const fs::path& shim_dir) {
   return "export PATH=" + shell_quote(shim_dir.string()) + ":\"$PATH\"";
 }
@@ -208,7 +219,9 @@ class HookRun {
     std::error_code ec;
     in.cwd = m_event.cwd.empty() ? fs::current_path(ec) : fs::path(m_event.cwd);
     in.home = home_directory();
-    in.protected_paths = protected_paths(*m_policy, find_git_root(in.cwd).value_or(in.cwd));
+    in.workspace = find_git_root(in.cwd).value_or(in.cwd);
+    in.protected_paths = protected_paths(*m_policy, in.workspace);
+    in.python_image = python_image_of(*m_policy);
     if (m_env.locate) {
       in.locate = [this, cwd = in.cwd](const std::string& command) {
         return m_env.locate(command, cwd);
