@@ -446,7 +446,10 @@ HookEnvironment system_environment() {
   };
   env.complete_decision = [](const shim::Policy& policy, const std::string& tool_use_id,
                              const audit::DecisionCompletion& completion) {
-    return open_store(policy).complete_decision(tool_use_id, completion);
+    audit::Store store = open_store(policy);
+    auto completed = store.complete_decision(tool_use_id, completion);
+    fold_large_wal(store, policy.effective_audit_db());
+    return completed;
   };
   env.sandshim = self_executable();
   const char* path = std::getenv("PATH");
