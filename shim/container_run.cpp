@@ -587,6 +587,9 @@ RunFacts RunLoop::facts() {
   facts.stdout_bytes = m_out.bytes();
   facts.stderr_head = m_err.head();
   facts.stderr_last = m_err.last();
+  if (m_spec.one_stream) {
+    read_program_stderr_from_stdout(facts);
+  }
   // Asked of the engine only when the decision depends on it: a plain SIGKILL exit.
   facts.oom_event =
       facts.client_code == 128 + SIGKILL && !m_timed_out && !m_received_signal && oom_killed();
@@ -762,6 +765,14 @@ Outcome command_exit(const RunFacts& facts, const RunSpec& spec, int code) {
 }
 
 }  // namespace
+
+void read_program_stderr_from_stdout(RunFacts& facts) {
+  bool whole = facts.stdout_bytes == static_cast<int64_t>(facts.stdout_head.size());
+  if (facts.stderr_head.empty() && whole) {
+    facts.stderr_head = facts.stdout_head;
+    facts.stdout_bytes = 0;
+  }
+}
 
 Outcome classify_outcome(const RunFacts& facts, const RunSpec& spec, const Policy& policy) {
   int code = facts.client_code.value_or(exit_code::k_sandbox_error);

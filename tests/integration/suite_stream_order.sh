@@ -63,6 +63,16 @@ expect_equal 1 "$rc" "exit code of the refused write"
 expect_contains "Read-only file system" "$T/limit.out"
 expect_contains "sandshim: limit hit: sandbox.workspace" "$T/limit.out"
 
+check "one stream: a host script the image lacks is still one line, exit 127"
+printf 'console.log("host only")\n' >"$T/host-only.js"
+cp "$T/host-only.js" /usr/local/bin/sandshim-stream-host-only.js 2>/dev/null ||
+    skip_or_fail "cannot write /usr/local/bin (run as root)"
+rc=0
+sandshim run -- node /usr/local/bin/sandshim-stream-host-only.js >"$T/missing.out" 2>&1 || rc=$?
+rm -f /usr/local/bin/sandshim-stream-host-only.js
+expect_equal 127 "$rc" "exit code"
+expect_contains '"/usr/local/bin/sandshim-stream-host-only.js" is a file on the host but not in the image' "$T/missing.out"
+
 for start in launcher exec; do
     check "warm ($start), 2>&1 onto a file: native byte for byte; two files stay apart"
     printf '[pool]\nsize = 1\nidle_ttl = 2m\nstart = %s\n' "$start" | write_user_config

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "shim/container_run.hpp"
 #include "shim/hardening.hpp"
 #include "shim/one_stream.hpp"
 #include "test_shim_support.hpp"
@@ -68,4 +69,24 @@ TEST_CASE("one stream on the warm paths: exec wraps, the launcher gets one descr
   CHECK(std::find(launch.begin(), launch.end(), "exec \"$@\" 2>&1") == launch.end());
   CHECK(launcher_stderr(true, 5, 6) == 5);
   CHECK(launcher_stderr(false, 5, 6) == 6);
+}
+
+TEST_CASE("one stream: a script the image lacks is still named from the stdout stream",
+          "[one_stream][classify]") {
+  RunSpec spec;
+  spec.command = {"/usr/bin/python3", "/usr/bin/pytest-3"};
+  spec.image = "sandshim/python:bookworm";
+  RunFacts facts;
+  facts.client_code = 2;
+  facts.stdout_head =
+      "/usr/bin/python3: can't open file '/usr/bin/pytest-3': [Errno 2] No such file";
+  facts.stdout_bytes = static_cast<int64_t>(facts.stdout_head.size());
+  CHECK(classify_outcome(facts, spec, Policy{}).exit_code == 2);  // as two streams would see it
+  read_program_stderr_from_stdout(facts);
+  CHECK(classify_outcome(facts, spec, Policy{}).exit_code == 127);
+  RunFacts more;  // the program wrote more than the head holds: its output is its own
+  more.stdout_head = facts.stderr_head;
+  more.stdout_bytes = 1 << 20;
+  read_program_stderr_from_stdout(more);
+  CHECK(more.stderr_head.empty());
 }
