@@ -25,6 +25,47 @@ openssl x509 -req -in "$T/server.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcrea
     -extfile "$T/san.ext" -out "$T/server.pem" 2>/dev/null
 cp "$T/ca.pem" "$WS/probe/test-ca.crt" # not *.pem: sandbox.hide masks those
 
+# A PEP 503 simple index holding one tiny wheel, and an npm registry stand-in (the package's
+# metadata document and its tarball, laid out as npm packs it), served by the upstreams below.
+"$HOST_PY" - "$T/www" <<'EOF'
+import base64, hashlib, io, json, os, sys, tarfile, zipfile
+www = sys.argv[1]
+def write(path, data):
+    os.makedirs(os.path.dirname(os.path.join(www, path)), exist_ok=True)
+    with open(os.path.join(www, path), "wb") as f:
+        f.write(data)
+def record_line(name, data):
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+files = {"sandshim_probe/__init__.py": b"ANSWER = 42\n",
+         "sandshim_probe-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: sandshim-probe\nVersion: 1.0\n",
+         "sandshim_probe-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: sandshim-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+record = "\n".join(record_line(n, d) for n, d in files.items()) + "\nsandshim_probe-1.0.dist-info/RECORD,,\n"
+wheel = io.BytesIO()
+with zipfile.ZipFile(wheel, "w") as z:
+    for name, data in {**files, "sandshim_probe-1.0.dist-info/RECORD": record.encode()}.items():
+        z.writestr(name, data)
+whl = "sandshim_probe-1.0-py3-none-any.whl"
+write("files/" + whl, wheel.getvalue())
+sha = hashlib.sha256(wheel.getvalue()).hexdigest()
+write("simple/index.html", b'<a href="sandshim-probe/">sandshim-probe</a>\n')
+write("simple/sandshim-probe/index.html", f'<a href="../../files/{whl}#sha256={sha}">{whl}</a>\n'.encode())
+tgz = io.BytesIO()
+with tarfile.open(fileobj=tgz, mode="w:gz") as t:
+    for name, data in {"package/package.json": b'{"name": "sandshim-probe-pkg", "version": "1.0.0", "main": "index.js"}\n',
+                       "package/index.js": b"module.exports = 42;\n"}.items():
+        info = tarfile.TarInfo(name)
+        info.size, info.mode = len(data), 0o644
+        t.addfile(info, io.BytesIO(data))
+write("npm-tarballs/sandshim-probe-pkg-1.0.0.tgz", tgz.getvalue())
+integrity = "sha512-" + base64.b64encode(hashlib.sha512(tgz.getvalue()).digest()).decode()
+version = {"name": "sandshim-probe-pkg", "version": "1.0.0", "main": "index.js",
+           "dist": {"tarball": "TARBALL_BASE/npm-tarballs/sandshim-probe-pkg-1.0.0.tgz",
+                    "shasum": hashlib.sha1(tgz.getvalue()).hexdigest(), "integrity": integrity}}
+write("npm-template.json", json.dumps({"name": "sandshim-probe-pkg", "dist-tags": {"latest": "1.0.0"},
+                                       "versions": {"1.0.0": version}}).encode())
+EOF
+
 "$HOST_PY" - "$T" <<'EOF' &
 import functools, http.server, os, ssl, sys, threading
 base = sys.argv[1]
@@ -117,6 +158,57 @@ expect_run last error 42
 check "allowed name, TLS (CONNECT) with the test CA"
 expect_exit 42 sandshim run -- python3 probe/fetch.py "$TLS_URL/hello.txt"
 expect_file_is "$OUT" "hello through network.allow"
+
+# What agents run: curl (sh image), pip (python image), npm (node image), each through the
+# proxy to an allowed name, and refused for a name the allowlist does not hold (mapped-test.example
+# resolves to the same upstream through network.resolve, so only network.allow tells them apart).
+# Each script exits 42 when the tool did its part, 73 when the tool failed, 3 when the image lacks it.
+CURL='command -v curl >/dev/null || { echo "no curl in the image: rebuild it with install/images.sh"; exit 3; }
+curl -sS --fail-with-body --cacert probe/test-ca.crt "$1" && exit 42 || exit 73'
+check "curl: plain HTTP and HTTPS to an allowed name through the proxy"
+expect_exit 42 sandshim run --image sandshim/sh:bookworm -- sh -c "$CURL" curl "$HTTP_URL/hello.txt"
+expect_file_is "$OUT" "hello through network.allow"
+expect_exit 42 sandshim run --image sandshim/sh:bookworm -- sh -c "$CURL" curl "$TLS_URL/hello.txt"
+expect_file_is "$OUT" "hello through network.allow"
+
+check "curl: an unlisted name is refused, and the refusal names network.allow"
+expect_exit 73 sandshim run --image sandshim/sh:bookworm -- sh -c "$CURL" curl "http://mapped-test.example:$HTTP_PORT/hello.txt"
+expect_contains "sandshim: mapped-test.example:$HTTP_PORT is not in network.allow" "$OUT"
+expect_contains "error: 403" "$OUT"
+# For a refused CONNECT curl prints only the status code; sandshim's own line names the key.
+expect_exit 73 sandshim run --image sandshim/sh:bookworm -- sh -c "$CURL" curl "https://mapped-test.example:$TLS_PORT/hello.txt"
+expect_contains "CONNECT tunnel failed, response 403" "$OUT"
+expect_contains "only the names in network.allow are reachable" "$ERR"
+expect_not_contains "hello" "$OUT"
+
+mkdir -p "$T/www/npm"
+sed "s|TARBALL_BASE|$TLS_URL|" "$T/www/npm-template.json" >"$T/www/npm/sandshim-probe-pkg"
+PIP='command -v pip >/dev/null || { echo "no pip in the image: rebuild it with install/images.sh"; exit 3; }
+pip download --no-cache-dir --retries 0 --timeout 10 --disable-pip-version-check --cert probe/test-ca.crt \
+    --index-url "$1/simple/" -d "$TMPDIR/dl" sandshim-probe || exit 73
+ls "$TMPDIR/dl"; exit 42'
+check "pip download from a PEP 503 index on an allowed name (HTTPS, the test CA) into a writable directory"
+expect_exit 42 sandshim run -- sh -c "$PIP" pip "$TLS_URL"
+expect_contains "sandshim_probe-1.0-py3-none-any.whl" "$OUT"
+
+check "pip download from an unlisted index name is refused"
+expect_exit 73 sandshim run -- sh -c "$PIP" pip "https://mapped-test.example:$TLS_PORT"
+expect_not_contains "sandshim_probe-1.0-py3-none-any.whl" "$OUT"
+expect_contains "only the names in network.allow are reachable" "$ERR"
+
+NPM='command -v npm >/dev/null || { echo "no npm in the image: rebuild it with install/images.sh"; exit 3; }
+export npm_config_cache=$TMPDIR/npm-cache
+npm install --prefix "$TMPDIR/app" --registry "$1/npm/" --cafile probe/test-ca.crt --fetch-retries 0 \
+    --no-audit --no-fund --no-update-notifier sandshim-probe-pkg || exit 73
+cd "$TMPDIR/app" && node -e "process.exit(require(\"sandshim-probe-pkg\"))"'
+check "npm install from a registry stand-in on an allowed name (HTTPS, the test CA)"
+expect_exit 42 sandshim run --image sandshim/node:bookworm -- sh -c "$NPM" npm "$TLS_URL"
+expect_contains "added 1 package" "$OUT"
+
+check "npm install from an unlisted registry name is refused"
+expect_exit 73 sandshim run --image sandshim/node:bookworm -- sh -c "$NPM" npm "https://mapped-test.example:$TLS_PORT"
+expect_not_contains "added 1 package" "$OUT"
+expect_contains "only the names in network.allow are reachable" "$ERR"
 
 check "control: the same fetch under sandbox.network = none reaches nothing"
 expect_exit 73 sandshim run --network none -- python3 probe/fetch.py "$HTTP_URL/hello.txt"
