@@ -163,6 +163,7 @@ expect_file_is "$OUT" "hello through network.allow"
 # proxy to an allowed name, and refused for a name the allowlist does not hold (mapped-test.example
 # resolves to the same upstream through network.resolve, so only network.allow tells them apart).
 # Each script exits 42 when the tool did its part, 73 when the tool failed, 3 when the image lacks it.
+# pip gets one retry: its retry warning is where it prints the proxy's refusal.
 CURL='command -v curl >/dev/null || { echo "no curl in the image: rebuild it with install/images.sh"; exit 3; }
 curl -sS --fail-with-body --cacert probe/test-ca.crt "$1" && exit 42 || exit 73'
 check "curl: plain HTTP and HTTPS to an allowed name through the proxy"
@@ -174,26 +175,40 @@ expect_file_is "$OUT" "hello through network.allow"
 check "curl: an unlisted name is refused, and the refusal names network.allow"
 expect_exit 73 sandshim run --image sandshim/sh:bookworm -- sh -c "$CURL" curl "http://mapped-test.example:$HTTP_PORT/hello.txt"
 expect_contains "sandshim: mapped-test.example:$HTTP_PORT is not in network.allow" "$OUT"
-expect_contains "error: 403" "$OUT"
+expect_contains "The requested URL returned error: 403" "$ERR"
 # For a refused CONNECT curl prints only the status code; sandshim's own line names the key.
 expect_exit 73 sandshim run --image sandshim/sh:bookworm -- sh -c "$CURL" curl "https://mapped-test.example:$TLS_PORT/hello.txt"
-expect_contains "CONNECT tunnel failed, response 403" "$OUT"
+expect_contains "CONNECT tunnel failed, response 403" "$ERR"
 expect_contains "only the names in network.allow are reachable" "$ERR"
 expect_not_contains "hello" "$OUT"
+
+# SOCKS5 on the proxy's port: socks5h sends the name (checked like CONNECT's), socks5 an address.
+SOCKS='curl -sS --fail-with-body --noproxy "" --cacert probe/test-ca.crt --proxy "$1://127.0.0.1:${HTTPS_PROXY##*:}" "$2" && exit 42 || exit 73'
+check "SOCKS5: curl to an allowed name works; an unlisted name and an IP address are refused"
+expect_exit 42 sandshim run --image sandshim/sh:bookworm -- sh -c "$SOCKS" curl socks5h "$TLS_URL/hello.txt"
+expect_file_is "$OUT" "hello through network.allow"
+expect_exit 73 sandshim run --image sandshim/sh:bookworm -- sh -c "$SOCKS" curl socks5h "https://mapped-test.example:$TLS_PORT/hello.txt"
+expect_contains "SOCKS5" "$ERR"
+expect_contains "only the names in network.allow are reachable" "$ERR"
+expect_exit 73 sandshim run --image sandshim/sh:bookworm -- sh -c "$SOCKS" curl socks5 "http://127.0.0.1:$HTTP_PORT/hello.txt"
+audit_cmd connections --run "$(last_run_id)" --jsonl >"$T/socks.jsonl"
+expect_contains '"method":"SOCKS5","name":"127.0.0.1"' "$T/socks.jsonl"
+expect_contains "never IP addresses" "$T/socks.jsonl"
 
 mkdir -p "$T/www/npm"
 sed "s|TARBALL_BASE|$TLS_URL|" "$T/www/npm-template.json" >"$T/www/npm/sandshim-probe-pkg"
 PIP='command -v pip >/dev/null || { echo "no pip in the image: rebuild it with install/images.sh"; exit 3; }
-pip download --no-cache-dir --retries 0 --timeout 10 --disable-pip-version-check --cert probe/test-ca.crt \
+pip download --no-cache-dir --retries 1 --timeout 10 --disable-pip-version-check --cert probe/test-ca.crt \
     --index-url "$1/simple/" -d "$TMPDIR/dl" sandshim-probe || exit 73
 ls "$TMPDIR/dl"; exit 42'
 check "pip download from a PEP 503 index on an allowed name (HTTPS, the test CA) into a writable directory"
-expect_exit 42 sandshim run -- sh -c "$PIP" pip "$TLS_URL"
+expect_exit 42 sandshim run --image sandshim/python:bookworm -- sh -c "$PIP" pip "$TLS_URL"
 expect_contains "sandshim_probe-1.0-py3-none-any.whl" "$OUT"
 
 check "pip download from an unlisted index name is refused"
-expect_exit 73 sandshim run -- sh -c "$PIP" pip "https://mapped-test.example:$TLS_PORT"
+expect_exit 73 sandshim run --image sandshim/python:bookworm -- sh -c "$PIP" pip "https://mapped-test.example:$TLS_PORT"
 expect_not_contains "sandshim_probe-1.0-py3-none-any.whl" "$OUT"
+expect_contains "Tunnel connection failed: 403 Forbidden (sandshim: mapped-test.example:$TLS_PORT is not in network.allow" "$ERR"
 expect_contains "only the names in network.allow are reachable" "$ERR"
 
 NPM='command -v npm >/dev/null || { echo "no npm in the image: rebuild it with install/images.sh"; exit 3; }
@@ -208,6 +223,7 @@ expect_contains "added 1 package" "$OUT"
 check "npm install from an unlisted registry name is refused"
 expect_exit 73 sandshim run --image sandshim/node:bookworm -- sh -c "$NPM" npm "https://mapped-test.example:$TLS_PORT"
 expect_not_contains "added 1 package" "$OUT"
+expect_contains "403 Forbidden (sandshim: mapped-test.example:$TLS_PORT is not in network.allow" "$ERR"
 expect_contains "only the names in network.allow are reachable" "$ERR"
 
 check "control: the same fetch under sandbox.network = none reaches nothing"
