@@ -201,30 +201,30 @@ PIP='command -v pip >/dev/null || { echo "no pip in the image: rebuild it with i
 pip download --no-cache-dir --retries 1 --timeout 10 --disable-pip-version-check --cert probe/test-ca.crt \
     --index-url "$1/simple/" -d "$TMPDIR/dl" sandshim-probe || exit 73
 ls "$TMPDIR/dl"; exit 42'
-check "pip download from a PEP 503 index on an allowed name (HTTPS, the test CA) into a writable directory"
-expect_exit 42 sandshim run --image sandshim/python:bookworm -- sh -c "$PIP" pip "$TLS_URL"
-expect_contains "sandshim_probe-1.0-py3-none-any.whl" "$OUT"
-
-check "pip download from an unlisted index name is refused"
-expect_exit 73 sandshim run --image sandshim/python:bookworm -- sh -c "$PIP" pip "https://mapped-test.example:$TLS_PORT"
-expect_not_contains "sandshim_probe-1.0-py3-none-any.whl" "$OUT"
-expect_contains "Tunnel connection failed: 403 Forbidden (sandshim: mapped-test.example:$TLS_PORT is not in network.allow" "$ERR"
-expect_contains "only the names in network.allow are reachable" "$ERR"
+# A package tool through the proxy: from a stand-in on the allowed name it works (PROOF in its
+# output); from the same stand-in on the unlisted name it fails, printing REFUSAL.
+expect_tool_fetch() { # IMAGE SCRIPT TOOL PROOF REFUSAL
+    check "$3 from a local stand-in on an allowed name (HTTPS, the test CA)"
+    expect_exit 42 sandshim run --image "$1" -- sh -c "$2" "$3" "$TLS_URL"
+    expect_contains "$4" "$OUT"
+    check "$3 from the same stand-in on an unlisted name is refused, and says so"
+    expect_exit 73 sandshim run --image "$1" -- sh -c "$2" "$3" "https://mapped-test.example:$TLS_PORT"
+    expect_not_contains "$4" "$OUT"
+    expect_contains "$5" "$ERR"
+    expect_contains "only the names in network.allow are reachable" "$ERR"
+}
+REFUSED="403 Forbidden (sandshim: mapped-test.example:$TLS_PORT is not in network.allow"
+# pip download (a PEP 503 index, into a writable directory)
+expect_tool_fetch sandshim/python:bookworm "$PIP" pip sandshim_probe-1.0-py3-none-any.whl \
+    "Tunnel connection failed: $REFUSED"
 
 NPM='command -v npm >/dev/null || { echo "no npm in the image: rebuild it with install/images.sh"; exit 3; }
 export npm_config_cache=$TMPDIR/npm-cache
 npm install --prefix "$TMPDIR/app" --registry "$1/npm/" --cafile probe/test-ca.crt --fetch-retries 0 \
     --no-audit --no-fund --no-update-notifier sandshim-probe-pkg || exit 73
 cd "$TMPDIR/app" && node -e "process.exit(require(\"sandshim-probe-pkg\"))"'
-check "npm install from a registry stand-in on an allowed name (HTTPS, the test CA)"
-expect_exit 42 sandshim run --image sandshim/node:bookworm -- sh -c "$NPM" npm "$TLS_URL"
-expect_contains "added 1 package" "$OUT"
-
-check "npm install from an unlisted registry name is refused"
-expect_exit 73 sandshim run --image sandshim/node:bookworm -- sh -c "$NPM" npm "https://mapped-test.example:$TLS_PORT"
-expect_not_contains "added 1 package" "$OUT"
-expect_contains "403 Forbidden (sandshim: mapped-test.example:$TLS_PORT is not in network.allow" "$ERR"
-expect_contains "only the names in network.allow are reachable" "$ERR"
+# npm install (a registry stand-in: the metadata document and the tarball)
+expect_tool_fetch sandshim/node:bookworm "$NPM" npm "added 1 package" "$REFUSED"
 
 check "control: the same fetch under sandbox.network = none reaches nothing"
 expect_exit 73 sandshim run --network none -- python3 probe/fetch.py "$HTTP_URL/hello.txt"
