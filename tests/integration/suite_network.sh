@@ -3,7 +3,9 @@
 # sandshim's filtering proxy on the host, which lets through only the names in network.allow.
 # Traffic only ever goes to loopback: the upstream servers listen on 127.0.0.1 and are reached
 # only because the suite's trusted config maps a test name to that exact address
-# (network.resolve). Each refusal is proven beside the allowed request it differs from.
+# (network.resolve). Each refusal is proven beside the allowed request it differs from: Python
+# urllib, curl (HTTP proxy and SOCKS5), `pip download` from a PEP 503 index and `npm install`
+# from a registry stand-in, all served from $T/www.
 # sandshim-test-engines: docker podman
 # sandshim-test-labels: network
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
