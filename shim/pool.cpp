@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "common/paths.hpp"
@@ -21,6 +22,7 @@
 #include "shim/hardening.hpp"
 #include "shim/image_probe.hpp"
 #include "shim/inside_binary.hpp"
+#include "shim/step_timer.hpp"
 
 namespace sandshim::shim {
 
@@ -137,6 +139,17 @@ std::vector<std::string> pool_keys() {
   return keys;
 }
 
+// The probe prefetch_pool_image_id sent, for the claim of this process's one run.
+struct PrefetchedProbe {
+  std::string image;
+  std::unique_ptr<ImageProbe> probe;
+};
+
+PrefetchedProbe& prefetched() {
+  static PrefetchedProbe slot;
+  return slot;
+}
+
 bool remove_container(const Engine& engine, const std::string& name) {
   return EngineClient(engine).remove(name, k_engine_call_timeout).ok();
 }
@@ -171,6 +184,12 @@ UniqueFd lock_key(const std::string& key) {
 
 }  // namespace
 
+void prefetch_pool_image_id(const Engine& engine, const std::string& image) {
+  StepTimer step("engine image inspect (prefetch sent)");
+  prefetched().image = image;
+  prefetched().probe = std::make_unique<ImageProbe>(engine, image);
+}
+
 std::string pool_key(const Policy& policy, const RunSpec& spec) {
   std::string masked;  // a warm container masks what the workspace held when it started
   for (const auto& path : spec.masks.paths) {
@@ -190,8 +209,14 @@ WarmPool::WarmPool(const Engine& engine, const Policy& policy, const RunSpec& sp
 // The id the image's tag names now, so a moved tag is never served an old container; over the
 // engine's API socket when it has one (a client spawn costs more than the rest of a warm run).
 std::optional<std::string> WarmPool::current_image_id() const {
-  ImageProbe probe(m_engine, m_spec.image);
-  std::string id = probe.result(
+  StepTimer step("engine image inspect (pool)");
+  std::unique_ptr<ImageProbe> probe;
+  if (prefetched().probe && prefetched().image == m_spec.image) {
+    probe = std::move(prefetched().probe);  // sent early: its answer is usually in by now
+  } else {
+    probe = std::make_unique<ImageProbe>(m_engine, m_spec.image);
+  }
+  std::string id = probe->result(
       std::chrono::duration_cast<std::chrono::milliseconds>(k_engine_call_timeout).count());
   if (id.empty()) {
     return std::nullopt;
