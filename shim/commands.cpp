@@ -166,13 +166,19 @@ CommandDoc run_doc() {
                           options);
 }
 
-int run_main(const std::vector<std::string>& args) {
+// Splits `[OPTIONS] -- COMMAND...` into the options sandshim reads and the command's argv.
+std::vector<std::string> split_at_separator(const std::vector<std::string>& args,
+                                            std::vector<std::string>& command) {
   auto separator = std::find(args.begin(), args.end(), "--");
-  std::vector<std::string> own(args.begin(), separator);
-  std::vector<std::string> command;
   if (separator != args.end()) {
     command.assign(separator + 1, args.end());
   }
+  return {args.begin(), separator};
+}
+
+int run_main(const std::vector<std::string>& args) {
+  std::vector<std::string> command;
+  std::vector<std::string> own = split_at_separator(args, command);
   po::variables_map vm;
   if (!parse_subcommand_options(own, run_doc(), vm)) {
     return exit_code::k_ok;
@@ -465,12 +471,9 @@ namespace {
 // `pool fill [RUN OPTIONS] [--] COMMAND`: the pool that `sandshim run` with the same options
 // claims from (its flags are part of the policy, so of the pool's key).
 int pool_fill_main(const std::vector<std::string>& args) {
-  auto separator = std::find(args.begin(), args.end(), "--");
-  std::vector<std::string> own(args.begin(), separator);
   std::vector<std::string> command;
-  if (separator != args.end()) {
-    command.assign(separator + 1, args.end());
-  } else if (!own.empty() && !own.back().starts_with("-")) {
+  std::vector<std::string> own = split_at_separator(args, command);
+  if (command.empty() && !own.empty() && !own.back().starts_with("-")) {
     command = {own.back()};
     own.pop_back();
   }

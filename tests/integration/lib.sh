@@ -438,6 +438,16 @@ container_gone_within() { # NAME SECONDS
     done
 }
 
+# The run's container is gone once the shim returned: at once for a cold run (its client waited
+# for the removal); a warm run's is removed right after the run, off the caller's path.
+assert_run_container_gone() { # NAME WHAT
+    if [[ -n ${SANDSHIM_TEST_POOL:-} ]]; then
+        container_gone_within "$1" 10 || fail "container $1 is still there 10 s after $2 (warm)"
+    else
+        ! container_exists "$1" || fail "container $1 is still there after $2"
+    fi
+}
+
 # ---------------------------------------------------------------------------------------------
 # A TCP listener on the host's loopback, for the network checks: accepts and closes connections
 # until the suite ends. Sets LISTEN_PORT.
