@@ -142,12 +142,25 @@ std::vector<std::string> pool_keys() {
 // The probe prefetch_pool_image_id sent, for the claim of this process's one run.
 struct PrefetchedProbe {
   std::string image;
+  pid_t owner = 0;
   std::unique_ptr<ImageProbe> probe;
 };
 
 PrefetchedProbe& prefetched() {
   static PrefetchedProbe slot;
   return slot;
+}
+
+// The prefetched probe of `image`, once. A forked process (a detached refill) never uses its
+// parent's: the probe's socket was closed there, and its number may name another file now, so it
+// is dropped without being closed.
+std::unique_ptr<ImageProbe> take_prefetched(const std::string& image) {
+  PrefetchedProbe& slot = prefetched();
+  if (slot.owner != ::getpid()) {
+    (void)slot.probe.release();
+    return nullptr;
+  }
+  return slot.image == image ? std::move(slot.probe) : nullptr;
 }
 
 bool remove_container(const Engine& engine, const std::string& name) {
@@ -187,6 +200,7 @@ UniqueFd lock_key(const std::string& key) {
 void prefetch_pool_image_id(const Engine& engine, const std::string& image) {
   StepTimer step("engine image inspect (prefetch sent)");
   prefetched().image = image;
+  prefetched().owner = ::getpid();
   prefetched().probe = std::make_unique<ImageProbe>(engine, image);
 }
 
@@ -210,10 +224,8 @@ WarmPool::WarmPool(const Engine& engine, const Policy& policy, const RunSpec& sp
 // engine's API socket when it has one (a client spawn costs more than the rest of a warm run).
 std::optional<std::string> WarmPool::current_image_id() const {
   StepTimer step("engine image inspect (pool)");
-  std::unique_ptr<ImageProbe> probe;
-  if (prefetched().probe && prefetched().image == m_spec.image) {
-    probe = std::move(prefetched().probe);  // sent early: its answer is usually in by now
-  } else {
+  std::unique_ptr<ImageProbe> probe = take_prefetched(m_spec.image);  // its answer is likely in
+  if (!probe) {
     probe = std::make_unique<ImageProbe>(m_engine, m_spec.image);
   }
   std::string id = probe->result(
