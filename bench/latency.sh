@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Start-to-exit latency of one sandboxed command, next to what it would cost without sandshim.
 # For `sh -c true`, `python -c pass` and `node -e 0`, N runs of each variant, interleaved run by
-# run in one session so that load from elsewhere hits every variant alike:
+# run in one session so that load from elsewhere hits every variant alike (the order rotates each
+# round, and a warm variant's background refill ends before the next variant starts):
 #   raw    the engine client alone, with exactly the flags `sandshim run --dry-run` prints
 #   seed   the same flags through `timeout 30s docker run …` in a bash script (the naive wrapper)
 #   cold   `sandshim run -- CMD`
@@ -79,12 +80,18 @@ has_launcher() {
 # in which the timer starts the command itself; the sample is the timer's own wall time.
 timer=$(dirname "$bin")/bench/sandshim_spawn_timer
 declare -A floor_container=() floor_program=()
+# Without sandshim's labels: its run deadline (30 s) would let any `sandshim gc` on the machine
+# remove the container mid-bench.
 start_floor_container() { # CMD...
-  local key="$*" image_at name
+  local key="$*" image_at name arg
+  local -a flags=()
   engine_line "$@"
   image_at=$((${#engine_args[@]} - $# - 1))
+  for arg in "${engine_args[@]:0:image_at}"; do
+    [[ $arg == --label=org.sandshim.* ]] || flags+=("$arg")
+  done
   name=sandshim-bench-floor-$$-${#floor_container[@]}
-  "${engine_args[@]:0:image_at}" --detach "--name=$name" \
+  "${flags[@]}" --detach "--name=$name" \
     "--mount=type=bind,source=$timer,target=/.spawn_timer,readonly" \
     "${engine_args[image_at]}" sleep 3600 > /dev/null
   floor_container[$key]=$name
@@ -132,6 +139,12 @@ time_ms() {
   samples[$key]+="$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", (e - s) * 1000 }') "
 }
 
+# Waits, untimed, until the refill a warm run started is done (`pool fill` takes the pool's lock,
+# which the refill holds): no variant runs beside another's background refill.
+settle_pool() { # CONFIG COMMAND
+  SANDSHIM_CONFIG=$1 "$bin" pool fill "$2" < /dev/null > /dev/null 2>&1 || true
+}
+
 variant() {
   local name=$1 cmd=$2 record=$3
   local -a argv
@@ -149,9 +162,13 @@ variant() {
         "$work/seed.sh" "${engine_args[@]}"
       ;;
     cold) time_ms "$key" "$bin" run -- "${argv[@]}" ;;
-    warm-exec) time_ms "$key" env SANDSHIM_CONFIG="$work/warm.conf" "$bin" run -- "${argv[@]}" ;;
+    warm-exec)
+      time_ms "$key" env SANDSHIM_CONFIG="$work/warm.conf" "$bin" run -- "${argv[@]}"
+      settle_pool "$work/warm.conf" "${argv[0]}"
+      ;;
     warm-launcher)
       time_ms "$key" env SANDSHIM_CONFIG="$work/launcher.conf" "$bin" run -- "${argv[@]}"
+      settle_pool "$work/launcher.conf" "${argv[0]}"
       ;;
     floor) floor_ms "$key" "${argv[@]}" ;;
     broker) time_ms "$key" "${broker_client[@]}" "$bin" run -- "${argv[@]}" ;;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A many-invocation workload as agents produce it: a host shell script that calls `python3 -c`
-# 200 times, run natively, through the shims cold (pool.size = 0), and warm with the launcher and
+# 200 times, run natively (NATIVE_PYTHON, default /usr/bin/python3), through the shims cold (pool.size = 0), and warm with the launcher and
 # with exec (pool.size = POOL_SIZE); prints wall times, ratios to native, and how many runs of each
 # warm script were served warm (the audit's `warm`). Asserts nothing.
 #
@@ -27,6 +27,10 @@ mkdir -p "$HOME" "$work/workspace" "$work/shims"
 chmod 755 "$work/workspace"
 cd "$work/workspace"
 ln -s "$bin" "$work/shims/python3"
+# Native is the system interpreter itself: a version manager's shim first on PATH (pyenv's is a
+# bash script) would add its own start-up to every native call and flatter the ratios.
+mkdir -p "$work/native"
+ln -s "${NATIVE_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}" "$work/native/python3"
 printf '[pool]\nsize = 0\n' > "$work/cold.conf"
 printf '[pool]\nsize = %s\nstart = launcher\n' "$pool_size" > "$work/launcher.conf"
 printf '[pool]\nsize = %s\nstart = exec\n' "$pool_size" > "$work/exec.conf"
@@ -49,7 +53,7 @@ warm_runs_since() { # START_MS
 }
 
 echo "== $calls calls of python3 -c, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-native=$(wall_s "$work/cold.conf" "")
+native=$(wall_s "$work/cold.conf" "$work/native:")
 printf '  %-24s %8s s\n' native "$native"
 for variant in cold launcher exec; do
   conf=$work/$variant.conf

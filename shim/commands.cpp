@@ -119,6 +119,23 @@ void add_allow_overrides(const po::variables_map& vm, std::vector<Setting>& over
                        {"command line", 0}});
 }
 
+// The policy settings `sandshim run`'s flags make for COMMAND (`pool fill` takes the same).
+std::vector<Setting> run_overrides(const po::variables_map& vm,
+                                   const std::vector<std::string>& command) {
+  std::vector<Setting> overrides;
+  for (const auto& [flag, key] : k_run_flag_keys) {
+    if (vm.count(flag) != 0) {
+      overrides.push_back({key, vm[flag].as<std::string>(), {"command line", 0}});
+    }
+  }
+  add_allow_overrides(vm, overrides);
+  if (vm.count("image") != 0) {
+    std::string name = fs::path(command.front()).filename().string();
+    overrides.push_back({"images." + name, vm["image"].as<std::string>(), {"command line", 0}});
+  }
+  return overrides;
+}
+
 }  // namespace
 
 int shim_main(const std::string& invoked_as, const std::vector<std::string>& argv) {
@@ -149,13 +166,19 @@ CommandDoc run_doc() {
                           options);
 }
 
-int run_main(const std::vector<std::string>& args) {
+// Splits `[OPTIONS] -- COMMAND...` into the options sandshim reads and the command's argv.
+std::vector<std::string> split_at_separator(const std::vector<std::string>& args,
+                                            std::vector<std::string>& command) {
   auto separator = std::find(args.begin(), args.end(), "--");
-  std::vector<std::string> own(args.begin(), separator);
-  std::vector<std::string> command;
   if (separator != args.end()) {
     command.assign(separator + 1, args.end());
   }
+  return {args.begin(), separator};
+}
+
+int run_main(const std::vector<std::string>& args) {
+  std::vector<std::string> command;
+  std::vector<std::string> own = split_at_separator(args, command);
   po::variables_map vm;
   if (!parse_subcommand_options(own, run_doc(), vm)) {
     return exit_code::k_ok;
@@ -164,18 +187,7 @@ int run_main(const std::vector<std::string>& args) {
     throw Fatal("no command to run: sandshim run [OPTIONS] -- COMMAND [ARGS...]",
                 exit_code::k_usage);
   }
-  std::vector<Setting> overrides;
-  for (const auto& [flag, key] : k_run_flag_keys) {
-    if (vm.count(flag) != 0) {
-      overrides.push_back({key, vm[flag].as<std::string>(), {"command line", 0}});
-    }
-  }
-  add_allow_overrides(vm, overrides);
-  if (vm.count("image") != 0) {
-    std::string name = fs::path(command.front()).filename().string();
-    overrides.push_back({"images." + name, vm["image"].as<std::string>(), {"command line", 0}});
-  }
-  RunRequest request = request_from_process("run", command, std::move(overrides));
+  RunRequest request = request_from_process("run", command, run_overrides(vm, command));
   request.dry_run = vm.count("dry-run") != 0 || dry_run_requested(request);
   return run_sandboxed(request);
 }
@@ -426,7 +438,9 @@ policy are started in advance with the same confinement and wait idle; a run cla
 in it with its own cwd, user, environment and stdin, and the container is removed afterwards.
 
   status          list the idle warm containers of your pools
-  fill COMMAND    start warm containers for COMMAND's image in this workspace now
+  fill [RUN OPTIONS] COMMAND
+                  start warm containers for COMMAND's image in this workspace now, under
+                  the policy `sandshim run [RUN OPTIONS] -- COMMAND` would have
   drain           remove every idle warm container of your pools)";
 
 int pool_status() {
@@ -452,7 +466,33 @@ CommandDoc pool_doc() {
       po::options_description("Options"), {}, {"status", "fill", "drain"});
 }
 
+namespace {
+
+// `pool fill [RUN OPTIONS] [--] COMMAND`: the pool that `sandshim run` with the same options
+// claims from (its flags are part of the policy, so of the pool's key).
+int pool_fill_main(const std::vector<std::string>& args) {
+  std::vector<std::string> command;
+  std::vector<std::string> own = split_at_separator(args, command);
+  if (command.empty() && !own.empty() && !own.back().starts_with("-")) {
+    command = {own.back()};
+    own.pop_back();
+  }
+  po::variables_map vm;
+  if (!parse_subcommand_options(own, run_doc(), vm)) {
+    return exit_code::k_ok;
+  }
+  if (command.size() != 1) {
+    throw Fatal("usage: sandshim pool fill [RUN OPTIONS] [--] COMMAND", exit_code::k_usage);
+  }
+  return fill_pool(request_from_process("pool", command, run_overrides(vm, command)));
+}
+
+}  // namespace
+
 int pool_main(const std::vector<std::string>& args) {
+  if (!args.empty() && args.front() == "fill" && args.size() > 2) {
+    return pool_fill_main({args.begin() + 1, args.end()});
+  }
   po::options_description words_option;
   words_option.add_options()("words", po::value<std::vector<std::string>>(), "");
   po::positional_options_description positional;

@@ -29,6 +29,7 @@
 #include "shim/one_stream.hpp"
 #include "shim/oom_watch.hpp"
 #include "shim/output_pump.hpp"
+#include "shim/step_timer.hpp"
 
 namespace sandshim::shim {
 
@@ -366,20 +367,29 @@ std::optional<ContainerResult> RunLoop::connect_to_launcher() {
 }
 
 ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const Policy& policy) {
+  StepTimer guardian_step("guardian start");
   Guardian guardian =
       Guardian::start(m_engine, m_spec.container_name(), m_deadline_ms + k_guardian_grace_ms);
+  guardian_step.done();
+  StepTimer launcher_step("launcher connect");
   if (auto failed = connect_to_launcher()) {
     guardian.remove_now();
     return *failed;
   }
+  launcher_step.done();
   std::optional<ImageProbe> image_probe;
   if (m_spec.image_id.empty()) {
+    StepTimer step("engine image inspect (sent)");
     image_probe.emplace(m_engine, m_spec.image);
   }
+  StepTimer oom_step("engine events subscribe");
   m_oom = OomWatch(m_engine, m_spec.container_name());  // before the container exists
+  oom_step.done();
   Pipe out = make_pipe();
   Pipe err = make_pipe();
+  StepTimer client_step("client spawn");
   m_client = spawn_client(engine_args, out, err);
+  client_step.done();
   spdlog::debug("engine {} run: client started at {:.3f}", m_engine.kind, steady_ms());
   out.write.reset();
   err.write.reset();
@@ -394,8 +404,12 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
     m_out = StreamRelay(out.read.get(), m_spec.stdio.out, policy.audit_tail_bytes);
     m_err = StreamRelay(err.read.get(), m_spec.stdio.err, policy.audit_tail_bytes);
   }
+  StepTimer loop_step("client run");
   loop();
+  loop_step.done();
+  StepTimer classify_step("classify");
   ContainerResult result = classify(policy);
+  classify_step.done();
   if (m_spec.warm) {
     guardian.remove_now();  // a warm container outlives its exec: removed off the caller's path
   } else if (container_settled()) {

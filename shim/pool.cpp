@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "common/paths.hpp"
@@ -21,6 +22,7 @@
 #include "shim/hardening.hpp"
 #include "shim/image_probe.hpp"
 #include "shim/inside_binary.hpp"
+#include "shim/step_timer.hpp"
 
 namespace sandshim::shim {
 
@@ -137,6 +139,30 @@ std::vector<std::string> pool_keys() {
   return keys;
 }
 
+// The probe prefetch_pool_image_id sent, for the claim of this process's one run.
+struct PrefetchedProbe {
+  std::string image;
+  pid_t owner = 0;
+  std::unique_ptr<ImageProbe> probe;
+};
+
+PrefetchedProbe& prefetched() {
+  static PrefetchedProbe slot;
+  return slot;
+}
+
+// The prefetched probe of `image`, once. A forked process (a detached refill) never uses its
+// parent's: the probe's socket was closed there, and its number may name another file now, so it
+// is dropped without being closed.
+std::unique_ptr<ImageProbe> take_prefetched(const std::string& image) {
+  PrefetchedProbe& slot = prefetched();
+  if (slot.owner != ::getpid()) {
+    (void)slot.probe.release();
+    return nullptr;
+  }
+  return slot.image == image ? std::move(slot.probe) : nullptr;
+}
+
 bool remove_container(const Engine& engine, const std::string& name) {
   return EngineClient(engine).remove(name, k_engine_call_timeout).ok();
 }
@@ -171,6 +197,13 @@ UniqueFd lock_key(const std::string& key) {
 
 }  // namespace
 
+void prefetch_pool_image_id(const Engine& engine, const std::string& image) {
+  StepTimer step("engine image inspect (prefetch sent)");
+  prefetched().image = image;
+  prefetched().owner = ::getpid();
+  prefetched().probe = std::make_unique<ImageProbe>(engine, image);
+}
+
 std::string pool_key(const Policy& policy, const RunSpec& spec) {
   std::string masked;  // a warm container masks what the workspace held when it started
   for (const auto& path : spec.masks.paths) {
@@ -190,8 +223,12 @@ WarmPool::WarmPool(const Engine& engine, const Policy& policy, const RunSpec& sp
 // The id the image's tag names now, so a moved tag is never served an old container; over the
 // engine's API socket when it has one (a client spawn costs more than the rest of a warm run).
 std::optional<std::string> WarmPool::current_image_id() const {
-  ImageProbe probe(m_engine, m_spec.image);
-  std::string id = probe.result(
+  StepTimer step("engine image inspect (pool)");
+  std::unique_ptr<ImageProbe> probe = take_prefetched(m_spec.image);  // its answer is likely in
+  if (!probe) {
+    probe = std::make_unique<ImageProbe>(m_engine, m_spec.image);
+  }
+  std::string id = probe->result(
       std::chrono::duration_cast<std::chrono::milliseconds>(k_engine_call_timeout).count());
   if (id.empty()) {
     return std::nullopt;

@@ -79,6 +79,10 @@ class WarmPool {
   std::string m_key;
 };
 
+// Asks the engine now for the id `image` names, so that a claim later in this process finds the
+// answer already there (it overlaps the audit database's open); the claim still checks it.
+void prefetch_pool_image_id(const Engine& engine, const std::string& image);
+
 // The pool key of a run: equal keys mean the same confinement, mounts and user.
 std::string pool_key(const Policy& policy, const RunSpec& spec);
 

@@ -29,6 +29,7 @@
 #include "shim/reach.hpp"
 #include "shim/run_context.hpp"
 #include "shim/seccomp.hpp"
+#include "shim/step_timer.hpp"
 #include "shim/workspace.hpp"
 #include "shim/workspace_gate.hpp"
 
@@ -299,6 +300,7 @@ std::string engine_info_failure(const std::string& engine_output, const RunSpec&
 void require_enforced_limits(RunContext& run, const RunEngine& engine) {
   EngineFacts facts;
   try {
+    StepTimer step("engine facts");
     facts = engine.facts(*run.engine);
   } catch (const EngineInfoError& e) {
     throw Refusal(RunStatus::engine_error, engine_info_failure(e.what(), *run.spec()));
@@ -358,6 +360,7 @@ void narrow_cpus(RunSpec& spec, const Policy& policy, const RunEngine& engine,
 
 // Resolves the workspace, the spec and the engine of a run, refusing what may not run.
 void prepare(RunContext& run, const RunEngine& engine) {
+  StepTimer step("prepare");
   resolve_place(run);
   RunSpec spec = prepare_spec(run);
   run.engine = engine_for(run.policy, engine);
@@ -402,9 +405,13 @@ std::vector<LimitHint> judge_limits(ContainerResult& result, const RunContext& r
 
 // Starts the row, runs the container, records the outcome in the context.
 void execute(RunContext& run, const RunEngine& engine) {
+  StepTimer row("audit begin");
   begin_row(run);
+  row.done();
   log_sandbox(run);
+  StepTimer step("container run");
   ContainerResult result = engine.run(*run.engine, run.engine_args, *run.spec(), run.policy);
+  step.done();
   run.hints = judge_limits(result, run);
   run.finish(std::move(result));
 }
@@ -450,6 +457,21 @@ void print_dry_run(const RunContext& run) {
   std::cout << shell_join(line) << std::endl;
 }
 
+// A run that may be warm: the claim's question to the engine goes out now, and its answer
+// comes while the audit database opens. Best effort: whatever fails here fails again, with its
+// message, where the run needs it.
+void prefetch_warm(const RunContext& run, const RunEngine& engine) {
+  if (!engine.prefetch_warm || run.request().dry_run || run.policy.pool_size == 0 ||
+      run.policy.network == Network::allowlist) {
+    return;
+  }
+  try {
+    engine.prefetch_warm(engine.locate(run.policy), image_for(run.policy, run.request()));
+  } catch (const std::exception&) {
+    // The run goes on: its own steps meet the same failure and report it.
+  }
+}
+
 int run_in_container(RunContext& run, const RunEngine& engine) {
   prepare(run, engine);
   if (run.request().dry_run) {
@@ -460,8 +482,10 @@ int run_in_container(RunContext& run, const RunEngine& engine) {
   std::optional<EgressSession> egress = open_egress(run);
   bool pooled = run.policy.pool_size > 0 && !egress;  // a warm container has no egress mount
   if (pooled) {
+    StepTimer step("pool claim");
     if (auto claim = engine.claim_warm(*run.engine, run.policy, *run.spec())) {
       run.take_warm(*claim);
+      step.done("claimed " + claim->run_id);
     }
   }
   DeferredSignals deferred;  // from the row's start to its completion
@@ -476,6 +500,7 @@ int run_in_container(RunContext& run, const RunEngine& engine) {
     execute(run, engine);
   }
   if (pooled) {
+    StepTimer step("pool refill (detached)");
     engine.refill_warm(*run.engine, run.policy, *run.spec(), claimed);
   }
   if (!run.result()->message.empty()) {
@@ -485,6 +510,7 @@ int run_in_container(RunContext& run, const RunEngine& engine) {
     say(run.request(), describe_hint(hint));
   }
   finish_egress(run, egress);
+  StepTimer step("audit complete");
   complete_row(run);
   return run.result()->exit_code;
 }
@@ -498,6 +524,9 @@ RunEngine real_run_engine() {
   engine.claim_warm = [](const Engine& client, const Policy& policy, const RunSpec& spec) {
     return WarmPool(client, policy, spec).claim();
   };
+  engine.prefetch_warm = [](const Engine& client, const std::string& image) {
+    prefetch_pool_image_id(client, image);
+  };
   engine.refill_warm = [](const Engine& client, const Policy& policy, const RunSpec& spec,
                           const std::string& claimed) {
     WarmPool(client, policy, spec).refill_detached(claimed);
@@ -508,7 +537,7 @@ RunEngine real_run_engine() {
 
 int fill_pool(const RunRequest& request) {
   RunContext run(request);
-  run.policy = load_policy(policy_inputs(request.broker, policy_root(request)));
+  run.policy = load_policy(policy_inputs(request.broker, policy_root(request), request.overrides));
   if (run.policy.pool_size == 0) {
     throw Fatal("pool.size is 0 in this policy (warm mode is off): set it in a config file",
                 exit_code::k_usage);
@@ -538,6 +567,8 @@ int record_broker_refusal(const RunRequest& request, const std::string& message)
 
 int run_sandboxed(const RunRequest& request, const RunEngine& engine) {
   RunContext run(request);
+  spdlog::debug("step start: at +{:.1f} ms", ms_since_process_start());
+  StepTimer policy_step("policy load");
   try {
     run.policy =
         load_policy(policy_inputs(request.broker, policy_root(request), request.overrides));
@@ -549,7 +580,10 @@ int run_sandboxed(const RunRequest& request, const RunEngine& engine) {
     say(request, std::string(e.what()) + "; nothing ran");
     return exit_code::k_sandbox_error;
   }
+  policy_step.done();
+  prefetch_warm(run, engine);
   if (!request.dry_run) {
+    StepTimer step("audit open");
     run.store = open_store(request, run.policy);
   }
   try {

@@ -25,6 +25,9 @@ struct RunEngine {
   std::function<EngineFacts(const Engine&)> facts;
   // A warm container for runs of this spec (pool.size > 0), nullopt: the run goes cold.
   std::function<std::optional<PoolClaim>(const Engine&, const Policy&, const RunSpec&)> claim_warm;
+  // Starts what a claim will ask the engine (the image's id) before the audit opens; may be
+  // empty (nothing to prefetch).
+  std::function<void(const Engine&, const std::string& image)> prefetch_warm;
   // Replaces `claimed` (empty: none was) in the background.
   std::function<void(const Engine&, const Policy&, const RunSpec&, const std::string& claimed)>
       refill_warm;

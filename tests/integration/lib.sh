@@ -13,7 +13,8 @@
 # SANDSHIM_SOURCE_DIR, SANDSHIM_TEST_ENGINE (docker or podman, default docker: the engine the
 # suite's runs use, written as engine.name into the suite's user config; write that file with
 # `write_user_config`, never by hand), CI (true: a missing engine fails instead of skipping),
-# SANDSHIM_TEST_VERBOSE (set -x), SANDSHIM_TEST_KEEP (keep the test directory even on success).
+# SANDSHIM_TEST_VERBOSE (set -x), SANDSHIM_TEST_KEEP (keep the test directory even on success),
+# SANDSHIM_TEST_POOL (N: the warm variant, see warm_variant below).
 #
 # Each suite gets its own directory (kept when it fails, path printed) holding HOME, the XDG
 # directories, the audit database and a git workspace, so nothing outside it is read or written.
@@ -131,6 +132,7 @@ cleanup() {
     trap - ERR
     [[ -n $T ]] || exit "$rc"
     stop_background
+    drain_warm_pools
     if [[ -n ${ENGINE_CLIENT:-} ]]; then
         left=$(suite_containers_left)
         if [[ -n $left ]]; then
@@ -151,6 +153,7 @@ trap 'exit 143' TERM
 
 suite_done() {
     CHECK=""
+    [[ -z ${SANDSHIM_TEST_POOL:-} ]] || assert_runs_were_warm
     assert_no_sandshim_containers
     say "PASS: $CHECKS_RUN checks in $(($(ms_since "$SUITE_STARTED") / 1000))s"
 }
@@ -230,11 +233,64 @@ write_user_config() {
         printf '[engine]\nname = %s\n' "$ENGINE"
         [[ -z ${SANDSHIM_TEST_RUNTIME:-} ]] || printf '[sandbox]\nruntime = %s\n' "$SANDSHIM_TEST_RUNTIME"
         cat
+        [[ -z ${SANDSHIM_TEST_POOL:-} ]] ||
+            printf '[pool]\nsize = %s\nstart = launcher\nidle_ttl = 10m\n' "$SANDSHIM_TEST_POOL"
     } >"$XDG_CONFIG_HOME/sandshim/config"
 }
 # Back to the engine setting alone.
 reset_user_config() { write_user_config </dev/null; }
 reset_user_config
+
+# The warm variant (SANDSHIM_TEST_POOL=N, CTest's docker.warm.NAME): the whole suite runs with
+# pool.size = N and pool.start = launcher, and every `sandshim run` first fills the pool it claims
+# from (`pool fill` with the run's own options), so each run goes through the in-container
+# launcher. suite_done then fails unless every run that started a command was warm and launched,
+# but those the suite names in WARM_COLD_OK (an SQL condition on the runs table, e.g. the
+# concurrent runs that outnumber the pool). Shim-mode runs (a link named sh) are not filled.
+warm_variant() {
+    local real=$SANDSHIM_BIN
+    mkdir -p "$T/warm-bin"
+    cat >"$T/warm-bin/sandshim" <<EOF
+#!/usr/bin/env bash
+if [[ \$(basename "\$0") == sandshim && \${1:-} == run ]]; then
+    shift
+    options=()
+    while ((\$# > 0)) && [[ \$1 != -- ]]; do options+=("\$1"); shift; done
+    shift
+    # Not a run the pool can serve (an allowlist, a bad option): it is the run's to report.
+    "$real" pool fill "\${options[@]}" -- "\$1" </dev/null >/dev/null 2>&1 || true
+    exec -a "\$0" "$real" run "\${options[@]}" -- "\$@"
+fi
+exec -a "\$0" "$real" "\$@"
+EOF
+    chmod 755 "$T/warm-bin/sandshim"
+    SANDSHIM_BIN=$T/warm-bin/sandshim
+    WARM_REAL_BIN=$real
+}
+WARM_COLD_OK=${WARM_COLD_OK:-0}
+[[ -z ${SANDSHIM_TEST_POOL:-} ]] || warm_variant
+
+# Every run that started its command was warm, through the launcher (WARM_COLD_OK excepted).
+assert_runs_were_warm() {
+    local ran="status NOT IN ('refused', 'engine_error') AND container_name != ''" counts
+    counts=$(audit_cmd sql "SELECT sum(warm = 1 AND engine_args LIKE '%\"launch\"%') AS launched,
+        sum(warm = 1 AND engine_args NOT LIKE '%\"launch\"%') AS exec,
+        sum(warm = 0 AND NOT ($WARM_COLD_OK)) AS cold,
+        sum(warm = 0 AND ($WARM_COLD_OK)) AS cold_ok FROM runs WHERE $ran" --jsonl |
+        "$HOST_PY" -c 'import json, sys; r = json.load(sys.stdin); print(*(r[k] or 0 for k in ("launched", "exec", "cold", "cold_ok")))')
+    read -r launched exec cold cold_ok <<<"$counts"
+    say "warm variant: $launched run(s) through the launcher, $exec through exec, $cold_ok cold as the suite allows, $cold cold"
+    ((launched > 0)) || fail "warm variant: no run went through the launcher"
+    ((cold == 0)) || fail "warm variant: $cold run(s) went cold: $(audit_cmd sql "SELECT run_id, argv, message FROM runs WHERE $ran AND warm = 0 AND NOT ($WARM_COLD_OK)" --jsonl | head -c 2000)"
+}
+
+# Warm containers wait idle past the suite: drain them (twice: a detached refill may still run).
+drain_warm_pools() {
+    [[ -n ${WARM_REAL_BIN:-} ]] || return 0
+    "$WARM_REAL_BIN" pool drain >/dev/null 2>&1
+    sleep 1
+    "$WARM_REAL_BIN" pool drain >/dev/null 2>&1
+}
 
 # Skips one check that cannot apply to this engine, saying why (never silently); the suite goes on.
 skip_check_on() { # ENGINE REASON
@@ -380,6 +436,16 @@ container_gone_within() { # NAME SECONDS
         ((SECONDS < deadline)) || return 1
         sleep 0.2
     done
+}
+
+# The run's container is gone once the shim returned: at once for a cold run (its client waited
+# for the removal); a warm run's is removed right after the run, off the caller's path.
+assert_run_container_gone() { # NAME WHAT
+    if [[ -n ${SANDSHIM_TEST_POOL:-} ]]; then
+        container_gone_within "$1" 10 || fail "container $1 is still there 10 s after $2 (warm)"
+    else
+        ! container_exists "$1" || fail "container $1 is still there after $2"
+    fi
 }
 
 # ---------------------------------------------------------------------------------------------

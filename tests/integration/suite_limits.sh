@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sandshim-test-warm: docker
 # Resource caps, each with a control under a looser limit: the pids cap stops a fork bomb, the
 # memory cap ends an allocation with 137, a line naming the limit, and audit status `oom`.
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox

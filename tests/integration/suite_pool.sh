@@ -359,6 +359,17 @@ expect_contains "did not answer within 2s" <(audit_field "${victim#sandshim-}" m
 expect_contains "ran cold as run $(last_run_id)" <(audit_field "${victim#sandshim-}" message)
 wait_gone "$victim"
 
+check "an empty pool: the run goes cold and its detached refill fills the pool (no fill first)"
+pool_config '[pool]' 'size = 1' 'idle_ttl = 2m' '[sandbox]' 'memory = 320m'
+POOL_KEY=$(sed -n 's/.*(pool \([0-9a-f]*\)).*/\1/p' <<<"$("$SANDSHIM_BIN" pool fill sh)")
+sandshim pool drain >/dev/null
+expect_equal 0 "$(idle_count)" "control: idle containers after the drain"
+expect_exit 42 sandshim run -- sh -c 'exit 42'
+expect_warm last false
+wait_idle 1 60
+expect_exit 42 sandshim run -- sh -c 'exit 42'
+expect_warm last true
+
 check "pool drain: no pool container of this workspace is left"
 pool_config '[pool]' 'size = 3' 'idle_ttl = 2m'
 fill sh
