@@ -1,6 +1,7 @@
 #include "audit/store.hpp"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -599,6 +600,20 @@ size_t Store::seal_pending_decisions(std::chrono::milliseconds older_than) {
 
 void Store::checkpoint() {
   m_impl->db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "fold the WAL into the file");
+}
+
+void Store::fold_large_wal() noexcept {
+  constexpr std::uintmax_t k_fold_wal_bytes = 256 * 1024;
+  std::error_code ec;
+  std::uintmax_t size = std::filesystem::file_size(path().string() + "-wal", ec);
+  if (ec || size < k_fold_wal_bytes) {
+    return;
+  }
+  try {
+    checkpoint();
+  } catch (const std::exception& error) {
+    spdlog::debug("audit: the WAL stays for a later writer: {}", error.what());
+  }
 }
 
 Database& Store::database() {

@@ -76,6 +76,12 @@ class Store {
   // audit.db is complete. For `sandshim gc`; `audit prune` calls it too.
   void checkpoint();
 
+  // Folds the WAL only when it has grown past a few hundred KiB. Every process that opens the
+  // store rebuilds the WAL index by reading the whole WAL, and a short-lived writer (a shim, a
+  // hook) never restarts it, so without this each open re-reads megabytes. A reader holding the
+  // WAL only postpones the fold to a later writer; it never fails the caller.
+  void fold_large_wal() noexcept;
+
   // The key and anchor log it was opened with, for verify and prune.
   const ChainKey* key() const;
   const std::filesystem::path& anchor_file() const;

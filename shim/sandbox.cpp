@@ -277,6 +277,7 @@ void complete_row(RunContext& run) {
   }
   try {
     run.store->complete_run(row_at_completion(run));
+    run.store->fold_large_wal();
   } catch (const Fatal& e) {
     say(run.request(),
         std::string("could not complete the audit row of run ") + run.run_id() + ": " + e.what());
