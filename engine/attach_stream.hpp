@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -55,8 +56,9 @@ class AttachStream {
   bool attached() const;
   const Reply& reply() const { return m_reply; }
   int fd() const;
-  // The output that arrived, without blocking.
-  std::vector<Output> read_available();
+  // The output that arrived, without blocking; at most about `max_bytes` of it, so a caller
+  // whose readers are slow keeps the rest in the socket (bounded memory, backpressure).
+  std::vector<Output> read_available(size_t max_bytes = SIZE_MAX);
   // Writes what it can of `data` to the container's stdin without blocking; bytes written.
   size_t write_some(std::string_view data);
   // Ends the container's stdin (EOF), keeping its output open.

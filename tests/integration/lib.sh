@@ -224,10 +224,12 @@ done
 PLAIN_RUN_LIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
 
 # The suite's user config: engine.name first, then the settings read from stdin.
-# SANDSHIM_TEST_RUNTIME (runsc) runs the whole suite under that OCI runtime (suite_gvisor.sh).
+# SANDSHIM_TEST_RUNTIME (runsc) runs the whole suite under that OCI runtime (suite_gvisor.sh);
+# SANDSHIM_TEST_ENGINE_API (on | off) sets engine.api for the whole suite.
 write_user_config() {
     {
         printf '[engine]\nname = %s\n' "$ENGINE"
+        [[ -z ${SANDSHIM_TEST_ENGINE_API:-} ]] || printf 'api = %s\n' "$SANDSHIM_TEST_ENGINE_API"
         [[ -z ${SANDSHIM_TEST_RUNTIME:-} ]] || printf '[sandbox]\nruntime = %s\n' "$SANDSHIM_TEST_RUNTIME"
         cat
     } >"$XDG_CONFIG_HOME/sandshim/config"
