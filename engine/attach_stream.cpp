@@ -121,8 +121,11 @@ size_t AttachStream::write_some(std::string_view data) {
     return 0;
   }
   detail::beast::error_code error;
-  return m_state->session.stream.socket().write_some(detail::net::buffer(data.data(), data.size()),
-                                                     error);
+  size_t n = m_state->session.stream.socket().write_some(
+      detail::net::buffer(data.data(), data.size()), error);
+  m_stdin_broken = m_stdin_broken || (error.failed() && error != detail::net::error::would_block &&
+                                      error != detail::net::error::try_again);
+  return n;
 }
 
 void AttachStream::close_stdin() {

@@ -61,6 +61,8 @@ class AttachStream {
   std::vector<Output> read_available(size_t max_bytes = SIZE_MAX);
   // Writes what it can of `data` to the container's stdin without blocking; bytes written.
   size_t write_some(std::string_view data);
+  // Whether a write failed for good (the container's stdin is closed), not for a full socket.
+  bool stdin_broken() const { return m_stdin_broken; }
   // Ends the container's stdin (EOF), keeping its output open.
   void close_stdin();
   // Whether the container's output ended (the engine closed the stream, or it broke).
@@ -76,6 +78,7 @@ class AttachStream {
   Reply m_reply;
   FrameDecoder m_decoder{false};
   bool m_ended = false;
+  bool m_stdin_broken = false;
 };
 
 }  // namespace sandshim::engine

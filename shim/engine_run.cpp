@@ -213,12 +213,15 @@ class StdioPump {
   }
   void forward_stdin() {
     size_t n = m_attach.write_some(m_pending);
-    if (n == 0 && !m_pending.empty()) {
+    if (m_attach.stdin_broken()) {
       m_pending.clear();  // the container closed its stdin: what is left has no reader
       m_stdin_open = false;
       return;
     }
     m_pending.erase(0, n);
+    if (m_pending.empty() && !m_stdin_open) {
+      m_attach.close_stdin();  // the caller's EOF, once what came before it went in
+    }
   }
   void end_stdin() {
     m_stdin_open = false;
