@@ -28,19 +28,19 @@ cd "$work/workspace"
 printf '[engine]\napi = off\n' > "$work/cli.conf"
 printf '[engine]\napi = on\n' > "$work/api.conf"
 
+# One sample of VARIANT in ms; a run that fails is counted, shown once and left out.
 declare -A samples failures
-time_ms() {
-  local key=$1 start end status=0
+sample() { # VARIANT CMD...
+  local name=$1 began rc=0
   shift
-  start=$EPOCHREALTIME
-  "$@" < /dev/null > /dev/null 2> "$work/last.err" || status=$?
-  end=$EPOCHREALTIME
-  if ((status != 0)); then
-    failures[$key]=$((${failures[$key]:-0} + 1))
-    echo "api_latency.sh: $key exited $status: $(head -c 300 "$work/last.err")" >&2
-    return 0
+  began=$EPOCHREALTIME
+  "$@" < /dev/null > /dev/null 2> "$work/err" || rc=$?
+  if ((rc == 0)); then
+    samples[$name]+="$(awk -v b="$began" -v e="$EPOCHREALTIME" 'BEGIN { printf "%.3f", (e - b) * 1000 }') "
+  else
+    failures[$name]=$((${failures[$name]:-0} + 1))
+    echo "api_latency.sh: $name exited $rc: $(head -c 300 "$work/err")" >&2
   fi
-  samples[$key]+="$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", (e - s) * 1000 }') "
 }
 
 variant() {
@@ -48,10 +48,10 @@ variant() {
   case $1 in
     raw)
       eval "engine_args=($("$bin" run --dry-run -- "${cmd[@]}"))"
-      time_ms raw env DOCKER_CONFIG="$XDG_STATE_HOME/sandshim/engine-config" "${engine_args[@]}"
+      sample raw env DOCKER_CONFIG="$XDG_STATE_HOME/sandshim/engine-config" "${engine_args[@]}"
       ;;
-    cli) time_ms cli env SANDSHIM_CONFIG="$work/cli.conf" "$bin" run -- "${cmd[@]}" ;;
-    api) time_ms api env SANDSHIM_CONFIG="$work/api.conf" "$bin" run -- "${cmd[@]}" ;;
+    cli) sample cli env SANDSHIM_CONFIG="$work/cli.conf" "$bin" run -- "${cmd[@]}" ;;
+    api) sample api env SANDSHIM_CONFIG="$work/api.conf" "$bin" run -- "${cmd[@]}" ;;
   esac
 }
 

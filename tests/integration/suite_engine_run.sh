@@ -25,7 +25,7 @@ expect_not_contains "run: over the API socket" "$ERR"
 check "stdout and stderr arrive byte for byte, apart, and the audit counts and tails them"
 api_on
 expect_exit 0 sandshim run -- sh -c 'head -c 3000000 /dev/urandom >/tmp/d; sha256sum </tmp/d >&2; cat /tmp/d; printf tail-of-out'
-expect_equal "$(sha256sum <"$OUT" | cut -d' ' -f1)" "$(cut -d' ' -f1 "$ERR")" "stdout's digest inside and outside"
+expect_equal "$(head -c 3000000 "$OUT" | sha256sum | cut -d' ' -f1)" "$(cut -d' ' -f1 "$ERR")" "stdout's digest inside and outside"
 expect_equal 3000011 "$(audit_field last stdout_bytes)" "stdout bytes in the audit"
 audit_field last stdout_tail | grep -q "tail-of-out" || fail "the audit's stdout tail misses the last bytes"
 
@@ -39,8 +39,8 @@ check "127 and 126 as the client gives them (each compared with engine.api = off
 for mode in off on; do
     write_user_config <<<"api = $mode"
     expect_exit 127 sandshim run -- sh -c 'exec /no/such/program'
-    expect_exit 127 sandshim run -- no-such-program-here
-    expect_exit 126 sandshim run -- /etc
+    expect_exit 127 sandshim run --image sandshim/sh:bookworm -- no-such-program-here
+    expect_exit 126 sandshim run --image sandshim/sh:bookworm -- /etc
 done
 
 check "the deadline removes the container from outside: 124, nothing left"
@@ -50,7 +50,7 @@ expect_run last timeout 124
 ! container_exists "sandshim-$(last_run_id)" || fail "the container outlived its deadline"
 
 check "SIGTERM to the shim reaches the container through the API: 143, nothing left"
-sandshim run --timeout 20s -- sh -c 'sleep 30' >"$T/bg.out" 2>"$T/bg.err" </dev/null &
+"$SANDSHIM_BIN" run --timeout 20s -- sh -c 'sleep 30' >"$T/bg.out" 2>"$T/bg.err" </dev/null &
 bg=$!
 BG_PIDS+=("$bg")
 id=$(wait_for_running_container 20)
