@@ -20,6 +20,7 @@
 #include "install/agent_settings.hpp"
 #include "install/atomic_file.hpp"
 #include "install/container_checks.hpp"
+#include "install/doctor_versions.hpp"
 #include "install/hook_checks.hpp"
 #include "shim/commands.hpp"
 #include "shim/enforcement.hpp"
@@ -46,6 +47,8 @@ what is not:
   limits    the memory, swap, cpus and pids limits are really enforced (a rootless engine on
             cgroup v1 accepts and drops them); see limits.unenforced
   image     each image of images.COMMAND is present (runs never pull)
+  version   python3 and node in their image against the next ones on PATH after shim.dir:
+            a warning when major.minor differ (a suite sees other features), naming the fix
   shims     a link for each shimmed command is in shim.dir (`sandshim install`)
   path      shim.dir is first on PATH, and which commands it covers
   audit     the audit database is writable and its hash chain verifies
@@ -260,6 +263,38 @@ void check_images(Context& ctx) {
   }
 }
 
+// One interpreter's versions, compared once its image is known to be present.
+void check_interpreter_version(Context& ctx, const std::string& command, const std::string& path) {
+  InterpreterVersions versions{command, ctx.policy->images.at(command), {}, {}, {}};
+  probe_host_version(versions, path, ctx.policy->effective_shim_dir());
+  if (!versions.host) {
+    return;  // nothing on the host to compare with
+  }
+  probe_image_version(versions, *ctx.engine);
+  std::string mismatch = version_mismatch(versions);
+  if (!mismatch.empty()) {
+    ctx.add("version", Status::warn, mismatch, version_fix(versions));
+    return;
+  }
+  ctx.add("version", Status::ok,
+          command + " " + *versions.inside + " in " + versions.image + ", as the host's " +
+              versions.host_path.string() + " (" + *versions.host + ")");
+}
+
+// The host's interpreters against their images': a suite sees another version's features.
+void check_versions(Context& ctx) {
+  if (!ctx.facts) {
+    return;
+  }
+  const char* path_variable = std::getenv("PATH");
+  for (const auto& command : k_versioned_interpreters) {
+    auto mapped = ctx.policy->images.find(command);
+    if (mapped != ctx.policy->images.end() && image_present(*ctx.engine, mapped->second)) {
+      check_interpreter_version(ctx, command, path_variable == nullptr ? "" : path_variable);
+    }
+  }
+}
+
 bool same_directory(const fs::path& a, const fs::path& b) {
   std::error_code ec;
   return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
@@ -375,8 +410,8 @@ std::vector<Finding> run_checks() {
   ctx.workspace = workspace_here();
   using Check = void (*)(Context&);
   static constexpr Check k_checks[] = {check_broker,  check_policy, check_engine, check_runtime,
-                                       check_seccomp, check_limits, check_images, check_shims,
-                                       check_path,    check_audit,  check_hooks};
+                                       check_seccomp, check_limits, check_images, check_versions,
+                                       check_shims,   check_path,   check_audit,  check_hooks};
   for (Check check : k_checks) {
     check(ctx);
   }

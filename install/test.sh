@@ -37,9 +37,17 @@ prepare_podman() {
     warn "podman is not usable: tests labelled podman will skip (CI=true would fail)"
 }
 
+# A compiler cache where the machine has one (a developer's rebuilds); a fresh CI machine has none.
+cache_launcher_args() {
+    command -v ccache >/dev/null 2>&1 && printf '%s\n' -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+    return 0
+}
+
 build() {
+    local launcher
+    mapfile -t launcher < <(cache_launcher_args)
     say "configuring $k_build_dir/ (RelWithDebInfo)"
-    cmake -S . -B "$k_build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2 ||
+    cmake -S . -B "$k_build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >&2 ||
         die "cmake configure failed (see above)"
     say "building with $(nproc) jobs"
     cmake --build "$k_build_dir" -j"$(nproc)" >&2 || die "build failed (see above)"
@@ -68,8 +76,10 @@ sanitizer_stage() {
         say "sanitizer stage skipped (SANDSHIM_TEST_SANITIZE=0)"
         return 0
     fi
+    local launcher
+    mapfile -t launcher < <(cache_launcher_args)
     say "sanitizer stage: unit tests under ASan and UBSan in $k_sanitize_dir/"
-    if cmake -S . -B "$k_sanitize_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSANDSHIM_SANITIZE=ON >&2 &&
+    if cmake -S . -B "$k_sanitize_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSANDSHIM_SANITIZE=ON "${launcher[@]}" >&2 &&
         cmake --build "$k_sanitize_dir" -j"$(nproc)" --target sandshim_unit_tests >&2 &&
         ctest --test-dir "$k_sanitize_dir" --output-on-failure -j"$(nproc)" --no-tests=error -L unit; then
         return 0
@@ -84,8 +94,10 @@ fuzz_stage() {
         say "fuzz stage skipped (SANDSHIM_TEST_FUZZ=0)"
         return 0
     fi
+    local launcher
+    mapfile -t launcher < <(cache_launcher_args)
     say "fuzz stage: ${SANDSHIM_FUZZ_SECONDS:-60}s per target in $k_fuzz_dir/"
-    if cmake -S . -B "$k_fuzz_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSANDSHIM_FUZZ=ON \
+    if cmake -S . -B "$k_fuzz_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSANDSHIM_FUZZ=ON "${launcher[@]}" \
         -DCMAKE_CXX_COMPILER=clang++ -DSANDSHIM_FUZZ_SECONDS="${SANDSHIM_FUZZ_SECONDS:-60}" >&2 &&
         cmake --build "$k_fuzz_dir" -j"$(nproc)" --target sandshim_fuzz_targets >&2 &&
         ctest --test-dir "$k_fuzz_dir" --output-on-failure -j1 --no-tests=error -L fuzz; then

@@ -31,6 +31,7 @@
 #include "shim/guardian.hpp"
 #include "shim/image_probe.hpp"
 #include "shim/launcher_client.hpp"
+#include "shim/one_stream.hpp"
 #include "shim/oom_watch.hpp"
 #include "shim/output_pump.hpp"
 
@@ -322,6 +323,7 @@ class RunLoop {
   bool oom_killed();
   bool oom_from_event_log() const;
   LimitFacts limit_facts(const ContainerResult& result) const;
+  std::string program_stderr_last(const ContainerResult& result) const;
   const Engine& m_engine;
   const RunSpec& m_spec;
   SignalWatch m_signals;
@@ -417,9 +419,9 @@ void RunLoop::signal_container(int sig) {
 
 pid_t RunLoop::spawn_client(const std::vector<std::string>& engine_args, Pipe& out, Pipe& err) {
   if (m_launcher.valid()) {
-    return start_launch_client(std::move(m_launcher), m_spec,
-                               launch_environment(engine_args, m_spec), m_spec.stdio.in,
-                               out.write.get(), err.write.get());
+    return start_launch_client(
+        std::move(m_launcher), m_spec, launch_environment(engine_args, m_spec), m_spec.stdio.in,
+        out.write.get(), launcher_stderr(m_spec.one_stream, out.write.get(), err.write.get()));
   }
   if (m_create) {
     return spawn_api_client(out, err);
@@ -686,6 +688,9 @@ RunFacts RunLoop::facts() {
   facts.stdout_bytes = m_out.bytes();
   facts.stderr_head = m_err.head();
   facts.stderr_last = m_err.last();
+  if (m_spec.one_stream) {
+    read_program_stderr_from_stdout(facts);
+  }
   // Asked of the engine only when the decision depends on it: a plain SIGKILL exit.
   facts.oom_event =
       facts.client_code == 128 + SIGKILL && !m_timed_out && !m_received_signal && oom_killed();
@@ -714,14 +719,21 @@ ContainerResult RunLoop::classify(const Policy& policy) {
   return result;
 }
 
+// The program's own last stderr lines: in the stdout stream when the two are one.
+std::string RunLoop::program_stderr_last(const ContainerResult& result) const {
+  const StreamRelay& stream = m_spec.one_stream ? m_out : m_err;
+  const std::string& tail = m_spec.one_stream ? result.stdout_tail : result.stderr_tail;
+  std::string last = stream.last();
+  return tail.size() > last.size() ? tail : last;
+}
+
 LimitFacts RunLoop::limit_facts(const ContainerResult& result) const {
   LimitFacts facts;
   facts.exit_code = result.exit_code;
   facts.timed_out = result.status == RunStatus::timeout;
   facts.oom_killed = result.status == RunStatus::oom;
   facts.pids_refused = m_pids.refused();
-  std::string last = m_err.last();
-  facts.stderr_last = result.stderr_tail.size() > last.size() ? result.stderr_tail : last;
+  facts.stderr_last = program_stderr_last(result);
   facts.workspace = m_spec.workspace.string();
   return facts;
 }
@@ -854,6 +866,14 @@ Outcome command_exit(const RunFacts& facts, const RunSpec& spec, int code) {
 }
 
 }  // namespace
+
+void read_program_stderr_from_stdout(RunFacts& facts) {
+  bool whole = facts.stdout_bytes == static_cast<int64_t>(facts.stdout_head.size());
+  if (facts.stderr_head.empty() && whole) {
+    facts.stderr_head = facts.stdout_head;
+    facts.stdout_bytes = 0;
+  }
+}
 
 Outcome classify_outcome(const RunFacts& facts, const RunSpec& spec, const Policy& policy) {
   int code = facts.client_code.value_or(exit_code::k_sandbox_error);

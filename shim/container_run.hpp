@@ -57,6 +57,10 @@ struct Outcome {
 // every branch: deadline -> 124/timeout, signal -> 128+N/killed, engine errors -> 125, ...
 Outcome classify_outcome(const RunFacts& facts, const RunSpec& spec, const Policy& policy);
 
+// One stream (RunSpec::one_stream): the program's stderr came on stdout, so when that is all the
+// program wrote, the rules that read its stderr (a script the image lacks) read it there.
+void read_program_stderr_from_stdout(RunFacts& facts);
+
 // Runs the engine client with `engine_args` and stays in charge until the container is gone:
 // relays stdio, kills the container at the deadline, forwards signals, tells an OOM kill from
 // a deadline or a signal, and leaves a guardian behind in case the shim itself is killed.

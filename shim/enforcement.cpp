@@ -121,6 +121,7 @@ EngineFacts fill_from_json(const json& cached) {
   facts.swap = value_at(cached, "/swap", false);
   facts.cpu = value_at(cached, "/cpu", false);
   facts.pids = value_at(cached, "/pids", false);
+  facts.cpuset = value_at(cached, "/cpuset", false);
   facts.warnings = strings_at(cached, "/warnings");
   return facts;
 }
@@ -148,6 +149,7 @@ EngineFacts parse_docker_info(const std::string& text) {
   facts.swap = value_at(info, "/SwapLimit", false);
   facts.cpu = value_at(info, "/CpuCfsQuota", false) && value_at(info, "/CpuCfsPeriod", false);
   facts.pids = value_at(info, "/PidsLimit", false);
+  facts.cpuset = value_at(info, "/CPUSet", false);
   facts.warnings = strings_at(info, "/Warnings");
   return facts;
 }
@@ -176,6 +178,7 @@ EngineFacts parse_podman_info(const std::string& text) {
   facts.swap = facts.memory;  // podman does not report swap accounting apart
   facts.cpu = cgroups_apply && has("cpu");
   facts.pids = cgroups_apply && has("pids");
+  facts.cpuset = cgroups_apply && has("cpuset");
   return facts;
 }
 
@@ -194,6 +197,7 @@ std::string facts_to_json(const EngineFacts& facts) {
               {"swap", facts.swap},
               {"cpu", facts.cpu},
               {"pids", facts.pids},
+              {"cpuset", facts.cpuset},
               {"warnings", facts.warnings}};
   return out.dump();
 }

@@ -26,6 +26,7 @@ struct EngineFacts {
   bool swap = false;                  // --memory-swap (no swap on top of the memory limit)
   bool cpu = false;                   // --cpus (CFS quota, or cpu.max on cgroup v2)
   bool pids = false;                  // --pids-limit
+  bool cpuset = false;                // --cpuset-cpus (the CPUs a container sees)
   std::vector<std::string> warnings;  // the engine's own warnings, as it wrote them
 };
 

@@ -237,6 +237,8 @@ const FlagRule k_flag_rules[] = {
     {"memory-swap", true,
      [](Draft& d, const std::string& v) { return set_integer(d.host()["MemorySwap"], v); }},
     {"cpus", true, set_cpus},
+    {"cpuset-cpus", true,
+     [](Draft& d, const std::string& v) { return set_host(d, "CpusetCpus", v); }},
     {"pids-limit", true,
      [](Draft& d, const std::string& v) { return set_integer(d.host()["PidsLimit"], v); }},
     {"ulimit", true, add_ulimit},

@@ -4,8 +4,10 @@
 
 #include "common/strings.hpp"
 #include "inside/launch_protocol.hpp"
+#include "shim/cpu_share.hpp"
 #include "shim/egress_session.hpp"
 #include "shim/environment.hpp"
+#include "shim/one_stream.hpp"
 #include "shim/reach.hpp"
 #include "shim/workspace.hpp"
 
@@ -28,12 +30,15 @@ std::string cpus_value(double cpus) {
 }
 
 // The caller's command, behind the workspace gate's arguments in a broker's run and behind the
-// egress forwarder under sandbox.network = allowlist.
+// egress forwarder under sandbox.network = allowlist; stderr onto stdout when the caller's two
+// are one file (a launcher is handed one descriptor for both instead).
 void append_command(std::vector<std::string>& args, const RunSpec& spec) {
   if (spec.gate) {
     append(args, gate_prefix(*spec.gate, spec.workspace));
   }
-  append(args, spec.egress ? egress_command(spec.command) : spec.command);
+  bool merge = spec.one_stream && spec.launcher_pid == 0;
+  const std::vector<std::string> command = merge ? one_stream_command(spec.command) : spec.command;
+  append(args, spec.egress ? egress_command(command) : command);
 }
 
 }  // namespace
@@ -108,13 +113,22 @@ void add_filesystem_flags(std::vector<std::string>& args, const Policy& policy,
   }
 }
 
-// Memory without swap on top, CPU, processes, open files; no core dumps.
+// Memory without swap on top, CPU (as many CPUs seen as the quota covers), processes, open files;
+// no core dumps.
 void add_limit_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec) {
   append(args, spec.dialect.limit_flags());
   std::string memory = std::to_string(policy.memory_bytes);
   args.push_back(flag("memory", memory));
   args.push_back(flag("memory-swap", memory));
-  args.push_back(flag("cpus", cpus_value(policy.cpus)));
+  args.push_back(flag("cpus", cpus_value(quota_within(policy.cpus, spec.cpu_choices.size()))));
+  std::string cpuset = cpuset_for(policy.cpus, spec.cpu_choices, spec.run_id);
+  if (!cpuset.empty()) {
+    args.push_back(flag("cpuset-cpus", cpuset));  // nproc and friends count the quota
+    if (!spec.cpu_online_file.empty()) {
+      args.push_back(
+          flag("mount", bind_mount_spec(spec.cpu_online_file, k_online_cpus_target, true)));
+    }
+  }
   args.push_back(flag("pids-limit", std::to_string(policy.pids)));
   auto ulimit = [&](const std::string& name, int64_t value) {
     args.push_back(

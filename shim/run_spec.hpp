@@ -40,8 +40,11 @@ struct RunSpec {
   std::string user;                                      // uid:gid inside the container
   bool tty = false;                                      // both ends of the caller are a TTY
   StdioFds stdio;                                        // the caller's stdin, stdout, stderr
-  int64_t deadline_epoch_s = 0;                          // for `sandshim gc`
-  EngineDialect dialect;                                 // the engine's differences
+  bool one_stream = false;  // the caller's stdout and stderr are one file (not a TTY): one stream
+  std::vector<int> cpu_choices;           // the CPUs a cpuset is chosen from; empty: no cpuset
+  std::filesystem::path cpu_online_file;  // mounted over /sys/.../cpu/online with a cpuset
+  int64_t deadline_epoch_s = 0;           // for `sandshim gc`
+  EngineDialect dialect;                  // the engine's differences
   bool warm = false;     // runs in a container of the warm pool, started in advance
   std::string image_id;  // known before a warm run (the pool checks it); else probed
   // A warm run through the container's launcher: the pid whose /proc root reaches its socket,

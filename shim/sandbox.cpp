@@ -15,6 +15,7 @@
 #include "common/process.hpp"
 #include "common/strings.hpp"
 #include "shim/container_run.hpp"
+#include "shim/cpu_share.hpp"
 #include "shim/egress_session.hpp"
 #include "shim/enforcement.hpp"
 #include "shim/engine.hpp"
@@ -23,6 +24,7 @@
 #include "shim/hardening.hpp"
 #include "shim/limit_hints.hpp"
 #include "shim/masks.hpp"
+#include "shim/one_stream.hpp"
 #include "shim/pool.hpp"
 #include "shim/reach.hpp"
 #include "shim/run_context.hpp"
@@ -195,6 +197,7 @@ RunSpec prepare_spec(const RunContext& run) {
   spec.user = container_user(run.policy, request.caller, uid, gid);
   spec.tty = request.tty;
   spec.stdio = request.stdio;
+  spec.one_stream = !spec.tty && same_open_file(spec.stdio.out, spec.stdio.err);
   spec.deadline_epoch_s = (run.start_ms() + run.policy.timeout_ms) / 1000 + 1;
   spec.egress = egress_mount_for(run.policy, run.cold_run_id());
   require_readable_by(run.workspace, uid, gid);
@@ -327,12 +330,39 @@ Engine engine_for(const Policy& policy, const RunEngine& run_engine) {
   return engine;
 }
 
+// The CPUs a cpuset may take where the engine applies one (a rootless engine may lack the
+// cpuset controller); else the quota alone limits the run.
+std::vector<int> cpu_choices_for(const Engine& client, const RunEngine& engine) {
+  try {
+    return engine.facts(client).cpuset ? usable_cpus() : std::vector<int>{};
+  } catch (const std::exception&) {
+    return {};  // the limits check asks again and refuses in the engine's own words
+  }
+}
+
+// Fewer CPUs than the host's: the container's online CPUs say so too (runc only: gVisor keeps its
+// own /sys).
+void narrow_cpus(RunSpec& spec, const Policy& policy, const RunEngine& engine,
+                 const Engine& client) {
+  spec.cpu_choices = cpu_choices_for(client, engine);
+  size_t seen = cpus_seen(policy.cpus, spec.cpu_choices.size());
+  if (seen == spec.cpu_choices.size() || policy.runtime != Runtime::runc) {
+    return;
+  }
+  try {
+    spec.cpu_online_file = online_cpus_file(seen);
+  } catch (const Fatal& e) {
+    throw Refusal(RunStatus::refused, e.what());
+  }
+}
+
 // Resolves the workspace, the spec and the engine of a run, refusing what may not run.
 void prepare(RunContext& run, const RunEngine& engine) {
   resolve_place(run);
   RunSpec spec = prepare_spec(run);
   run.engine = engine_for(run.policy, engine);
   spec.dialect = run.engine->dialect;
+  narrow_cpus(spec, run.policy, engine, *run.engine);
   if (spec.dialect.is_podman()) {
     try {
       spec.seccomp_profile = podman_seccomp_profile();

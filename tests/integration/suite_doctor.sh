@@ -35,13 +35,29 @@ sandshim install agent claude --project "$WS" >/dev/null
 expect_exit 42 sandshim run -- sh -c 'exit 42' # a run, so the chain has a link to verify
 PATH=$SHIM_DIR:$PATH expect_exit 0 sandshim doctor
 expect_not_contains "fail  " "$OUT"
-# The broker's mode line warns in direct mode (this suite runs without a broker).
-grep -v '^warn  mode ' "$OUT" >"$T/without-mode"
+# The broker's mode line warns in direct mode (this suite runs without a broker); the version
+# lines depend on this host's interpreters (their own check is below).
+grep -Ev '^warn  (mode|version) ' "$OUT" >"$T/without-mode"
 expect_not_contains "warn  " "$T/without-mode"
 expect_contains "ok    path     $SHIM_DIR is first on PATH for node, python, python3, sh" "$OUT"
 expect_contains "ok    hooks    claude (project): Claude Code calls them" "$OUT"
 expect_contains "chain verified (1 links)" "$OUT"
-expect_lines 13 "$OUT"
+expect_lines 15 "$OUT"
+
+check "version: each image's interpreter against the next one on PATH after the shims"
+# python3: the host's own, as in the image; node: a host binary that answers another version (the
+# python3 binary under the name node), so the mismatch shows on any host.
+mkdir -p "$T/hostbin"
+ln -s /usr/bin/python3 "$T/hostbin/python3"
+ln -s /usr/bin/python3 "$T/hostbin/node"
+host_py=$(/usr/bin/python3 --version | cut -d' ' -f2)
+image_py=$("$DOCKER" run --rm --network none sandshim/python:bookworm python3 --version | cut -d' ' -f2)
+image_node=$("$DOCKER" run --rm --network none sandshim/node:bookworm node --version | tr -d v)
+PATH=$SHIM_DIR:$T/hostbin:$PATH expect_exit 0 sandshim doctor
+expect_contains "ok    version  python3 $image_py in sandshim/python:bookworm, as the host's $T/hostbin/python3 ($host_py)" "$OUT"
+expect_contains "warn  version  node: the host's $T/hostbin/node is $host_py, sandshim/node:bookworm has $image_node; fix: an image with node $host_py, mapped with \`images.node = IMAGE\`" "$OUT"
+expect_equal 1 "$(grep -c '^warn  version ' "$OUT")" "version warnings"
+rm -r "$T/hostbin"
 
 check "hooks: doctor fails, with the fix, when an installed agent will not call them"
 printf '{"disableAllHooks": true}\n' >"$WS/.claude/settings.local.json"

@@ -1,0 +1,142 @@
+#include "install/doctor_versions.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+
+#include "common/paths.hpp"
+#include "common/process.hpp"
+#include "common/strings.hpp"
+
+extern char** environ;
+
+namespace sandshim::install {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::chrono::seconds k_probe_timeout{30};
+
+bool same_directory(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+
+// The caller's environment with PATH set to `path`: a version manager's shim (pyenv, nvm)
+// resolves the interpreter as it would for the agent, never through sandshim's directory.
+std::vector<std::string> environment_with_path(const std::string& path) {
+  std::vector<std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (!std::string_view(*entry).starts_with("PATH=")) {
+      env.emplace_back(*entry);
+    }
+  }
+  env.push_back("PATH=" + path);
+  return env;
+}
+
+// PATH without the shim directory's entries.
+std::string path_without(const std::string& path, const fs::path& shim_dir) {
+  std::vector<std::string> kept;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = std::min(path.find(':', start), path.size());
+    std::string entry = path.substr(start, end - start);
+    if (!entry.empty() && !same_directory(entry, shim_dir)) {
+      kept.push_back(entry);
+    }
+    start = end + 1;
+  }
+  return join(kept, ":");
+}
+
+std::optional<std::string> answered_version(const CapturedRun& run) {
+  if (run.timed_out || run.status.code != 0) {
+    return std::nullopt;
+  }
+  return version_in(run.out.empty() ? run.err : run.out);  // Python 2 answered on stderr
+}
+
+}  // namespace
+
+std::optional<std::string> version_in(const std::string& answer) {
+  for (size_t i = 0; i < answer.size(); ++i) {
+    bool starts = std::isdigit(static_cast<unsigned char>(answer[i])) != 0 &&
+                  (i == 0 || answer[i - 1] == ' ' || answer[i - 1] == 'v');
+    if (!starts) {
+      continue;
+    }
+    size_t end = i;
+    while (end < answer.size() &&
+           (std::isdigit(static_cast<unsigned char>(answer[end])) != 0 || answer[end] == '.')) {
+      ++end;
+    }
+    std::string version = answer.substr(i, end - i);
+    if (version.find('.') != std::string::npos) {
+      return version;
+    }
+  }
+  return std::nullopt;
+}
+
+bool same_feature_version(const std::string& a, const std::string& b) {
+  auto feature = [](const std::string& version) {
+    size_t first = version.find('.');
+    return version.substr(0, version.find('.', first + 1));
+  };
+  return feature(a) == feature(b);
+}
+
+void probe_host_version(InterpreterVersions& versions, const std::string& path,
+                        const fs::path& shim_dir) {
+  std::string host_path = path_without(path, shim_dir);
+  auto found = find_in_path(versions.command, host_path, [](const fs::path&) { return false; });
+  if (!found) {
+    return;
+  }
+  versions.host_path = *found;
+  versions.host = answered_version(run_captured({found->string(), "--version"},
+                                                environment_with_path(host_path), k_probe_timeout));
+}
+
+void probe_image_version(InterpreterVersions& versions, const shim::Engine& engine) {
+  std::vector<std::string> argv = {engine.client.string(),
+                                   "run",
+                                   "--rm",
+                                   "--pull=never",
+                                   "--network=none",
+                                   "--read-only",
+                                   "--cap-drop=ALL",
+                                   "--security-opt=no-new-privileges:true",
+                                   "--user=65534:65534",
+                                   "--log-driver=none",
+                                   "--label=org.sandshim.doctor=version",
+                                   versions.image,
+                                   versions.command,
+                                   "--version"};
+  versions.inside = answered_version(run_captured(argv, engine.env, k_probe_timeout));
+}
+
+std::string version_mismatch(const InterpreterVersions& versions) {
+  if (!versions.host) {
+    return "";
+  }
+  std::string host = "the host's " + versions.host_path.string() + " is " + *versions.host;
+  if (!versions.inside) {
+    return versions.command + ": " + versions.image + " gave no version; " + host;
+  }
+  if (same_feature_version(*versions.host, *versions.inside)) {
+    return "";
+  }
+  return versions.command + ": " + host + ", " + versions.image + " has " + *versions.inside;
+}
+
+std::string version_fix(const InterpreterVersions& versions) {
+  return "an image with " + versions.command + " " + versions.host.value_or("") +
+         ", mapped with `images." + versions.command + " = IMAGE`";
+}
+
+}  // namespace sandshim::install
