@@ -183,3 +183,15 @@ TEST_CASE("a refused start exits as docker run does", "[engine_create]") {
   CHECK(start_failure_code("exec: \"/work/x\": permission denied: unknown") == 126);
   CHECK(start_failure_code("cgroup: something else") == 125);
 }
+
+TEST_CASE("a cpuset and its online file travel too, and none without one", "[engine_create]") {
+  RunSpec spec = sample_spec();
+  spec.cpu_choices = {0, 1};
+  spec.cpu_online_file = "/state/cpus/online-1";
+  json body = body_of(Policy{}, spec);
+  CHECK(body["HostConfig"]["CpusetCpus"].is_string());
+  CHECK(body["HostConfig"]["Mounts"].size() == 2);
+  json plain = body_of(Policy{}, sample_spec());
+  CHECK_FALSE(plain["HostConfig"].contains("CpusetCpus"));
+  CHECK(plain["HostConfig"]["Mounts"].size() == 1);
+}
