@@ -75,6 +75,6 @@ printf '  %-6s %8s %8s %9s %9s %7s\n' variant p50 p95 p50/raw p95/raw failed
 for v in "${variants[@]}"; do
   read -r p50 p95 <<< "$(percentiles "${samples[$v]:-}")"
   printf '  %-6s %8s %8s %9s %9s %7s\n' "$v" "$p50" "$p95" \
-    "$(awk -v a="$p50" -v b="$raw50" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }')" \
-    "$(awk -v a="$p95" -v b="$raw95" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }')" "${failures[$v]:-0}"
+    "$(awk -v a="$p50" -v b="$raw50" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
+    "$(awk -v a="$p95" -v b="$raw95" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" "${failures[$v]:-0}"
 done
