@@ -290,9 +290,24 @@ int attach_and_run(const engine::ApiClient& api, const CreateRequest& request) {
   return exit_code::k_sandbox_error;
 }
 
+// The create body with the terminal's size, so the TTY has it from the first instant (a resize
+// after start races the program's first look at it).
+std::string body_with_console_size(const CreateRequest& request) {
+  winsize size{};
+  if (!request.tty || ::ioctl(1, TIOCGWINSZ, &size) != 0 || size.ws_row == 0) {
+    return request.body;
+  }
+  auto body = nlohmann::json::parse(request.body, nullptr, false);
+  if (!body.is_object()) {
+    return request.body;
+  }
+  body["HostConfig"]["ConsoleSize"] = {size.ws_row, size.ws_col};
+  return body.dump();
+}
+
 int run_over_api(const engine::ApiClient& api, const CreateRequest& request,
                  const std::string& cidfile) {
-  engine::Reply created = api.create(request.name, request.body);
+  engine::Reply created = api.create(request.name, body_with_console_size(request));
   if (!created.ok()) {
     report_refusal(api, created);
     return refusal_code(created);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # docker's cold run over the Engine API (engine.api = on): the run goes through the API socket,
 # not the client (and with engine.api = off, through the client: the control), its streams are
-# byte-exact both ways, its exit codes are the client's, and the deadline, a signal and the
-# memory limit end it as they end the client's run. The other docker suites run on this path
+# byte-exact both ways, a terminal gives a TTY of its size, its exit codes are the client's, and
+# the deadline, a signal and the memory limit end it as they end the client's run. The other docker suites run on this path
 # with SANDSHIM_TEST_ENGINE_API=on.
 # sandshim-test-engines: docker
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
@@ -42,6 +42,19 @@ for mode in off on; do
     expect_exit 127 sandshim run --image sandshim/sh:bookworm -- no-such-program-here
     expect_exit 126 sandshim run --image sandshim/sh:bookworm -- /etc
 done
+
+check "both ends a terminal: the container gets a TTY of the terminal's size; without one, none"
+api_on
+rc=0
+# The size follows the start (a resize, as the client sends it): the program waits for it.
+size_loop='for i in $(seq 100); do s=$(stty size); [ "$s" != "0 0" ] && break; sleep 0.1; done; echo "$s"'
+script -qec "stty rows 31 cols 101; $SANDSHIM_BIN run -- sh -c 'tty; $size_loop; exit 42'" /dev/null \
+    </dev/null >"$T/tty.out" 2>&1 || rc=$?
+expect_equal 42 "$rc" "exit code through a terminal"
+grep -aq "/dev/pts/" "$T/tty.out" || fail "no TTY inside: $(head -c 500 "$T/tty.out")"
+grep -aq "31 101" "$T/tty.out" || fail "the TTY's size is not the terminal's: $(head -c 500 "$T/tty.out")"
+expect_exit 42 sandshim run -- sh -c 'tty; exit 42'
+expect_contains "not a tty" "$OUT"
 
 check "the deadline removes the container from outside: 124, nothing left"
 api_on
