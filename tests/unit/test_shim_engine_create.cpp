@@ -4,6 +4,7 @@
 #include "shim/engine_create.hpp"
 #include "shim/engine_run.hpp"
 #include "shim/hardening.hpp"
+#include "test_shim_spec_sample.hpp"
 
 using namespace sandshim::shim;
 using nlohmann::json;
@@ -11,17 +12,7 @@ using nlohmann::json;
 namespace {
 
 RunSpec sample_spec() {
-  RunSpec spec;
-  spec.run_id = "0123456789abcdef";
-  spec.invoked_as = "python";
-  spec.command = {"python", "--network=host", "-c", "print(1)"};
-  spec.cwd = "/work/project/src";
-  spec.workspace = "/work/project";
-  spec.image = "sandshim/python:bookworm";
-  spec.env = {{"LANG", "C.UTF-8"}};
-  spec.user = "1000:1000";
-  spec.deadline_epoch_s = 1700000000;
-  return spec;
+  return sandshim::test::sample_run_spec();
 }
 
 const std::vector<std::string> k_client_env = {"PATH=/usr/bin", "LANG=C.UTF-8"};
