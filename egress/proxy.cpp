@@ -74,13 +74,79 @@ class Session : public std::enable_shared_from_this<Session> {
         self->close();
       }
     });
+    read_more(&Session::on_first_bytes);
+  }
+
+ private:
+  std::string buffered() const {
+    return {asio::buffers_begin(m_head.data()), asio::buffers_end(m_head.data())};
+  }
+
+  // Waits for at least one more byte from the client, then calls `next`.
+  void read_more(void (Session::*next)()) {
+    if (m_head.size() >= k_max_head) {
+      m_record.reason = "the client's request is larger than the proxy reads";
+      return close();
+    }
+    asio::async_read(m_client, m_head, asio::transfer_at_least(1),
+                     [self = shared_from_this(), next](boost::system::error_code ec, size_t) {
+                       if (ec) {
+                         self->m_record.reason = "the client sent no complete request";
+                         return self->close();
+                       }
+                       ((*self).*next)();
+                     });
+  }
+
+  // SOCKS5 begins with its version byte; anything else is read as an HTTP proxy request.
+  void on_first_bytes() {
+    if (static_cast<uint8_t>(buffered().front()) == k_socks_version) {
+      m_socks = true;
+      m_record.method = "SOCKS5";
+      return on_socks_greeting();
+    }
     asio::async_read_until(m_client, m_head, "\r\n\r\n",
                            [self = shared_from_this()](boost::system::error_code ec, size_t n) {
                              self->on_head(ec, n);
                            });
   }
 
- private:
+  void on_socks_greeting() {
+    auto greeting = parse_socks_greeting(buffered());
+    if (greeting.state == SocksParse::incomplete) {
+      return read_more(&Session::on_socks_greeting);
+    }
+    if (greeting.state == SocksParse::invalid || !greeting.no_auth) {
+      m_record.reason =
+          "a SOCKS5 client that offers no \"no authentication\" method; only names in "
+          "network.allow are reachable";
+      return answer(std::string{static_cast<char>(k_socks_version), '\xff'});
+    }
+    m_head.consume(greeting.size);
+    auto reply = std::make_shared<std::string>(
+        std::string{static_cast<char>(k_socks_version), 0});  // no authentication
+    asio::async_write(m_client, asio::buffer(*reply),
+                      [self = shared_from_this(), reply](boost::system::error_code ec, size_t) {
+                        if (ec) {
+                          return self->close();
+                        }
+                        self->on_socks_request();
+                      });
+  }
+
+  void on_socks_request() {
+    auto parsed = parse_socks_request(buffered());
+    if (parsed.state == SocksParse::incomplete) {
+      return read_more(&Session::on_socks_request);
+    }
+    if (parsed.state == SocksParse::invalid) {
+      m_record.reason = parsed.error + "; only names in network.allow are reachable";
+      return answer(socks_reply(parsed.reply));
+    }
+    m_head.consume(parsed.size);
+    serve(parsed.request);
+  }
+
   void on_head(boost::system::error_code ec, size_t size) {
     if (ec) {
       m_record.reason = "the client sent no complete request";
@@ -95,7 +161,12 @@ class Session : public std::enable_shared_from_this<Session> {
     if (!request) {
       return refuse(error + "; only names in network.allow are reachable", 400);
     }
-    m_request = *request;
+    serve(*request);
+  }
+
+  // One request, HTTP or SOCKS: the name's verdict, then its addresses'.
+  void serve(const ProxyRequest& request) {
+    m_request = request;
     m_record.name = m_request.host;
     m_record.port = m_request.port;
     if (auto refusal = check_name(m_allow, m_request.host, m_request.port); !refusal.empty()) {
@@ -144,14 +215,17 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_connected(boost::system::error_code ec, const tcp::endpoint& endpoint) {
     if (ec) {
       m_record.reason = "allowed, but the upstream server refused the connection: " + ec.message();
-      return answer("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      return answer(m_socks ? socks_reply(k_socks_refused)
+                            : "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: "
+                              "close\r\n\r\n");
     }
     m_timer.cancel();
     m_record.allowed = true;
     m_record.address = endpoint.address().to_string();
     m_record.reason = "network.allow";
     if (m_request.tunnel) {
-      auto reply = std::make_shared<std::string>("HTTP/1.1 200 Connection established\r\n\r\n");
+      auto reply = std::make_shared<std::string>(
+          m_socks ? socks_reply(k_socks_succeeded) : "HTTP/1.1 200 Connection established\r\n\r\n");
       asio::async_write(m_client, asio::buffer(*reply),
                         [self = shared_from_this(), reply](boost::system::error_code e, size_t) {
                           if (!e) {
@@ -212,7 +286,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void refuse(const std::string& reason, int status = 403) {
     m_record.allowed = false;
     m_record.reason = reason;
-    answer(refusal_response(reason, status));
+    answer(m_socks ? socks_reply(k_socks_not_allowed) : refusal_response(reason, status));
   }
 
   void answer(std::string response) {
@@ -244,6 +318,7 @@ class Session : public std::enable_shared_from_this<Session> {
   const AllowList& m_allow;
   Records& m_records;
   ProxyRequest m_request;
+  bool m_socks = false;  // the client speaks SOCKS5: answers are SOCKS replies, not HTTP
   ConnectionRecord m_record;
   int64_t m_started;
 };

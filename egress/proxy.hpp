@@ -15,7 +15,7 @@ namespace sandshim::egress {
 // One connection through the proxy, as the audit keeps it.
 struct ConnectionRecord {
   int64_t start_ms = 0;  // wall clock, when the client connected
-  std::string method;    // CONNECT, GET, ...; empty when the request was unreadable
+  std::string method;    // CONNECT, SOCKS5, GET, ...; empty when the request was unreadable
   std::string name;      // the requested host, as the client wrote it
   uint16_t port = 0;
   std::string address;  // the address connected to (or the one refused); empty: none

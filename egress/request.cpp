@@ -1,6 +1,9 @@
 #include "egress/request.hpp"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "egress/allowlist.hpp"
@@ -90,7 +93,110 @@ bool parse_absolute(std::string_view method, std::string_view target, std::strin
   return true;
 }
 
+constexpr uint8_t k_socks_no_auth = 0;
+constexpr uint8_t k_socks_connect = 1;
+constexpr uint8_t k_socks_ipv4 = 1;
+constexpr uint8_t k_socks_domain = 3;
+constexpr uint8_t k_socks_ipv6 = 4;
+constexpr size_t k_socks_request_fixed = 4;  // VER CMD RSV ATYP
+
+uint8_t byte_at(std::string_view bytes, size_t i) {
+  return static_cast<uint8_t>(bytes[i]);
+}
+
+SocksRequest invalid_socks(uint8_t reply, std::string error) {
+  SocksRequest parsed;
+  parsed.state = SocksParse::invalid;
+  parsed.reply = reply;
+  parsed.error = std::move(error);
+  return parsed;
+}
+
+// The destination address as text: the name as sent, or an IP address formatted.
+std::string socks_address(uint8_t type, std::string_view raw) {
+  if (type == k_socks_domain) {
+    return std::string(raw);
+  }
+  std::array<char, INET6_ADDRSTRLEN> text{};
+  ::inet_ntop(type == k_socks_ipv4 ? AF_INET : AF_INET6, raw.data(), text.data(), text.size());
+  return text.data();
+}
+
+// DST.ADDR's length for ATYP at bytes[3] (the domain's length byte included), or nullopt.
+std::optional<size_t> socks_address_size(std::string_view bytes) {
+  switch (byte_at(bytes, 3)) {
+    case k_socks_ipv4:
+      return 4;
+    case k_socks_ipv6:
+      return 16;
+    case k_socks_domain:
+      return bytes.size() > k_socks_request_fixed ? std::optional<size_t>(1 + byte_at(bytes, 4))
+                                                  : std::optional<size_t>(1);
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace
+
+SocksGreeting parse_socks_greeting(std::string_view bytes) {
+  SocksGreeting greeting;
+  if (bytes.size() < 2) {
+    return greeting;
+  }
+  if (byte_at(bytes, 0) != k_socks_version || byte_at(bytes, 1) == 0) {
+    greeting.state = SocksParse::invalid;
+    return greeting;
+  }
+  greeting.size = 2 + size_t{byte_at(bytes, 1)};
+  if (bytes.size() < greeting.size) {
+    return greeting;
+  }
+  std::string_view methods = bytes.substr(2, greeting.size - 2);
+  greeting.no_auth = methods.find(static_cast<char>(k_socks_no_auth)) != std::string_view::npos;
+  greeting.state = SocksParse::complete;
+  return greeting;
+}
+
+SocksRequest parse_socks_request(std::string_view bytes) {
+  if (bytes.size() < k_socks_request_fixed) {
+    return {};
+  }
+  if (byte_at(bytes, 0) != k_socks_version) {
+    return invalid_socks(k_socks_failure, "not a SOCKS5 request");
+  }
+  if (byte_at(bytes, 1) != k_socks_connect) {
+    return invalid_socks(k_socks_command_unsupported,
+                         "a SOCKS5 command other than CONNECT (the proxy opens tunnels only)");
+  }
+  auto address_size = socks_address_size(bytes);
+  if (!address_size) {
+    return invalid_socks(k_socks_address_unsupported, "a SOCKS5 address of unknown type");
+  }
+  SocksRequest parsed;
+  parsed.size = k_socks_request_fixed + *address_size + 2;
+  if (bytes.size() < parsed.size) {
+    return parsed;
+  }
+  bool domain = byte_at(bytes, 3) == k_socks_domain;
+  std::string_view raw =
+      bytes.substr(k_socks_request_fixed + (domain ? 1 : 0), *address_size - (domain ? 1 : 0));
+  size_t port_at = parsed.size - 2;
+  parsed.request.tunnel = true;
+  parsed.request.host = socks_address(byte_at(bytes, 3), raw);
+  parsed.request.port =
+      static_cast<uint16_t>((byte_at(bytes, port_at) << 8) | byte_at(bytes, port_at + 1));
+  if (parsed.request.host.empty() || parsed.request.port == 0) {
+    return invalid_socks(k_socks_address_unsupported, "a SOCKS5 request without a name or port");
+  }
+  parsed.state = SocksParse::complete;
+  return parsed;
+}
+
+std::string socks_reply(uint8_t code) {
+  return std::string{
+      static_cast<char>(k_socks_version), static_cast<char>(code), 0, 1, 0, 0, 0, 0, 0, 0};
+}
 
 std::optional<ProxyRequest> parse_proxy_request(std::string_view head, std::string& error) {
   auto lines = head_lines(head);

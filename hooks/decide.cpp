@@ -5,6 +5,7 @@
 
 #include "common/strings.hpp"
 #include "hooks/shell_analysis.hpp"
+#include "hooks/venvs.hpp"
 
 namespace sandshim::hooks {
 
@@ -49,6 +50,12 @@ class Judge {
       }
     }
     return m_refusals;
+  }
+
+  // True when every refusal was a venv that the wrap image can run as it is: the whole
+  // command can then run there instead.
+  bool only_venvs_the_wrap_image_runs() const {
+    return !m_refusals.empty() && m_wrap_venvs == m_refusals.size();
   }
 
  private:
@@ -156,11 +163,7 @@ class Judge {
                                        alternative_for(finding.detail) + ".");
         return;
       case FindingKind::venv_activation:
-        refuse("venv-activation",
-               "sandshim: " + code(finding.subject) +
-                   " puts the venv's own python first on PATH, outside the sandbox. Leave the "
-                   "activation out and call `python3 …` by name: it runs in the sandbox (with "
-                   "the image's packages, not the venv's).");
+        refuse_activation(finding);
         return;
       default:
         return;
@@ -285,7 +288,69 @@ class Judge {
     return invocation.resolved_as.empty() ? invocation.name : invocation.resolved_as;
   }
 
+  // `source VENV/bin/activate`: the venv's python would come first on PATH, on the host.
+  void refuse_activation(const Finding& finding) {
+    std::string what = code(finding.subject) + " puts the venv's own python first on PATH";
+    std::optional<Venv> venv = venv_at(finding.detail);
+    if (venv) {
+      refuse("venv-activation", venv_refusal(what, *venv));
+      count_if_wrap_runs(*venv);
+      return;
+    }
+    refuse("venv-activation", "sandshim: " + what +
+                                  ", outside the sandbox. Leave the activation out and call " +
+                                  alternative_for("python3") +
+                                  " by name: it runs in the sandbox with the image's packages.");
+  }
+
+  // The venv `program` (`.venv/bin/python`, `env/bin/activate`) belongs to, when it has a
+  // readable pyvenv.cfg.
+  std::optional<Venv> venv_at(const std::string& program) const {
+    std::optional<std::filesystem::path> dir = venv_dir_of(program, m_in.cwd);
+    return dir ? read_venv(*dir, m_in.read_script) : std::nullopt;
+  }
+
+  // The venv's python, as the model should write it: relative to cwd when below it.
+  std::string venv_python(const Venv& venv) const {
+    std::filesystem::path relative = venv.dir.lexically_relative(m_in.cwd);
+    bool below = !relative.empty() && *relative.begin() != "..";
+    std::string name = m_in.shimmed.contains("python3") ? "python3" : "python";
+    return shell_quote(((below ? relative : venv.dir) / "bin" / name).string());
+  }
+
+  // What works instead of a venv's python on the host: the same venv's python in the sandbox
+  // when the image's interpreter matches the one the venv was made from, else the image's own.
+  std::string venv_refusal(const std::string& what, const Venv& venv) const {
+    std::optional<ImagePython> python = image_python_of(m_in.python_image);
+    std::string mismatch = venv_mismatch(venv, m_in.python_image, python, m_in.workspace);
+    if (mismatch.empty()) {
+      return "sandshim: " + what + ", outside the sandbox. Run it in the sandbox with the " +
+             "venv's packages instead: " + sandshim_run(venv_python(venv)) +
+             (venv.system_site_packages ? " (its system site-packages are the image's)" : "") + ".";
+    }
+    std::string recreate = python ? "; for its packages ask the user to recreate it with `" +
+                                        python->home + "/python3 -m venv`"
+                                  : "";
+    return "sandshim: " + what + ", outside the sandbox, and the venv cannot be used inside " +
+           "it: " + mismatch + ". Instead: " + alternative_for("python3") +
+           " runs in the sandbox with the image's packages" + recreate + ".";
+  }
+
+  void count_if_wrap_runs(const Venv& venv) {
+    std::optional<ImagePython> python = image_python_of(m_in.wrap_image);
+    if (python && venv_mismatch(venv, m_in.wrap_image, python, m_in.workspace).empty()) {
+      ++m_wrap_venvs;
+    }
+  }
+
   void refuse_interpreter_by_path(const Invocation& invocation) {
+    if (std::optional<Venv> venv = venv_at(invocation.command)) {
+      refuse(
+          "venv-by-path",
+          venv_refusal(code(invocation.command) + " is the venv's python called by path", *venv));
+      count_if_wrap_runs(*venv);
+      return;
+    }
     std::string what = invocation.resolved_as.empty()
                            ? " is called by path, which skips the sandbox."
                            : " is " + code(invocation.resolved_as) +
@@ -361,6 +426,7 @@ class Judge {
   const CommandAnalysis& m_analysis;
   bool m_routed;
   std::vector<Refusal> m_refusals;
+  size_t m_wrap_venvs = 0;  // refusals of venvs the wrap image runs as they are
 };
 
 Decision denied(const std::vector<Refusal>& refusals) {
@@ -448,10 +514,23 @@ Decision decide_wrap(std::string_view command, const CommandAnalysis& analysis,
   return decision;
 }
 
+// A venv the wrap image can run (same python, same path, inside the workspace): the whole
+// command, activation included, runs there, so its python is the venv's and sandboxed.
+Decision venv_in_sandbox(std::string_view command, const DecisionInputs& inputs) {
+  return Decision{Verdict::rewrite, "venv-in-sandbox",
+                  "sandshim: the command uses a venv, so all of it runs in a sandbox (" +
+                      inputs.wrap_image + ") with the venv's packages",
+                  wrap_in_sandbox(command, inputs.sandshim, inputs.wrap_image, inputs.link), false};
+}
+
 Decision decide_path(std::string_view command, bool already_routed, const CommandAnalysis& analysis,
                      const DecisionInputs& inputs) {
   bool routed = already_routed || inputs.can_rewrite || inputs.shim_dir_first_on_path;
-  std::vector<Refusal> refusals = Judge(inputs, analysis, routed).refusals();
+  Judge judge(inputs, analysis, routed);
+  std::vector<Refusal> refusals = judge.refusals();
+  if (!refusals.empty() && inputs.can_rewrite && judge.only_venvs_the_wrap_image_runs()) {
+    return venv_in_sandbox(command, inputs);
+  }
   if (!refusals.empty()) {
     return denied(refusals);
   }

@@ -47,6 +47,8 @@ struct DecisionInputs {
   std::function<std::optional<std::string>(const std::filesystem::path& file)> read_script;
   std::filesystem::path cwd;
   std::filesystem::path home;
+  std::filesystem::path workspace;  // what the sandbox mounts: the git root, else cwd
+  std::string python_image;         // where `sandshim run -- VENV/bin/python` would run
   ProtectedPaths protected_paths;
   RunLink link;
 };

@@ -40,6 +40,17 @@ std::string without_prefix(std::string_view line) {
 }
 
 // `export PATH='<shim dir>':"$PATH"`: what a session environment starts with.
+// The image `sandshim run -- VENV/bin/python3` would use: a venv's python is named like the
+// image's.
+std::string python_image_of(const shim::Policy& policy) {
+  for (const char* name : {"python3", "python"}) {
+    if (auto it = policy.images.find(name); it != policy.images.end()) {
+      return it->second;
+    }
+  }
+  return "";
+}
+
 std::string path_line(const fs::path& shim_dir) {
   return "export PATH=" + shell_quote(shim_dir.string()) + ":\"$PATH\"";
 }
@@ -208,7 +219,9 @@ class HookRun {
     std::error_code ec;
     in.cwd = m_event.cwd.empty() ? fs::current_path(ec) : fs::path(m_event.cwd);
     in.home = home_directory();
-    in.protected_paths = protected_paths(*m_policy, find_git_root(in.cwd).value_or(in.cwd));
+    in.workspace = find_git_root(in.cwd).value_or(in.cwd);
+    in.protected_paths = protected_paths(*m_policy, in.workspace);
+    in.python_image = python_image_of(*m_policy);
     if (m_env.locate) {
       in.locate = [this, cwd = in.cwd](const std::string& command) {
         return m_env.locate(command, cwd);
@@ -338,9 +351,31 @@ class HookRun {
 };
 
 // A broker's worker writes the broker's keyed, anchored chain; direct mode the plain one.
+// How large a hook lets the audit's WAL grow before it folds it into the database. Every
+// process that opens the audit rebuilds the WAL index by reading all of the WAL (the index
+// is rebuilt whenever no other connection holds it, and the WAL only restarts after a
+// checkpoint in the same process), so at the store's own interval a hook call spent most of
+// its CPU reading and checksumming megabytes of WAL; one call in about ten now truncates it.
+constexpr std::uintmax_t k_hook_wal_bytes = 256 * 1024;
+
 audit::Store open_store(const shim::Policy& policy) {
   return audit::Store::open(shim::audit_store_options(policy, policy.effective_audit_db(),
                                                       shim::broker_policy_source().has_value()));
+}
+
+// Truncates the WAL once it is large, so the next hook's open reads little of it. A failure
+// (a reader holding it) only leaves it for a later call.
+void fold_large_wal(audit::Store& store, const fs::path& db) {
+  std::error_code ec;
+  std::uintmax_t size = fs::file_size(fs::path(db.string() + "-wal"), ec);
+  if (ec || size < k_hook_wal_bytes) {
+    return;
+  }
+  try {
+    store.checkpoint();
+  } catch (const std::exception& error) {
+    spdlog::debug("hook: the audit WAL stays for now: {}", error.what());
+  }
 }
 
 // The file bash would run for `command`: a path (relative to the command's cwd) or the first
@@ -404,11 +439,17 @@ HookEnvironment system_environment() {
   env.record_decision = [](const shim::Policy& policy, const audit::DecisionRecord& record) {
     audit::DecisionRecord mine = record;
     mine.uid = mine.uid.value_or(shim::identify_caller({}).uid);  // a broker's peer, not getuid
-    return open_store(policy).record_decision(mine);
+    audit::Store store = open_store(policy);
+    auto recorded = store.record_decision(mine);
+    fold_large_wal(store, policy.effective_audit_db());
+    return recorded;
   };
   env.complete_decision = [](const shim::Policy& policy, const std::string& tool_use_id,
                              const audit::DecisionCompletion& completion) {
-    return open_store(policy).complete_decision(tool_use_id, completion);
+    audit::Store store = open_store(policy);
+    auto completed = store.complete_decision(tool_use_id, completion);
+    fold_large_wal(store, policy.effective_audit_db());
+    return completed;
   };
   env.sandshim = self_executable();
   const char* path = std::getenv("PATH");

@@ -1242,7 +1242,7 @@ class Analyser {
                   "it reads commands from a file computed when the command runs",
                   scope.enclosing_shell);
     } else if (last_component(file.value).starts_with("activate")) {
-      add_finding(FindingKind::venv_activation, argv.front().value + " " + file.value, "",
+      add_finding(FindingKind::venv_activation, argv.front().value + " " + file.value, file.value,
                   scope.enclosing_shell);
     } else {
       analyse_script_file(file, argv.front().value, scope.enclosing_shell, scope);

@@ -17,11 +17,13 @@ SANDSHIM_PREFIX=sandshim-images
 readonly k_suite=bookworm
 readonly k_names=(python node sh wrap)
 # Bump an image's version when its recipe changes, so existing images of that name get rebuilt.
-declare -rA k_image_versions=([python]=1 [node]=2 [sh]=1 [wrap]=1)
+declare -rA k_image_versions=([python]=2 [node]=2 [sh]=2 [wrap]=2)
 readonly k_min_free_mb=1024
 # wrap: hook.mode = wrap runs the agent's whole command in it, so it holds what agent commands use.
-declare -rA k_includes=([python]="python3 python-is-python3" [node]="nodejs npm" [sh]=""
-    [wrap]="python3 python-is-python3 nodejs git make ca-certificates")
+# pip and curl: what agents reach for first under sandbox.network = allowlist (`pip download`,
+# `curl https://…`); without them the allowlist could only be used from Python or Node code.
+declare -rA k_includes=([python]="python3 python-is-python3 python3-pip" [node]="nodejs npm" [sh]="curl ca-certificates"
+    [wrap]="python3 python-is-python3 nodejs git make ca-certificates curl")
 
 g_force=0
 g_only=()
@@ -246,10 +248,10 @@ trim_rootfs() {
 check_rootfs() {
     local name=$1 dir=$2 tool
     case $name in
-        python) for tool in python3 python; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
+        python) for tool in python3 python pip3 pip; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
         node) for tool in node npm npx; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
-        sh) for tool in sh bash timeout; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
-        wrap) for tool in sh bash python3 node git make; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
+        sh) for tool in sh bash timeout curl; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
+        wrap) for tool in sh bash python3 node git make curl; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
     esac
 }
 
@@ -288,6 +290,7 @@ smoke_test() {
         python)
             smoke_expect "$tag" ok python3 -c 'import socket, json, subprocess, ssl, sqlite3; print("ok")'
             smoke_expect "$tag" 3 python -c 'import sys; print(sys.version_info[0])'
+            smoke_expect "$tag" ok sh -c 'HOME=/tmp pip --version >/dev/null && echo ok'
             ;;
         node)
             smoke_expect "$tag" ok node -e 'require("net"); console.log("ok")'
@@ -296,12 +299,13 @@ smoke_test() {
             ;;
         sh)
             smoke_expect "$tag" ok sh -c 'timeout 5 true && bash -c "echo ok"'
+            smoke_expect "$tag" ok sh -c 'curl --version >/dev/null && echo ok'
             # shellcheck disable=SC2016 # $t expands inside the container
             smoke_expect "$tag" ok sh -c 'for t in cat env id ls mkdir mktemp rm sleep timeout; do command -v $t >/dev/null || exit 1; done; echo ok'
             ;;
         wrap)
             # shellcheck disable=SC2016 # $t expands inside the container
-            smoke_expect "$tag" ok bash -c 'for t in sh python3 python node git make cat sed awk grep find xargs tar timeout; do command -v $t >/dev/null || exit 1; done; echo ok'
+            smoke_expect "$tag" ok bash -c 'for t in sh python3 python node git make curl cat sed awk grep find xargs tar timeout; do command -v $t >/dev/null || exit 1; done; echo ok'
             smoke_expect "$tag" ok python3 -c 'import json, sqlite3, ssl; print("ok")'
             smoke_expect "$tag" ok node -e 'require("net"); console.log("ok")'
             ;;

@@ -112,6 +112,14 @@ attempt(V, "venv-abs-path", '"$PWD/.venv/bin/python" x.py')
 attempt(V, "venv-path-prepended", 'PATH="$PWD/.venv/bin:$PATH" python x.py')
 attempt(V, "activate-then-module", "source .venv/bin/activate && python -m x")
 attempt(V, "activate-in-bash-c", 'bash -c "source .venv/bin/activate && python x.py"')
+attempt(V, "activate-dot-slash-module", "source ./.venv/bin/activate && python3 -m x")
+attempt(V, "activate-subshell", "(. .venv/bin/activate; python -m x)")
+attempt(V, "activate-then-exec", ". .venv/bin/activate && exec python -m x")
+attempt(V, "activate-then-inline", "source .venv/bin/activate && python -c 'open(\"@M@\",\"w\")'")
+attempt(V, "venv-python-env", "env .venv/bin/python -m x")
+attempt(V, "venv-python-versioned", ".venv/bin/python3.11 -m x")
+attempt(V, "venv-python-xargs", "echo x | xargs .venv/bin/python -m")
+attempt(V, "virtual-env-path", 'VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" python -m x')
 
 # ---- interactive shells and REPLs fed at run time ------------------------------------------------
 I = "interactive"

@@ -3,7 +3,9 @@
 # sandshim's filtering proxy on the host, which lets through only the names in network.allow.
 # Traffic only ever goes to loopback: the upstream servers listen on 127.0.0.1 and are reached
 # only because the suite's trusted config maps a test name to that exact address
-# (network.resolve). Each refusal is proven beside the allowed request it differs from.
+# (network.resolve). Each refusal is proven beside the allowed request it differs from: Python
+# urllib, curl (HTTP proxy and SOCKS5), `pip download` from a PEP 503 index and `npm install`
+# from a registry stand-in, all served from $T/www.
 # sandshim-test-engines: docker podman
 # sandshim-test-labels: network
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
@@ -24,6 +26,47 @@ printf 'subjectAltName=DNS:egress-test.example\n' >"$T/san.ext"
 openssl x509 -req -in "$T/server.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial -days 1 \
     -extfile "$T/san.ext" -out "$T/server.pem" 2>/dev/null
 cp "$T/ca.pem" "$WS/probe/test-ca.crt" # not *.pem: sandbox.hide masks those
+
+# A PEP 503 simple index holding one tiny wheel, and an npm registry stand-in (the package's
+# metadata document and its tarball, laid out as npm packs it), served by the upstreams below.
+"$HOST_PY" - "$T/www" <<'EOF'
+import base64, hashlib, io, json, os, sys, tarfile, zipfile
+www = sys.argv[1]
+def write(path, data):
+    os.makedirs(os.path.dirname(os.path.join(www, path)), exist_ok=True)
+    with open(os.path.join(www, path), "wb") as f:
+        f.write(data)
+def record_line(name, data):
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+files = {"sandshim_probe/__init__.py": b"ANSWER = 42\n",
+         "sandshim_probe-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: sandshim-probe\nVersion: 1.0\n",
+         "sandshim_probe-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: sandshim-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+record = "\n".join(record_line(n, d) for n, d in files.items()) + "\nsandshim_probe-1.0.dist-info/RECORD,,\n"
+wheel = io.BytesIO()
+with zipfile.ZipFile(wheel, "w") as z:
+    for name, data in {**files, "sandshim_probe-1.0.dist-info/RECORD": record.encode()}.items():
+        z.writestr(name, data)
+whl = "sandshim_probe-1.0-py3-none-any.whl"
+write("files/" + whl, wheel.getvalue())
+sha = hashlib.sha256(wheel.getvalue()).hexdigest()
+write("simple/index.html", b'<a href="sandshim-probe/">sandshim-probe</a>\n')
+write("simple/sandshim-probe/index.html", f'<a href="../../files/{whl}#sha256={sha}">{whl}</a>\n'.encode())
+tgz = io.BytesIO()
+with tarfile.open(fileobj=tgz, mode="w:gz") as t:
+    for name, data in {"package/package.json": b'{"name": "sandshim-probe-pkg", "version": "1.0.0", "main": "index.js"}\n',
+                       "package/index.js": b"module.exports = 42;\n"}.items():
+        info = tarfile.TarInfo(name)
+        info.size, info.mode = len(data), 0o644
+        t.addfile(info, io.BytesIO(data))
+write("npm-tarballs/sandshim-probe-pkg-1.0.0.tgz", tgz.getvalue())
+integrity = "sha512-" + base64.b64encode(hashlib.sha512(tgz.getvalue()).digest()).decode()
+version = {"name": "sandshim-probe-pkg", "version": "1.0.0", "main": "index.js",
+           "dist": {"tarball": "TARBALL_BASE/npm-tarballs/sandshim-probe-pkg-1.0.0.tgz",
+                    "shasum": hashlib.sha1(tgz.getvalue()).hexdigest(), "integrity": integrity}}
+write("npm-template.json", json.dumps({"name": "sandshim-probe-pkg", "dist-tags": {"latest": "1.0.0"},
+                                       "versions": {"1.0.0": version}}).encode())
+EOF
 
 "$HOST_PY" - "$T" <<'EOF' &
 import functools, http.server, os, ssl, sys, threading
@@ -117,6 +160,73 @@ expect_run last error 42
 check "allowed name, TLS (CONNECT) with the test CA"
 expect_exit 42 sandshim run -- python3 probe/fetch.py "$TLS_URL/hello.txt"
 expect_file_is "$OUT" "hello through network.allow"
+
+# What agents run: curl (sh image), pip (python image), npm (node image), each through the
+# proxy to an allowed name, and refused for a name the allowlist does not hold (mapped-test.example
+# resolves to the same upstream through network.resolve, so only network.allow tells them apart).
+# Each script exits 42 when the tool did its part, 73 when the tool failed, 3 when the image lacks it.
+# pip gets one retry: its retry warning is where it prints the proxy's refusal.
+CURL='command -v curl >/dev/null || { echo "no curl in the image: rebuild it with install/images.sh"; exit 3; }
+curl -sS --fail-with-body --cacert probe/test-ca.crt "$1" && exit 42 || exit 73'
+check "curl: plain HTTP and HTTPS to an allowed name through the proxy"
+expect_exit 42 sandshim run --image sandshim/sh:bookworm -- sh -c "$CURL" curl "$HTTP_URL/hello.txt"
+expect_file_is "$OUT" "hello through network.allow"
+expect_exit 42 sandshim run --image sandshim/sh:bookworm -- sh -c "$CURL" curl "$TLS_URL/hello.txt"
+expect_file_is "$OUT" "hello through network.allow"
+
+check "curl: an unlisted name is refused, and the refusal names network.allow"
+expect_exit 73 sandshim run --image sandshim/sh:bookworm -- sh -c "$CURL" curl "http://mapped-test.example:$HTTP_PORT/hello.txt"
+expect_contains "sandshim: mapped-test.example:$HTTP_PORT is not in network.allow" "$OUT"
+expect_contains "The requested URL returned error: 403" "$ERR"
+# For a refused CONNECT curl prints only the status code; sandshim's own line names the key.
+expect_exit 73 sandshim run --image sandshim/sh:bookworm -- sh -c "$CURL" curl "https://mapped-test.example:$TLS_PORT/hello.txt"
+expect_contains "CONNECT tunnel failed, response 403" "$ERR"
+expect_contains "only the names in network.allow are reachable" "$ERR"
+expect_not_contains "hello" "$OUT"
+
+# SOCKS5 on the proxy's port: socks5h sends the name (checked like CONNECT's), socks5 an address.
+SOCKS='curl -sS --fail-with-body --noproxy "" --cacert probe/test-ca.crt --proxy "$1://127.0.0.1:${HTTPS_PROXY##*:}" "$2" && exit 42 || exit 73'
+check "SOCKS5: curl to an allowed name works; an unlisted name and an IP address are refused"
+expect_exit 42 sandshim run --image sandshim/sh:bookworm -- sh -c "$SOCKS" curl socks5h "$TLS_URL/hello.txt"
+expect_file_is "$OUT" "hello through network.allow"
+expect_exit 73 sandshim run --image sandshim/sh:bookworm -- sh -c "$SOCKS" curl socks5h "https://mapped-test.example:$TLS_PORT/hello.txt"
+expect_contains "SOCKS5" "$ERR"
+expect_contains "only the names in network.allow are reachable" "$ERR"
+expect_exit 73 sandshim run --image sandshim/sh:bookworm -- sh -c "$SOCKS" curl socks5 "http://127.0.0.1:$HTTP_PORT/hello.txt"
+audit_cmd connections --run "$(last_run_id)" --jsonl >"$T/socks.jsonl"
+expect_contains '"method":"SOCKS5","name":"127.0.0.1"' "$T/socks.jsonl"
+expect_contains "never IP addresses" "$T/socks.jsonl"
+
+mkdir -p "$T/www/npm"
+sed "s|TARBALL_BASE|$TLS_URL|" "$T/www/npm-template.json" >"$T/www/npm/sandshim-probe-pkg"
+PIP='command -v pip >/dev/null || { echo "no pip in the image: rebuild it with install/images.sh"; exit 3; }
+pip download --no-cache-dir --retries 1 --timeout 10 --disable-pip-version-check --cert probe/test-ca.crt \
+    --index-url "$1/simple/" -d "$TMPDIR/dl" sandshim-probe || exit 73
+ls "$TMPDIR/dl"; exit 42'
+# A package tool through the proxy: from a stand-in on the allowed name it works (PROOF in its
+# output); from the same stand-in on the unlisted name it fails, printing REFUSAL.
+expect_tool_fetch() { # IMAGE SCRIPT TOOL PROOF REFUSAL
+    check "$3 from a local stand-in on an allowed name (HTTPS, the test CA)"
+    expect_exit 42 sandshim run --image "$1" -- sh -c "$2" "$3" "$TLS_URL"
+    expect_contains "$4" "$OUT"
+    check "$3 from the same stand-in on an unlisted name is refused, and says so"
+    expect_exit 73 sandshim run --image "$1" -- sh -c "$2" "$3" "https://mapped-test.example:$TLS_PORT"
+    expect_not_contains "$4" "$OUT"
+    expect_contains "$5" "$ERR"
+    expect_contains "only the names in network.allow are reachable" "$ERR"
+}
+REFUSED="403 Forbidden (sandshim: mapped-test.example:$TLS_PORT is not in network.allow"
+# pip download (a PEP 503 index, into a writable directory)
+expect_tool_fetch sandshim/python:bookworm "$PIP" pip sandshim_probe-1.0-py3-none-any.whl \
+    "Tunnel connection failed: $REFUSED"
+
+NPM='command -v npm >/dev/null || { echo "no npm in the image: rebuild it with install/images.sh"; exit 3; }
+export npm_config_cache=$TMPDIR/npm-cache
+npm install --prefix "$TMPDIR/app" --registry "$1/npm/" --cafile probe/test-ca.crt --fetch-retries 0 \
+    --no-audit --no-fund --no-update-notifier sandshim-probe-pkg || exit 73
+cd "$TMPDIR/app" && node -e "process.exit(require(\"sandshim-probe-pkg\"))"'
+# npm install (a registry stand-in: the metadata document and the tarball)
+expect_tool_fetch sandshim/node:bookworm "$NPM" npm "added 1 package" "$REFUSED"
 
 check "control: the same fetch under sandbox.network = none reaches nothing"
 expect_exit 73 sandshim run --network none -- python3 probe/fetch.py "$HTTP_URL/hello.txt"

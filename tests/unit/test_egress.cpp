@@ -137,6 +137,61 @@ TEST_CASE("proxy requests: CONNECT and absolute http URLs", "[egress]") {
   }
 }
 
+TEST_CASE("SOCKS5: a greeting must offer no authentication", "[egress]") {
+  CHECK(parse_socks_greeting("\x05").state == SocksParse::incomplete);
+  CHECK(parse_socks_greeting(std::string("\x05\x02\x02", 3)).state == SocksParse::incomplete);
+  auto offered =
+      parse_socks_greeting(std::string("\x05\x02\x02\x00"
+                                       "extra",
+                                       9));
+  CHECK(offered.state == SocksParse::complete);
+  CHECK(offered.size == 4);
+  CHECK(offered.no_auth);
+  auto password_only = parse_socks_greeting("\x05\x01\x02");
+  CHECK(password_only.state == SocksParse::complete);
+  CHECK_FALSE(password_only.no_auth);
+  CHECK(parse_socks_greeting(std::string("\x04\x01\x00", 3)).state == SocksParse::invalid);
+  CHECK(parse_socks_greeting(std::string("\x05\x00", 2)).state == SocksParse::invalid);
+}
+
+TEST_CASE("SOCKS5: CONNECT to a name is a tunnel request; addresses come out as text", "[egress]") {
+  std::string name_request("\x05\x01\x00\x03\x08pypi.org\x01\xbb", 15);
+  for (size_t cut = 0; cut < name_request.size(); ++cut) {
+    CAPTURE(cut);
+    CHECK(parse_socks_request(name_request.substr(0, cut)).state == SocksParse::incomplete);
+  }
+  auto named = parse_socks_request(name_request + "TLS bytes");
+  REQUIRE(named.state == SocksParse::complete);
+  CHECK(named.size == name_request.size());
+  CHECK(named.request.tunnel);
+  CHECK(named.request.host == "pypi.org");
+  CHECK(named.request.port == 443);
+  auto v4 = parse_socks_request(std::string("\x05\x01\x00\x01\x7f\x00\x00\x01\x00\x16", 10));
+  REQUIRE(v4.state == SocksParse::complete);
+  CHECK(v4.request.host == "127.0.0.1");
+  CHECK(is_ip_literal(v4.request.host));  // refused by check_name, as in HTTP CONNECT
+  std::string v6("\x05\x01\x00\x04", 4);
+  v6 += std::string(15, '\0') + "\x01" + std::string("\x00\x50", 2);
+  auto parsed_v6 = parse_socks_request(v6);
+  REQUIRE(parsed_v6.state == SocksParse::complete);
+  CHECK(parsed_v6.request.host == "::1");
+  CHECK(parsed_v6.request.port == 80);
+}
+
+TEST_CASE("SOCKS5: other commands, address types and empty names are refused", "[egress]") {
+  auto bind = parse_socks_request(std::string("\x05\x02\x00\x03\x01x\x00\x50", 8));
+  CHECK(bind.state == SocksParse::invalid);
+  CHECK(bind.reply == k_socks_command_unsupported);
+  auto unknown = parse_socks_request(std::string("\x05\x01\x00\x09", 4));
+  CHECK(unknown.state == SocksParse::invalid);
+  CHECK(unknown.reply == k_socks_address_unsupported);
+  auto empty = parse_socks_request(std::string("\x05\x01\x00\x03\x00\x00\x50", 7));
+  CHECK(empty.state == SocksParse::invalid);
+  auto no_port = parse_socks_request(std::string("\x05\x01\x00\x03\x01x\x00\x00", 8));
+  CHECK(no_port.state == SocksParse::invalid);
+  CHECK(socks_reply(k_socks_not_allowed) == std::string("\x05\x02\x00\x01\0\0\0\0\0\0", 10));
+}
+
 TEST_CASE("a refusal is an HTTP 403 whose status line and body name the reason", "[egress]") {
   std::string response = refusal_response("x.example:443 is not in network.allow");
   CHECK(response.starts_with(
