@@ -129,8 +129,8 @@ PendingReply ApiClient::send_wait(const std::string& container,
 
 Reply ApiClient::resize(const std::string& container, int rows, int columns) const {
   return call("POST",
-              "/containers/" + detail::url_escape(container) + "/resize?h=" +
-                  std::to_string(rows) + "&w=" + std::to_string(columns),
+              "/containers/" + detail::url_escape(container) + "/resize?h=" + std::to_string(rows) +
+                  "&w=" + std::to_string(columns),
               {}, m_timeout);
 }
 
