@@ -112,12 +112,26 @@ Reply ApiClient::start(const std::string& container) const {
   return call("POST", "/containers/" + detail::url_escape(container) + "/start", {}, m_timeout);
 }
 
+std::string ApiClient::wait_target(const std::string& container, const std::string& condition) {
+  return "/containers/" + detail::url_escape(container) +
+         "/wait?condition=" + detail::url_escape(condition);
+}
+
 Reply ApiClient::wait(const std::string& container, const std::string& condition,
                       std::chrono::milliseconds timeout) const {
+  return call("POST", wait_target(container, condition), {}, timeout);
+}
+
+PendingReply ApiClient::send_wait(const std::string& container,
+                                  const std::string& condition) const {
+  return send("POST", wait_target(container, condition));
+}
+
+Reply ApiClient::resize(const std::string& container, int rows, int columns) const {
   return call("POST",
-              "/containers/" + detail::url_escape(container) +
-                  "/wait?condition=" + detail::url_escape(condition),
-              {}, timeout);
+              "/containers/" + detail::url_escape(container) + "/resize?h=" + std::to_string(rows) +
+                  "&w=" + std::to_string(columns),
+              {}, m_timeout);
 }
 
 Reply ApiClient::kill(const std::string& container, const std::string& signal) const {
@@ -150,6 +164,17 @@ std::optional<int> wait_status(const Reply& reply) {
     return json["StatusCode"].get<int>();
   }
   return std::nullopt;
+}
+
+std::string error_message(const Reply& reply) {
+  if (!reply.answered()) {
+    return reply.describe();
+  }
+  auto json = nlohmann::json::parse(reply.body, nullptr, false);
+  if (json.is_object() && json.contains("message") && json["message"].is_string()) {
+    return json["message"].get<std::string>();
+  }
+  return reply.describe();
 }
 
 std::vector<std::string> container_ids(const Reply& reply) {

@@ -72,6 +72,11 @@ class ApiClient {
   // bounds this call instead of the client's.
   Reply wait(const std::string& container, const std::string& condition,
              std::chrono::milliseconds timeout) const;
+  // wait, sent now and read later: sent before start, it cannot miss the exit of a container the
+  // engine removes by itself (AutoRemove).
+  PendingReply send_wait(const std::string& container, const std::string& condition) const;
+  // Tells the container's TTY its new size (POST /containers/{id}/resize).
+  Reply resize(const std::string& container, int rows, int columns) const;
   // Sends `signal` ("KILL", "TERM"…) to the container's init (POST /containers/{id}/kill).
   Reply kill(const std::string& container, const std::string& signal) const;
   // Removes the container at once, running or not, with its anonymous volumes.
@@ -87,6 +92,7 @@ class ApiClient {
   Reply call(const std::string& method, const std::string& target, std::string body,
              std::chrono::milliseconds timeout) const;
   PendingReply send(const std::string& method, const std::string& target) const;
+  static std::string wait_target(const std::string& container, const std::string& condition);
 
   std::filesystem::path m_socket;
   std::chrono::milliseconds m_timeout;
@@ -97,6 +103,9 @@ std::string image_id(const Reply& reply);
 
 // The exit code from a wait reply ({"StatusCode": N}); nullopt when there is none.
 std::optional<int> wait_status(const Reply& reply);
+
+// The engine's own words for a refusal ({"message": "..."}), else the reply described.
+std::string error_message(const Reply& reply);
 
 // The container ids from a list reply.
 std::vector<std::string> container_ids(const Reply& reply);

@@ -89,19 +89,25 @@ int AttachStream::fd() const {
   return m_state ? m_state->session.stream.socket().native_handle() : -1;
 }
 
-// What the header read left in the buffer is the stream's first bytes.
-std::vector<Output> AttachStream::read_available() {
+// What the header read left in the buffer is the stream's first bytes; everything read is decoded
+// before returning, so nothing waits in the buffer while poll sees an empty socket.
+std::vector<Output> AttachStream::read_available(size_t max_bytes) {
   std::vector<Output> out;
-  while (m_state && !m_ended && !m_decoder.malformed()) {
+  size_t taken = 0;
+  while (m_state && !m_decoder.malformed()) {
     auto& buffer = m_state->session.buffer;
     if (buffer.size() > 0) {
       auto data = buffer.data();
       m_decoder.feed(std::string_view(static_cast<const char*>(data.data()), data.size()), out);
       buffer.consume(data.size());
     }
+    if (m_ended || taken >= max_bytes) {
+      break;
+    }
     detail::beast::error_code error;
     size_t n = m_state->session.stream.socket().read_some(buffer.prepare(64 << 10), error);
     buffer.commit(n);
+    taken += n;
     if (error == detail::net::error::would_block) {
       break;
     }
@@ -115,8 +121,11 @@ size_t AttachStream::write_some(std::string_view data) {
     return 0;
   }
   detail::beast::error_code error;
-  return m_state->session.stream.socket().write_some(detail::net::buffer(data.data(), data.size()),
-                                                     error);
+  size_t n = m_state->session.stream.socket().write_some(
+      detail::net::buffer(data.data(), data.size()), error);
+  m_stdin_broken = m_stdin_broken || (error.failed() && error != detail::net::error::would_block &&
+                                      error != detail::net::error::try_again);
+  return n;
 }
 
 void AttachStream::close_stdin() {

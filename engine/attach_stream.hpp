@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -55,10 +56,13 @@ class AttachStream {
   bool attached() const;
   const Reply& reply() const { return m_reply; }
   int fd() const;
-  // The output that arrived, without blocking.
-  std::vector<Output> read_available();
+  // The output that arrived, without blocking; at most about `max_bytes` of it, so a caller
+  // whose readers are slow keeps the rest in the socket (bounded memory, backpressure).
+  std::vector<Output> read_available(size_t max_bytes = SIZE_MAX);
   // Writes what it can of `data` to the container's stdin without blocking; bytes written.
   size_t write_some(std::string_view data);
+  // Whether a write failed for good (the container's stdin is closed), not for a full socket.
+  bool stdin_broken() const { return m_stdin_broken; }
   // Ends the container's stdin (EOF), keeping its output open.
   void close_stdin();
   // Whether the container's output ended (the engine closed the stream, or it broke).
@@ -74,6 +78,7 @@ class AttachStream {
   Reply m_reply;
   FrameDecoder m_decoder{false};
   bool m_ended = false;
+  bool m_stdin_broken = false;
 };
 
 }  // namespace sandshim::engine

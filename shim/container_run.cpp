@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string_view>
 
@@ -22,7 +24,10 @@
 
 #include "common/process.hpp"
 #include "common/strings.hpp"
+#include "shim/engine_api.hpp"
 #include "shim/engine_client.hpp"
+#include "shim/engine_create.hpp"
+#include "shim/engine_run.hpp"
 #include "shim/guardian.hpp"
 #include "shim/image_probe.hpp"
 #include "shim/launcher_client.hpp"
@@ -115,6 +120,11 @@ class PidsEvents {
       argv.insert(argv.begin() + 2, "--cidfile=" + m_cid.path());
       m_enabled = true;
     }
+  }
+  // The API client writes the id itself: the file it writes to.
+  std::string attach_api_client() {
+    m_enabled = !m_cid.path().empty();
+    return m_cid.path();
   }
   void sample(int64_t now) {
     if (!m_enabled || now < m_next_ms) {
@@ -253,6 +263,20 @@ class BackgroundAction {
     m_pid = spawn(options);
   }
 
+  // The same for an Engine API call, made by a forked process so a paused engine costs the loop
+  // nothing; `call` returns whether the engine did it.
+  void start_call(const std::function<bool()>& call) {
+    reap();
+    if (m_pid > 0) {
+      return;
+    }
+    m_pid = ::fork();
+    if (m_pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      ::_exit(call() ? 0 : 1);
+    }
+  }
+
   // Collects the attempt if it ended (called on SIGCHLD).
   void reap() {
     int status = 0;
@@ -282,6 +306,10 @@ class RunLoop {
  private:
   std::optional<ContainerResult> connect_to_launcher();
   pid_t spawn_client(const std::vector<std::string>& engine_args, Pipe& out, Pipe& err);
+  void choose_api_path(const std::vector<std::string>& engine_args, const Policy& policy);
+  pid_t spawn_api_client(Pipe& out, Pipe& err);
+  void remove_container();
+  void signal_container(int sig);
   void loop();
   int poll_timeout() const;
   void on_signal(int sig);
@@ -319,13 +347,85 @@ class RunLoop {
   BackgroundAction m_remover{m_engine};
   BackgroundAction m_signaller{m_engine};
   PidsEvents m_pids;
+  // docker's cold run over the Engine API (engine.api = on): the client of its socket, and the
+  // container the `run` arguments describe. Unset: the engine's client runs.
+  std::optional<engine::ApiClient> m_api;
+  std::optional<CreateRequest> m_create;
 };
+
+// The API path where it can stand in for the client with the same container: engine.api = on,
+// docker on a local socket, a cold run, and every argument with an API form. Else the client.
+void RunLoop::choose_api_path(const std::vector<std::string>& engine_args, const Policy& policy) {
+  if (policy.engine_api != EngineApi::on || m_engine.dialect.is_podman() || m_spec.warm ||
+      m_launcher.valid()) {
+    return;
+  }
+  // A loaded engine may take long to create and start a container: the run's deadline, not a
+  // call's, bounds the API client (the loop removes the container and then stops the client).
+  m_api = engine_api(m_engine, std::chrono::milliseconds(policy.timeout_ms + k_guardian_grace_ms));
+  if (!m_api) {
+    return;
+  }
+  CreateTranslation translation =
+      translate_run_arguments(engine_args, m_engine.env_with(m_spec.env),
+                              [](const std::string& path) -> std::optional<std::string> {
+                                std::ifstream in(path);
+                                std::ostringstream text;
+                                text << in.rdbuf();
+                                return in ? std::optional(text.str()) : std::nullopt;
+                              });
+  if (!translation.request) {
+    spdlog::debug("engine {} run: the client runs it: {} has no API form", m_engine.kind,
+                  quoted(translation.unsupported));
+    m_api.reset();
+    return;
+  }
+  m_create = std::move(translation.request);
+  spdlog::debug("engine {} run: over the API socket {}", m_engine.kind, m_api->socket().string());
+}
+
+pid_t RunLoop::spawn_api_client(Pipe& out, Pipe& err) {
+  ApiRunIo io;
+  io.in = m_spec.stdio.in;
+  io.out = m_spec.tty ? m_spec.stdio.out : out.write.get();
+  io.err = m_spec.tty ? m_spec.stdio.err : err.write.get();
+  io.cidfile = m_pids.attach_api_client();
+  return start_api_client(*m_api, *m_create, io);
+}
+
+// From outside the container, never from its client: through the API when the run uses it.
+void RunLoop::remove_container() {
+  if (m_api) {
+    engine::ApiClient api(m_api->socket());  // each attempt bounded: the next one retries
+    std::string name = m_spec.container_name();
+    m_remover.start_call([api, name] {
+      engine::Reply reply = api.remove(name);
+      return reply.ok() || reply.status == 404;
+    });
+  } else {
+    remove_container();
+  }
+}
+
+void RunLoop::signal_container(int sig) {
+  std::string name = signal_name(sig).substr(3);
+  if (m_api) {
+    engine::ApiClient api(m_api->socket());
+    std::string container = m_spec.container_name();
+    m_signaller.start_call([api, container, name] { return api.kill(container, name).ok(); });
+  } else {
+    m_signaller.start(signal_arguments(m_spec, name));
+  }
+}
 
 pid_t RunLoop::spawn_client(const std::vector<std::string>& engine_args, Pipe& out, Pipe& err) {
   if (m_launcher.valid()) {
     return start_launch_client(
         std::move(m_launcher), m_spec, launch_environment(engine_args, m_spec), m_spec.stdio.in,
         out.write.get(), launcher_stderr(m_spec.one_stream, out.write.get(), err.write.get()));
+  }
+  if (m_create) {
+    return spawn_api_client(out, err);
   }
   std::vector<std::string> argv = {m_engine.client.string()};
   argv.insert(argv.end(), engine_args.begin(), engine_args.end());
@@ -387,6 +487,7 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   oom_step.done();
   Pipe out = make_pipe();
   Pipe err = make_pipe();
+  choose_api_path(engine_args, policy);
   StepTimer client_step("client spawn");
   m_client = spawn_client(engine_args, out, err);
   client_step.done();
@@ -525,7 +626,7 @@ void RunLoop::on_signal(int sig) {
     request_removal(monotonic_ms());
     return;
   }
-  m_signaller.start(signal_arguments(m_spec, signal_name(sig).substr(3)));
+  signal_container(sig);
   m_escalate_ms = monotonic_ms() + k_signal_grace_ms;
 }
 

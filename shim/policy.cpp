@@ -225,6 +225,7 @@ constexpr std::array<std::string_view, 3> k_hook_mode_words = {"path", "wrap", "
 constexpr std::array<std::string_view, 2> k_pool_start_words = {"launcher", "exec"};
 constexpr std::array<std::string_view, 2> k_runtime_words = {"runc", "runsc"};
 constexpr std::array<std::string_view, 2> k_cache_words = {"on", "off"};
+constexpr std::array<std::string_view, 2> k_engine_api_words = {"off", "on"};
 
 template <typename Enum, size_t N>
 std::optional<Enum> enum_from(const std::array<std::string_view, N>& words, std::string_view word) {
@@ -498,6 +499,10 @@ const std::vector<Key>& key_table() {
       trusted_key("engine.tls_cert_path",
                   "directory with ca.pem, cert.pem and key.pem for a tcp:// endpoint",
                   &Policy::tls_cert_path, absolute_or_empty),
+      choice_key("engine.api",
+                 "docker's cold run: on (create, attach, start, wait over the Engine API "
+                 "socket) or off (the `docker run` client); podman always uses its client",
+                 &Policy::engine_api, k_engine_api_words, KeyTrust::trusted),
       choice_key("sandbox.network",
                  "network of the container: none, allowlist (only network.allow, through "
                  "sandshim's egress proxy), or bridge (all of it)",

@@ -21,6 +21,7 @@ enum class HookMode { path, wrap, deny };
 enum class PoolStart { launcher, exec };
 enum class Runtime { runc, runsc };  // runsc: gVisor, a kernel of its own
 enum class Cache { on, off };        // on: caches survive between runs
+enum class EngineApi { off, on };    // on: docker's cold run through its Engine API
 
 // The words config files use for them.
 std::string to_string(Network value);
@@ -47,6 +48,7 @@ struct Policy {
   std::string engine_search_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   std::string endpoint;       // empty: the engine's local socket
   std::string tls_cert_path;  // directory with ca.pem, cert.pem, key.pem for tcp:// endpoints
+  EngineApi engine_api = EngineApi::off;  // docker's cold run: the API, or the client
 
   // [sandbox]
   Network network = Network::none;

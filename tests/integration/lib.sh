@@ -226,11 +226,14 @@ done
 # which fails where its own hard limits are lower (docker accepts them too).
 PLAIN_RUN_LIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
 
+# engine.api's line in the [engine] section, when SANDSHIM_TEST_ENGINE_API (on | off) sets it.
+engine_api_line() { [[ -z ${SANDSHIM_TEST_ENGINE_API:-} ]] || printf 'api = %s\n' "$SANDSHIM_TEST_ENGINE_API"; }
 # The suite's user config: engine.name first, then the settings read from stdin.
 # SANDSHIM_TEST_RUNTIME (runsc) runs the whole suite under that OCI runtime (suite_gvisor.sh).
 write_user_config() {
     {
         printf '[engine]\nname = %s\n' "$ENGINE"
+        engine_api_line
         [[ -z ${SANDSHIM_TEST_RUNTIME:-} ]] || printf '[sandbox]\nruntime = %s\n' "$SANDSHIM_TEST_RUNTIME"
         cat
         [[ -z ${SANDSHIM_TEST_POOL:-} ]] ||

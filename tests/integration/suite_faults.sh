@@ -42,7 +42,10 @@ printf '#!/bin/sh\nexec %q -H %q "$@"\n' "$DOCKER" "$PRIVATE_ENGINE_ADMIN" >"$T/
 chmod +x "$T/bin/docker"
 DOCKER=$T/bin/docker
 ENGINE_CLIENT=$DOCKER
-printf '[engine]\nendpoint = %s\n' "$PRIVATE_ENGINE_HOST" >"$XDG_CONFIG_HOME/sandshim/config"
+{
+    printf '[engine]\nendpoint = %s\n' "$PRIVATE_ENGINE_HOST"
+    engine_api_line
+} >"$XDG_CONFIG_HOME/sandshim/config"
 
 # The command every fault runs: it tries to leave a marker in the workspace (read-only in the
 # sandbox, so only a run on the host could create it), says where it runs, sleeps, exits 42.

@@ -4,6 +4,7 @@
 #include "common/error.hpp"
 #include "shim/hardening.hpp"
 #include "shim/workspace.hpp"
+#include "test_shim_spec_sample.hpp"
 #include "test_shim_support.hpp"
 
 using namespace sandshim::shim;
@@ -14,17 +15,7 @@ using sandshim::test::index_of;
 namespace {
 
 RunSpec sample_spec() {
-  RunSpec spec;
-  spec.run_id = "0123456789abcdef";
-  spec.invoked_as = "python";
-  spec.command = {"python", "--network=host", "-c", "print(1)"};
-  spec.cwd = "/work/project/src";
-  spec.workspace = "/work/project";
-  spec.image = "sandshim/python:bookworm";
-  spec.env = {{"LANG", "C.UTF-8"}, {"PYTHONPATH", "src"}};
-  spec.user = "1000:1000";
-  spec.deadline_epoch_s = 1700000000;
-  return spec;
+  return sandshim::test::sample_run_spec();
 }
 
 }  // namespace

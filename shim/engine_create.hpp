@@ -1,0 +1,39 @@
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sandshim::shim {
+
+// One container as the Engine API creates it: the same container `docker run` with these
+// arguments creates, so the two paths cannot drift (both start from build_run_arguments).
+struct CreateRequest {
+  std::string name;
+  std::string body;  // the JSON of POST /containers/create: Config with its HostConfig
+  bool tty = false;
+  bool auto_remove = false;  // --rm: the engine removes it once it exited
+  bool interactive = false;  // --interactive: the caller's stdin reaches it
+};
+
+// A translation, or the flag it could not carry (the caller then keeps the client).
+struct CreateTranslation {
+  std::optional<CreateRequest> request;
+  std::string unsupported;  // the first argument with no API equivalent here
+};
+
+// Reads a file the arguments name by path (a seccomp profile: the API takes its content).
+using ReadFile = std::function<std::optional<std::string>(const std::string& path)>;
+
+// Turns a `run` argument list (docker's dialect, as build_run_arguments makes it) into the create
+// request. `client_env` is the client's environment as NAME=VALUE: a bare `--env=NAME` takes its
+// value from there, as the client does. Any flag not in the table leaves the run to the client.
+CreateTranslation translate_run_arguments(const std::vector<std::string>& args,
+                                          const std::vector<std::string>& client_env,
+                                          const ReadFile& read_file);
+
+// The fields of one `--mount` value (CSV, as the client splits it: quotes, doubled quotes).
+std::vector<std::string> split_csv_fields(const std::string& value);
+
+}  // namespace sandshim::shim
