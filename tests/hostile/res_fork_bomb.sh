@@ -1,6 +1,6 @@
 # hostile: resources | the classic shell fork bomb; the peak of the kernel's count of the sandbox's processes
 # expect: exit=73 status=error
-# control: policy sandbox.pids=256 exit=42
+# control: policy sandbox.pids=256 sandbox.cpus=2 exit=42
 # shellcheck shell=sh disable=SC1091 # _probe.sh sources the harness's params
 . ./_probe.sh
 # The count is the pids cgroup's (v1 or v2), read with builtins only: no fork is left to spare, and
@@ -14,7 +14,8 @@ bomb() { bomb | bomb & }
 { bomb; } 2>/dev/null & # one fork: the shell exits if a fork of its own fails
 most=0
 rounds=0
-# Past the cap, stop at once: 256 bombs leave this loop little of its one CPU.
+# Past the cap, stop at once: 256 bombs leave this loop little of its CPU. The control has two
+# CPUs (cpus = 1 pins a run to one CPU, where the bombs and this loop take turns).
 # Enough reads for the control's bombs to pass 64 even on a loaded machine (300 were not).
 while [ "$rounds" -lt 5000 ]; do
     read -r now <"$count"
