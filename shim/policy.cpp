@@ -978,6 +978,11 @@ std::vector<Setting> parse_config_text(const std::string& text, const std::strin
   try {
     std::istringstream syntax(text);
     parsed = po::parse_config_file(syntax, po::options_description(), true);
+  } catch (const po::invalid_config_file_syntax& e) {
+    // Not e.what(): Boost substitutes the line into its message in a loop that never ends when the
+    // line itself contains "%invalid_line%" (found by fuzz_policy).
+    throw Fatal("config file " + quoted(source) + ": the line " + quoted(e.tokens()) +
+                " is neither `key = value` nor `[section]`");
   } catch (const po::error& e) {
     throw Fatal("config file " + quoted(source) + ": " + e.what());
   }

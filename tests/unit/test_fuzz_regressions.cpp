@@ -10,6 +10,7 @@
 #include "audit/time_spec.hpp"
 #include "common/strings.hpp"
 #include "hooks/shell_parser.hpp"
+#include "shim/policy.hpp"
 
 using namespace sandshim;
 
@@ -93,4 +94,18 @@ TEST_CASE("fuzz: a here-document without its redirection is refused", "[fuzz][ho
       "26260a6c9769696460202428286e762d74283029");
   auto parse = hooks::parse_shell(input);
   CHECK(parse.error.has_value());
+}
+
+// fuzz_policy (timeout): an invalid line holding "%invalid_line%" made Boost's error message
+// substitute itself forever; the file is refused with the line named.
+TEST_CASE("fuzz: an invalid config line naming Boost's placeholder is refused, not spun on",
+          "[fuzz][policy]") {
+  const std::string text = "[sandbox]\nmemory = 1g\ncp %invalid_line% x\n";
+  std::string error;
+  try {
+    shim::parse_config_text(text, "fuzz.conf");
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  CHECK_THAT(error, Catch::Contains("fuzz.conf") && Catch::Contains("%invalid_line%"));
 }
