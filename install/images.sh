@@ -4,7 +4,9 @@
 # fast as one debootstrap per image, and all images share one package snapshot), import it under a
 # candidate tag, smoke-test it, and only then give it its final tag, so a failed build never leaves
 # a half-made image under a name the shim uses.
-# Usage: install/images.sh [--only python|node|sh|wrap]... [--force]
+# Usage: install/images.sh [--only python|node|sh|wrap|host]... [--force]
+# host is no Debian rootfs: the empty base of images.NAME = host (mount points and the usr-merged
+# links only; the shim bind-mounts the host's /usr, the interpreter's prefix and a curated /etc).
 # Reads: SANDSHIM_DEBIAN_MIRROR (default: the host's apt sources), SANDSHIM_STATE_DIR (logs, cache).
 set -euo pipefail
 
@@ -15,15 +17,15 @@ SANDSHIM_PREFIX=sandshim-images
 . "$(dirname "${BASH_SOURCE[0]}")/lib/engine.sh"
 
 readonly k_suite=bookworm
-readonly k_names=(python node sh wrap)
+readonly k_names=(python node sh wrap host)
 # Bump an image's version when its recipe changes, so existing images of that name get rebuilt.
-declare -rA k_image_versions=([python]=2 [node]=2 [sh]=2 [wrap]=2)
+declare -rA k_image_versions=([python]=2 [node]=2 [sh]=2 [wrap]=2 [host]=1)
 readonly k_min_free_mb=1024
 # wrap: hook.mode = wrap runs the agent's whole command in it, so it holds what agent commands use.
 # pip and curl: what agents reach for first under sandbox.network = allowlist (`pip download`,
 # `curl https://…`); without them the allowlist could only be used from Python or Node code.
 declare -rA k_includes=([python]="python3 python-is-python3 python3-pip" [node]="nodejs npm" [sh]="curl ca-certificates"
-    [wrap]="python3 python-is-python3 nodejs git make ca-certificates curl")
+    [wrap]="python3 python-is-python3 nodejs git make ca-certificates curl" [host]="")
 
 g_force=0
 g_only=()
@@ -35,10 +37,11 @@ g_docker=""
 
 usage() {
     cat >&2 <<'USAGE'
-usage: install/images.sh [--only python|node|sh|wrap]... [--force]
+usage: install/images.sh [--only python|node|sh|wrap|host]... [--force]
   --only NAME   build only this image (repeatable)
   --force       rebuild even when the image already exists
 Images: sandshim/python:bookworm sandshim/node:bookworm sandshim/sh:bookworm sandshim/wrap:bookworm
+        sandshim/host:bookworm (the empty base of images.NAME = host)
 USAGE
 }
 
@@ -324,11 +327,39 @@ promote() {
     fi
 }
 
+# The base of images.NAME = host: no files, only the directories the engine mounts over and the
+# links of a usr-merged system (Debian 12), so everything that runs comes from the host read-only.
+build_host_base() {
+    local tag=$1 log=$2
+    g_rootfs=$(mktemp -d "$g_state/rootfs-host.XXXXXX")
+    chmod 0755 "$g_rootfs"
+    # /sbin stays a directory: docker puts its init at /sbin/docker-init, which a link into the
+    # read-only /usr could not take (the shim mounts the host's ldconfig there).
+    mkdir -p -- "$g_rootfs"/{usr,etc,tmp,proc,sys,dev,sbin}
+    chmod 1777 "$g_rootfs/tmp"
+    local link
+    for link in bin lib lib64; do ln -s "usr/$link" "$g_rootfs/$link"; done
+    g_candidate="sandshim/host:candidate-$$"
+    tar -C "$g_rootfs" --numeric-owner -cf - . | "$g_docker" import \
+        --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+        --change 'ENV LANG=C.UTF-8' --change 'LABEL org.sandshim.image=host' \
+        --change "LABEL org.sandshim.image.version=${k_image_versions[host]}" - "$g_candidate" >>"$log" 2>&1 ||
+        die "docker import failed for host (log: $log); check that the engine answers (docker info), then re-run"
+    remove_rootfs "$g_rootfs"
+    g_rootfs=""
+    promote "$g_candidate" "$tag"
+    progress host "ready: $tag (empty base)" 0
+}
+
 build_image() {
     local name=$1 mirror=$2 tag log start=$SECONDS size include
     tag=$(image_tag "$name")
     log="$g_state/images-$name.log"
     : >"$log"
+    if [[ $name == host ]]; then
+        build_host_base "$tag" "$log"
+        return
+    fi
     [[ -n $g_base ]] || make_base "$mirror"
     start=$SECONDS
     say "[$name] building $tag (log: $log)"

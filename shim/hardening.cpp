@@ -94,6 +94,9 @@ void add_filesystem_flags(std::vector<std::string>& args, const Policy& policy,
                           const RunSpec& spec) {
   args.push_back("--read-only");
   append(args, spec.dialect.filesystem_flags());
+  for (const auto& path : spec.host_mounts) {  // images.NAME = host
+    args.push_back(flag("mount", bind_mount_spec(path, true)));
+  }
   args.push_back(flag("tmpfs", std::string("/tmp:rw,") + (policy.tmp_exec ? "exec" : "noexec") +
                                    ",nosuid,nodev,size=" + std::to_string(policy.tmp_bytes)));
   args.push_back(flag("shm-size", std::to_string(policy.shm_bytes)));
@@ -145,6 +148,9 @@ void add_environment_flags(std::vector<std::string>& args, const Policy& /*polic
                            const RunSpec& spec) {
   for (const auto& [name, value] : sandbox_fixed_environment()) {
     args.push_back(flag("env", name + "=" + value));
+  }
+  if (!spec.host_path.empty()) {  // the host interpreter's bin directory first
+    args.push_back(flag("env", "PATH=" + spec.host_path));
   }
   if (!spec.cache_dir.empty()) {
     for (const auto& setting : cache_environment()) {

@@ -212,6 +212,9 @@ std::string pool_key(const Policy& policy, const RunSpec& spec) {
   // A broker's run: the workspace's device and inode too, so a directory replaced under the
   // same name never gets the old one's containers (the gate would refuse them).
   std::string held = spec.gate ? spec.gate->workspace_id : "";
+  for (const auto& path : spec.host_mounts) {  // images.NAME = host: the interpreter found
+    held += "\n" + path.string();
+  }
   return sha256_hex(policy.digest() + "\n" + spec.image + "\n" + spec.workspace.string() + "\n" +
                     spec.user + "\n" + masked + held)
       .substr(0, 24);

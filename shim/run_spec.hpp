@@ -58,6 +58,9 @@ struct RunSpec {
   std::filesystem::path seccomp_profile;     // podman: the profile without user namespaces
   std::optional<WorkspaceGate> gate;         // a broker's run: the command waits on sandshim-gate
   std::optional<EgressMount> egress;         // sandbox.network = allowlist
+  // images.NAME = host: the host paths mounted read-only at the same place, and PATH inside.
+  std::vector<std::filesystem::path> host_mounts;
+  std::string host_path;
   std::string container_name() const { return container_name_of(run_id); }
 };
 

@@ -22,6 +22,7 @@
 #include "shim/engine_api.hpp"
 #include "shim/environment.hpp"
 #include "shim/hardening.hpp"
+#include "shim/image_host.hpp"
 #include "shim/limit_hints.hpp"
 #include "shim/masks.hpp"
 #include "shim/one_stream.hpp"
@@ -123,6 +124,25 @@ std::string image_for(const Policy& policy, const RunRequest& request) {
   return it->second;
 }
 
+// images.NAME = host: the empty base with the host's /usr, a curated /etc and the interpreter's
+// prefix read-only; refused with one line when the host's interpreter cannot be found or mounted.
+void use_host_toolchain(RunSpec& spec, const RunContext& run) {
+  const RunRequest& request = run.request();
+  std::string name = fs::path(request.command.front()).filename().string();
+  try {
+    HostToolchain toolchain = resolve_host_toolchain(
+        host_lookup_for(name, request.environment, run.cwd, request.home,
+                        run.policy.effective_shim_dir(), request.broker.has_value()));
+    spec.image = std::string(k_host_base_image);
+    spec.host_mounts = std::move(toolchain.mounts);
+    spec.host_path = std::move(toolchain.inside_path);
+  } catch (const Fatal& e) {
+    throw Refusal(RunStatus::refused, "images." + name + " = host: " + e.what() +
+                                          "; install it on the host or map an image with `images." +
+                                          name + " = IMAGE`");
+  }
+}
+
 void refuse_paths_outside(const RunSpec& spec) {
   auto outside = arguments_outside_workspace(spec.command, spec.cwd, spec.workspace);
   if (!outside.empty()) {
@@ -187,6 +207,9 @@ RunSpec prepare_spec(const RunContext& run) {
   spec.cwd = run.cwd;
   spec.workspace = run.workspace;
   spec.image = image_for(run.policy, request);
+  if (is_host_mode(spec.image)) {
+    use_host_toolchain(spec, run);
+  }
   FilteredEnvironment environment = filter_environment(request.environment, run.policy);
   spec.env = std::move(environment.entries);
   if (!environment.refused_credentials.empty()) {
@@ -467,7 +490,9 @@ void prefetch_warm(const RunContext& run, const RunEngine& engine) {
     return;
   }
   try {
-    engine.prefetch_warm(engine.locate(run.policy), image_for(run.policy, run.request()));
+    std::string image = image_for(run.policy, run.request());
+    engine.prefetch_warm(engine.locate(run.policy),
+                         is_host_mode(image) ? std::string(k_host_base_image) : image);
   } catch (const std::exception&) {
     // The run goes on: its own steps meet the same failure and report it.
   }

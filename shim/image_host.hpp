@@ -1,0 +1,55 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sandshim::shim {
+
+// `images.NAME = host`: the command runs the host's own toolchain, read-only, in an empty base.
+inline constexpr std::string_view k_host_image_mode = "host";
+// The empty base of host mode (install/images.sh --only host): mount points and usr-merged links.
+inline constexpr std::string_view k_host_base_image = "sandshim/host:bookworm";
+// The PATH a broker resolves with, and what follows an interpreter's own bin directory inside.
+inline constexpr std::string_view k_system_path =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// What a host-mode lookup needs from the caller (or, through a broker, from the broker's rules).
+struct HostLookup {
+  std::string command;                       // python3, node, ...
+  std::string path_variable;                 // the PATH searched
+  std::filesystem::path shim_dir;            // skipped on that PATH
+  std::filesystem::path cwd;                 // pyenv's .python-version is looked up from here
+  std::filesystem::path home;                // never mounted, nor anything holding it
+  std::optional<std::string> pyenv_version;  // PYENV_VERSION when the caller set it
+};
+
+// The host toolchain one run mounts: the interpreter found, its prefix when outside /usr, the
+// read-only mounts (host paths), and the PATH inside.
+struct HostToolchain {
+  std::filesystem::path interpreter;
+  std::filesystem::path prefix;
+  std::vector<std::filesystem::path> mounts;
+  std::string inside_path;
+};
+
+// True for `images.NAME = host`.
+bool is_host_mode(std::string_view image);
+
+// The lookup of one run: the caller's PATH (with pyenv's PYENV_VERSION) in direct and warm mode;
+// through a broker the system PATH, since the caller's PATH, pyenv and nvm are the caller's.
+HostLookup host_lookup_for(const std::string& command, const std::vector<std::string>& environment,
+                           const std::filesystem::path& cwd, const std::filesystem::path& home,
+                           const std::filesystem::path& shim_dir, bool broker);
+
+// Finds the next COMMAND on PATH after the shim directory and what to mount for it, or throws
+// Fatal with one line saying why host mode cannot run it (nothing then runs).
+HostToolchain resolve_host_toolchain(const HostLookup& lookup);
+
+// The curated /etc mounted in host mode (names below /etc): users, certificates, alternatives,
+// the loader cache, name service switch; never shadow files, never /run or the engine socket.
+const std::vector<std::string>& host_etc_entries();
+
+}  // namespace sandshim::shim
