@@ -13,8 +13,8 @@ namespace sandshim::shim {
 namespace {
 
 // Host directories whose contents are the host's state, not a toolchain: never a prefix.
-constexpr std::array<std::string_view, 8> k_never_prefixes = {"/etc", "/run", "/var", "/proc",
-                                                              "/sys", "/dev", "/tmp", "/boot"};
+constexpr std::array<std::string_view, 7> k_never_prefixes = {"/etc", "/run", "/var", "/proc",
+                                                              "/sys", "/dev", "/boot"};
 // A usr-merged system's links, which the base image carries as links into /usr.
 constexpr std::array<std::string_view, 4> k_usr_links = {"bin", "lib", "lib64", "sbin"};
 

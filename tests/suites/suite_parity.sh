@@ -5,7 +5,8 @@
 # shims, typed exactly the same, with the default policy. Fails when an exit code or a test count
 # differs. Prints the table (project, runner, native tests and time, shim tests and time, ratio)
 # and writes it to $SANDSHIM_SUITES_TABLE when set. The fixtures come from install/deps.sh
-# (SANDSHIM_SUITES_DIR, default /var/tmp/sandshim/suites).
+# (SANDSHIM_SUITES_DIR, default /var/tmp/sandshim/suites). SANDSHIM_PARITY_IMAGES=host runs the
+# shim side in host mode (images.python3/node = host; suite_parity_host.sh, CTest docker.parity_host).
 # shellcheck source=../integration/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
 
@@ -25,6 +26,16 @@ for dir in /usr/lib/python3/dist-packages/mpmath/tests /usr/lib/python3.11/test/
     [[ -d $dir ]] || skip_or_fail "$dir is missing (run install/deps.sh)"
 done
 sandshim install --dir "$D" >/dev/null
+IMAGES_MODE=${SANDSHIM_PARITY_IMAGES:-default}
+# The suite's config: host mode's image lines (SANDSHIM_PARITY_IMAGES=host) before stdin's.
+policy() {
+    {
+        [[ $IMAGES_MODE != host ]] || printf '[images]\npython3 = host\nnode = host\n'
+        cat
+    } | write_user_config
+}
+policy </dev/null
+say "image mode: $IMAGES_MODE"
 
 # The summary a runner prints, without its timing: what must be the same on both sides.
 summary() { # RUNNER OUTPUT-FILE
@@ -89,9 +100,9 @@ expect_equal sandbox.workspace "$(audit_field "$(last_run_id)" limit_hit)" "the 
 # The tool tests write into the cwd as the sandbox's user (65534); a loaded CI machine needs more
 # than the default 30 s deadline for the whole selection.
 chmod 1777 "$WS/cpython"
-printf '[sandbox]\nworkspace = rw\ntimeout = 5m\n' | write_user_config
+printf '[sandbox]\nworkspace = rw\ntimeout = 5m\n' | policy
 compare cpython unittest "$WS/cpython" python3 -m unittest "${CPYTHON_TESTS[@]/#/test.}"
-reset_user_config
+policy </dev/null
 
 # minimist's published tests with tape, through node and through npx (a #!/usr/bin/env node
 # script on the host: the shim runs it as `node /usr/bin/npx`, the image's own npx).
