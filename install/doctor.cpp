@@ -25,6 +25,7 @@
 #include "shim/commands.hpp"
 #include "shim/enforcement.hpp"
 #include "shim/engine.hpp"
+#include "shim/image_host.hpp"
 #include "shim/policy.hpp"
 
 namespace sandshim::install {
@@ -254,7 +255,7 @@ void check_images(Context& ctx) {
   }
   for (const auto& [image, commands] : commands_of) {
     std::string what = image + " (" + join(commands, ", ") + ")";
-    if (image_present(*ctx.engine, image)) {
+    if (image_present(*ctx.engine, engine_image_of(image))) {
       ctx.add("image", Status::ok, what + " present");
     } else {
       ctx.add("image", Status::fail, what + " missing",
@@ -270,7 +271,11 @@ void check_interpreter_version(Context& ctx, const std::string& command, const s
   if (!versions.host) {
     return;  // nothing on the host to compare with
   }
-  probe_image_version(versions, *ctx.engine);
+  if (shim::is_host_mode(versions.image)) {
+    probe_host_mode_version(versions, *ctx.engine, path, ctx.policy->effective_shim_dir());
+  } else {
+    probe_image_version(versions, *ctx.engine);
+  }
   std::string mismatch = version_mismatch(versions);
   if (!mismatch.empty()) {
     ctx.add("version", Status::warn, mismatch, version_fix(versions));
@@ -289,7 +294,8 @@ void check_versions(Context& ctx) {
   const char* path_variable = std::getenv("PATH");
   for (const auto& command : k_versioned_interpreters) {
     auto mapped = ctx.policy->images.find(command);
-    if (mapped != ctx.policy->images.end() && image_present(*ctx.engine, mapped->second)) {
+    if (mapped != ctx.policy->images.end() &&
+        image_present(*ctx.engine, engine_image_of(mapped->second))) {
       check_interpreter_version(ctx, command, path_variable == nullptr ? "" : path_variable);
     }
   }

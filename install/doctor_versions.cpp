@@ -6,9 +6,12 @@
 #include <cctype>
 #include <chrono>
 
+#include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
+#include "shim/image_host.hpp"
+#include "shim/workspace.hpp"
 
 extern char** environ;
 
@@ -102,7 +105,11 @@ void probe_host_version(InterpreterVersions& versions, const std::string& path,
                                                 environment_with_path(host_path), k_probe_timeout));
 }
 
-void probe_image_version(InterpreterVersions& versions, const shim::Engine& engine) {
+namespace {
+
+// `command --version` in a throwaway container under the shim's hardening, `extra` flags added.
+void probe_in_container(InterpreterVersions& versions, const shim::Engine& engine,
+                        const std::string& image, const std::vector<std::string>& extra) {
   std::vector<std::string> argv = {engine.client.string(),
                                    "run",
                                    "--rm",
@@ -113,11 +120,39 @@ void probe_image_version(InterpreterVersions& versions, const shim::Engine& engi
                                    "--security-opt=no-new-privileges:true",
                                    "--user=65534:65534",
                                    "--log-driver=none",
-                                   "--label=org.sandshim.doctor=version",
-                                   versions.image,
-                                   versions.command,
-                                   "--version"};
+                                   "--label=org.sandshim.doctor=version"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.insert(argv.end(), {image, versions.command, "--version"});
   versions.inside = answered_version(run_captured(argv, engine.env, k_probe_timeout));
+}
+
+}  // namespace
+
+void probe_image_version(InterpreterVersions& versions, const shim::Engine& engine) {
+  probe_in_container(versions, engine, versions.image, {});
+}
+
+void probe_host_mode_version(InterpreterVersions& versions, const shim::Engine& engine,
+                             const std::string& path, const fs::path& shim_dir) {
+  std::error_code ec;
+  shim::HostToolchain toolchain;
+  try {
+    toolchain = shim::resolve_host_toolchain(
+        shim::host_lookup_for(versions.command, {"PATH=" + path}, fs::current_path(ec),
+                              home_directory(), shim_dir, false));
+  } catch (const Fatal&) {
+    return;  // no version: the mismatch line says so, and a run says why
+  }
+  std::vector<std::string> extra;
+  for (const auto& mount : toolchain.mounts) {
+    extra.push_back("--mount=" + shim::bind_mount_spec(mount, true));
+  }
+  extra.push_back("--env=PATH=" + toolchain.inside_path);
+  probe_in_container(versions, engine, std::string(shim::k_host_base_image), extra);
+}
+
+std::string engine_image_of(const std::string& image) {
+  return shim::is_host_mode(image) ? std::string(shim::k_host_base_image) : image;
 }
 
 std::string version_mismatch(const InterpreterVersions& versions) {

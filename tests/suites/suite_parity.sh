@@ -73,20 +73,21 @@ compare() { # PROJECT RUNNER DIR CMD...
 printf '| project | runner | native tests, time | shim tests, time | ratio |\n|---|---|---|---|---|\n' >"$TABLE"
 
 # mpmath's own tests with Debian's pytest, both copied into the workspace so the sandbox (whose
-# image has neither) runs the very same code.
+# image has neither) runs the very same code. Copied with their times (cp -a): Debian's .pyc stay
+# valid, so the native side (whose workspace is writable) does not compile what the shim's reuses.
 mkdir -p "$WS/mpmath/vendor"
-cp -r /usr/lib/python3/dist-packages/mpmath "$WS/mpmath/"
+cp -a /usr/lib/python3/dist-packages/mpmath "$WS/mpmath/"
 for pkg in pytest _pytest pluggy iniconfig packaging py py.py attr; do
-    cp -r "/usr/lib/python3/dist-packages/$pkg" "$WS/mpmath/vendor/"
+    cp -a "/usr/lib/python3/dist-packages/$pkg" "$WS/mpmath/vendor/"
 done
 compare mpmath pytest "$WS/mpmath" env PYTHONPATH=vendor python3 -m pytest -q -p no:cacheprovider \
     "${MPMATH_TESTS[@]/#/mpmath/tests/}"
 
 # CPython's own test suite (libpython3.11-testsuite), selected modules, with its support package.
 mkdir -p "$WS/cpython/test"
-cp -r /usr/lib/python3.11/test/{__init__.py,support,lock_tests.py} "$WS/cpython/test/"
+cp -a /usr/lib/python3.11/test/{__init__.py,support,lock_tests.py} "$WS/cpython/test/"
 for module in "${CPYTHON_TESTS[@]}"; do
-    cp -r /usr/lib/python3.11/test/"$module"* "$WS/cpython/test/"
+    cp -a /usr/lib/python3.11/test/"$module"* "$WS/cpython/test/"
 done
 # Its json tool tests write files into the cwd: under the default read-only workspace they fail,
 # and the run names the key and the line that lifts it; with that line the results match.
