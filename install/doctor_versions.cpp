@@ -171,7 +171,8 @@ std::string version_mismatch(const InterpreterVersions& versions) {
 
 std::string version_fix(const InterpreterVersions& versions) {
   return "an image with " + versions.command + " " + versions.host.value_or("") +
-         ", mapped with `images." + versions.command + " = IMAGE`";
+         ", mapped with `images." + versions.command + " = IMAGE`, or `images." + versions.command +
+         " = host` (the host's own)";
 }
 
 }  // namespace sandshim::install

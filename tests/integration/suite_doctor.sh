@@ -55,7 +55,7 @@ image_py=$("$DOCKER" run --rm --network none sandshim/python:bookworm python3 --
 image_node=$("$DOCKER" run --rm --network none sandshim/node:bookworm node --version | tr -d v)
 PATH=$SHIM_DIR:$T/hostbin:$PATH expect_exit 0 sandshim doctor
 expect_contains "ok    version  python3 $image_py in sandshim/python:bookworm, as the host's $T/hostbin/python3 ($host_py)" "$OUT"
-expect_contains "warn  version  node: the host's $T/hostbin/node is $host_py, sandshim/node:bookworm has $image_node; fix: an image with node $host_py, mapped with \`images.node = IMAGE\`" "$OUT"
+expect_contains "warn  version  node: the host's $T/hostbin/node is $host_py, sandshim/node:bookworm has $image_node; fix: an image with node $host_py, mapped with \`images.node = IMAGE\`, or \`images.node = host\` (the host's own)" "$OUT"
 expect_equal 1 "$(grep -c '^warn  version ' "$OUT")" "version warnings"
 rm -r "$T/hostbin"
 

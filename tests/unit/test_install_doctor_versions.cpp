@@ -25,7 +25,9 @@ TEST_CASE("a mismatch is one warning naming both versions and the image fix",
                                "18.20.4"};
   CHECK(version_mismatch(versions) ==
         "node: the host's /usr/bin/node is 20.20.2, sandshim/node:bookworm has 18.20.4");
-  CHECK(version_fix(versions) == "an image with node 20.20.2, mapped with `images.node = IMAGE`");
+  CHECK(version_fix(versions) ==
+        "an image with node 20.20.2, mapped with `images.node = IMAGE`, or "
+        "`images.node = host` (the host's own)");
   versions.inside = "20.20.9";
   CHECK(version_mismatch(versions).empty());
   versions.inside.reset();
