@@ -23,11 +23,6 @@ namespace {
 
 constexpr std::chrono::seconds k_probe_timeout{30};
 
-bool same_directory(const fs::path& a, const fs::path& b) {
-  std::error_code ec;
-  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
-}
-
 // The caller's environment with PATH set to `path`: a version manager's shim (pyenv, nvm)
 // resolves the interpreter as it would for the agent, never through sandshim's directory.
 std::vector<std::string> environment_with_path(const std::string& path) {
@@ -39,21 +34,6 @@ std::vector<std::string> environment_with_path(const std::string& path) {
   }
   env.push_back("PATH=" + path);
   return env;
-}
-
-// PATH without the shim directory's entries.
-std::string path_without(const std::string& path, const fs::path& shim_dir) {
-  std::vector<std::string> kept;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = std::min(path.find(':', start), path.size());
-    std::string entry = path.substr(start, end - start);
-    if (!entry.empty() && !same_directory(entry, shim_dir)) {
-      kept.push_back(entry);
-    }
-    start = end + 1;
-  }
-  return join(kept, ":");
 }
 
 std::optional<std::string> answered_version(const CapturedRun& run) {
@@ -95,7 +75,7 @@ bool same_feature_version(const std::string& a, const std::string& b) {
 
 void probe_host_version(InterpreterVersions& versions, const std::string& path,
                         const fs::path& shim_dir) {
-  std::string host_path = path_without(path, shim_dir);
+  std::string host_path = shim::path_without(path, shim_dir);
   auto found = find_in_path(versions.command, host_path, [](const fs::path&) { return false; });
   if (!found) {
     return;

@@ -34,17 +34,6 @@ bool same_directory(const fs::path& a, const fs::path& b) {
   return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
 }
 
-// PATH without `dropped`'s entries.
-std::string path_without(const std::string& path, const fs::path& dropped) {
-  std::vector<std::string> kept;
-  for (const std::string& entry : split_colons(path)) {
-    if (!entry.empty() && !same_directory(entry, dropped)) {
-      kept.push_back(entry);
-    }
-  }
-  return join(kept, ":");
-}
-
 // The first word of a pyenv version file, if it names one.
 std::optional<std::string> version_in_file(const fs::path& file) {
   std::ifstream in(file);
@@ -150,6 +139,16 @@ void require_usr_merged() {
 }
 
 }  // namespace
+
+std::string path_without(const std::string& path, const fs::path& dropped) {
+  std::vector<std::string> kept;
+  for (const std::string& entry : split_colons(path)) {
+    if (!entry.empty() && !same_directory(entry, dropped)) {
+      kept.push_back(entry);
+    }
+  }
+  return join(kept, ":");
+}
 
 bool is_host_mode(std::string_view image) {
   return image == k_host_image_mode;

@@ -35,6 +35,9 @@ struct HostToolchain {
   std::string inside_path;
 };
 
+// PATH without `dropped`'s entries (the shim directory, a pyenv shims directory).
+std::string path_without(const std::string& path, const std::filesystem::path& dropped);
+
 // True for `images.NAME = host`.
 bool is_host_mode(std::string_view image);
 
