@@ -103,6 +103,12 @@ fs::path host_interpreter(const HostLookup& lookup, std::string path_variable) {
   }
 }
 
+// Whether mounting `prefix` would show `path` (the home, the workspace around the cwd).
+bool holds(const fs::path& prefix, const fs::path& path) {
+  std::error_code ec;
+  return !path.empty() && is_within(fs::weakly_canonical(path, ec), prefix);
+}
+
 // The installation prefix of an interpreter outside /usr: the directory above its bin/.
 fs::path prefix_of(const fs::path& interpreter, const HostLookup& lookup) {
   if (is_within(interpreter, "/usr")) {
@@ -113,11 +119,12 @@ fs::path prefix_of(const fs::path& interpreter, const HostLookup& lookup) {
   bool deep_enough = std::distance(prefix.begin(), prefix.end()) >= 3;  // "/", "a", "b"
   bool forbidden = std::any_of(k_never_prefixes.begin(), k_never_prefixes.end(),
                                [&](std::string_view p) { return is_within(prefix, p); });
-  if (bin.filename() != "bin" || !deep_enough || forbidden ||
-      (!lookup.home.empty() && is_within(fs::weakly_canonical(lookup.home), prefix))) {
-    throw Fatal("cannot mount " + quoted(interpreter.string()) +
-                " read-only on its own: it is not in an installation prefix's bin/ (a Debian "
-                "package, a pyenv or nvm version, a venv's base)");
+  if (bin.filename() != "bin" || !deep_enough || forbidden || holds(prefix, lookup.home) ||
+      holds(prefix, lookup.cwd)) {
+    throw Fatal("cannot mount the prefix of " + quoted(interpreter.string()) +
+                ": host mode mounts a bin/'s parent (a Debian package, a pyenv or nvm version, a "
+                "venv's base) that holds neither the home nor the working directory, outside "
+                "/etc, /var, /run, /proc, /sys, /dev and /boot");
   }
   return prefix;
 }

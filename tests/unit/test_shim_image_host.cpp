@@ -93,11 +93,14 @@ TEST_CASE("host mode: nothing that holds the home, no bare bin/, no interpreter:
   make_tool(dir.path() / "home/bin/node");  // ~/bin/node: its "prefix" would be the home
   HostLookup lookup = lookup_of("node", (dir.path() / "home/bin").string(), "/");
   lookup.home = dir.path() / "home";
-  CHECK_THROWS_WITH(resolve_host_toolchain(lookup),
-                    Catch::Contains("is not in an installation prefix's bin/"));
+  CHECK_THROWS_WITH(resolve_host_toolchain(lookup), Catch::Contains("cannot mount the prefix of"));
+  HostLookup in_project =
+      lookup_of("node", (dir.path() / "home/bin").string(), dir.path() / "home/w");
+  CHECK_THROWS_WITH(resolve_host_toolchain(in_project),  // its prefix would hold the cwd
+                    Catch::Contains("cannot mount the prefix of"));
   make_tool(dir.path() / "tools/node");  // not in a bin/
   CHECK_THROWS_WITH(resolve_host_toolchain(lookup_of("node", (dir.path() / "tools").string(), "/")),
-                    Catch::Contains("is not in an installation prefix's bin/"));
+                    Catch::Contains("cannot mount the prefix of"));
   CHECK_THROWS_WITH(resolve_host_toolchain(lookup_of("no-such-tool-x", "/usr/bin", "/")),
                     Catch::Contains("no no-such-tool-x on PATH after the shim directory"));
 }
