@@ -93,6 +93,9 @@ fs::path host_interpreter(const HostLookup& lookup, std::string path_variable) {
       path_variable = path_without(path_variable, dir);
       continue;
     }
+    if (version.find('/') != std::string::npos || version == "..") {  // a workspace file says it
+      throw Fatal("pyenv's version " + quoted(version) + " is not a name under versions/");
+    }
     fs::path real = dir.parent_path() / "versions" / version / "bin" / lookup.command;
     std::error_code ec;
     if (!fs::exists(real, ec)) {

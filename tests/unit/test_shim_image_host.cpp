@@ -82,6 +82,11 @@ TEST_CASE("host mode: a pyenv shim resolves to the version pyenv would pick", "[
   lookup.pyenv_version = "system";  // past the shims: Debian's python3 under /usr
   CHECK(resolve_host_toolchain(lookup).prefix.empty());
 
+  std::ofstream(dir.path() / "project/.python-version") << "../../../usr\n";  // a hostile repo's
+  lookup.pyenv_version.reset();
+  CHECK_THROWS_WITH(resolve_host_toolchain(lookup),
+                    Catch::Contains("is not a name under versions/"));
+
   lookup.pyenv_version = "3.0.0";
   CHECK_THROWS_WITH(resolve_host_toolchain(lookup),
                     Catch::Contains("pyenv's version '3.0.0' has no python3"));
