@@ -76,7 +76,7 @@ bool same_feature_version(const std::string& a, const std::string& b) {
 void probe_host_version(InterpreterVersions& versions, const std::string& path,
                         const fs::path& shim_dir) {
   std::string host_path = shim::path_without(path, shim_dir);
-  auto found = find_in_path(versions.command, host_path, [](const fs::path&) { return false; });
+  auto found = shim::next_host_command(versions.command, host_path, shim_dir);  // never a shim
   if (!found) {
     return;
   }

@@ -67,19 +67,10 @@ bool is_pyenv_shims(const fs::path& dir) {
   return dir.filename() == "shims" && fs::is_directory(dir.parent_path() / "versions", ec);
 }
 
-std::optional<fs::path> next_on_path(const HostLookup& lookup, const std::string& path_variable) {
-  fs::path self = self_executable();
-  return find_in_path(lookup.command, path_variable, [&](const fs::path& candidate) {
-    std::error_code ec;
-    return same_directory(candidate.parent_path(), lookup.shim_dir) ||
-           fs::canonical(candidate, ec) == self;
-  });
-}
-
 // The interpreter COMMAND runs on the host: through a pyenv shim, the version it would pick.
 fs::path host_interpreter(const HostLookup& lookup, std::string path_variable) {
   while (true) {
-    auto found = next_on_path(lookup, path_variable);
+    auto found = next_host_command(lookup.command, path_variable, lookup.shim_dir);
     if (!found) {
       throw Fatal("no " + lookup.command + " on PATH after the shim directory (searched " +
                   quoted(path_variable) + ")");
@@ -158,6 +149,17 @@ std::string path_without(const std::string& path, const fs::path& dropped) {
     }
   }
   return join(kept, ":");
+}
+
+std::optional<fs::path> next_host_command(const std::string& command,
+                                          const std::string& path_variable,
+                                          const fs::path& shim_dir) {
+  fs::path self = self_executable();
+  return find_in_path(command, path_variable, [&](const fs::path& candidate) {
+    std::error_code ec;
+    return same_directory(candidate.parent_path(), shim_dir) ||
+           fs::canonical(candidate, ec) == self;
+  });
 }
 
 bool is_host_mode(std::string_view image) {

@@ -38,6 +38,12 @@ struct HostToolchain {
 // PATH without `dropped`'s entries (the shim directory, a pyenv shims directory).
 std::string path_without(const std::string& path, const std::filesystem::path& dropped);
 
+// The next `command` on `path_variable` that is neither in `shim_dir` nor sandshim itself (a
+// shim link in another directory): what the command would run on the host.
+std::optional<std::filesystem::path> next_host_command(const std::string& command,
+                                                       const std::string& path_variable,
+                                                       const std::filesystem::path& shim_dir);
+
 // True for `images.NAME = host`.
 bool is_host_mode(std::string_view image);
 

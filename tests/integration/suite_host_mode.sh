@@ -3,7 +3,7 @@
 # sandbox (its /usr, a curated /etc and the interpreter's prefix read-only in an empty base), with
 # every hardening flag kept: nothing writable, secret or engine-side leaks in. The default images
 # stay as they were (both directions), a workspace file may not choose host mode, and a warm run
-# is the same as a cold one. About 30 s on docker.
+# is the same as a cold one. 45-57 s on docker at load 11-19.
 # sandshim-test-engines: docker
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
 # shellcheck source=lib.sh
