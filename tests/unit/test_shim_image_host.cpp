@@ -89,7 +89,7 @@ TEST_CASE("host mode: a pyenv shim resolves to the version pyenv would pick", "[
 
   lookup.pyenv_version = "3.0.0";
   CHECK_THROWS_WITH(resolve_host_toolchain(lookup),
-                    Catch::Contains("pyenv's version '3.0.0' has no python3"));
+                    Catch::Contains("pyenv's version \"3.0.0\" has no python3"));
 }
 
 TEST_CASE("host mode: nothing that holds the home, no bare bin/, no interpreter: refused",
