@@ -398,12 +398,9 @@ void RunLoop::remove_container() {
   if (m_api) {
     engine::ApiClient api(m_api->socket());  // each attempt bounded: the next one retries
     std::string name = m_spec.container_name();
-    m_remover.start_call([api, name] {
-      engine::Reply reply = api.remove(name);
-      return reply.ok() || reply.status == 404;
-    });
+    m_remover.start_call([api, name] { return removal_confirmed(api.remove(name)); });
   } else {
-    remove_container();
+    m_remover.start(m_engine.dialect.remove_arguments(m_spec.container_name()));
   }
 }
 
@@ -469,7 +466,8 @@ std::optional<ContainerResult> RunLoop::connect_to_launcher() {
 ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const Policy& policy) {
   StepTimer guardian_step("guardian start");
   Guardian guardian =
-      Guardian::start(m_engine, m_spec.container_name(), m_deadline_ms + k_guardian_grace_ms);
+      Guardian::start(m_engine, m_spec.container_name(), m_deadline_ms + k_guardian_grace_ms,
+                      removal_api_socket(m_engine, policy));
   guardian_step.done();
   StepTimer launcher_step("launcher connect");
   if (auto failed = connect_to_launcher()) {
@@ -653,7 +651,7 @@ void RunLoop::enforce_deadlines() {
     request_removal(now);
   }
   if (m_removal_since_ms > 0 && now >= m_next_kill_ms) {
-    m_remover.start(m_engine.dialect.remove_arguments(m_spec.container_name()));
+    remove_container();
     m_next_kill_ms = now + k_kill_retry_ms;
   }
   if (m_removal_since_ms > 0 && now >= m_removal_since_ms + k_client_grace_ms) {

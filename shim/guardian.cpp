@@ -13,6 +13,8 @@
 
 #include "common/error.hpp"
 #include "common/process.hpp"
+#include "engine/api_client.hpp"
+#include "shim/engine_api.hpp"
 #include "shim/engine_client.hpp"
 
 namespace sandshim::shim {
@@ -22,17 +24,30 @@ namespace {
 constexpr int64_t k_remove_grace_ms = 2000;
 constexpr int64_t k_attempt_timeout_ms = 20'000;
 
-// One `rm --force` attempt; true when the engine answered that the container is gone.
-bool remove_once(const Engine& engine, const std::string& name) {
-  EngineReply reply =
-      EngineClient(engine).remove(name, std::chrono::milliseconds(k_attempt_timeout_ms));
+// How the guardian reaches the engine: its API socket, or its client.
+struct Remover {
+  const Engine& engine;
+  std::optional<std::filesystem::path> api_socket;
+};
+
+// One removal attempt; true when the engine answered that the container is gone. Over the API,
+// a socket nobody answers on (moved, or no permission) falls back to the client for that attempt.
+bool remove_once(const Remover& remover, const std::string& name) {
+  std::chrono::milliseconds timeout(k_attempt_timeout_ms);
+  if (remover.api_socket) {
+    engine::Reply reply = engine::ApiClient(*remover.api_socket, timeout).remove(name);
+    if (reply.fault != engine::Fault::unreachable) {
+      return removal_confirmed(reply);
+    }
+  }
+  EngineReply reply = EngineClient(remover.engine).remove(name, timeout);
   return removal_confirmed(!reply.answered, reply.code, reply.err);
 }
 
 // After the shim died or handed over, the container may still be on its way up: remove it now,
 // then again with backoff until the deadline has passed and the engine has confirmed the
 // removal. An engine that does not answer (stopped, paused, restarting) is retried for longer.
-[[noreturn]] void guard(const Engine& engine, const std::string& name, int read_fd,
+[[noreturn]] void guard(const Remover& remover, const std::string& name, int read_fd,
                         int64_t deadline_ms) {
   pollfd fd{read_fd, POLLIN, 0};
   int64_t now = monotonic_ms();
@@ -51,7 +66,7 @@ bool remove_once(const Engine& engine, const std::string& name) {
   bool asked = byte == 'R';  // the run is over: once removed, nothing is left to guard
   int64_t backoff = 250;
   for (;;) {
-    bool confirmed = remove_once(engine, name);
+    bool confirmed = remove_once(remover, name);
     if (confirmed && asked) {
       ::_exit(0);
     }
@@ -105,13 +120,15 @@ void run_detached(const std::function<void()>& work, int keep_fd) {
 }
 
 Guardian Guardian::start(const Engine& engine, const std::string& container_name,
-                         int64_t deadline_monotonic_ms) {
+                         int64_t deadline_monotonic_ms,
+                         std::optional<std::filesystem::path> api_socket) {
   Pipe pipe = make_pipe();
   int read_fd = pipe.read.get();
+  Remover remover{engine, std::move(api_socket)};
   run_detached(
       [&] {
         pipe.write.reset();
-        guard(engine, container_name, read_fd, deadline_monotonic_ms);
+        guard(remover, container_name, read_fd, deadline_monotonic_ms);
       },
       read_fd);
   return Guardian(std::move(pipe.write));
@@ -147,6 +164,18 @@ bool removal_confirmed(bool timed_out, int exit_code, const std::string& engine_
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return exit_code == 0 || lower.find("no such container") != std::string::npos ||
          lower.find("no container with name or id") != std::string::npos;
+}
+
+bool removal_confirmed(const engine::Reply& reply) {
+  return reply.ok() || (reply.answered() && reply.status == 404);
+}
+
+std::optional<std::filesystem::path> removal_api_socket(const Engine& engine,
+                                                        const Policy& policy) {
+  if (policy.engine_api != EngineApi::on || engine.dialect.is_podman()) {
+    return std::nullopt;
+  }
+  return engine_api_socket(engine);
 }
 
 bool guardian_may_stop(int64_t now_ms, int64_t settled_ms, bool confirmed) {

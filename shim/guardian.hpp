@@ -1,11 +1,14 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/unique_fd.hpp"
+#include "engine/reply.hpp"
 #include "shim/engine.hpp"
 #include "shim/run_spec.hpp"
 
@@ -14,10 +17,13 @@ namespace sandshim::shim {
 // A detached process, in its own session, that removes the container if the shim dies (even by
 // SIGKILL) and at the deadline at the latest. The shim releases it once the container is gone;
 // when the engine stopped answering, the shim drops it unreleased and the guardian takes over.
+// With `api_socket` (docker with engine.api = on) it removes through the Engine API, else with
+// the engine's client.
 class Guardian {
  public:
   static Guardian start(const Engine& engine, const std::string& container_name,
-                        int64_t deadline_monotonic_ms);
+                        int64_t deadline_monotonic_ms,
+                        std::optional<std::filesystem::path> api_socket = std::nullopt);
   Guardian(Guardian&&) = default;
   Guardian& operator=(Guardian&&) = default;
   ~Guardian();
@@ -44,6 +50,12 @@ constexpr int64_t k_unanswered_patience_ms = 10 * 60 * 1000;
 
 // Whether one `rm --force` attempt got the engine's word that the container is gone.
 bool removal_confirmed(bool timed_out, int exit_code, const std::string& engine_stderr);
+// The same for one API `remove`: removed now (204), or no such container (404).
+bool removal_confirmed(const engine::Reply& reply);
+
+// The API socket a run's removals go through: docker's local one with engine.api = on; nullopt
+// (the client) for podman, a remote endpoint or engine.api = off.
+std::optional<std::filesystem::path> removal_api_socket(const Engine& engine, const Policy& policy);
 
 // The guardian stops once the run has settled (deadline and grace passed) and the engine
 // confirmed the removal, or when its patience with a silent engine is exhausted.
