@@ -23,6 +23,39 @@ TEST_CASE("a removal counts as confirmed only when the engine answered", "[fault
   CHECK_FALSE(removal_confirmed(false, 1, "permission denied while trying to connect"));
 }
 
+TEST_CASE("an API removal counts as confirmed when the engine removed it or never had it",
+          "[faults]") {
+  using sandshim::engine::Fault;
+  using sandshim::engine::Reply;
+  CHECK(removal_confirmed(Reply{204, "", Fault::none, ""}));
+  CHECK(removal_confirmed(
+      Reply{404, R"({"message":"No such container: sandshim-x"})", Fault::none, ""}));
+  // Another removal still on its way (AutoRemove): not gone yet, so the guardian retries.
+  CHECK_FALSE(removal_confirmed(
+      Reply{409, R"({"message":"removal of container sandshim-x is already in progress"})",
+            Fault::none, ""}));
+  CHECK_FALSE(removal_confirmed(Reply{500, R"({"message":"driver failed"})", Fault::none, ""}));
+  CHECK_FALSE(removal_confirmed(Reply{0, "", Fault::timeout, "paused"}));
+  CHECK_FALSE(removal_confirmed(Reply{0, "", Fault::unreachable, "No such file or directory"}));
+  CHECK_FALSE(removal_confirmed(Reply{0, "", Fault::malformed, "short read"}));
+}
+
+TEST_CASE(
+    "removals go over the API for docker's local socket with engine.api = on, else the client",
+    "[faults]") {
+  auto with = [](const std::string& kind, const std::string& endpoint) {
+    return Engine{kind, "/usr/bin/" + kind, {}, endpoint, make_dialect(kind, "")};
+  };
+  Policy policy;
+  REQUIRE(policy.engine_api == EngineApi::on);  // the default
+  CHECK(removal_api_socket(with("docker", ""), policy) ==
+        std::filesystem::path("/var/run/docker.sock"));
+  CHECK_FALSE(removal_api_socket(with("podman", ""), policy));
+  CHECK_FALSE(removal_api_socket(with("docker", "ssh://me@builder"), policy));
+  policy.engine_api = EngineApi::off;
+  CHECK_FALSE(removal_api_socket(with("docker", ""), policy));
+}
+
 TEST_CASE("the guardian stops once the run settled and the engine confirmed, or out of patience",
           "[faults]") {
   const int64_t settled = 10'000;
