@@ -72,7 +72,13 @@ constexpr int64_t k_pids_sample_ms = 100;
 // loop can find the container's cgroup; a private directory, removed with the run.
 class CidFile {
  public:
-  CidFile() {
+  // Made when the client needs it only: creating and removing a directory per run is not free
+  // (a file system mounted with `discard` waits for the device when the directory goes).
+  void create() {
+    if (m_created) {
+      return;
+    }
+    m_created = true;
     std::error_code ec;  // a TMPDIR that does not exist: the system's /tmp
     std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
     std::string pattern =
@@ -81,6 +87,7 @@ class CidFile {
       m_dir = pattern;
     }
   }
+  CidFile() = default;
   CidFile(const CidFile&) = delete;
   CidFile& operator=(const CidFile&) = delete;
   ~CidFile() {
@@ -101,6 +108,7 @@ class CidFile {
 
  private:
   std::filesystem::path m_dir;
+  bool m_created = false;
 };
 
 std::string read_small_file(const std::string& path) {
@@ -116,13 +124,18 @@ class PidsEvents {
  public:
   // `engine_args` gain the --cidfile that names the container.
   void attach(std::vector<std::string>& argv) {
-    if (argv.size() > 1 && argv[1] == "run" && !m_cid.path().empty()) {
+    if (argv.size() <= 1 || argv[1] != "run") {
+      return;  // a warm exec creates no container: there is no id to learn
+    }
+    m_cid.create();
+    if (!m_cid.path().empty()) {
       argv.insert(argv.begin() + 2, "--cidfile=" + m_cid.path());
       m_enabled = true;
     }
   }
   // The API client writes the id itself: the file it writes to.
   std::string attach_api_client() {
+    m_cid.create();
     m_enabled = !m_cid.path().empty();
     return m_cid.path();
   }
@@ -510,7 +523,7 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   ContainerResult result = classify(policy);
   classify_step.done();
   if (m_spec.warm) {
-    guardian.remove_now();  // a warm container outlives its exec: removed off the caller's path
+    guardian.remove_after_exit();  // a warm container outlives its exec: removed once we exit
   } else if (container_settled()) {
     guardian.release();
   }  // else the guardian, never released, keeps removing the container until the engine answers

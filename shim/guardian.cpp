@@ -10,6 +10,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "common/error.hpp"
 #include "common/process.hpp"
@@ -23,6 +24,53 @@ namespace {
 
 constexpr int64_t k_remove_grace_ms = 2000;
 constexpr int64_t k_attempt_timeout_ms = 20'000;
+// How long work that waits for its caller's exit waits at most (the caller's last steps after
+// handing the work over are an audit row and its exit: milliseconds, unless the machine is loaded).
+constexpr int64_t k_caller_exit_patience_ms = 1000;
+
+// Waits until every writer of the pipe `read_fd` has closed it (EOF), or until `until_ms`.
+void wait_for_end_of(int read_fd, int64_t until_ms) {
+  char byte = 0;
+  for (int64_t now = monotonic_ms(); now < until_ms; now = monotonic_ms()) {
+    pollfd fd{read_fd, POLLIN, 0};
+    int ready = ::poll(&fd, 1, static_cast<int>(until_ms - now));
+    if (ready == 0 || (ready > 0 && ::read(read_fd, &byte, 1) <= 0)) {
+      return;
+    }
+  }
+}
+
+// Writers this process keeps open until it exits: their readers learn of its exit by EOF.
+std::vector<UniqueFd>& held_until_exit() {
+  static std::vector<UniqueFd> held;
+  return held;
+}
+
+// The read end of a pipe whose write end this process holds until it exits (made once per
+// process: a forked child that calls this gets its own).
+int caller_exit_fd() {
+  static pid_t owner = 0;
+  static int read_fd = -1;
+  if (owner != ::getpid()) {
+    Pipe pipe = make_pipe();
+    read_fd = pipe.read.release();
+    held_until_exit().push_back(std::move(pipe.write));
+    owner = ::getpid();
+  }
+  return read_fd;
+}
+
+// The first processes of detached work, not waited for when they are started (each wait was a
+// hand-over between processes on the caller's path): collected once they have exited.
+std::vector<pid_t>& unreaped_middles() {
+  static std::vector<pid_t> pids;
+  return pids;
+}
+
+void reap_exited_middles() {
+  std::erase_if(unreaped_middles(),
+                [](pid_t pid) { return ::waitpid(pid, nullptr, WNOHANG) != 0; });
+}
 
 // How the guardian reaches the engine: its API socket, or its client.
 struct Remover {
@@ -63,7 +111,12 @@ bool remove_once(const Remover& remover, const std::string& name) {
   if (ready > 0 && ::read(read_fd, &byte, 1) == 1 && byte == 'D') {
     ::_exit(0);
   }
-  bool asked = byte == 'R';  // the run is over: once removed, nothing is left to guard
+  bool asked = byte == 'R' || byte == 'L';  // the run is over: once removed, nothing is left
+  if (byte == 'L') {
+    // The engine client this removal starts costs more CPU than the rest of the caller's run:
+    // it waits until the caller has exited (the pipe's end closes), a little at most.
+    wait_for_end_of(read_fd, std::min(deadline_ms, monotonic_ms() + k_caller_exit_patience_ms));
+  }
   int64_t backoff = 250;
   for (;;) {
     bool confirmed = remove_once(remover, name);
@@ -98,6 +151,7 @@ void detach_from_caller(int keep_fd) {
 }  // namespace
 
 void run_detached(const std::function<void()>& work, int keep_fd) {
+  reap_exited_middles();
   pid_t middle = ::fork();
   if (middle < 0) {
     throw Fatal(std::string("cannot start a detached process: fork failed: ") +
@@ -116,7 +170,16 @@ void run_detached(const std::function<void()>& work, int keep_fd) {
     }
     ::_exit(0);
   }
-  wait_for(middle);
+  unreaped_middles().push_back(middle);  // it exits at once; reaped later, or by init after us
+}
+
+void run_detached_after_exit(const std::function<void(const std::function<void()>&)>& work) {
+  int exit_fd = caller_exit_fd();
+  run_detached(
+      [&] {
+        work([exit_fd] { wait_for_end_of(exit_fd, monotonic_ms() + k_caller_exit_patience_ms); });
+      },
+      exit_fd);
 }
 
 Guardian Guardian::start(const Engine& engine, const std::string& container_name,
@@ -151,6 +214,15 @@ void Guardian::remove_now() {
     ssize_t ignored = ::write(m_done.get(), &remove, 1);
     (void)ignored;
     m_done.reset();
+  }
+}
+
+void Guardian::remove_after_exit() {
+  if (m_done.valid()) {
+    char later = 'L';
+    ssize_t ignored = ::write(m_done.get(), &later, 1);
+    (void)ignored;
+    held_until_exit().push_back(std::move(m_done));
   }
 }
 

@@ -35,14 +35,24 @@ class Guardian {
   // now, off the caller's path, retrying until the deadline, then exits.
   void remove_now();
 
+  // The same once this process has exited (a second at most): the engine client of the removal
+  // then no longer competes with the caller's last steps for the CPU.
+  void remove_after_exit();
+
  private:
   explicit Guardian(UniqueFd done) : m_done(std::move(done)) {}
   UniqueFd m_done;
 };
 
 // Runs `work` in a double-forked process in its own session, detached from the caller's
-// terminal and fds (all but `keep_fd`), that nobody waits for: it outlives the shim.
+// terminal and fds (all but `keep_fd`), that nobody waits for: it outlives the shim. The caller
+// does not wait for the first fork either (it is reaped later, or by init).
 void run_detached(const std::function<void()>& work, int keep_fd = -1);
+
+// The same for background work that would compete with the caller's last steps for the CPU:
+// `work` is given a function that waits until this process has exited (a second at most), and
+// takes what it must hold from the start (a lock) before calling it.
+void run_detached_after_exit(const std::function<void(const std::function<void()>&)>& work);
 
 // How long a guardian keeps retrying, past the deadline, an engine that does not answer (stopped,
 // paused, restarting) before it leaves the container to `sandshim gc`.
