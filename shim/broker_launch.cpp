@@ -71,6 +71,7 @@ std::string listener_failure(int fd, int64_t launcher_pid) {
 }  // namespace
 
 std::string serve_launchers_in(const fs::path& root) {
+  root_slot().reset();
   std::error_code ec;
   fs::create_directories(root, ec);
   struct stat st {};

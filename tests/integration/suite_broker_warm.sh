@@ -16,8 +16,6 @@
 
 broker_suite_setup sandshim-brokerwarm-nd \
     $'[sandbox]\ntimeout = 4s\n[pool]\nsize = 1\nidle_ttl = 2m\nstart = launcher\n'
-# The launcher beside the broker's root-owned binary, as the package installs it in libexec.
-install -m 0755 "$(dirname "$SANDSHIM_BIN")/sandshim-launch" "$T/bin/sandshim-launch"
 # The launcher directories on a tmpfs (the suite's own directory is not one).
 LAUNCH=$(mktemp -d /dev/shm/sandshim-brokerwarm.XXXXXX)
 chown sandshim: "$LAUNCH"
