@@ -22,7 +22,7 @@ struct ShmDir {
   fs::path path = fs::path("/dev/shm") / ("sandshim-unit-launch-" + std::to_string(::getpid()));
   ShmDir() { fs::remove_all(path); }
   ~ShmDir() {
-    serve_launchers_in("/nonexistent/sandshim");  // this process serves no launchers again
+    serve_launchers_in("/dev/null/sandshim");  // this process serves no launchers again
     fs::remove_all(path);
   }
 };
@@ -48,7 +48,7 @@ TEST_CASE("a broker serves launchers only from a private directory of its own on
   CHECK((fs::status(dir.path).permissions() & fs::perms::all) == fs::perms::owner_all);
   CHECK(uses_broker_launch(broker_spec()));
   CHECK_FALSE(uses_broker_launch(RunSpec{}));  // direct mode: no gate, /proc/PID/root
-  std::string why_not = serve_launchers_in("/nonexistent/sandshim");
+  std::string why_not = serve_launchers_in("/dev/null/sandshim");
   CHECK(why_not.find("is not a directory of this user's") != std::string::npos);
   CHECK_FALSE(broker_launch_root());
   CHECK_FALSE(uses_broker_launch(broker_spec()));
