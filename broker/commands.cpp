@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
 #include <boost/program_options.hpp>
 
 #include "common/error.hpp"
+#include "shim/broker_launch.hpp"
 #include "shim/broker_policy.hpp"
 #include "shim/commands.hpp"
 
@@ -60,6 +63,17 @@ BrokerFlags flags_of(const po::variables_map& vm) {
   return flags;
 }
 
+// Warm containers' launchers listen in a directory of the broker's (shim/broker_launch.hpp).
+void serve_launchers(const std::string& flag, const std::filesystem::path& socket) {
+  std::filesystem::path dir =
+      flag.empty() ? socket.parent_path() / "launch" : std::filesystem::path(flag);
+  std::string why_not = shim::serve_launchers_in(dir);
+  if (!why_not.empty()) {
+    spdlog::warn("warm runs with pool.start = launcher go through exec: {} (--launch-dir)",
+                 why_not);
+  }
+}
+
 }  // namespace
 
 CommandDoc broker_doc() {
@@ -74,6 +88,9 @@ CommandDoc broker_doc() {
       "permissions of the socket (octal): who may ask for runs")(
       "system-config", po::value<std::string>()->default_value(shim::k_system_config),
       "the policy's floor (root-owned, not group/other-writable); user layers only tighten it")(
+      "launch-dir", po::value<std::string>()->default_value(""),
+      "a directory of the broker's on a tmpfs for warm containers' launcher sockets (default: "
+      "beside the socket, DIR/launch; not on a tmpfs: warm runs use exec)")(
       "allow-root", "run as root anyway (the broker should be the sandshim user)");
   return shim::make_command_doc("broker", "the daemon that holds the engine, policy and audit",
                                 k_broker_usage, options);
@@ -92,6 +109,7 @@ int broker_main(const std::vector<std::string>& args, const Runner& runner) {
         exit_code::k_usage);
   }
   shim::serve_as_broker(vm["system-config"].as<std::string>());
+  serve_launchers(vm["launch-dir"].as<std::string>(), flags.options.socket);
   return serve(flags.options, runner);
 }
 

@@ -1,7 +1,8 @@
 // sandshim-launch: the command of a warm container. It waits, as the container's user, on a unix
-// socket in the container's /tmp, serves exactly one run (argv, environment, cwd and stdio from
-// the shim; the exit status back), and ends, which ends the container. Static and libc only, so
-// it runs in any image.
+// socket in the container's /tmp (through a broker: in the broker's directory mounted at
+// /.sandshim/launch, for the broker's uid only), serves exactly one run (argv, environment, cwd and
+// stdio from the shim; the exit status back), and ends, which ends the container. Static and libc
+// only, so it runs in any image.
 //
 //   SANDSHIM_LAUNCH_TOKEN=… sandshim-launch IDLE_SECONDS
 
@@ -12,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "inside/launch_protocol.hpp"
@@ -41,39 +44,83 @@ void set_signals(void (*disposition)(int)) {
   }
 }
 
-int listen_on(const char* path) {
+// Who may connect, and where. Through a broker the socket is open to every uid that can reach
+// its directory (the broker's, as another uid than the container's), and `admit` decides.
+struct Listening {
+  const char* path = k_socket_in_container;
+  bool broker = false;
+  uid_t admit = 0;
+};
+
+Listening listening_from_environment() {
+  Listening listening;
+  const char* path = getenv(k_socket_variable);
+  const char* admit = getenv(k_admit_variable);
+  if (path != nullptr && admit != nullptr) {
+    listening.path = path;
+    listening.broker = true;
+    listening.admit = static_cast<uid_t>(strtoul(admit, nullptr, 10));
+  }
+  unsetenv(k_socket_variable);
+  unsetenv(k_admit_variable);
+  return listening;
+}
+
+int listen_on(const Listening& listening) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
-  snprintf(address.sun_path, sizeof address.sun_path, "%s", path);
+  snprintf(address.sun_path, sizeof address.sun_path, "%s", listening.path);
   unlink(address.sun_path);
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  mode_t mask = umask(0);  // the broker's uid needs write access to connect
+  if (!listening.broker) {
+    umask(mask);
+  }
   if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
       listen(fd, 1) != 0) {
     die("listen");
   }
+  umask(mask);
   return fd;
 }
 
-// The shim's connection, or none within the idle time (the container then ends by itself). Only
-// the container's user and root (the caller of a root shim) are answered.
-int accept_shim(int listener, int idle_seconds) {
-  pollfd pfd{listener, POLLIN, 0};
-  int ready = 0;
-  while ((ready = poll(&pfd, 1, idle_seconds * 1000)) < 0 && errno == EINTR) {
+// Direct mode: the container's user and root (the caller of a root shim). Through a broker only
+// the broker's uid: the caller's other processes reach the socket through /proc/PID/root too.
+bool admitted(const Listening& listening, uid_t peer) {
+  return listening.broker ? peer == listening.admit : (peer == getuid() || peer == 0);
+}
+
+int64_t monotonic_ms() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
+}
+
+// The shim's connection, or none within the idle time (the container then ends by itself). A
+// peer that is not admitted is hung up on without a word, and the launcher waits on.
+int accept_shim(int listener, const Listening& listening, int idle_seconds) {
+  int64_t deadline = monotonic_ms() + static_cast<int64_t>(idle_seconds) * 1000;
+  for (;;) {
+    pollfd pfd{listener, POLLIN, 0};
+    int64_t left = deadline - monotonic_ms();
+    int ready = left > 0 ? poll(&pfd, 1, static_cast<int>(left)) : 0;
+    if (ready < 0 && errno == EINTR) {
+      continue;
+    }
+    if (ready <= 0) {
+      _exit(0);
+    }
+    int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    ucred peer{};
+    socklen_t size = sizeof peer;
+    if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0) {
+      die("accept");
+    }
+    if (admitted(listening, peer.uid)) {
+      return fd;
+    }
+    close(fd);
   }
-  if (ready <= 0) {
-    _exit(0);
-  }
-  int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-  ucred peer{};
-  socklen_t size = sizeof peer;
-  if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0) {
-    die("accept");
-  }
-  if (peer.uid != getuid() && peer.uid != 0) {
-    _exit(1);
-  }
-  return fd;
 }
 
 // The request header and its descriptors, received in one message.
@@ -235,9 +282,10 @@ int main(int argc, char** argv) {
   memcpy(token, variable, sizeof token);
   unsetenv(k_token_variable);
   set_signals(SIG_IGN);
-  int listener = listen_on(k_socket_in_container);
-  int connection = accept_shim(listener, atoi(argv[1]));
+  Listening listening = listening_from_environment();
+  int listener = listen_on(listening);
+  int connection = accept_shim(listener, listening, atoi(argv[1]));
   close(listener);  // one run per container: nobody else connects, not even the command
-  unlink(k_socket_in_container);
+  unlink(listening.path);
   return serve(connection, token);
 }

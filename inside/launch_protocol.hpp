@@ -23,6 +23,13 @@ inline constexpr const char* k_socket_in_container = "/tmp/.sandshim-launch.sock
 // The token comes in the environment (only the container's user and root can read it, where
 // argv is visible to every user), and is removed before the command starts.
 inline constexpr const char* k_token_variable = "SANDSHIM_LAUNCH_TOKEN";
+// Through a broker (shim/broker_launch.hpp): the socket in a directory of the broker's, mounted
+// here, and the one uid the launcher admits (the broker's: not the container's own, which the
+// caller's other processes share). Unset: /tmp's socket, the container's user and root.
+inline constexpr const char* k_socket_variable = "SANDSHIM_LAUNCH_SOCKET";
+inline constexpr const char* k_admit_variable = "SANDSHIM_LAUNCH_ADMIT";
+inline constexpr const char* k_broker_dir_in_container = "/.sandshim/launch";
+inline constexpr const char* k_broker_socket_in_container = "/.sandshim/launch/launch.sock";
 
 inline constexpr uint32_t k_magic = 0x53534c31;  // "SSL1", and the protocol's version
 inline constexpr size_t k_token_size = 32;       // hex characters

@@ -24,6 +24,7 @@
 
 #include "common/process.hpp"
 #include "common/strings.hpp"
+#include "shim/broker_launch.hpp"
 #include "shim/engine_api.hpp"
 #include "shim/engine_client.hpp"
 #include "shim/engine_create.hpp"
@@ -462,7 +463,7 @@ std::optional<ContainerResult> RunLoop::connect_to_launcher() {
   if (m_spec.launcher_pid <= 0) {
     return std::nullopt;
   }
-  LauncherLink link = connect_launcher(m_spec.launcher_pid, m_spec.launcher_token);
+  LauncherLink link = connect_claimed_launcher(m_spec);
   if (link.socket.valid()) {
     m_launcher = std::move(link.socket);
     return std::nullopt;

@@ -138,9 +138,13 @@ std::string payload_of(const RunSpec& spec, const std::vector<std::string>& env)
 
 LauncherLink connect_launcher(int64_t pid, const std::string& token,
                               std::chrono::milliseconds timeout) {
+  return connect_launcher_at(socket_path(pid), token, timeout);
+}
+
+LauncherLink connect_launcher_at(const std::string& path, const std::string& token,
+                                 std::chrono::milliseconds timeout) {
   int64_t deadline_ms = monotonic_ms() + timeout.count();
   LauncherLink link;
-  std::string path = socket_path(pid);
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   sockaddr_un address{};
   address.sun_family = AF_UNIX;

@@ -25,6 +25,9 @@ inline constexpr std::chrono::milliseconds k_launcher_hello_timeout{2000};
 // its user and root may), and checks its hello; nothing of the run is sent before that.
 LauncherLink connect_launcher(int64_t pid, const std::string& token,
                               std::chrono::milliseconds timeout = k_launcher_hello_timeout);
+// The same at a socket's host path (a broker's directory for the launcher, shim/broker_launch.hpp).
+LauncherLink connect_launcher_at(const std::string& path, const std::string& token,
+                                 std::chrono::milliseconds timeout = k_launcher_hello_timeout);
 
 // The command's environment from the `--env=` flags of its launch arguments: a value of its own,
 // or the spec's value of that name (as `docker exec` takes it from the client's environment).

@@ -15,6 +15,7 @@
 #include "common/strings.hpp"
 #include "common/unique_fd.hpp"
 #include "inside/launch_protocol.hpp"
+#include "shim/broker_launch.hpp"
 #include "shim/caller.hpp"
 #include "shim/engine_client.hpp"
 #include "shim/engine_names.hpp"
@@ -179,6 +180,7 @@ bool discard(const Engine& engine, const fs::path& key_dir, const std::string& r
     return false;
   }
   remove_container(engine, container_name_of(run_id));
+  remove_broker_launch_dir(run_id);
   std::error_code ec;
   fs::remove(claimed_dir() / run_id, ec);
   return true;
@@ -270,8 +272,9 @@ std::optional<PoolClaim> WarmPool::claim() const {
 
 bool WarmPool::uses_launcher() const {
   // gVisor's /tmp lives in its own kernel: /proc/PID/root does not reach the launcher's socket.
+  // A broker's launcher needs the broker's directory (shim/broker_launch.hpp); without, exec.
   return m_policy.pool_start == PoolStart::launcher && !m_engine.dialect.is_podman() &&
-         m_policy.runtime != Runtime::runsc;
+         m_policy.runtime != Runtime::runsc && (!m_spec.gate || broker_launch_root());
 }
 
 // Starts the container of `entry`: with the launcher as its command, whose process it records,
@@ -283,8 +286,16 @@ bool WarmPool::create_container(const RunSpec& spec, const std::vector<std::stri
     return EngineClient(m_engine).create(entry.create_args, k_engine_call_timeout).ok();
   }
   entry.launcher_token = new_run_id() + new_run_id();
+  std::vector<std::string> extra = labels;
+  if (uses_broker_launch(spec)) {
+    auto flags = broker_launch_flags(spec.run_id);
+    if (flags.empty()) {
+      return false;
+    }
+    extra.insert(extra.end(), flags.begin(), flags.end());
+  }
   entry.create_args = build_launcher_pool_arguments(
-      m_policy, spec, labels, locate_inside_binary(launch::k_binary_name), life_s);
+      m_policy, spec, extra, locate_inside_binary(launch::k_binary_name), life_s);
   Engine engine = m_engine;  // the token by name only: never in the process list or the row
   engine.env = m_engine.env_with({{launch::k_token_variable, entry.launcher_token}});
   if (!EngineClient(engine).create(entry.create_args, k_engine_call_timeout).ok()) {
@@ -314,6 +325,7 @@ std::string WarmPool::start_container(const std::string& image_id) const {
       label_flag(k_label_pool_expires, std::to_string(entry.expires_epoch_s))};
   if (!create_container(spec, labels, life_s, entry)) {
     remove_container(m_engine, spec.container_name());
+    remove_broker_launch_dir(spec.run_id);
     return "";
   }
   // Published only once the container runs, and atomically: a claimer never sees half of it.
@@ -411,6 +423,7 @@ int drain_pools(const Engine& engine) {
       continue;
     }
     removed += remove_container(engine, name) ? 1 : 0;
+    remove_broker_launch_dir(run_id);
   }
   return removed;
 }
@@ -427,6 +440,7 @@ int collect_pool_garbage(const Engine& engine) {
     auto entry = read_entry(claimed_dir() / name, "");
     if (!entry || entry->deadline_epoch_s < now) {
       removed += remove_container(engine, container_name_of(name)) ? 1 : 0;
+      remove_broker_launch_dir(name);
       std::error_code ec;
       fs::remove(claimed_dir() / name, ec);
     }

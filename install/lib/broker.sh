@@ -43,13 +43,17 @@ broker_own_dir() { # DIR MODE
 }
 
 # Installs the workspace gate built beside BUILT_BIN (sandshim-gate) root-owned into DIR: the
-# broker mounts it into every container, found beside its binary or in ../libexec/sandshim.
+# broker mounts it into every container, found beside its binary or in ../libexec/sandshim. The
+# warm containers' launcher (sandshim-launch) goes beside it.
 broker_install_gate() { # BUILT_BIN DIR
-    local gate
+    local gate launcher
     gate="$(dirname "$(readlink -f "$1")")/sandshim-gate"
+    launcher="$(dirname "$gate")/sandshim-launch"
     [[ -x $gate ]] || { say "the workspace gate $gate is missing; build the sandshim target"; return 1; }
+    [[ -x $launcher ]] || { say "the launcher $launcher is missing; build the sandshim target"; return 1; }
     install -d -m 0755 "$2"
     install -m 0755 "$gate" "$2/sandshim-gate"
+    install -m 0755 "$launcher" "$2/sandshim-launch"
 }
 
 # Writes the broker's system config FILE (root:root 0644 in a root-owned directory, as the
