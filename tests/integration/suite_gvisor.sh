@@ -130,7 +130,7 @@ check "runsc pids control: with --pids 128 the same script forks all 100 childre
 expect_exit 73 sandshim run --pids 128 -- python forks.py
 expect_file_is "$OUT" 100
 
-check "runsc control: the host cgroup at the pids cap kills the sandbox itself (the engine exits 2)"
+check "runsc control: the host cgroup at the pids cap kills the sandbox itself, not the program (exit 2 seen)"
 sandshim run --dry-run -- python3 forks.py >"$T/dry"
 sed -e 's/--pids-limit=[0-9]*/--pids-limit=64/' -e 's/--ulimit=nproc=64:64/--ulimit=nproc=1024:1024/' "$T/dry" >"$T/old"
 "$HOST_PY" -c 'import shlex, sys; sys.stdout.write("\0".join(shlex.split(open(sys.argv[1]).read())) + "\0")' "$T/old" >"$T/old0"
