@@ -68,7 +68,9 @@ void redirect(int from, int to) {
   redirect(options.stdin_fd, STDIN_FILENO);
   redirect(options.stdout_fd, STDOUT_FILENO);
   redirect(options.stderr_fd, STDERR_FILENO);
-  ::execve(argv[0], argv, envp);
+  if (options.cwd.empty() || ::chdir(options.cwd.c_str()) == 0) {
+    ::execve(argv[0], argv, envp);
+  }
   int err = errno;
   ssize_t ignored = ::write(error_fd, &err, sizeof err);
   (void)ignored;
@@ -142,11 +144,13 @@ bool drain_into(int fd, std::string& sink, size_t max_bytes) {
 }  // namespace
 
 CapturedRun run_captured(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                         std::chrono::milliseconds timeout, size_t max_bytes) {
+                         std::chrono::milliseconds timeout, size_t max_bytes,
+                         const std::string& cwd) {
   Pipe out = make_pipe();
   Pipe err = make_pipe();
   UniqueFd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  SpawnOptions options{argv, env, null_in.get(), out.write.get(), err.write.get(), false, true};
+  SpawnOptions options{argv, env, null_in.get(), out.write.get(), err.write.get(), false,
+                       true, cwd};
   pid_t pid = spawn(options);
   out.write.reset();
   err.write.reset();

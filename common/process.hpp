@@ -17,6 +17,7 @@ struct SpawnOptions {
   int stderr_fd = -1;
   bool new_process_group = false;  // keep terminal signals from reaching the child
   bool die_with_parent = false;    // SIGKILL the child if the spawning thread dies
+  std::string cwd;                 // the child's working directory; empty: the caller's
 };
 
 // Starts a program; throws Fatal naming the program and errno when it cannot be executed.
@@ -40,8 +41,10 @@ struct CapturedRun {
 };
 
 // Runs a short helper command to completion with its output captured (bounded by max_bytes).
+// `cwd`: the child's working directory (empty: the caller's).
 CapturedRun run_captured(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                         std::chrono::milliseconds timeout, size_t max_bytes = 1 << 20);
+                         std::chrono::milliseconds timeout, size_t max_bytes = 1 << 20,
+                         const std::string& cwd = {});
 
 // Milliseconds on the monotonic clock; deadlines are measured with it.
 int64_t monotonic_ms();

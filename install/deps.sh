@@ -162,26 +162,16 @@ fetch_suite_fixtures() {
 }
 
 # docker knows a runtime only from daemon.json: add runsc there (keeping every other setting) and
-# let dockerd reload it with SIGHUP, which restarts nothing. podman takes the binary's path.
+# let dockerd reload it with SIGHUP, which restarts nothing; a dockerd started later reads it at
+# start. Idempotent: nothing is written or reloaded when both entries are already as below.
+# podman takes the binary's path.
 register_gvisor() {
     local config=/etc/docker/daemon.json
-    if [[ -s $config ]] && python3 -c 'import json, sys; sys.exit(0 if "runsc-nonet" in json.load(open(sys.argv[1])).get("runtimes", {}) else 1)' "$config"; then
+    if python3 - "$config" check <<<"$k_gvisor_runtimes_py"; then
         return 0
     fi
     reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" --with-gvisor --without-agents
-    python3 - "$config" <<'PY'
-import json, os, sys
-path = sys.argv[1]
-config = json.load(open(path)) if os.path.exists(path) and os.path.getsize(path) else {}
-# --oci-seccomp: without it runsc ignores the container's seccomp profile.
-runtimes = config.setdefault("runtimes", {})
-runtimes["runsc"] = {"path": "/usr/bin/runsc", "runtimeArgs": ["--oci-seccomp"]}
-# sandbox.network = none: runsc without a network stack of its own (sandshim picks it).
-runtimes["runsc-nonet"] = {"path": "/usr/bin/runsc", "runtimeArgs": ["--oci-seccomp", "--network=none"]}
-with open(path + ".new", "w") as out:
-    json.dump(config, out, indent=2)
-os.replace(path + ".new", path)
-PY
+    python3 - "$config" write <<<"$k_gvisor_runtimes_py"
     if pid=$(pidof dockerd); then
         kill -HUP "$pid"
         say "registered runsc with docker ($config); dockerd reloaded it"
@@ -190,13 +180,34 @@ PY
     fi
 }
 
+# daemon.json's runtimes for gVisor: `check` exits 0 when they are there as wanted, `write` adds them.
+readonly k_gvisor_runtimes_py='
+import json, os, sys
+path, mode = sys.argv[1], sys.argv[2]
+config = json.load(open(path)) if os.path.exists(path) and os.path.getsize(path) else {}
+# --oci-seccomp: without it runsc ignores the container'"'"'s seccomp profile.
+wanted = {
+    "runsc": {"path": "/usr/bin/runsc", "runtimeArgs": ["--oci-seccomp"]},
+    # sandbox.network = none: runsc without a network stack of its own (sandshim picks it).
+    "runsc-nonet": {"path": "/usr/bin/runsc", "runtimeArgs": ["--oci-seccomp", "--network=none"]},
+}
+runtimes = config.setdefault("runtimes", {})
+if mode == "check":
+    sys.exit(0 if all(runtimes.get(name) == entry for name, entry in wanted.items()) else 1)
+runtimes.update(wanted)
+with open(path + ".new", "w") as out:
+    json.dump(config, out, indent=2)
+os.replace(path + ".new", path)
+'
+
 main() {
     local args=("$@") packages=("${k_packages[@]}") missing agents=1 gvisor=0
     while (($#)); do
         case $1 in
             # tini: the same init as docker's (exit codes 126/127); the rest for rootless podman.
             --with-podman) packages+=(podman tini catatonit fuse-overlayfs slirp4netns) ;;
-            --with-gvisor) packages+=(runsc) gvisor=1 ;;
+            # golang-github-containers-common: the seccomp profile sandshim derives for runsc runs
+            --with-gvisor) packages+=(runsc golang-github-containers-common) gvisor=1 ;;
             --without-agents) agents=0 ;;
             -h | --help) usage; exit 0 ;;
             *) usage; die "unknown option '$1'" ;;

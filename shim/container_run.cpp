@@ -274,6 +274,7 @@ class BackgroundAction {
     options.stdin_fd = options.stdout_fd = options.stderr_fd = null_fd.get();
     options.new_process_group = true;
     options.die_with_parent = true;
+    options.cwd = engine_client_directory().string();
     m_pid = spawn(options);
   }
 
@@ -445,6 +446,7 @@ pid_t RunLoop::spawn_client(const std::vector<std::string>& engine_args, Pipe& o
   options.argv = std::move(argv);
   options.env = m_engine.env_with(m_spec.env);
   options.die_with_parent = true;
+  options.cwd = engine_client_directory().string();
   options.stdin_fd = m_spec.stdio.in;
   options.stdout_fd = m_spec.stdio.out;
   options.stderr_fd = m_spec.stdio.err;

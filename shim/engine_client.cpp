@@ -2,18 +2,33 @@
 
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
+
 #include <sstream>
 
+#include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
 
 namespace sandshim::shim {
 
+namespace fs = std::filesystem;
+
+fs::path engine_client_directory() {
+  fs::path dir = xdg_directory("state") / "sandshim" / "engine-cwd";
+  std::error_code ec;
+  if (fs::create_directories(dir, ec)) {
+    ::chmod(dir.c_str(), 0700);
+  }
+  return dir;
+}
+
 EngineReply EngineClient::call(const char* verb, std::vector<std::string> args,
                                std::chrono::milliseconds timeout) const {
   args.insert(args.begin(), m_engine.client.string());
   int64_t start = monotonic_ms();
-  auto result = run_captured(args, m_engine.env, timeout);
+  auto result =
+      run_captured(args, m_engine.env, timeout, 1 << 20, engine_client_directory().string());
   spdlog::debug("engine {} {}: exit {}{} in {} ms", m_engine.kind, verb, result.status.code,
                 result.timed_out ? " (timed out)" : "", monotonic_ms() - start);
   return EngineReply{!result.timed_out, result.status.code, std::move(result.out),

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
@@ -10,6 +11,11 @@
 #include "shim/engine.hpp"
 
 namespace sandshim::shim {
+
+// The working directory of every engine client sandshim starts: its own, never the caller's
+// (the workspace). podman's conmon creates a file `oom` in its working directory when the
+// memory cap kills a container. Created on first use; no argument sandshim passes is relative.
+std::filesystem::path engine_client_directory();
 
 // How one engine call ended.
 struct EngineReply {

@@ -1,5 +1,6 @@
 #include "shim/hardening.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "common/strings.hpp"
@@ -116,6 +117,29 @@ void add_filesystem_flags(std::vector<std::string>& args, const Policy& policy,
   }
 }
 
+namespace {
+
+// Under gVisor the host cgroup's pids count is not the sandbox's: it holds the sentry's and the
+// gofer's threads (~35 idle) and a ptrace stub process per sandboxed process (~6 host tasks
+// each, measured), and the sentry dies (the engine exits 2) when it cannot start a thread. So
+// there sandbox.pids is RLIMIT_NPROC, which gVisor's kernel counts for this sandbox alone
+// (processes and threads), and the cgroup keeps a backstop well above what gVisor needs.
+constexpr int64_t k_gvisor_host_tasks_per_task = 16;
+constexpr int64_t k_gvisor_host_tasks_base = 256;
+
+int64_t host_pids_limit(const Policy& policy) {
+  if (policy.runtime != Runtime::runsc) {
+    return policy.pids;
+  }
+  return policy.pids * k_gvisor_host_tasks_per_task + k_gvisor_host_tasks_base;
+}
+
+int64_t nproc_limit(const Policy& policy) {
+  return policy.runtime == Runtime::runsc ? std::min(policy.pids, policy.nproc) : policy.nproc;
+}
+
+}  // namespace
+
 // Memory without swap on top, CPU (as many CPUs seen as the quota covers), processes, open files;
 // no core dumps.
 void add_limit_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec) {
@@ -132,13 +156,13 @@ void add_limit_flags(std::vector<std::string>& args, const Policy& policy, const
           flag("mount", bind_mount_spec(spec.cpu_online_file, k_online_cpus_target, true)));
     }
   }
-  args.push_back(flag("pids-limit", std::to_string(policy.pids)));
+  args.push_back(flag("pids-limit", std::to_string(host_pids_limit(policy))));
   auto ulimit = [&](const std::string& name, int64_t value) {
     args.push_back(
         flag("ulimit", name + "=" + std::to_string(value) + ":" + std::to_string(value)));
   };
   ulimit("nofile", policy.nofile);
-  ulimit("nproc", policy.nproc);
+  ulimit("nproc", nproc_limit(policy));
   ulimit("core", 0);
 }
 

@@ -390,9 +390,10 @@ void prepare(RunContext& run, const RunEngine& engine) {
   run.engine = engine_for(run.policy, engine);
   spec.dialect = run.engine->dialect;
   narrow_cpus(spec, run.policy, engine, *run.engine);
-  if (spec.dialect.is_podman()) {
+  bool gvisor = run.policy.runtime == Runtime::runsc;
+  if (spec.dialect.is_podman() || gvisor) {
     try {
-      spec.seccomp_profile = podman_seccomp_profile();
+      spec.seccomp_profile = sandbox_seccomp_profile(gvisor);
     } catch (const Fatal& e) {
       throw Refusal(RunStatus::refused, e.what());
     }

@@ -68,7 +68,18 @@ std::string seccomp_without_user_namespaces(const std::string& engine_profile_js
   return profile.dump(1);
 }
 
-fs::path podman_seccomp_profile() {
+std::string seccomp_for_gvisor(const std::string& profile_json) {
+  json profile = json::parse(profile_json);
+  auto& rules = profile.at("syscalls");
+  rules.erase(
+      std::remove_if(rules.begin(), rules.end(),
+                     [](const json& rule) { return rule.at("names") == json::array({"clone3"}); }),
+      rules.end());
+  rules.push_back({{"names", {"clone3"}}, {"action", "SCMP_ACT_ALLOW"}});
+  return profile.dump(1);
+}
+
+fs::path sandbox_seccomp_profile(bool gvisor) {
   fs::path source;
   for (const char* candidate :
        {"/etc/containers/seccomp.json", "/usr/share/containers/seccomp.json"}) {
@@ -81,17 +92,22 @@ fs::path podman_seccomp_profile() {
   if (source.empty()) {
     throw Fatal(
         "podman's default seccomp profile (/usr/share/containers/seccomp.json) is "
-        "missing; reinstall containers-common");
+        "missing; install golang-github-containers-common (install/deps.sh --with-podman or "
+        "--with-gvisor)");
   }
   std::string derived;
   try {
     derived = seccomp_without_user_namespaces(read_text(source));
+    if (gvisor) {
+      derived = seccomp_for_gvisor(derived);
+    }
   } catch (const json::exception& e) {
     throw Fatal("cannot read podman's seccomp profile " + quoted(source.string()) + ": " +
                 e.what());
   }
   fs::path dir = xdg_directory("state") / "sandshim" / "seccomp";
-  fs::path file = dir / ("podman-" + sha256_hex(derived).substr(0, 16) + ".json");
+  std::string prefix = gvisor ? "runsc-" : "podman-";
+  fs::path file = dir / (prefix + sha256_hex(derived).substr(0, 16) + ".json");
   std::error_code ec;
   if (!fs::exists(file, ec)) {
     fs::create_directories(dir, ec);

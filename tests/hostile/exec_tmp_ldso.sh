@@ -1,5 +1,6 @@
 # hostile: exec | run a binary dropped in /tmp through the dynamic loader (ld.so /tmp/x)
 # expect: exit=73 status=error
+# gap: runsc exit=42 status=error | gVisor (Debian's runsc, 2022) refuses execve from the noexec /tmp but not an executable mapping of a file there: ld.so runs it
 # control: docker -tmpfs +tmpfs=/tmp:rw,exec,nosuid,nodev,size=67108864 exit=42
 # shellcheck shell=sh disable=SC1091 # _probe.sh sources the harness's params
 . ./_probe.sh

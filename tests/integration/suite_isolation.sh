@@ -44,11 +44,14 @@ echo "data-beside-the-script" >"$WS/sub/data.txt"
 start_loopback_listener
 
 check "network: only the loopback interface, no routes"
-expect_exit 0 sandshim run -- sh -c 'ls /sys/class/net; echo ---; tail -n +2 /proc/net/route'
+# The interfaces from /proc/net/dev: gVisor's statx answers coreutils' ls with EINVAL.
+expect_exit 0 sandshim run -- sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "; echo ---; tail -n +2 /proc/net/route'
 expect_file_is "$OUT" "$(printf 'lo\n---')"
 
 bridge=$("$DOCKER" network inspect bridge --format '{{index .Options "com.docker.network.bridge.name"}}' 2>/dev/null || true)
-if [[ -n $bridge && -e /sys/class/net/$bridge ]]; then
+# runsc here: gVisor's network stack refuses docker's bridge on hosts like CI's ("cannot run
+# with network enabled in root network namespace"), so the probe's control is the host's.
+if [[ -n $bridge && -e /sys/class/net/$bridge && ${SANDSHIM_TEST_RUNTIME:-} != runsc ]]; then
     check "network control: under --network bridge an eth0 and a route appear (looked at, nothing sent)"
     expect_exit 0 sandshim run --network bridge -- sh -c 'ls /sys/class/net; echo ---; tail -n +2 /proc/net/route'
     expect_contains eth0 "$OUT"
@@ -77,7 +80,11 @@ check "root filesystem is read-only; /tmp is writable"
 # /var/tmp is mode 1777 in the image: only the read-only mount can refuse the write.
 expect_exit 42 sandshim run -- sh -c 'touch /var/tmp/p; touch /usr/p; touch /tmp/p && exit 42'
 expect_contains "cannot touch '/var/tmp/p': Read-only file system" "$ERR"
-expect_contains "cannot touch '/usr/p': Read-only file system" "$ERR"
+if [[ ${SANDSHIM_TEST_RUNTIME:-} == runsc ]]; then # gVisor checks the directory's mode first
+    expect_contains "cannot touch '/usr/p': Permission denied" "$ERR"
+else
+    expect_contains "cannot touch '/usr/p': Read-only file system" "$ERR"
+fi
 
 check "workspace is read-only; --workspace rw makes it writable"
 expect_exit 73 sandshim run -- sh -c 'touch rw/p || exit 73'
@@ -113,7 +120,7 @@ check "/tmp is capped at 64 MiB: 32 MiB fit, 80 MiB stop at the cap; --tmp-size 
 # dd reports on stdout: a full /tmp has no room for a file of its errors.
 fill='dd if=/dev/zero of=/tmp/f bs=1M count=32 2>/dev/null || exit 1; rm /tmp/f
 dd if=/dev/zero of=/tmp/f bs=1M count=80 2>&1 && exit 42
-stat -c %s /tmp/f; exit 73'
+wc -c </tmp/f; exit 73'
 expect_exit 73 sandshim run -- sh -c "$fill"
 expect_contains "No space left on device" "$OUT"
 size=$(tail -n 1 "$OUT")
@@ -137,7 +144,11 @@ expect_contains "CapPrm:	0000000000000000" "$T/identity.out"
 expect_contains "CapBnd:	0000000000000000" "$T/identity.out"
 
 check "no-new-privileges is set"
-expect_contains "NoNewPrivs:	1" "$T/identity.out"
+if [[ ${SANDSHIM_TEST_RUNTIME:-} == runsc ]]; then # gVisor's /proc/PID/status has no such line
+    say "SKIP under runsc: ${CHECK}: gVisor's /proc/self/status shows no NoNewPrivs (the flag is passed all the same)"
+else
+    expect_contains "NoNewPrivs:	1" "$T/identity.out"
+fi
 
 check "non-root user: 65534 when root calls, else the caller's uid; hostname sandbox"
 if [[ $(id -u) == 0 ]]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # sandshim-test-warm: docker
 # Resource caps, each with a control under a looser limit: the pids cap stops a fork bomb, the
-# memory cap ends an allocation with 137, a line naming the limit, and audit status `oom`.
+# memory cap ends an allocation with 137, a line naming the limit, and audit status `oom`; on
+# podman that kill leaves no `oom` file of conmon's in the workspace.
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -53,6 +54,22 @@ else
     expect_run last oom 137
 fi
 expect_equal 9 "$(audit_field last signal)" "signal of the OOM-killed run"
+
+check "podman's conmon leaves nothing in the workspace at an OOM kill: the client runs in sandshim's directory"
+if skip_check_on docker "docker has no conmon writing into the client's working directory"; then :; else
+    [[ ! -e $WS/oom ]] || fail "the OOM-killed run left a file in the workspace: $(ls -l "$WS/oom")"
+    [[ -e $XDG_STATE_HOME/sandshim/engine-cwd/oom ]] || fail "conmon wrote no oom file in sandshim's directory"
+    # Control: the same engine command started from the workspace, as sandshim started it before.
+    sandshim run --dry-run --memory 64m -- python alloc.py 200 >"$T/dry"
+    "$HOST_PY" -c 'import shlex, sys; sys.stdout.write("\0".join(shlex.split(open(sys.argv[1]).read())) + "\0")' "$T/dry" >"$T/argv"
+    mapfile -d '' -t argv <"$T/argv"
+    EXTRA_CONTAINERS+=("$(printf '%s\n' "${argv[@]}" | sed -n 's/^--name=//p')")
+    rc=0
+    (cd "$WS" && timeout -k 5 120 "${argv[@]}" </dev/null >/dev/null 2>&1) || rc=$?
+    expect_equal 137 "$rc" "exit code of the engine command run from the workspace"
+    [[ -e $WS/oom ]] || fail "the control left no oom file in the workspace"
+    rm -f "$WS/oom"
+fi
 
 check "memory control: 16 MiB under --memory 64m works"
 expect_exit 42 sandshim run --memory 64m -- python alloc.py 16

@@ -174,3 +174,18 @@ TEST_CASE("runsc is named on run for docker and before run for podman", "[harden
   CHECK(has(podman, "--security-opt=seccomp=/state/seccomp/podman.json"));
   CHECK_FALSE(has(build_run_arguments(Policy{}, sample_spec()), "--runtime=runc"));
 }
+
+TEST_CASE("under runsc sandbox.pids is gVisor's RLIMIT_NPROC, the host cgroup a backstop",
+          "[hardening][gvisor]") {
+  Policy policy;
+  policy.pids = 64;
+  auto runc = build_run_arguments(policy, sample_spec());
+  CHECK(has(runc, "--pids-limit=64"));
+  CHECK(has(runc, "--ulimit=nproc=1024:1024"));
+  policy.runtime = Runtime::runsc;
+  auto runsc = build_run_arguments(policy, sample_spec());
+  CHECK(has(runsc, "--pids-limit=1280"));
+  CHECK(has(runsc, "--ulimit=nproc=64:64"));
+  policy.nproc = 32;
+  CHECK(has(build_run_arguments(policy, sample_spec()), "--ulimit=nproc=32:32"));
+}

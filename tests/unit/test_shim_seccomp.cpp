@@ -1,9 +1,11 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "shim/seccomp.hpp"
 
 using nlohmann::json;
+using sandshim::shim::seccomp_for_gvisor;
 using sandshim::shim::seccomp_without_user_namespaces;
 
 TEST_CASE("the podman profile allows clone and unshare only without CLONE_NEWUSER", "[seccomp]") {
@@ -30,4 +32,23 @@ TEST_CASE("the podman profile allows clone and unshare only without CLONE_NEWUSE
   CHECK(rules[6]["names"] == json{"clone3"});
   CHECK(rules[6]["errnoRet"] == 38);
   CHECK(derived["defaultAction"] == "SCMP_ACT_ERRNO");
+}
+
+TEST_CASE("under gVisor clone3 goes through to gVisor, which answers ENOSYS itself",
+          "[seccomp][gvisor]") {
+  json engine = {{"defaultAction", "SCMP_ACT_ERRNO"},
+                 {"syscalls",
+                  {{{"names", {"read", "clone3"}}, {"action", "SCMP_ACT_ALLOW"}},
+                   {{"names", {"unshare"}}, {"action", "SCMP_ACT_ALLOW"}}}}};
+  json podman = json::parse(seccomp_without_user_namespaces(engine.dump()));
+  json gvisor = json::parse(seccomp_for_gvisor(podman.dump()));
+  auto& rules = gvisor["syscalls"];
+  REQUIRE(rules.size() == podman["syscalls"].size());
+  CHECK(rules.back()["names"] == json{"clone3"});
+  CHECK(rules.back()["action"] == "SCMP_ACT_ALLOW");
+  CHECK_FALSE(rules.back().contains("errnoRet"));
+  CHECK(std::count_if(rules.begin(), rules.end(),
+                      [](const json& rule) { return rule["names"] == json{"clone3"}; }) == 1);
+  CHECK(rules[2]["names"] == json{"unshare"});  // user namespaces stay refused
+  CHECK(rules[3]["errnoRet"] == 1);
 }
