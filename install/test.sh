@@ -188,7 +188,7 @@ fuzz_stage() {
 main() {
     local started=$SECONDS rc=0
     cd "$(repo_root)"
-    bash install/deps.sh --with-podman
+    bash install/deps.sh --with-podman --with-gvisor
     local images_pid=""
     if prepare_engine; then
         prepare_podman
