@@ -118,13 +118,15 @@ AgentSettings codex() {
            {"PostToolUse", group("Bash|apply_patch", command_handler(k_timeout_seconds))}},
           Json::object(),
           {"Codex reads a project's .codex/ only when the project is trusted: run `codex` in it "
-           "and trust it (or `codex exec --trust …` once).",
+           "and trust it.",
            "Codex runs a new or changed hook only after you review it, and until then runs "
            "commands without sandshim, silently: start `codex`, open `/hooks` and trust "
            "sandshim's two hooks.",
-           "`codex exec` (CI) cannot review hooks: run `codex exec --trust "
-           "--dangerously-bypass-hook-trust …`, which runs the project's hooks for that "
-           "invocation, and check the project with `sandshim doctor` first.",
+           "`codex exec` (CI) cannot review hooks: run `sandshim doctor` in the project with "
+           "your `codex` on PATH; it asks Codex (`codex app-server`) and prints the lines to add "
+           "to ~/.codex/config.toml for the project's trust, then for each hook's hash; once "
+           "doctor passes, `codex exec` runs the hooks (no --dangerously-bypass-hook-trust, "
+           "which would run any hook of the project unreviewed).",
            "Codex's workspace-write sandbox refuses the engine socket (its seccomp filter), so "
            "sandboxed interpreters fail with exit 125: allow it with `[sandbox_workspace_write] "
            "network_access = true` in ~/.codex/config.toml (or `-c "
