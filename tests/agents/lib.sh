@@ -416,8 +416,9 @@ EOF
 }
 
 # The python run is linked to the decision for the probe command (`audit show`), that decision is
-# in `audit decisions --json`, and its tool-use id is the one the model gave step STEP (agents whose
-# tool calls carry an id; Gemini CLI's carry none and sandshim names them).
+# in `audit decisions --json`, its tool-use id is the one the model gave step STEP (agents whose
+# tool calls carry an id; Gemini CLI's carry none and sandshim names them), and the run row
+# carries that id itself (not only a join by session).
 expect_decision_linked_to_run() { # COMMAND-SUBSTRING STEP [PROGRAM: python3; wrap mode: bash]
     local run_id call_id="" program=${3:-python3}
     run_id=$(newest_run_of "$program")
@@ -438,5 +439,8 @@ if not tool_use_id or not any(row.get("tool_use_id") == tool_use_id for row in r
     sys.exit(f"the linked decision's tool_use_id {tool_use_id!r} is not in `audit decisions --json`")
 if call_id and tool_use_id != call_id:
     sys.exit(f"the linked decision's tool_use_id is {tool_use_id!r}, the agent's call was {call_id!r}")
+if run.get("tool_use_id") != tool_use_id:
+    sys.exit(f"the run itself carries tool_use_id {run.get('tool_use_id')!r}, not its decision's "
+             f"{tool_use_id!r}: it is joined by session only")
 EOF
 }
