@@ -54,8 +54,10 @@ what is not:
   audit     the audit database is writable and its hash chain verifies
   hooks     for each agent installed (project or user): that it will call the hooks — the
             hook binary exists; Claude Code: no disableAllHooks, no managed-only hooks; Codex:
-            the project is trusted and each hook reviewed (its trusted_hash in config.toml);
-            Gemini CLI: the folder is trusted and hooksConfig.enabled
+            asked itself (`codex app-server`, hooks/list, the codex on PATH): each of sandshim's
+            hooks listed as trusted (the project trusted, the hook reviewed and unchanged since);
+            the lines for its config.toml when not, for CI; Gemini CLI: the folder is trusted
+            and hooksConfig.enabled
 
 Each line starts with ok, warn or fail; a failure ends with the command that fixes it. The
 exit code is 1 when any check fails (warnings do not count), else 0.
