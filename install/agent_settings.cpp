@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <ranges>
 
+#include "common/environment.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
 #include "hooks/rewrite.hpp"
@@ -29,11 +30,6 @@ constexpr int k_timeout_seconds = 60;
 constexpr std::string_view k_fail_closed_suffix =
     " || { s=$?; [ \"$s\" -eq 2 ] && exit 2; echo \"sandshim: the hook failed (exit $s), so "
     "the command was not run; run: sandshim doctor\" >&2; exit 2; }";
-
-fs::path env_dir_or(const char* variable, const fs::path& fallback) {
-  const char* value = std::getenv(variable);
-  return value != nullptr && value[0] == '/' ? fs::path(value) : fallback;
-}
 
 // A matcher group; an empty matcher is left out (every source of SessionStart).
 Json group(const std::string& matcher, Json handler) {
@@ -75,7 +71,7 @@ AgentSettings claude(InstallMode mode) {
       "claude",
       "Claude Code",
       ".claude/settings.json",
-      env_dir_or("CLAUDE_CONFIG_DIR", home_directory() / ".claude") / "settings.json",
+      environment::claude_config_dir().value_or(home_directory() / ".claude") / "settings.json",
       Layout::grouped,
       {{"SessionStart", group("", other)},
        {"PreToolUse", group(k_claude_tools, pre)},
@@ -112,7 +108,7 @@ AgentSettings codex() {
   return {"codex",
           "Codex",
           ".codex/hooks.json",
-          env_dir_or("CODEX_HOME", home_directory() / ".codex") / "hooks.json",
+          environment::codex_home().value_or(home_directory() / ".codex") / "hooks.json",
           Layout::grouped,
           {{"PreToolUse", group("Bash|apply_patch", pre)},
            {"PostToolUse", group("Bash|apply_patch", command_handler(k_timeout_seconds))}},

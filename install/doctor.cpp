@@ -13,6 +13,7 @@
 #include "audit/chain.hpp"
 #include "audit/store.hpp"
 #include "broker/mode.hpp"
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
@@ -329,8 +330,7 @@ void check_path(Context& ctx) {
     return;
   }
   fs::path dir = ctx.policy->effective_shim_dir();
-  const char* path_variable = std::getenv("PATH");
-  std::string path = path_variable == nullptr ? "" : path_variable;
+  std::string path = environment::path();
   std::string first = path.substr(0, path.find(':'));
   std::vector<std::string> covered;
   std::vector<std::string> elsewhere;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/environment.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
 #include "hooks/rewrite.hpp"
@@ -25,11 +26,6 @@ namespace {
 
 // Codex's app-server starts in about 1.5 s on an idle machine; a loaded one needs more.
 constexpr std::chrono::milliseconds k_codex_answer_timeout{15000};
-
-fs::path env_path_or(const char* variable, const fs::path& fallback) {
-  const char* value = std::getenv(variable);
-  return value != nullptr && value[0] == '/' ? fs::path(value) : fallback;
-}
 
 Json json_file(const fs::path& file) {
   std::optional<std::string> text = read_file(file);
@@ -359,14 +355,12 @@ HookCallCheck check_gemini(const fs::path& project_root, const AgentConfigPaths&
 AgentConfigPaths AgentConfigPaths::from_environment() {
   fs::path home = home_directory();
   AgentConfigPaths paths;
-  paths.claude_dir = env_path_or("CLAUDE_CONFIG_DIR", home / ".claude");
+  paths.claude_dir = environment::claude_config_dir().value_or(home / ".claude");
   paths.claude_managed_dir = "/etc/claude-code";
-  paths.codex_home = env_path_or("CODEX_HOME", home / ".codex");
+  paths.codex_home = environment::codex_home().value_or(home / ".codex");
   std::error_code ec;
   paths.workspace = fs::current_path(ec);
-  const char* path = std::getenv("PATH");
-  paths.list_codex_hooks = [path_variable =
-                                std::string(path == nullptr ? "" : path)](const fs::path& cwd) {
+  paths.list_codex_hooks = [path_variable = environment::path()](const fs::path& cwd) {
     std::optional<fs::path> codex = find_codex(path_variable);
     if (!codex) {
       return CodexHookList{"`codex` is not on PATH", {}, {}};
@@ -375,9 +369,8 @@ AgentConfigPaths AgentConfigPaths::from_environment() {
   };
   paths.gemini_dir = home / ".gemini";
   paths.gemini_trusted_folders =
-      env_path_or("GEMINI_CLI_TRUSTED_FOLDERS_PATH", paths.gemini_dir / "trustedFolders.json");
-  const char* trust = std::getenv("GEMINI_CLI_TRUST_WORKSPACE");
-  paths.gemini_trust_workspace_env = trust != nullptr && std::string_view(trust) == "true";
+      environment::gemini_trusted_folders_file().value_or(paths.gemini_dir / "trustedFolders.json");
+  paths.gemini_trust_workspace_env = environment::gemini_trust_workspace();
   return paths;
 }
 
