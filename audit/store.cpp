@@ -187,21 +187,31 @@ int64_t insert_row(Database& db, std::string_view table, std::span<const Column<
   return returned_id(*insert).value_or(0);
 }
 
-// The record with the shim process identified as /proc sees it now.
-RunRecord with_process_identity(const RunRecord& record) {
+// The shim process of a record as /proc saw it: a run's two steps come from one process, so
+// the second reuses what the first read (one /proc read fewer per run).
+struct ProcessIdentity {
+  pid_t pid = 0;
+  int64_t start_ticks = 0;
+};
+
+// The record with the shim process identified as /proc sees it (or saw it, for `known.pid`).
+RunRecord with_process_identity(const RunRecord& record, ProcessIdentity& known) {
   static const std::string boot_id = current_boot_id();
+  if (known.pid != record.pid || known.pid == 0) {
+    known = ProcessIdentity{record.pid, process_start_ticks(record.pid).value_or(0)};
+  }
   RunRecord identified = record;
   identified.boot_id = boot_id;
-  identified.pid_start_ticks = process_start_ticks(record.pid).value_or(0);
+  identified.pid_start_ticks = known.start_ticks;
   return identified;
 }
 
 // A record for step two: finished now when the caller gave no end time.
-RunRecord finished_copy(const RunRecord& record) {
+RunRecord finished_copy(const RunRecord& record, ProcessIdentity& known) {
   if (record.status == RunStatus::running) {
     throw Fatal("internal error: run " + quoted(record.run_id) + " completed with status running");
   }
-  RunRecord finished = with_process_identity(record);
+  RunRecord finished = with_process_identity(record, known);
   if (finished.end_ms == 0) {
     finished.end_ms = wall_clock_ms();
   }
@@ -337,6 +347,7 @@ struct Store::Impl {
   std::filesystem::path anchor_file;
   Database& db = *connection;
   std::string host = current_host();
+  ProcessIdentity identity{};  // of the last record's pid, as begin_run read it
 
   const ChainKey* key_or_null() const { return key ? &*key : nullptr; }
   AnchorEntry seal(const ChainTable& table, int64_t rowid) {
@@ -413,14 +424,14 @@ void Store::anchor_prune(const std::string& chain_id, int64_t seq, const std::st
 }
 
 void Store::begin_run(const RunRecord& record) {
-  RunRecord running = with_process_identity(record);
+  RunRecord running = with_process_identity(record, m_impl->identity);
   running.status = RunStatus::running;
   running.end_ms = 0;
   insert_row<RunRecord>(m_impl->db, "runs", k_run_columns, running);
 }
 
 void Store::complete_run(const RunRecord& record) {
-  RunRecord finished = finished_copy(record);
+  RunRecord finished = finished_copy(record, m_impl->identity);
   Transaction transaction(m_impl->db, Transaction::Mode::immediate);
   int64_t rowid = m_impl->update_running_run(finished);
   AnchorEntry head = m_impl->seal(k_run_chain, rowid);
@@ -429,7 +440,7 @@ void Store::complete_run(const RunRecord& record) {
 }
 
 void Store::record_finished(const RunRecord& record) {
-  RunRecord finished = finished_copy(record);
+  RunRecord finished = finished_copy(record, m_impl->identity);
   Transaction transaction(m_impl->db, Transaction::Mode::immediate);
   int64_t rowid = insert_row<RunRecord>(m_impl->db, "runs", k_run_columns, finished);
   AnchorEntry head = m_impl->seal(k_run_chain, rowid);

@@ -12,8 +12,10 @@
 #   floor  the same command started by a process already inside a running container of the image
 #          (bench/spawn_timer, mounted in; its own wall time of fork, exec and wait)
 #   broker `sandshim run -- CMD` as a thin client of a private broker (as root, with the system
-#          user `sandshim` of install/lib/broker.sh; BROKER=0 leaves it out)
-# Prints p50/p95 and each variant's ratio to raw, the shim's own peak RSS, the broker's per-run
+#          user `sandshim` of install/lib/broker.sh; BROKER=0 leaves it out; BROKER_ENGINE_API=on
+#          or off gives the broker a system file with that engine.api, else the default's)
+# Prints p50/p95, each variant's ratio to raw and its CPU p50 (user + system of the process and
+# the children it waited for; with the spawn timer), the shim's own peak RSS, the broker's per-run
 # overhead (client's request to the worker's start, plus the worker's end to the client's exit,
 # from their SANDSHIM_LOG=debug timestamps) and the broker's RSS at idle. Asserts nothing.
 #
@@ -124,10 +126,31 @@ engine_line() {
 
 # Wall time of one command in milliseconds (3 decimals), its output discarded. A run that fails
 # (a deadline passed on an overloaded machine, say) is counted and left out of the figures.
-declare -A samples failures
+# With the spawn timer, every variant is timed as the floor is (fork, exec and wait by a small
+# C program, whose CPU figure is kept too); a leading `env NAME=VALUE...` is applied to the
+# timer, so neither a shell's fork nor env's exec is in the sample. Else bash times it.
+declare -A samples failures cpu_samples
 time_ms() {
-  local key=$1 start end status=0
+  local key=$1 start end status=0 out
   shift
+  if [[ -x $timer ]]; then
+    local -a assignments=()
+    if [[ $1 == env ]]; then
+      shift
+      while [[ $1 == *=* ]]; do
+        assignments+=("$1")
+        shift
+      done
+    fi
+    if ! out=$(env "${assignments[@]}" "$timer" 1 /dev/null "$@" 2> "$work/last.err"); then
+      failures[$key]=$((${failures[$key]:-0} + 1))
+      echo "latency.sh: $key failed: $(head -c 300 "$work/last.err")" >&2
+      return 0
+    fi
+    samples[$key]+="${out%% *} "
+    cpu_samples[$key]+="${out##* } "
+    return 0
+  fi
   start=$EPOCHREALTIME
   "$@" < /dev/null > /dev/null 2> "$work/last.err" || status=$?
   end=$EPOCHREALTIME
@@ -184,7 +207,15 @@ start_bench_broker() {
   broker_ensure_user > /dev/null 2>&1 || return 1
   install -m 755 "$bin" "$work/sandshim"
   broker_install_gate "$bin" "$work" || return 1
-  broker_start "$work/sandshim" "$work/run/broker.sock" "$work/broker" --max-runs-per-user 64 || return 1
+  local -a system=()
+  if [[ -n ${BROKER_ENGINE_API:-} ]]; then
+    # The broker's own policy file (root's): its worker's engine.api, the one thing it sets.
+    install -d -m 755 "$work/etc"
+    printf '[engine]\napi = %s\n' "$BROKER_ENGINE_API" > "$work/etc/config"
+    system=(--system-config "$work/etc/config")
+  fi
+  broker_start "$work/sandshim" "$work/run/broker.sock" "$work/broker" "${system[@]}" \
+    --max-runs-per-user 64 || return 1
   broker_client=(env SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$work/run/broker.sock")
 }
 
@@ -251,6 +282,11 @@ echo "  $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -sr)"
 echo "  engine: $("$bin" run --dry-run -- sh -c true | cut -d' ' -f1) $(docker version --format '{{.Client.Version}} (server {{.Server.Version}})' 2> /dev/null || true)"
 echo "  load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "  $runs runs per variant and command, interleaved; $warmup warm-up runs each first"
+if [[ -x $timer ]]; then
+  echo "  every variant timed by bench/spawn_timer (fork, exec, wait; no shell, no env in the sample)"
+else
+  echo "  timed by bash (\$EPOCHREALTIME around a fork and exec); build sandshim_spawn_timer for the floor's method"
+fi
 
 for cmd in "${k_commands[@]}"; do
   for name in "${variants[@]}"; do
@@ -270,7 +306,7 @@ done
 echo "  load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo "== latency, ms (ratio to raw docker run)"
-printf '  %-16s %-13s %8s %8s %10s %10s %8s\n' command variant p50 p95 p50/raw p95/raw failed
+printf '  %-16s %-13s %8s %8s %10s %10s %8s %8s\n' command variant p50 p95 p50/raw p95/raw failed cpu-p50
 for cmd in "${k_commands[@]}"; do
   raw50=0 raw95=0
   [[ -z ${samples[raw/$cmd]:-} ]] || read -r raw50 raw95 <<< "$(percentiles "${samples[raw/$cmd]}")"
@@ -285,8 +321,10 @@ for cmd in "${k_commands[@]}"; do
       continue
     fi
     read -r p50 p95 <<< "$(percentiles "${samples[$name/$cmd]}")"
-    printf '  %-16s %-13s %8s %8s %10s %10s %8s\n' "$cmd" "$name" "$p50" "$p95" \
-      "$(ratio "$p50" "$raw50")" "$(ratio "$p95" "$raw95")" "${failures[$name/$cmd]:-0}"
+    cpu50=-
+    [[ -z ${cpu_samples[$name/$cmd]:-} ]] || read -r cpu50 _ <<< "$(percentiles "${cpu_samples[$name/$cmd]}")"
+    printf '  %-16s %-13s %8s %8s %10s %10s %8s %8s\n' "$cmd" "$name" "$p50" "$p95" \
+      "$(ratio "$p50" "$raw50")" "$(ratio "$p95" "$raw95")" "${failures[$name/$cmd]:-0}" "$cpu50"
   done
 done
 

@@ -72,7 +72,13 @@ constexpr int64_t k_pids_sample_ms = 100;
 // loop can find the container's cgroup; a private directory, removed with the run.
 class CidFile {
  public:
-  CidFile() {
+  // Made when the client needs it only: creating and removing a directory per run is not free
+  // (a file system mounted with `discard` waits for the device when the directory goes).
+  void create() {
+    if (m_created) {
+      return;
+    }
+    m_created = true;
     std::error_code ec;  // a TMPDIR that does not exist: the system's /tmp
     std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
     std::string pattern =
@@ -81,6 +87,7 @@ class CidFile {
       m_dir = pattern;
     }
   }
+  CidFile() = default;
   CidFile(const CidFile&) = delete;
   CidFile& operator=(const CidFile&) = delete;
   ~CidFile() {
@@ -101,6 +108,7 @@ class CidFile {
 
  private:
   std::filesystem::path m_dir;
+  bool m_created = false;
 };
 
 std::string read_small_file(const std::string& path) {
@@ -116,13 +124,18 @@ class PidsEvents {
  public:
   // `engine_args` gain the --cidfile that names the container.
   void attach(std::vector<std::string>& argv) {
-    if (argv.size() > 1 && argv[1] == "run" && !m_cid.path().empty()) {
+    if (argv.size() <= 1 || argv[1] != "run") {
+      return;  // a warm exec creates no container: there is no id to learn
+    }
+    m_cid.create();
+    if (!m_cid.path().empty()) {
       argv.insert(argv.begin() + 2, "--cidfile=" + m_cid.path());
       m_enabled = true;
     }
   }
   // The API client writes the id itself: the file it writes to.
   std::string attach_api_client() {
+    m_cid.create();
     m_enabled = !m_cid.path().empty();
     return m_cid.path();
   }
@@ -398,12 +411,9 @@ void RunLoop::remove_container() {
   if (m_api) {
     engine::ApiClient api(m_api->socket());  // each attempt bounded: the next one retries
     std::string name = m_spec.container_name();
-    m_remover.start_call([api, name] {
-      engine::Reply reply = api.remove(name);
-      return reply.ok() || reply.status == 404;
-    });
+    m_remover.start_call([api, name] { return removal_confirmed(api.remove(name)); });
   } else {
-    remove_container();
+    m_remover.start(m_engine.dialect.remove_arguments(m_spec.container_name()));
   }
 }
 
@@ -469,7 +479,8 @@ std::optional<ContainerResult> RunLoop::connect_to_launcher() {
 ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const Policy& policy) {
   StepTimer guardian_step("guardian start");
   Guardian guardian =
-      Guardian::start(m_engine, m_spec.container_name(), m_deadline_ms + k_guardian_grace_ms);
+      Guardian::start(m_engine, m_spec.container_name(), m_deadline_ms + k_guardian_grace_ms,
+                      removal_api_socket(m_engine, policy));
   guardian_step.done();
   StepTimer launcher_step("launcher connect");
   if (auto failed = connect_to_launcher()) {
@@ -512,7 +523,7 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   ContainerResult result = classify(policy);
   classify_step.done();
   if (m_spec.warm) {
-    guardian.remove_now();  // a warm container outlives its exec: removed off the caller's path
+    guardian.remove_after_exit();  // a warm container outlives its exec: removed once we exit
   } else if (container_settled()) {
     guardian.release();
   }  // else the guardian, never released, keeps removing the container until the engine answers
@@ -653,7 +664,7 @@ void RunLoop::enforce_deadlines() {
     request_removal(now);
   }
   if (m_removal_since_ms > 0 && now >= m_next_kill_ms) {
-    m_remover.start(m_engine.dialect.remove_arguments(m_spec.container_name()));
+    remove_container();
     m_next_kill_ms = now + k_kill_retry_ms;
   }
   if (m_removal_since_ms > 0 && now >= m_removal_since_ms + k_client_grace_ms) {

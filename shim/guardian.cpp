@@ -10,9 +10,12 @@
 #include <cctype>
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "common/error.hpp"
 #include "common/process.hpp"
+#include "engine/api_client.hpp"
+#include "shim/engine_api.hpp"
 #include "shim/engine_client.hpp"
 
 namespace sandshim::shim {
@@ -21,18 +24,78 @@ namespace {
 
 constexpr int64_t k_remove_grace_ms = 2000;
 constexpr int64_t k_attempt_timeout_ms = 20'000;
+// How long work that waits for its caller's exit waits at most (the caller's last steps after
+// handing the work over are an audit row and its exit: milliseconds, unless the machine is loaded).
+constexpr int64_t k_caller_exit_patience_ms = 1000;
 
-// One `rm --force` attempt; true when the engine answered that the container is gone.
-bool remove_once(const Engine& engine, const std::string& name) {
-  EngineReply reply =
-      EngineClient(engine).remove(name, std::chrono::milliseconds(k_attempt_timeout_ms));
+// Waits until every writer of the pipe `read_fd` has closed it (EOF), or until `until_ms`.
+void wait_for_end_of(int read_fd, int64_t until_ms) {
+  char byte = 0;
+  for (int64_t now = monotonic_ms(); now < until_ms; now = monotonic_ms()) {
+    pollfd fd{read_fd, POLLIN, 0};
+    int ready = ::poll(&fd, 1, static_cast<int>(until_ms - now));
+    if (ready == 0 || (ready > 0 && ::read(read_fd, &byte, 1) <= 0)) {
+      return;
+    }
+  }
+}
+
+// Writers this process keeps open until it exits: their readers learn of its exit by EOF.
+std::vector<UniqueFd>& held_until_exit() {
+  static std::vector<UniqueFd> held;
+  return held;
+}
+
+// The read end of a pipe whose write end this process holds until it exits (made once per
+// process: a forked child that calls this gets its own).
+int caller_exit_fd() {
+  static pid_t owner = 0;
+  static int read_fd = -1;
+  if (owner != ::getpid()) {
+    Pipe pipe = make_pipe();
+    read_fd = pipe.read.release();
+    held_until_exit().push_back(std::move(pipe.write));
+    owner = ::getpid();
+  }
+  return read_fd;
+}
+
+// The first processes of detached work, not waited for when they are started (each wait was a
+// hand-over between processes on the caller's path): collected once they have exited.
+std::vector<pid_t>& unreaped_middles() {
+  static std::vector<pid_t> pids;
+  return pids;
+}
+
+void reap_exited_middles() {
+  std::erase_if(unreaped_middles(),
+                [](pid_t pid) { return ::waitpid(pid, nullptr, WNOHANG) != 0; });
+}
+
+// How the guardian reaches the engine: its API socket, or its client.
+struct Remover {
+  const Engine& engine;
+  std::optional<std::filesystem::path> api_socket;
+};
+
+// One removal attempt; true when the engine answered that the container is gone. Over the API,
+// a socket nobody answers on (moved, or no permission) falls back to the client for that attempt.
+bool remove_once(const Remover& remover, const std::string& name) {
+  std::chrono::milliseconds timeout(k_attempt_timeout_ms);
+  if (remover.api_socket) {
+    engine::Reply reply = engine::ApiClient(*remover.api_socket, timeout).remove(name);
+    if (reply.fault != engine::Fault::unreachable) {
+      return removal_confirmed(reply);
+    }
+  }
+  EngineReply reply = EngineClient(remover.engine).remove(name, timeout);
   return removal_confirmed(!reply.answered, reply.code, reply.err);
 }
 
 // After the shim died or handed over, the container may still be on its way up: remove it now,
 // then again with backoff until the deadline has passed and the engine has confirmed the
 // removal. An engine that does not answer (stopped, paused, restarting) is retried for longer.
-[[noreturn]] void guard(const Engine& engine, const std::string& name, int read_fd,
+[[noreturn]] void guard(const Remover& remover, const std::string& name, int read_fd,
                         int64_t deadline_ms) {
   pollfd fd{read_fd, POLLIN, 0};
   int64_t now = monotonic_ms();
@@ -48,10 +111,15 @@ bool remove_once(const Engine& engine, const std::string& name) {
   if (ready > 0 && ::read(read_fd, &byte, 1) == 1 && byte == 'D') {
     ::_exit(0);
   }
-  bool asked = byte == 'R';  // the run is over: once removed, nothing is left to guard
+  bool asked = byte == 'R' || byte == 'L';  // the run is over: once removed, nothing is left
+  if (byte == 'L') {
+    // The engine client this removal starts costs more CPU than the rest of the caller's run:
+    // it waits until the caller has exited (the pipe's end closes), a little at most.
+    wait_for_end_of(read_fd, std::min(deadline_ms, monotonic_ms() + k_caller_exit_patience_ms));
+  }
   int64_t backoff = 250;
   for (;;) {
-    bool confirmed = remove_once(engine, name);
+    bool confirmed = remove_once(remover, name);
     if (confirmed && asked) {
       ::_exit(0);
     }
@@ -83,6 +151,7 @@ void detach_from_caller(int keep_fd) {
 }  // namespace
 
 void run_detached(const std::function<void()>& work, int keep_fd) {
+  reap_exited_middles();
   pid_t middle = ::fork();
   if (middle < 0) {
     throw Fatal(std::string("cannot start a detached process: fork failed: ") +
@@ -101,17 +170,28 @@ void run_detached(const std::function<void()>& work, int keep_fd) {
     }
     ::_exit(0);
   }
-  wait_for(middle);
+  unreaped_middles().push_back(middle);  // it exits at once; reaped later, or by init after us
+}
+
+void run_detached_after_exit(const std::function<void(const std::function<void()>&)>& work) {
+  int exit_fd = caller_exit_fd();
+  run_detached(
+      [&] {
+        work([exit_fd] { wait_for_end_of(exit_fd, monotonic_ms() + k_caller_exit_patience_ms); });
+      },
+      exit_fd);
 }
 
 Guardian Guardian::start(const Engine& engine, const std::string& container_name,
-                         int64_t deadline_monotonic_ms) {
+                         int64_t deadline_monotonic_ms,
+                         std::optional<std::filesystem::path> api_socket) {
   Pipe pipe = make_pipe();
   int read_fd = pipe.read.get();
+  Remover remover{engine, std::move(api_socket)};
   run_detached(
       [&] {
         pipe.write.reset();
-        guard(engine, container_name, read_fd, deadline_monotonic_ms);
+        guard(remover, container_name, read_fd, deadline_monotonic_ms);
       },
       read_fd);
   return Guardian(std::move(pipe.write));
@@ -137,6 +217,15 @@ void Guardian::remove_now() {
   }
 }
 
+void Guardian::remove_after_exit() {
+  if (m_done.valid()) {
+    char later = 'L';
+    ssize_t ignored = ::write(m_done.get(), &later, 1);
+    (void)ignored;
+    held_until_exit().push_back(std::move(m_done));
+  }
+}
+
 bool removal_confirmed(bool timed_out, int exit_code, const std::string& engine_stderr) {
   if (timed_out) {
     return false;
@@ -147,6 +236,18 @@ bool removal_confirmed(bool timed_out, int exit_code, const std::string& engine_
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return exit_code == 0 || lower.find("no such container") != std::string::npos ||
          lower.find("no container with name or id") != std::string::npos;
+}
+
+bool removal_confirmed(const engine::Reply& reply) {
+  return reply.ok() || (reply.answered() && reply.status == 404);
+}
+
+std::optional<std::filesystem::path> removal_api_socket(const Engine& engine,
+                                                        const Policy& policy) {
+  if (policy.engine_api != EngineApi::on || engine.dialect.is_podman()) {
+    return std::nullopt;
+  }
+  return engine_api_socket(engine);
 }
 
 bool guardian_may_stop(int64_t now_ms, int64_t settled_ms, bool confirmed) {

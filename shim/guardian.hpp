@@ -1,11 +1,14 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/unique_fd.hpp"
+#include "engine/reply.hpp"
 #include "shim/engine.hpp"
 #include "shim/run_spec.hpp"
 
@@ -14,10 +17,13 @@ namespace sandshim::shim {
 // A detached process, in its own session, that removes the container if the shim dies (even by
 // SIGKILL) and at the deadline at the latest. The shim releases it once the container is gone;
 // when the engine stopped answering, the shim drops it unreleased and the guardian takes over.
+// With `api_socket` (docker with engine.api = on) it removes through the Engine API, else with
+// the engine's client.
 class Guardian {
  public:
   static Guardian start(const Engine& engine, const std::string& container_name,
-                        int64_t deadline_monotonic_ms);
+                        int64_t deadline_monotonic_ms,
+                        std::optional<std::filesystem::path> api_socket = std::nullopt);
   Guardian(Guardian&&) = default;
   Guardian& operator=(Guardian&&) = default;
   ~Guardian();
@@ -29,14 +35,24 @@ class Guardian {
   // now, off the caller's path, retrying until the deadline, then exits.
   void remove_now();
 
+  // The same once this process has exited (a second at most): the engine client of the removal
+  // then no longer competes with the caller's last steps for the CPU.
+  void remove_after_exit();
+
  private:
   explicit Guardian(UniqueFd done) : m_done(std::move(done)) {}
   UniqueFd m_done;
 };
 
 // Runs `work` in a double-forked process in its own session, detached from the caller's
-// terminal and fds (all but `keep_fd`), that nobody waits for: it outlives the shim.
+// terminal and fds (all but `keep_fd`), that nobody waits for: it outlives the shim. The caller
+// does not wait for the first fork either (it is reaped later, or by init).
 void run_detached(const std::function<void()>& work, int keep_fd = -1);
+
+// The same for background work that would compete with the caller's last steps for the CPU:
+// `work` is given a function that waits until this process has exited (a second at most), and
+// takes what it must hold from the start (a lock) before calling it.
+void run_detached_after_exit(const std::function<void(const std::function<void()>&)>& work);
 
 // How long a guardian keeps retrying, past the deadline, an engine that does not answer (stopped,
 // paused, restarting) before it leaves the container to `sandshim gc`.
@@ -44,6 +60,12 @@ constexpr int64_t k_unanswered_patience_ms = 10 * 60 * 1000;
 
 // Whether one `rm --force` attempt got the engine's word that the container is gone.
 bool removal_confirmed(bool timed_out, int exit_code, const std::string& engine_stderr);
+// The same for one API `remove`: removed now (204), or no such container (404).
+bool removal_confirmed(const engine::Reply& reply);
+
+// The API socket a run's removals go through: docker's local one with engine.api = on; nullopt
+// (the client) for podman, a remote endpoint or engine.api = off.
+std::optional<std::filesystem::path> removal_api_socket(const Engine& engine, const Policy& policy);
 
 // The guardian stops once the run has settled (deadline and grace passed) and the engine
 // confirmed the removal, or when its patience with a silent engine is exhausted.

@@ -500,8 +500,9 @@ const std::vector<Key>& key_table() {
                   "directory with ca.pem, cert.pem and key.pem for a tcp:// endpoint",
                   &Policy::tls_cert_path, absolute_or_empty),
       choice_key("engine.api",
-                 "docker's cold run: on (create, attach, start, wait over the Engine API "
-                 "socket) or off (the `docker run` client); podman always uses its client",
+                 "docker's cold run and its removal: on (create, attach, start, wait, kill "
+                 "and remove over the Engine API socket) or off (the `docker run` client); "
+                 "podman, warm runs and remote endpoints always use the client",
                  &Policy::engine_api, k_engine_api_words, KeyTrust::trusted),
       choice_key("sandbox.network",
                  "network of the container: none, allowlist (only network.allow, through "

@@ -48,7 +48,7 @@ struct Policy {
   std::string engine_search_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   std::string endpoint;       // empty: the engine's local socket
   std::string tls_cert_path;  // directory with ca.pem, cert.pem, key.pem for tcp:// endpoints
-  EngineApi engine_api = EngineApi::off;  // docker's cold run: the API, or the client
+  EngineApi engine_api = EngineApi::on;  // docker's cold run: the API, or the client
 
   // [sandbox]
   Network network = Network::none;

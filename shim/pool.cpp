@@ -325,11 +325,19 @@ std::string WarmPool::start_container(const std::string& image_id) const {
 }
 
 int WarmPool::refill() const {
-  fs::path dir = pool_dir() / m_key;
+  ensure_pool_directories();
+  UniqueFd lock = lock_key(m_key);
+  return refill_locked();
+}
+
+void WarmPool::ensure_pool_directories() const {
   ensure_directory(pool_dir());
   ensure_directory(claimed_dir());
-  ensure_directory(dir);
-  UniqueFd lock = lock_key(m_key);
+  ensure_directory(pool_dir() / m_key);
+}
+
+int WarmPool::refill_locked() const {
+  fs::path dir = pool_dir() / m_key;
   auto image_id = current_image_id();
   if (!image_id) {
     return 0;
@@ -354,12 +362,17 @@ int WarmPool::refill() const {
 }
 
 void WarmPool::refill_detached(const std::string& claimed_run_id) const {
-  run_detached([this, claimed_run_id] {
+  // Once the caller has exited: the engine clients of a refill cost more CPU than the rest of
+  // the run, and on a small machine they would take it from the run's last steps.
+  run_detached_after_exit([this, claimed_run_id](const std::function<void()>& wait_for_caller) {
+    ensure_pool_directories();
+    UniqueFd lock = lock_key(m_key);  // first: a `pool fill` after this run waits for the refill
+    wait_for_caller();
     if (!claimed_run_id.empty()) {
       std::error_code ec;
       fs::remove(claimed_dir() / claimed_run_id, ec);
     }
-    refill();
+    refill_locked();
   });
 }
 

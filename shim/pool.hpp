@@ -58,8 +58,8 @@ class WarmPool {
   // nullopt when there is none (the run goes cold). Never throws.
   std::optional<PoolClaim> claim() const;
 
-  // Forgets the claimed entry and starts containers until N wait idle, in a detached process:
-  // the caller returns at once.
+  // Forgets the claimed entry and starts containers until N wait idle, in a detached process
+  // that starts once the caller has exited: the caller returns at once.
   void refill_detached(const std::string& claimed_run_id) const;
 
   // Removes expired or stale idle containers of this key, then starts containers until N wait
@@ -68,6 +68,8 @@ class WarmPool {
 
  private:
   std::optional<std::string> current_image_id() const;
+  void ensure_pool_directories() const;
+  int refill_locked() const;  // refill() under the key's lock, which the caller holds
   std::string start_container(const std::string& image_id) const;
   bool uses_launcher() const;
   bool create_container(const RunSpec& spec, const std::vector<std::string>& labels, int64_t life_s,

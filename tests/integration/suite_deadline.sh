@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # sandshim-test-warm: docker
+# sandshim-test-client: docker
 # Deadlines and signals: a busy loop is killed at the deadline (124, one line, audit `timeout`),
 # signals to the shim stop the container (128+N, audit `killed`), a SIGKILLed shim leaves no
 # container past its deadline, and `sandshim gc` removes expired containers and marks the dead

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# docker's cold run over the Engine API (engine.api = on): the run goes through the API socket,
-# not the client (and with engine.api = off, through the client: the control), its streams are
-# byte-exact both ways, a terminal gives a TTY of its size, its exit codes are the client's, and
-# the deadline, a signal and the memory limit end it as they end the client's run. The other docker suites run on this path
-# with SANDSHIM_TEST_ENGINE_API=on.
+# docker's cold run over the Engine API (engine.api = on, the default): the run goes through the
+# API socket, not the client (and with engine.api = off, through the client: the control), its
+# streams are byte-exact both ways, a terminal gives a TTY of its size, its exit codes are the
+# client's, the deadline, a signal and the memory limit end it as they end the client's run, and
+# the guardian of a SIGKILLed shim removes the container through the API (with engine.api = off,
+# with the client). The other docker suites run on this path by default; a suite with the header
+# `# sandshim-test-client: docker` also runs as docker.client.NAME with SANDSHIM_TEST_ENGINE_API=off.
 # sandshim-test-engines: docker
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
 # shellcheck source=lib.sh
@@ -78,6 +80,30 @@ check "the memory limit: the OOM kill is seen on the event stream (status oom, 1
 write_user_config <<<$'api = on\n[sandbox]\nmemory = 64m'
 expect_exit 137 sandshim run -- sh -c 'dd if=/dev/zero of=/dev/null bs=200M count=1 2>/dev/null'
 expect_run last oom 137
+
+check "the guardian of a SIGKILLed shim removes the container over the API; with engine.api = off, with the client"
+# The real client behind a wrapper that records each call: engine.path names it.
+mkdir -p "$T/recording"
+printf '#!/bin/sh\nprintf "%%s\\n" "$*" >>"%s"\nexec "%s" "$@"\n' "$T/client.log" "$ENGINE_CLIENT" >"$T/recording/docker"
+chmod 755 "$T/recording/docker"
+for mode in on off; do
+    write_user_config <<<"api = $mode
+path = $T/recording/docker"
+    : >"$T/client.log"
+    "$SANDSHIM_BIN" run --timeout 15s -- sh -c 'sleep 60' >/dev/null 2>&1 </dev/null &
+    shim=$!
+    BG_PIDS+=("$shim")
+    id=$(wait_for_running_container 20)
+    kill -KILL "$shim"
+    wait "$shim" 2>/dev/null || true
+    container_gone_within "sandshim-$id" 10 || fail "engine.api = $mode: sandshim-$id is still there 10 s after its shim's SIGKILL"
+    if [[ $mode == on ]]; then
+        expect_not_contains "rm " "$T/client.log"
+        expect_not_contains "run " "$T/client.log"
+    else
+        expect_contains "rm --force sandshim-$id" "$T/client.log"
+    fi
+done
 
 reset_user_config
 assert_no_sandshim_containers

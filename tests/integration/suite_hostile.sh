@@ -32,6 +32,9 @@ readonly SYSTEM_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 readonly SHIMS=$T/shims
 readonly PROBES=$WS/probes
 readonly NONCE=$$-$RANDOM
+# Every process this suite starts carries it (see processes_matching); nothing else on the host does.
+export HOSTILE_SUITE_MARK=hostile-$NONCE
+LEFTOVER_WAIT_TENTHS=50
 readonly DAEMON_SECONDS=1000.$$ # a sleep no other process on the machine runs
 readonly SHIM_RSS_LIMIT_KIB=$((48 * 1024))
 readonly AUDIT_TAIL_BYTES=4096 # audit.tail_bytes, default
@@ -271,27 +274,46 @@ EOF
 # ---------------------------------------------------------------------------------------------
 # What must hold after a run.
 
-# Host processes whose command line contains one of PATTERNS (fixed strings), this one excepted.
-processes_matching() {
-    "$HOST_PY" - "$@" <<'EOF'
+# Host processes this suite's runs could have left whose command line contains one of PATTERNS
+# (fixed strings), this one excepted. Ours: its environment carries HOSTILE_SUITE_MARK (everything
+# the suite starts inherits it: the shims with their guardians and API clients, the host controls
+# and their daemons), or its command line names one of the run's CONTAINERS (the engine's client,
+# which the shim starts with an environment of its own). Another suite's probes, with the same
+# file names and running at the same time (they tripped this check under load), are neither.
+processes_matching() { # [--container NAME]... PATTERNS...
+    local containers=()
+    while [[ ${1:-} == --container ]]; do
+        containers+=("$2")
+        shift 2
+    done
+    "$HOST_PY" - "${#containers[@]}" "${containers[@]}" "$@" <<'EOF'
 import os, sys
 me, parent = os.getpid(), os.getppid()
+count = int(sys.argv[1])
+containers, patterns = sys.argv[2:2 + count], sys.argv[2 + count:]
+mark = ("HOSTILE_SUITE_MARK=" + os.environ["HOSTILE_SUITE_MARK"]).encode()
+def read(pid, name):
+    try:
+        with open(f"/proc/{pid}/{name}", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""  # gone, or another user's: not a process this suite started
 for pid in filter(str.isdigit, os.listdir("/proc")):
     if int(pid) in (me, parent):
         continue
-    try:
-        cmdline = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
+    cmdline = read(pid, "cmdline").replace(b"\0", b" ").decode(errors="replace")
+    if not any(pattern in cmdline for pattern in patterns):
         continue
-    if any(pattern in cmdline for pattern in sys.argv[1:]):
+    if mark in read(pid, "environ").split(b"\0") or any(name in cmdline for name in containers):
         print(pid, cmdline.strip())
 EOF
 }
 
-# Waits (5 s at most: a released guardian exits on its own) until no process matches.
-expect_no_process_left() { # PATTERNS...
+# Waits (LEFTOVER_WAIT_TENTHS tenths of a second at most: a released guardian exits on its own)
+# until no process matches.
+expect_no_process_left() { # [--container NAME]... PATTERNS...
     local left
-    for _ in $(seq 50); do
+    for _ in $(seq "$LEFTOVER_WAIT_TENTHS"); do
         left=$(processes_matching "$@")
         [[ -n $left ]] || return 0
         sleep 0.1
@@ -392,7 +414,7 @@ try_probe() { # FILE
     id=$(expect_one_new_row "$rows" "$want_status" "$want_exit")
     echo "exit $RC $want_status" >"$T/got"
     expect_container_gone "sandshim-$id"
-    expect_no_process_left "$file" "sleep $DAEMON_SECONDS"
+    expect_no_process_left --container "sandshim-$id" "$file" "sleep $DAEMON_SECONDS"
     remove_gap_leftover "$(word leaves "${gap[@]}")"
     expect_unchanged_files "$T/before"
     [[ $check != listener ]] || expect_equal "$hits" "$(listener_hits)" "connections the host's listeners saw from the probe"
@@ -400,6 +422,7 @@ try_probe() { # FILE
 
     # The control: the same file, where the action is allowed.
     read -ra words <<<"$control"
+    CONTROL_CONTAINER=()
     kind=${words[0]}
     words=("${words[@]:1}")
     control_exit=$(word exit "${words[@]}")
@@ -423,6 +446,7 @@ try_probe() { # FILE
         RUN_SIGNAL="" RUN_FLOOD="" run_through_shim "$file" "${words[@]}"
         id=$(expect_one_new_row "$rows" "$( ((RC == 0)) && echo ok || echo error)" "$RC")
         expect_container_gone "sandshim-$id"
+        CONTROL_CONTAINER=(--container "sandshim-$id")
         ;;
     docker)
         RUN_SIGNAL="" RUN_FLOOD="" run_loosened_engine_command "$file" "${words[@]}"
@@ -442,12 +466,59 @@ try_probe() { # FILE
         kill -9 $daemons
         echo "$(cat "$T/got"), left a daemon (killed)" >"$T/got"
     fi
-    expect_no_process_left "$file" "sleep $DAEMON_SECONDS"
+    expect_no_process_left "${CONTROL_CONTAINER[@]}" "$file" "sleep $DAEMON_SECONDS"
     snapshot >"$T/after"
     diff <(awk '{print $1, $2}' "$T/before") <(awk '{print $1, $2}' "$T/after") >"$T/files.diff" ||
         fail "control: files left behind or missing: $(head -c 1000 "$T/files.diff")"
     echo held >"$T/verdict"
 }
+
+# ---------------------------------------------------------------------------------------------
+# The leftover-process check itself, both ways: a process that names a probe and carries this
+# suite's mark, or a client naming this run's container, is found and fails the check; the same
+# command line in a process of another suite's (no mark, another container) is not.
+
+check "the leftover-process check: finds what this suite's runs left, not another suite's probes"
+selftest_probe=ws_write.py
+selftest_run=sandshim-selftest-$NONCE
+# Starts `sleep` under the command line ARGV0, with or without the mark; sets DECOY (its pid).
+start_decoy() { # MARKED(yes|no) ARGV0
+    if [[ $1 == no ]]; then
+        (unset HOSTILE_SUITE_MARK && exec -a "$2" sleep 300) </dev/null >/dev/null 2>&1 &
+    else
+        (exec -a "$2" sleep 300) </dev/null >/dev/null 2>&1 &
+    fi
+    DECOY=$!
+    BG_PIDS+=("$DECOY")
+    for _ in $(seq 50); do # until it has exec'd
+        tr '\0' ' ' <"/proc/$DECOY/cmdline" | grep -qF "$2" && return 0
+        sleep 0.1
+    done
+    fail "the decoy '$2' did not start"
+}
+start_decoy no "python $selftest_probe"
+foreign=$DECOY
+start_decoy no "docker run --name=sandshim-other-$NONCE python $selftest_probe"
+foreign_client=$DECOY
+start_decoy yes "python $selftest_probe"
+leaked=$DECOY
+start_decoy no "docker run --name=$selftest_run python $selftest_probe"
+leaked_client=$DECOY
+expect_equal "$leaked" "$(processes_matching "$selftest_probe" | cut -d' ' -f1)" "the marked process, alone"
+expect_equal "$(printf '%s\n' "$leaked" "$leaked_client" | sort -n)" \
+    "$(processes_matching --container "$selftest_run" "$selftest_probe" | cut -d' ' -f1 | sort -n)" \
+    "the marked process and the client of this run's container"
+if (LEFTOVER_WAIT_TENTHS=1 expect_no_process_left "$selftest_probe") 2>"$T/selftest.err"; then
+    fail "a process this suite leaked passed the leftover check"
+fi
+expect_contains "processes left behind: $leaked python $selftest_probe" "$T/selftest.err"
+kill "$leaked" "$leaked_client"
+wait "$leaked" "$leaked_client" 2>/dev/null || true
+(LEFTOVER_WAIT_TENTHS=10 expect_no_process_left --container "$selftest_run" "$selftest_probe") ||
+    fail "another suite's processes (pids $foreign, $foreign_client) failed the leftover check"
+kill "$foreign" "$foreign_client"
+wait "$foreign" "$foreign_client" 2>/dev/null || true
+rm -f "$T/reason"
 
 # ---------------------------------------------------------------------------------------------
 # The corpus.

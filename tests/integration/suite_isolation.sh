@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # sandshim-test-warm: docker
+# sandshim-test-client: docker
 # Isolation, proven from inside the container: each forbidden action fails under the default
 # policy, and a control shows the same action succeeding where it is allowed, so no check can
 # pass by accident. Network rule: traffic only ever goes to loopback; under --network bridge we

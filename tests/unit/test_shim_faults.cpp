@@ -1,4 +1,14 @@
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
 
 #include "shim/container_run.hpp"
 #include "shim/guardian.hpp"
@@ -21,6 +31,39 @@ TEST_CASE("a removal counts as confirmed only when the engine answered", "[fault
       false, 1,
       "Cannot connect to the Docker daemon at unix:///x.sock. Is the docker daemon running?"));
   CHECK_FALSE(removal_confirmed(false, 1, "permission denied while trying to connect"));
+}
+
+TEST_CASE("an API removal counts as confirmed when the engine removed it or never had it",
+          "[faults]") {
+  using sandshim::engine::Fault;
+  using sandshim::engine::Reply;
+  CHECK(removal_confirmed(Reply{204, "", Fault::none, ""}));
+  CHECK(removal_confirmed(
+      Reply{404, R"({"message":"No such container: sandshim-x"})", Fault::none, ""}));
+  // Another removal still on its way (AutoRemove): not gone yet, so the guardian retries.
+  CHECK_FALSE(removal_confirmed(
+      Reply{409, R"({"message":"removal of container sandshim-x is already in progress"})",
+            Fault::none, ""}));
+  CHECK_FALSE(removal_confirmed(Reply{500, R"({"message":"driver failed"})", Fault::none, ""}));
+  CHECK_FALSE(removal_confirmed(Reply{0, "", Fault::timeout, "paused"}));
+  CHECK_FALSE(removal_confirmed(Reply{0, "", Fault::unreachable, "No such file or directory"}));
+  CHECK_FALSE(removal_confirmed(Reply{0, "", Fault::malformed, "short read"}));
+}
+
+TEST_CASE(
+    "removals go over the API for docker's local socket with engine.api = on, else the client",
+    "[faults]") {
+  auto with = [](const std::string& kind, const std::string& endpoint) {
+    return Engine{kind, "/usr/bin/" + kind, {}, endpoint, make_dialect(kind, "")};
+  };
+  Policy policy;
+  REQUIRE(policy.engine_api == EngineApi::on);  // the default
+  CHECK(removal_api_socket(with("docker", ""), policy) ==
+        std::filesystem::path("/var/run/docker.sock"));
+  CHECK_FALSE(removal_api_socket(with("podman", ""), policy));
+  CHECK_FALSE(removal_api_socket(with("docker", "ssh://me@builder"), policy));
+  policy.engine_api = EngineApi::off;
+  CHECK_FALSE(removal_api_socket(with("docker", ""), policy));
 }
 
 TEST_CASE("the guardian stops once the run settled and the engine confirmed, or out of patience",
@@ -47,4 +90,71 @@ TEST_CASE("the lost engine is one line naming the client's reason", "[faults]") 
       line.starts_with("the container engine was lost while the command ran (error waiting for "
                        "container: unexpected EOF); "));
   CHECK(line.find("guardian removes the container") != std::string::npos);
+}
+
+namespace {
+
+void append_line(const std::string& file, const char* line) {
+  int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  ssize_t ignored = ::write(fd, line, std::strlen(line));
+  (void)ignored;
+  ::close(fd);
+}
+
+std::string contents(const std::string& file) {
+  std::ifstream in(file);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Waits (polling, at most `limit`) until `file` holds `text`; what it holds then.
+std::string wait_for_text(const std::string& file, const std::string& text,
+                          std::chrono::milliseconds limit) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (contents(file).find(text) == std::string::npos &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return contents(file);
+}
+
+// A caller process starts detached work that appends "work" to `file`, gives it `window` to
+// do so, appends "caller exits" and exits; the file once both lines are there (5 s at most).
+std::string order_of_work_and_exit(bool after_exit, const std::string& file,
+                                   std::chrono::milliseconds window) {
+  std::filesystem::remove(file);
+  pid_t caller = ::fork();
+  if (caller == 0) {
+    auto work = [&file] { append_line(file, "work\n"); };
+    if (after_exit) {
+      run_detached_after_exit([&](const std::function<void()>& wait_for_caller) {
+        wait_for_caller();
+        work();
+      });
+    } else {
+      run_detached(work);
+    }
+    wait_for_text(file, "work", window);
+    append_line(file, "caller exits\n");
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(caller, &status, 0);
+  wait_for_text(file, "work", std::chrono::seconds(5));
+  return contents(file);
+}
+
+}  // namespace
+
+TEST_CASE("a run's background work starts once the run's process has exited", "[faults][pool]") {
+  std::string file = (std::filesystem::temp_directory_path() /
+                      ("sandshim-detached-" + std::to_string(::getpid()) + ".txt"))
+                         .string();
+  // Plain detached work (a guardian) runs beside its caller at once.
+  CHECK(order_of_work_and_exit(false, file, std::chrono::seconds(5)) == "work\ncaller exits\n");
+  // A refill, or a warm container's removal, waits for the caller's exit (within its patience).
+  CHECK(order_of_work_and_exit(true, file, std::chrono::milliseconds(200)) ==
+        "caller exits\nwork\n");
+  std::filesystem::remove(file);
 }
