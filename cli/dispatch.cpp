@@ -352,6 +352,10 @@ int main_entry(int argc, char** argv) {
     if (invoked_as == "sandshim" || invoked_as.starts_with("sandshim")) {
       return tool_main(Args(args.begin() + (args.empty() ? 0 : 1), args.end()));
     }
+    if (std::optional<std::string> tool_use =
+            hooks::claude_path_mode_tool_use_id(environment_entries())) {
+      ::setenv("SANDSHIM_TOOL_USE_ID", tool_use->c_str(), 1);
+    }
     if (auto code =
             broker::run_through_broker(broker::request_for(broker::Verb::shim, invoked_as, args))) {
       return *code;

@@ -1,4 +1,5 @@
 #include "common/paths.hpp"
+#include "common/environment.hpp"
 
 #include <pwd.h>
 #include <sys/stat.h>
@@ -99,8 +100,8 @@ fs::path self_executable() {
 }
 
 fs::path home_directory() {
-  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') {
-    return home;
+  if (std::optional<fs::path> home = environment::home()) {
+    return *home;
   }
   if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr) {
     return pw->pw_dir;
@@ -109,12 +110,8 @@ fs::path home_directory() {
 }
 
 fs::path xdg_directory(const std::string& kind) {
-  std::string variable = "XDG_" + kind + "_HOME";
-  for (auto& c : variable) {
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  }
-  if (const char* value = std::getenv(variable.c_str()); value != nullptr && value[0] == '/') {
-    return value;
+  if (std::optional<fs::path> value = environment::xdg_home(kind)) {
+    return *value;
   }
   if (kind == "config") {
     return home_directory() / ".config";

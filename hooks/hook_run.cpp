@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "audit/store.hpp"
+#include "common/environment.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
@@ -430,10 +431,8 @@ HookEnvironment system_environment() {
     return completed;
   };
   env.sandshim = self_executable();
-  const char* path = std::getenv("PATH");
-  env.agent_path = path == nullptr ? "" : path;
-  const char* shell_prefix = std::getenv("CLAUDE_CODE_SHELL_PREFIX");
-  env.claude_shell_prefix = shell_prefix == nullptr ? "" : shell_prefix;
+  env.agent_path = environment::path();
+  env.claude_shell_prefix = environment::claude_shell_prefix();
   env.first_line_of = [path_variable = env.agent_path](const std::string& command,
                                                        const fs::path& cwd) {
     std::optional<fs::path> file = program_file(command, cwd, path_variable);
@@ -457,13 +456,9 @@ HookEnvironment system_environment() {
     return fs::exists(file, ec);
   };
   env.now_ms = wall_clock_ms;
-  const char* env_file = std::getenv("CLAUDE_ENV_FILE");
-  env.claude_env_file = env_file == nullptr ? "" : env_file;
-  const char* claude_dir = std::getenv("CLAUDE_CONFIG_DIR");
+  env.claude_env_file = environment::claude_env_file();
   env.claude_session_env_dir =
-      (claude_dir != nullptr && claude_dir[0] == '/' ? fs::path(claude_dir)
-                                                     : home_directory() / ".claude") /
-      "session-env";
+      environment::claude_config_dir().value_or(home_directory() / ".claude") / "session-env";
   env.append_text = append_to_file;
   env.session_scripts = session_start_scripts;
   return env;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <string_view>
 
+#include "common/environment.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
 
@@ -13,11 +14,6 @@ namespace sandshim::hooks {
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path env_dir_or(const char* variable, const fs::path& fallback) {
-  const char* value = std::getenv(variable);
-  return value != nullptr && value[0] == '/' ? fs::path(value) : fallback;
-}
 
 fs::path normal(const fs::path& path) {
   return path.lexically_normal();
@@ -88,12 +84,12 @@ void add_sandshim_places(std::vector<ProtectedPlace>& places, const shim::Policy
 
 void add_agent_places(std::vector<ProtectedPlace>& places) {
   fs::path home = home_directory();
-  fs::path claude = env_dir_or("CLAUDE_CONFIG_DIR", home / ".claude");
+  fs::path claude = environment::claude_config_dir().value_or(home / ".claude");
   places.push_back({claude / "settings.json", false, "Claude Code's settings"});
   places.push_back({claude / "settings.local.json", false, "Claude Code's settings"});
   places.push_back({claude / "session-env", true, "Claude Code's session environment"});
   places.push_back({"/etc/claude-code", true, "Claude Code's managed settings"});
-  places.push_back({env_dir_or("CODEX_HOME", home / ".codex"), true, "Codex's settings"});
+  places.push_back({environment::codex_home().value_or(home / ".codex"), true, "Codex's settings"});
   places.push_back({"/etc/codex", true, "Codex's system settings"});
   places.push_back({home / ".gemini", true, "Gemini CLI's settings"});
   places.push_back({"/etc/gemini-cli", true, "Gemini CLI's system settings"});

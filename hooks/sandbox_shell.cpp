@@ -2,7 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "audit/store.hpp"
 #include "common/env_list.hpp"
@@ -40,6 +44,39 @@ std::string tool_use_id_of(const std::string& session, const std::string& comman
   }
 }
 
+// How far up the process tree Claude Code's shell may be (make → sh → python3 is three).
+constexpr int k_max_ancestors = 16;
+
+std::string proc_file(pid_t pid, const char* name) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/" + name, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The parent's pid from /proc/PID/stat: the field after the state, behind the last ')'.
+pid_t parent_pid(pid_t pid) {
+  std::string stat = proc_file(pid, "stat");
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos || close + 4 >= stat.size()) {
+    return 0;
+  }
+  return static_cast<pid_t>(std::atoi(stat.c_str() + close + 4));
+}
+
+// The command in the eval of Claude Code's script, if `pid` is the shell running one.
+std::optional<std::string> eval_command_of(pid_t pid) {
+  std::string cmdline = proc_file(pid, "cmdline");
+  for (size_t start = cmdline.find('\0'); start != std::string::npos && start + 1 < cmdline.size();
+       start = cmdline.find('\0', start + 1)) {
+    std::string_view argument(cmdline.c_str() + start + 1);
+    if (argument.find("eval ") != std::string_view::npos) {
+      if (std::optional<std::string> command = claude_eval_command(argument)) {
+        return command;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> claude_eval_command(std::string_view script) {
@@ -72,6 +109,23 @@ SandboxShellRun sandbox_shell_run(const std::string& script,
     }
   }
   return run;
+}
+
+std::optional<std::string> claude_path_mode_tool_use_id(
+    const std::vector<std::string>& environment) {
+  std::string session = value_of(environment, "SANDSHIM_SESSION_ID");
+  if (value_of(environment, "SANDSHIM_AGENT") != k_claude_audit_name || session.empty() ||
+      !value_of(environment, "SANDSHIM_TOOL_USE_ID").empty()) {
+    return std::nullopt;
+  }
+  pid_t pid = ::getppid();
+  for (int level = 0; level < k_max_ancestors && pid > 1; ++level, pid = parent_pid(pid)) {
+    if (std::optional<std::string> command = eval_command_of(pid)) {
+      std::string tool_use_id = tool_use_id_of(session, *command);
+      return tool_use_id.empty() ? std::nullopt : std::optional(tool_use_id);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace sandshim::hooks

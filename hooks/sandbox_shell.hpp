@@ -25,4 +25,12 @@ struct SandboxShellRun {
 SandboxShellRun sandbox_shell_run(const std::string& script,
                                   const std::vector<std::string>& environment);
 
+// Claude Code in path mode puts the shims on PATH through its session environment, which names
+// the session but not the tool call: a shim finds the call from Claude Code's shell among its
+// ancestors (the command in its script's eval) and the session's unfinished decision for that
+// command. Nullopt outside such a session, when the run carries its id already, or when none
+// is found (the run is then joined by session alone).
+std::optional<std::string> claude_path_mode_tool_use_id(
+    const std::vector<std::string>& environment);
+
 }  // namespace sandshim::hooks

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <ranges>
 
+#include "common/environment.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
 #include "hooks/rewrite.hpp"
@@ -29,11 +30,6 @@ constexpr int k_timeout_seconds = 60;
 constexpr std::string_view k_fail_closed_suffix =
     " || { s=$?; [ \"$s\" -eq 2 ] && exit 2; echo \"sandshim: the hook failed (exit $s), so "
     "the command was not run; run: sandshim doctor\" >&2; exit 2; }";
-
-fs::path env_dir_or(const char* variable, const fs::path& fallback) {
-  const char* value = std::getenv(variable);
-  return value != nullptr && value[0] == '/' ? fs::path(value) : fallback;
-}
 
 // A matcher group; an empty matcher is left out (every source of SessionStart).
 Json group(const std::string& matcher, Json handler) {
@@ -75,7 +71,7 @@ AgentSettings claude(InstallMode mode) {
       "claude",
       "Claude Code",
       ".claude/settings.json",
-      env_dir_or("CLAUDE_CONFIG_DIR", home_directory() / ".claude") / "settings.json",
+      environment::claude_config_dir().value_or(home_directory() / ".claude") / "settings.json",
       Layout::grouped,
       {{"SessionStart", group("", other)},
        {"PreToolUse", group(k_claude_tools, pre)},
@@ -112,19 +108,21 @@ AgentSettings codex() {
   return {"codex",
           "Codex",
           ".codex/hooks.json",
-          env_dir_or("CODEX_HOME", home_directory() / ".codex") / "hooks.json",
+          environment::codex_home().value_or(home_directory() / ".codex") / "hooks.json",
           Layout::grouped,
           {{"PreToolUse", group("Bash|apply_patch", pre)},
            {"PostToolUse", group("Bash|apply_patch", command_handler(k_timeout_seconds))}},
           Json::object(),
           {"Codex reads a project's .codex/ only when the project is trusted: run `codex` in it "
-           "and trust it (or `codex exec --trust …` once).",
+           "and trust it.",
            "Codex runs a new or changed hook only after you review it, and until then runs "
            "commands without sandshim, silently: start `codex`, open `/hooks` and trust "
            "sandshim's two hooks.",
-           "`codex exec` (CI) cannot review hooks: run `codex exec --trust "
-           "--dangerously-bypass-hook-trust …`, which runs the project's hooks for that "
-           "invocation, and check the project with `sandshim doctor` first.",
+           "`codex exec` (CI) cannot review hooks: run `sandshim doctor` in the project with "
+           "your `codex` on PATH; it asks Codex (`codex app-server`) and prints the lines to add "
+           "to ~/.codex/config.toml for the project's trust, then for each hook's hash; once "
+           "doctor passes, `codex exec` runs the hooks (no --dangerously-bypass-hook-trust, "
+           "which would run any hook of the project unreviewed).",
            "Codex's workspace-write sandbox refuses the engine socket (its seccomp filter), so "
            "sandboxed interpreters fail with exit 125: allow it with `[sandbox_workspace_write] "
            "network_access = true` in ~/.codex/config.toml (or `-c "

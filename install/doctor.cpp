@@ -13,6 +13,7 @@
 #include "audit/chain.hpp"
 #include "audit/store.hpp"
 #include "broker/mode.hpp"
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
@@ -55,8 +56,10 @@ what is not:
   audit     the audit database is writable and its hash chain verifies
   hooks     for each agent installed (project or user): that it will call the hooks — the
             hook binary exists; Claude Code: no disableAllHooks, no managed-only hooks; Codex:
-            the project is trusted and each hook reviewed (its trusted_hash in config.toml);
-            Gemini CLI: the folder is trusted and hooksConfig.enabled
+            asked itself (`codex app-server`, hooks/list, the codex on PATH): each of sandshim's
+            hooks listed as trusted (the project trusted, the hook reviewed and unchanged since);
+            the lines for its config.toml when not, for CI; Gemini CLI: the folder is trusted
+            and hooksConfig.enabled
 
 Each line starts with ok, warn or fail; a failure ends with the command that fixes it. The
 exit code is 1 when any check fails (warnings do not count), else 0.
@@ -333,8 +336,7 @@ void check_path(Context& ctx) {
     return;
   }
   fs::path dir = ctx.policy->effective_shim_dir();
-  const char* path_variable = std::getenv("PATH");
-  std::string path = path_variable == nullptr ? "" : path_variable;
+  std::string path = environment::path();
   std::string first = path.substr(0, path.find(':'));
   std::vector<std::string> covered;
   std::vector<std::string> elsewhere;

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
@@ -49,8 +50,7 @@ Examples:
 class Git {
  public:
   explicit Git(fs::path repo) : m_repo(std::move(repo)) {
-    const char* path = std::getenv("PATH");
-    auto found = find_in_path("git", path == nullptr ? "" : path, nullptr);
+    auto found = find_in_path("git", environment::path(), nullptr);
     if (!found) {
       throw Fatal("git not found on PATH; install it (apt-get install git)",
                   exit_code::k_not_found);

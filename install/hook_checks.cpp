@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/environment.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
 #include "hooks/rewrite.hpp"
@@ -23,10 +24,8 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-fs::path env_path_or(const char* variable, const fs::path& fallback) {
-  const char* value = std::getenv(variable);
-  return value != nullptr && value[0] == '/' ? fs::path(value) : fallback;
-}
+// Codex's app-server starts in about 1.5 s on an idle machine; a loaded one needs more.
+constexpr std::chrono::milliseconds k_codex_answer_timeout{15000};
 
 Json json_file(const fs::path& file) {
   std::optional<std::string> text = read_file(file);
@@ -149,22 +148,6 @@ HookCallCheck check_claude(const fs::path& project_root, const AgentConfigPaths&
   return runs("Claude Code calls them (no disableAllHooks, no managed-only hooks)");
 }
 
-// A TOML table `[<header>]` (or a dotted key in it) holding `needle`, read as text: enough for
-// the two keys Codex writes itself.
-bool toml_table_has(const std::string& toml, const std::string& header, const std::string& needle) {
-  size_t at = toml.find(header);
-  while (at != std::string::npos) {
-    size_t body = toml.find('\n', at);
-    size_t end = body == std::string::npos ? std::string::npos : toml.find("\n[", body);
-    std::string table = toml.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    if (table.find(needle) != std::string::npos) {
-      return true;
-    }
-    at = toml.find(header, at + header.size());
-  }
-  return false;
-}
-
 std::string codex_event_label(const std::string& event) {
   std::string label;
   for (char c : event) {
@@ -178,31 +161,141 @@ std::string codex_event_label(const std::string& event) {
   return label;
 }
 
-HookCallCheck check_codex(const fs::path& settings_file, const std::vector<OurHandler>& ours,
-                          const fs::path& project_root, const AgentConfigPaths& paths) {
-  fs::path config = paths.codex_home / "config.toml";
-  std::string toml = read_file(config).value_or("");
-  if (!project_root.empty() && !toml_table_has(toml, "[projects.\"" + project_root.string() + "\"]",
-                                               "trust_level = \"trusted\"")) {
+// Codex names each handler by its file, event, group and position: the key of its trust.
+std::string codex_hook_key(const fs::path& settings_file, const OurHandler& handler) {
+  return settings_file.string() + ":" + codex_event_label(handler.event) + ":" +
+         std::to_string(handler.group) + ":" + std::to_string(handler.handler);
+}
+
+const CodexHook* listed_hook(const CodexHookList& list, const std::string& key) {
+  auto found = std::find_if(list.hooks.begin(), list.hooks.end(),
+                            [&](const CodexHook& hook) { return hook.key == key; });
+  return found == list.hooks.end() ? nullptr : &*found;
+}
+
+bool mentions(const std::vector<std::string>& warnings, const std::string& text) {
+  return std::any_of(warnings.begin(), warnings.end(),
+                     [&](const std::string& w) { return w.find(text) != std::string::npos; });
+}
+
+// A TOML basic string: JSON's escapes are TOML's.
+std::string toml_string(const std::string& text) {
+  return Json(text).dump();
+}
+
+// The shell command that appends `lines` to Codex's config: what a review writes, for CI.
+std::string append_to_config(const std::vector<std::string>& lines, const fs::path& config) {
+  std::string command = "printf '%s\\n'";
+  for (const std::string& line : lines) {
+    command += " " + shell_quote(line);
+  }
+  return command + " >> " + shell_quote(config.string());
+}
+
+std::vector<std::string> codex_trust_lines(const CodexHook& hook) {
+  return {"[hooks.state." + toml_string(hook.key) + "]",
+          "trusted_hash = " + toml_string(hook.current_hash)};
+}
+
+// Codex lists the hook file's handlers only in a trusted project (it says so in a configWarning).
+HookCallCheck codex_not_listed(const fs::path& settings_file, const std::string& key,
+                               const CodexHookList& list, const fs::path& project_root,
+                               const fs::path& config) {
+  if (!project_root.empty() && mentions(list.warnings, settings_file.parent_path().string())) {
     return blocked("Codex: " + project_root.string() +
                        " is not a trusted project, so Codex ignores its .codex/ and runs "
                        "commands without sandshim",
-                   "run `codex` in the project and trust it, or `codex exec --trust …` once");
+                   "run `codex` in the project and trust it; in CI: `" +
+                       append_to_config({"[projects." + toml_string(project_root.string()) + "]",
+                                         "trust_level = \"trusted\""},
+                                        config) +
+                       "`, then `sandshim doctor` again");
   }
-  for (const OurHandler& handler : ours) {
-    std::string key = settings_file.string() + ":" + codex_event_label(handler.event) + ":" +
-                      std::to_string(handler.group) + ":" + std::to_string(handler.handler);
-    if (!toml_table_has(toml, "\"" + key + "\"", "trusted_hash")) {
-      return blocked("Codex: sandshim's " + handler.event + " hook is not reviewed (no " +
-                         "trusted_hash for " + quoted(key) + " in " + config.string() +
-                         "), so Codex runs commands without it",
-                     "start `codex`, open /hooks and trust sandshim's hooks; for `codex exec` "
-                     "in CI add --dangerously-bypass-hook-trust");
+  return blocked("Codex: `codex app-server` does not list sandshim's hook " + quoted(key) +
+                     (list.warnings.empty() ? "" : " (" + join(list.warnings, "; ") + ")"),
+                 "`sandshim install agent codex` again, then `sandshim doctor`");
+}
+
+bool codex_runs(const CodexHook& hook) {
+  return hook.trust_status == "trusted" || hook.trust_status == "managed";
+}
+
+// For CI, where /hooks cannot be opened: what a review would write to Codex's config. A hook
+// never reviewed gets a new table; a changed one has its table already, so its hash is replaced.
+std::string codex_ci_trust(const std::vector<const CodexHook*>& hooks, const fs::path& config) {
+  std::vector<std::string> new_lines;
+  std::vector<std::string> changed;
+  for (const CodexHook* hook : hooks) {
+    if (codex_runs(*hook)) {
+      continue;
+    }
+    if (hook->trust_status == "modified") {
+      changed.push_back("trusted_hash = " + toml_string(hook->current_hash) +
+                        " under [hooks.state." + toml_string(hook->key) + "]");
+    } else {
+      std::vector<std::string> lines = codex_trust_lines(*hook);
+      new_lines.insert(new_lines.end(), lines.begin(), lines.end());
     }
   }
+  std::vector<std::string> steps;
+  if (!new_lines.empty()) {
+    steps.push_back("`" + append_to_config(new_lines, config) + "`");
+  }
+  if (!changed.empty()) {
+    steps.push_back("set " + join(changed, " and ") + " in " + config.string());
+  }
+  return join(steps, "; ");
+}
+
+// trusted and managed run; untrusted (never reviewed) and modified (changed since) do not.
+std::optional<HookCallCheck> codex_untrusted(const std::vector<const CodexHook*>& hooks,
+                                             const fs::path& config) {
+  std::vector<std::string> which;
+  for (const CodexHook* hook : hooks) {
+    if (!hook->enabled) {
+      return blocked("Codex: sandshim's hook " + quoted(hook->key) + " is disabled",
+                     "enable it in `codex` → /hooks");
+    }
+    if (!codex_runs(*hook)) {
+      which.push_back(
+          hook->event_name + " " +
+          (hook->trust_status == "modified" ? "changed since its review" : "not reviewed"));
+    }
+  }
+  if (which.empty()) {
+    return std::nullopt;
+  }
+  return blocked("Codex: sandshim's hooks are not trusted (" + join(which, ", ") +
+                     "), so Codex runs commands without them",
+                 "start `codex`, open /hooks and trust sandshim's hooks; in CI (no /hooks): " +
+                     codex_ci_trust(hooks, config));
+}
+
+HookCallCheck check_codex(const fs::path& settings_file, const std::vector<OurHandler>& ours,
+                          const fs::path& project_root, const AgentConfigPaths& paths) {
+  fs::path config = paths.codex_home / "config.toml";
+  fs::path cwd = project_root.empty() ? paths.workspace : project_root;
+  CodexHookList list = paths.list_codex_hooks(cwd);
+  if (list.problem) {
+    return blocked("Codex: cannot ask Codex whether it calls sandshim's hooks: " + *list.problem,
+                   "put the `codex` you run on PATH (doctor asks its `codex app-server`), then "
+                   "`sandshim doctor` again");
+  }
+  std::vector<const CodexHook*> listed;
+  for (const OurHandler& handler : ours) {
+    std::string key = codex_hook_key(settings_file, handler);
+    const CodexHook* hook = listed_hook(list, key);
+    if (hook == nullptr) {
+      return codex_not_listed(settings_file, key, list, project_root, config);
+    }
+    listed.push_back(hook);
+  }
+  if (std::optional<HookCallCheck> untrusted = codex_untrusted(listed, config)) {
+    return *untrusted;
+  }
   return runs(
-      "Codex calls them (project trusted, hooks reviewed; a changed hook needs a new "
-      "review)");
+      "Codex calls them (`codex app-server` lists each as trusted; a changed hook needs a "
+      "new review)");
 }
 
 // trustedFolders.json: TRUST_FOLDER trusts the folder and below, TRUST_PARENT its parent.
@@ -262,14 +355,22 @@ HookCallCheck check_gemini(const fs::path& project_root, const AgentConfigPaths&
 AgentConfigPaths AgentConfigPaths::from_environment() {
   fs::path home = home_directory();
   AgentConfigPaths paths;
-  paths.claude_dir = env_path_or("CLAUDE_CONFIG_DIR", home / ".claude");
+  paths.claude_dir = environment::claude_config_dir().value_or(home / ".claude");
   paths.claude_managed_dir = "/etc/claude-code";
-  paths.codex_home = env_path_or("CODEX_HOME", home / ".codex");
+  paths.codex_home = environment::codex_home().value_or(home / ".codex");
+  std::error_code ec;
+  paths.workspace = fs::current_path(ec);
+  paths.list_codex_hooks = [path_variable = environment::path()](const fs::path& cwd) {
+    std::optional<fs::path> codex = find_codex(path_variable);
+    if (!codex) {
+      return CodexHookList{"`codex` is not on PATH", {}, {}};
+    }
+    return install::list_codex_hooks(*codex, cwd, k_codex_answer_timeout);
+  };
   paths.gemini_dir = home / ".gemini";
   paths.gemini_trusted_folders =
-      env_path_or("GEMINI_CLI_TRUSTED_FOLDERS_PATH", paths.gemini_dir / "trustedFolders.json");
-  const char* trust = std::getenv("GEMINI_CLI_TRUST_WORKSPACE");
-  paths.gemini_trust_workspace_env = trust != nullptr && std::string_view(trust) == "true";
+      environment::gemini_trusted_folders_file().value_or(paths.gemini_dir / "trustedFolders.json");
+  paths.gemini_trust_workspace_env = environment::gemini_trust_workspace();
   return paths;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "common/environment.hpp"
 #include "common/strings.hpp"
 #include "install/atomic_file.hpp"
 
@@ -157,8 +158,8 @@ std::string skill_markdown(const shim::Policy& policy) {
 
 std::vector<fs::path> skill_directories(const fs::path& root, bool user) {
   fs::path claude = root / ".claude";
-  if (const char* dir = std::getenv("CLAUDE_CONFIG_DIR"); user && dir != nullptr && dir[0] == '/') {
-    claude = dir;
+  if (std::optional<fs::path> dir = environment::claude_config_dir(); user && dir) {
+    claude = *dir;
   }
   return {root / ".agents" / "skills" / "sandshim", claude / "skills" / "sandshim"};
 }

@@ -112,12 +112,38 @@ configure_gemini() {
 EOF
 }
 
-# What the installer tells a Codex user to do before `codex exec` (CI) runs project hooks: trust
-# the project, and the hooks for the invocation (/hooks review needs the interactive CLI).
+# What the installer tells a Codex user to do before `codex exec` (CI) runs project hooks:
+# `sandshim doctor` asks Codex and names the project's trust, then each hook's hash, as lines for
+# Codex's config; with them added doctor passes, and plain `codex exec` runs the hooks (the
+# standard session proves it did).
 after_install_codex() {
-    CODEX_EXEC_FLAGS=(--trust --dangerously-bypass-hook-trust)
+    CODEX_EXEC_FLAGS=()
+    apply_codex_doctor_fix "Codex: $WS is not a trusted project"
+    apply_codex_doctor_fix "Codex: sandshim's hooks are not trusted (preToolUse not reviewed, postToolUse not reviewed)"
+    codex_doctor
+    expect_contains "ok    hooks    codex (project): Codex calls them" "$OUT"
 }
 
+# `sandshim doctor` with the pinned codex on PATH (doctor asks its app-server), in a network
+# namespace like the sessions; its report in $OUT, its exit code in DOCTOR_RC.
+codex_doctor() {
+    DOCTOR_RC=0
+    (cd "$WS" && PATH="$(dirname "$AGENT_BIN"):$(agent_clis_node_dir):$PATH" unshare --net -- \
+        "$SANDSHIM_BIN" doctor) >"$OUT" 2>"$ERR" || DOCTOR_RC=$?
+}
+
+# The doctor's Codex line fails with TEXT; the command it gives for CI (the first `…` after
+# "in CI") is run as a user would paste it.
+apply_codex_doctor_fix() { # TEXT
+    local line fix
+    codex_doctor
+    line=$(grep '^fail  hooks    codex (project): ' "$OUT") || fail "doctor (exit $DOCTOR_RC) does not fail on Codex: $(cat "$OUT")"
+    expect_equal 1 "$DOCTOR_RC" "doctor's exit code"
+    [[ $line == *"$1"* ]] || fail "doctor's Codex line lacks '$1': $line"
+    fix=$(sed -n 's/.*in CI[^`]*`\([^`]*\)`.*/\1/p' <<<"$line")
+    [[ -n $fix ]] || fail "doctor names no command for CI: $line"
+    eval "$fix"
+}
 # Gemini CLI runs a project's hooks only in a trusted folder.
 after_install_gemini() {
     printf '{"%s": "TRUST_FOLDER"}\n' "$WS" >"$HOME/.gemini/trustedFolders.json"
@@ -390,8 +416,9 @@ EOF
 }
 
 # The python run is linked to the decision for the probe command (`audit show`), that decision is
-# in `audit decisions --json`, and its tool-use id is the one the model gave step STEP (agents whose
-# tool calls carry an id; Gemini CLI's carry none and sandshim names them).
+# in `audit decisions --json`, its tool-use id is the one the model gave step STEP (agents whose
+# tool calls carry an id; Gemini CLI's carry none and sandshim names them), and the run row
+# carries that id itself (not only a join by session).
 expect_decision_linked_to_run() { # COMMAND-SUBSTRING STEP [PROGRAM: python3; wrap mode: bash]
     local run_id call_id="" program=${3:-python3}
     run_id=$(newest_run_of "$program")
@@ -412,5 +439,8 @@ if not tool_use_id or not any(row.get("tool_use_id") == tool_use_id for row in r
     sys.exit(f"the linked decision's tool_use_id {tool_use_id!r} is not in `audit decisions --json`")
 if call_id and tool_use_id != call_id:
     sys.exit(f"the linked decision's tool_use_id is {tool_use_id!r}, the agent's call was {call_id!r}")
+if run.get("tool_use_id") != tool_use_id:
+    sys.exit(f"the run itself carries tool_use_id {run.get('tool_use_id')!r}, not its decision's "
+             f"{tool_use_id!r}: it is joined by session only")
 EOF
 }

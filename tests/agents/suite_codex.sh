@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Codex, the real CLI, headless (`codex exec`) against the scripted model server (a custom model
 # provider speaking the Responses API), after `sandshim install` and `sandshim install agent codex`
-# in a fresh project and the steps the installer prints for `codex exec`. Codex itself approves
+# in a fresh project and the steps the installer prints for `codex exec` (doctor's lines for
+# Codex's config: the project's trust, each hook's hash). Codex itself approves
 # every call here (its approvals and sandbox are off), so whatever is refused was refused by
 # sandshim's hooks.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -22,4 +23,18 @@ interactive_shell_refused() {
     [[ ! -e $WS/escaped-by-stdin ]] || fail "python typed into the interactive shell ran on the host"
 }
 run_check "codex: an interactive shell, whose later input no hook sees, is refused" interactive_shell_refused
+
+# A hook changed since its review (here its timeout) is one Codex does not run: doctor says so,
+# naming the hash to trust, and passes again once the file is back.
+changed_hook_fails_doctor() {
+    cp "$WS/.codex/hooks.json" "$T/hooks.json.reviewed"
+    sed -i '0,/"timeout": 60/s//"timeout": 61/' "$WS/.codex/hooks.json"
+    codex_doctor
+    cp "$T/hooks.json.reviewed" "$WS/.codex/hooks.json"
+    expect_equal 1 "$DOCTOR_RC" "doctor's exit code"
+    expect_contains "fail  hooks    codex (project): Codex: sandshim's hooks are not trusted (preToolUse changed since its review), so Codex runs commands without them; fix: start \`codex\`, open /hooks and trust sandshim's hooks; in CI (no /hooks): set trusted_hash = \"sha256:" "$OUT"
+    codex_doctor
+    expect_contains "ok    hooks    codex (project): Codex calls them" "$OUT"
+}
+run_check "codex: doctor fails on a hook changed since its review, naming its new hash" changed_hook_fails_doctor
 finish_agent_suite

@@ -67,21 +67,17 @@ rm "$WS/.claude/settings.local.json"
 sandshim install agent codex --project "$WS" >/dev/null
 sandshim install agent gemini --project "$WS" >/dev/null
 PATH=$SHIM_DIR:$PATH expect_exit 1 sandshim doctor
-expect_contains "fail  hooks    codex (project): Codex: $WS is not a trusted project" "$OUT"
+# Codex is asked itself (`codex app-server`): tests/agents/suite_codex.sh proves trust both ways
+# with the real CLI; here, with or without a codex on PATH, it is not a pass.
+expect_contains "fail  hooks    codex (project): Codex: " "$OUT"
+sandshim install agent codex --project "$WS" --uninstall >/dev/null
 expect_contains "fail  hooks    gemini (project): Gemini CLI: $WS is not a trusted folder" "$OUT"
 
-check "hooks: trusted and reviewed, as Codex and Gemini CLI record it, they pass"
-mkdir -p "$HOME/.codex" "$HOME/.gemini"
-{
-    printf '[projects."%s"]\ntrust_level = "trusted"\n\n' "$WS"
-    printf '[hooks.state."%s/.codex/hooks.json:pre_tool_use:0:0"]\ntrusted_hash = "sha256:00"\n\n' "$WS"
-    printf '[hooks.state."%s/.codex/hooks.json:post_tool_use:0:0"]\ntrusted_hash = "sha256:01"\n' "$WS"
-} >"$HOME/.codex/config.toml"
+check "hooks: trusted, as Gemini CLI records it, they pass"
+mkdir -p "$HOME/.gemini"
 printf '{"%s": "TRUST_FOLDER"}\n' "$WS" >"$HOME/.gemini/trustedFolders.json"
 PATH=$SHIM_DIR:$PATH expect_exit 0 sandshim doctor
-expect_contains "ok    hooks    codex (project): Codex calls them" "$OUT"
 expect_contains "ok    hooks    gemini (project): Gemini CLI calls them" "$OUT"
-sandshim install agent codex --project "$WS" --uninstall >/dev/null
 sandshim install agent gemini --project "$WS" --uninstall >/dev/null
 
 check "--json: the same checks for tools"

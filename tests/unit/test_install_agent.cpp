@@ -90,7 +90,8 @@ TEST_CASE("install agent writes settings and skills, and uninstall removes exact
             .find("unchanged .claude/settings.json") != std::string::npos);
   std::string codex = install_agent({"codex", "--project", box.project.string()});
   CHECK(codex.find("open `/hooks` and trust") != std::string::npos);
-  CHECK(codex.find("codex exec --trust --dangerously-bypass-hook-trust") != std::string::npos);
+  CHECK(codex.find("`codex exec` (CI) cannot review hooks: run `sandshim doctor`") !=
+        std::string::npos);
   CHECK(codex.find("network_access = true") != std::string::npos);
   install_agent({"claude", "--project", box.project.string(), "--uninstall"});
   CHECK(fs::exists(box.project / ".agents/skills/sandshim/SKILL.md"));  // codex still uses it

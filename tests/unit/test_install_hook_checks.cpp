@@ -67,26 +67,78 @@ TEST_CASE("doctor: a hook binary that is gone blocks every command, and says so"
   CHECK(gone.fix == "`sandshim install agent claude` again");
 }
 
-TEST_CASE("doctor: Codex needs the project trusted and each hook reviewed", "[install][doctor]") {
-  Installed codex("codex");
-  HookCallCheck untrusted = codex.check();
-  CHECK_FALSE(untrusted.will_run);
-  CHECK(untrusted.detail.find("not a trusted project") != std::string::npos);
-  CHECK(untrusted.fix.find("codex exec --trust") != std::string::npos);
+// What `codex app-server` answers for the installed project: each of sandshim's two hooks with
+// TRUST, or (untrusted project) no hooks and the configWarning Codex sends.
+CodexHookList codex_answer(const fs::path& hooks_file, const std::string& trust) {
+  CodexHookList list;
+  if (trust.empty()) {
+    list.warnings.push_back(
+        "Project-local config, hooks, and exec policies are disabled in the "
+        "following folders until the project is trusted\n    1. " +
+        hooks_file.parent_path().string() + "\n");
+    return list;
+  }
+  list.hooks = {
+      {hooks_file.string() + ":pre_tool_use:0:0", "preToolUse", "", trust, "sha256:aa"},
+      {hooks_file.string() + ":post_tool_use:0:0", "postToolUse", "", "trusted", "sha256:bb"}};
+  return list;
+}
 
-  std::string trust = "[projects.\"" + codex.project.string() + "\"]\ntrust_level = \"trusted\"\n";
-  write_text(codex.paths.codex_home / "config.toml", trust);
+TEST_CASE("doctor: Codex's app-server must list each hook as trusted", "[install][doctor]") {
+  Installed codex("codex");
+  std::string trust;
+  codex.paths.list_codex_hooks = [&](const fs::path& cwd) {
+    CHECK(cwd == codex.project);
+    return codex_answer(codex.file, trust);
+  };
+  HookCallCheck untrusted_project = codex.check();
+  CHECK_FALSE(untrusted_project.will_run);
+  CHECK(untrusted_project.detail.find("not a trusted project") != std::string::npos);
+  CHECK(untrusted_project.fix.find("trust_level = \"trusted\"") != std::string::npos);
+
+  trust = "untrusted";
   HookCallCheck unreviewed = codex.check();
   CHECK_FALSE(unreviewed.will_run);
-  CHECK(unreviewed.detail.find("PreToolUse hook is not reviewed") != std::string::npos);
-  CHECK(unreviewed.fix.find("--dangerously-bypass-hook-trust") != std::string::npos);
+  CHECK(unreviewed.detail.find("preToolUse not reviewed") != std::string::npos);
+  CHECK(unreviewed.fix.find("printf '%s\\n' '[hooks.state.\"" + codex.file.string() +
+                            ":pre_tool_use:0:0\"]' 'trusted_hash = \"sha256:aa\"' >> " +
+                            (codex.paths.codex_home / "config.toml").string()) !=
+        std::string::npos);
+  CHECK(unreviewed.fix.find("sha256:bb") == std::string::npos);
 
-  std::string hooks = codex.file.string();
-  write_text(codex.paths.codex_home / "config.toml",
-             trust + "\n[hooks.state.\"" + hooks + ":pre_tool_use:0:0\"]\n" +
-                 "trusted_hash = \"sha256:aa\"\n\n[hooks.state.\"" + hooks +
-                 ":post_tool_use:0:0\"]\ntrusted_hash = \"sha256:bb\"\n");
+  trust = "modified";
+  HookCallCheck changed = codex.check();
+  CHECK(changed.detail.find("preToolUse changed since its review") != std::string::npos);
+  CHECK(changed.fix.find("set trusted_hash = \"sha256:aa\" under [hooks.state.\"" +
+                         codex.file.string() + ":pre_tool_use:0:0\"] in ") != std::string::npos);
+  trust = "trusted";
   CHECK(codex.check().will_run);
+
+  codex.paths.list_codex_hooks = [](const fs::path&) {
+    return CodexHookList{"`codex` is not on PATH", {}, {}};
+  };
+  HookCallCheck not_asked = codex.check();
+  CHECK_FALSE(not_asked.will_run);
+  CHECK(not_asked.detail ==
+        "Codex: cannot ask Codex whether it calls sandshim's hooks: `codex` is not on PATH");
+}
+
+TEST_CASE("doctor: the app-server's hooks/list answer is read with its warnings",
+          "[install][doctor]") {
+  CodexHookList list = parse_codex_hook_list(
+      {R"({"id":1,"result":{"userAgent":"x"}})",
+       R"({"method":"configWarning","params":{"summary":"not trusted: /p/.codex"}})",
+       R"({"id":2,"result":{"data":[{"cwd":"/p","hooks":[{"key":"/p/.codex/hooks.json:pre_tool_use:0:0",)"
+       R"("eventName":"preToolUse","command":"c","trustStatus":"modified","currentHash":"sha256:cc",)"
+       R"("enabled":true}],"warnings":["w"],"errors":[{"path":"/p/x","message":"bad"}]}]}})"});
+  REQUIRE_FALSE(list.problem);
+  REQUIRE(list.hooks.size() == 1);
+  CHECK(list.hooks[0].trust_status == "modified");
+  CHECK(list.hooks[0].current_hash == "sha256:cc");
+  CHECK(list.warnings == std::vector<std::string>{"not trusted: /p/.codex", "w", "/p/x: bad"});
+  CHECK(parse_codex_hook_list({R"({"id":2,"error":{"message":"unknown method"}})"}).problem ==
+        "hooks/list failed: unknown method");
+  CHECK(parse_codex_hook_list({"not json"}).problem == "no answer to hooks/list");
 }
 
 TEST_CASE("doctor: Gemini CLI needs a trusted folder and hooks enabled", "[install][doctor]") {
