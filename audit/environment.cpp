@@ -3,15 +3,12 @@
 #include <cstdlib>
 
 #include "audit/store.hpp"
+#include "common/environment.hpp"
 
 namespace sandshim::audit {
 
 std::optional<std::filesystem::path> audit_db_from_environment() {
-  const char* value = std::getenv("SANDSHIM_AUDIT_DB");
-  if (value == nullptr || value[0] != '/') {
-    return std::nullopt;
-  }
-  return std::filesystem::path(value);
+  return environment::audit_db();
 }
 
 std::filesystem::path resolve_audit_db(const std::filesystem::path& configured) {

@@ -1,5 +1,7 @@
 #include "audit/log.hpp"
 
+#include "common/environment.hpp"
+
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -16,8 +18,8 @@ spdlog::logger& logger() {
   }
   auto created = spdlog::stderr_logger_mt("sandshim");
   created->set_pattern("sandshim: %v");
-  const char* level = std::getenv("SANDSHIM_LOG");
-  created->set_level(level != nullptr ? spdlog::level::from_str(level) : spdlog::level::warn);
+  auto level = environment::log_level();
+  created->set_level(level ? spdlog::level::from_str(*level) : spdlog::level::warn);
   return *created;
 }
 

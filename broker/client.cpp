@@ -16,6 +16,7 @@
 
 #include "broker/settings.hpp"
 #include "broker/unix_socket.hpp"
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
@@ -139,8 +140,8 @@ std::optional<TerminalSize> terminal_size() {
 // The caller's own config files, as text: the broker's user cannot open them.
 std::vector<std::pair<std::string, std::string>> user_config_texts() {
   std::vector<fs::path> files = {xdg_directory("config") / "sandshim" / "config"};
-  if (const char* named = std::getenv("SANDSHIM_CONFIG"); named != nullptr && named[0] == '/') {
-    files.emplace_back(named);
+  if (auto named = environment::config_file()) {
+    files.push_back(*named);
   }
   std::vector<std::pair<std::string, std::string>> texts;
   for (const auto& file : files) {

@@ -6,6 +6,7 @@
 
 #include "broker/settings.hpp"
 #include "broker/unix_socket.hpp"
+#include "common/environment.hpp"
 
 namespace sandshim::broker {
 
@@ -15,8 +16,8 @@ namespace {
 
 // The local engine socket this uid would use in direct mode.
 fs::path engine_socket() {
-  if (const char* host = std::getenv("DOCKER_HOST"); host != nullptr) {
-    std::string endpoint = host;
+  if (auto host = environment::docker_host()) {
+    std::string endpoint = *host;
     if (endpoint.starts_with("unix://")) {
       return endpoint.substr(7);
     }

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "shim/policy.hpp"
 
@@ -41,13 +42,12 @@ void apply_system_file(ClientSettings& settings) {
 }
 
 void apply_environment(ClientSettings& settings) {
-  if (const char* mode = std::getenv("SANDSHIM_BROKER"); mode != nullptr && mode[0] != '\0') {
-    settings.mode = parse_mode(mode, "$SANDSHIM_BROKER");
+  if (auto mode = environment::broker_mode()) {
+    settings.mode = parse_mode(*mode, "$SANDSHIM_BROKER");
     settings.source = "$SANDSHIM_BROKER";
   }
-  if (const char* socket = std::getenv("SANDSHIM_BROKER_SOCKET");
-      socket != nullptr && socket[0] == '/') {
-    settings.socket = socket;
+  if (auto socket = environment::broker_socket()) {
+    settings.socket = *socket;
   }
 }
 

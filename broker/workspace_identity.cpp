@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "broker/settings.hpp"
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
@@ -88,8 +89,8 @@ std::vector<fs::path> engine_socket_paths() {
   std::vector<fs::path> sockets = {"/var/run/docker.sock", "/run/docker.sock",
                                    "/run/podman/podman.sock", "/run/containerd/containerd.sock",
                                    k_default_socket};
-  if (const char* host = std::getenv("DOCKER_HOST"); host != nullptr) {
-    std::string endpoint = host;
+  if (auto host = environment::docker_host()) {
+    std::string endpoint = *host;
     if (endpoint.starts_with("unix://")) {
       sockets.emplace_back(endpoint.substr(7));
     }

@@ -19,6 +19,7 @@
 #include "broker/client.hpp"
 #include "broker/commands.hpp"
 #include "cli/completion.hpp"
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/memory.hpp"
 #include "common/strings.hpp"
@@ -302,8 +303,8 @@ void ensure_standard_fds_open() {
 void configure_logging() {
   auto logger = spdlog::stderr_logger_st("sandshim");
   logger->set_pattern("sandshim: %l: %v");
-  const char* level = std::getenv("SANDSHIM_LOG");
-  logger->set_level(level != nullptr ? spdlog::level::from_str(level) : spdlog::level::warn);
+  auto level = environment::log_level();
+  logger->set_level(level ? spdlog::level::from_str(*level) : spdlog::level::warn);
   spdlog::set_default_logger(logger);
 }
 

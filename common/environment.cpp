@@ -61,4 +61,47 @@ bool gemini_trust_workspace() {
   return flag("GEMINI_CLI_TRUST_WORKSPACE");
 }
 
+std::optional<std::string> no_color() {
+  return text("NO_COLOR");
+}
+
+std::optional<std::string> term() {
+  return text("TERM");
+}
+
+std::optional<std::string> log_level() {
+  return text("SANDSHIM_LOG");
+}
+
+std::optional<fs::path> audit_db() {
+  return absolute("SANDSHIM_AUDIT_DB");
+}
+
+std::optional<fs::path> config_file() {
+  auto value = text("SANDSHIM_CONFIG");
+  if (!value || value->empty()) {
+    return std::nullopt;
+  }
+  std::error_code ec;
+  fs::path file = fs::absolute(*value, ec);
+  return ec ? std::nullopt : std::optional<fs::path>(file);
+}
+
+std::string agent() {
+  return text("SANDSHIM_AGENT").value_or("");
+}
+
+std::optional<std::string> broker_mode() {
+  auto value = text("SANDSHIM_BROKER");
+  return value && !value->empty() ? value : std::nullopt;
+}
+
+std::optional<fs::path> broker_socket() {
+  return absolute("SANDSHIM_BROKER_SOCKET");
+}
+
+std::optional<std::string> docker_host() {
+  return text("DOCKER_HOST");
+}
+
 }  // namespace sandshim::environment

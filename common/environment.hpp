@@ -4,7 +4,8 @@
 // the rest of the code calls these, never getenv, so what the environment can steer is this
 // list. Rules: `text` (set, any value, maybe empty), `absolute` (only an absolute path counts;
 // anything else is as if unset, so a relative value never points into the cwd), `flag`
-// (exactly "true").
+// (exactly "true"). tests/lint/environment.sh fails on any other getenv; the in-container launcher
+// (inside/, a static program linking none of these libraries) reads its own three variables.
 
 #include <filesystem>
 #include <optional>
@@ -36,5 +37,24 @@ std::optional<std::filesystem::path> codex_home();
 std::optional<std::filesystem::path> gemini_trusted_folders_file();
 // GEMINI_CLI_TRUST_WORKSPACE=true: Gemini CLI trusts every folder.
 bool gemini_trust_workspace();
+
+// NO_COLOR and TERM, as text: whether output may be coloured (common/terminal).
+std::optional<std::string> no_color();
+std::optional<std::string> term();
+// SANDSHIM_LOG: the log level's name (spdlog's), when set.
+std::optional<std::string> log_level();
+// SANDSHIM_AUDIT_DB, absolute: the audit database in direct mode, for every reader alike.
+std::optional<std::filesystem::path> audit_db();
+// SANDSHIM_CONFIG: one more user-layer config file; a relative value is taken from the cwd
+// now, so every reader (the shim, the broker's client) names the same file.
+std::optional<std::filesystem::path> config_file();
+// SANDSHIM_AGENT: the agent a hook's rewrite named ("" when unset); only shapes messages.
+std::string agent();
+// SANDSHIM_BROKER (non-empty text) and SANDSHIM_BROKER_SOCKET (absolute): the client's mode
+// and socket, honoured only where the administrator has not required the broker.
+std::optional<std::string> broker_mode();
+std::optional<std::filesystem::path> broker_socket();
+// DOCKER_HOST, as text: the engine endpoint the docker client would use.
+std::optional<std::string> docker_host();
 
 }  // namespace sandshim::environment

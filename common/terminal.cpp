@@ -1,5 +1,7 @@
 #include "common/terminal.hpp"
 
+#include "common/environment.hpp"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -35,7 +37,10 @@ bool color_allowed(const char* no_color, const char* term) {
 }
 
 bool use_color(int fd) {
-  return ::isatty(fd) == 1 && color_allowed(std::getenv("NO_COLOR"), std::getenv("TERM"));
+  auto no_color = environment::no_color();
+  auto term = environment::term();
+  return ::isatty(fd) == 1 &&
+         color_allowed(no_color ? no_color->c_str() : nullptr, term ? term->c_str() : nullptr);
 }
 
 std::string paint(std::string_view text, Style style, bool enabled) {

@@ -59,7 +59,8 @@ class AppServer {
                          out.write.get(),
                          err.write.get(),
                          true,
-                         true};
+                         true,
+                         {}};
     m_pid = spawn(options);
     m_in = std::move(in.write);
     m_out = std::move(out.read);

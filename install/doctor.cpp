@@ -294,12 +294,12 @@ void check_versions(Context& ctx) {
   if (!ctx.facts) {
     return;
   }
-  const char* path_variable = std::getenv("PATH");
+  std::string path_variable = environment::path();
   for (const auto& command : k_versioned_interpreters) {
     auto mapped = ctx.policy->images.find(command);
     if (mapped != ctx.policy->images.end() &&
         image_present(*ctx.engine, engine_image_of(mapped->second))) {
-      check_interpreter_version(ctx, command, path_variable == nullptr ? "" : path_variable);
+      check_interpreter_version(ctx, command, path_variable);
     }
   }
 }

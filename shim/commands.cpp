@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "audit/store.hpp"
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
@@ -230,8 +231,8 @@ int build_images(const std::vector<std::string>& args) {
   // The build script's own settings (state dir, Debian mirror, proxies) still reach it.
   for (const char* name :
        {"SANDSHIM_STATE_DIR", "SANDSHIM_DEBIAN_MIRROR", "http_proxy", "https_proxy", "TMPDIR"}) {
-    if (const char* value = std::getenv(name); value != nullptr) {
-      env.push_back(std::string(name) + "=" + value);
+    if (auto value = environment::text(name)) {
+      env.push_back(std::string(name) + "=" + *value);
     }
   }
   SpawnOptions options;

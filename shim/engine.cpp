@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
@@ -149,8 +150,8 @@ std::vector<std::string> engine_environment(const Policy& policy, const std::str
       env.push_back("CONTAINER_HOST=" + policy.endpoint);
     }
     for (const char* name : {"XDG_RUNTIME_DIR", "USER", "LOGNAME"}) {
-      if (const char* value = std::getenv(name); value != nullptr) {
-        env.push_back(std::string(name) + "=" + value);
+      if (auto value = environment::text(name)) {
+        env.push_back(std::string(name) + "=" + *value);
       }
     }
   }

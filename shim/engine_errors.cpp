@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "common/environment.hpp"
 #include "common/strings.hpp"
 #include "shim/agent_sandbox.hpp"
 
@@ -75,8 +76,7 @@ std::string describe_engine_error(const std::string& engine_output, const RunSpe
   EngineErrorKind kind = classify_engine_error(reason);
   std::string fix = engine_error_fix(kind, spec);
   if (kind == EngineErrorKind::permission) {
-    const char* agent = std::getenv("SANDSHIM_AGENT");
-    fix = engine_socket_refused_fix(reason, agent == nullptr ? "" : agent, ::geteuid() == 0, fix);
+    fix = engine_socket_refused_fix(reason, environment::agent(), ::geteuid() == 0, fix);
   }
   return "the container engine failed (" + reason + "); " + fix + "; nothing ran";
 }

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "audit/environment.hpp"
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/sha256.hpp"
@@ -1026,9 +1027,8 @@ void apply_settings(Policy& policy, const std::vector<Setting>& settings, Trust 
 
 std::vector<ConfigFile> user_config_files() {
   std::vector<ConfigFile> files = {{xdg_directory("config") / "sandshim" / "config", false}};
-  if (const char* explicit_file = std::getenv("SANDSHIM_CONFIG");
-      explicit_file != nullptr && explicit_file[0] != '\0') {
-    files.push_back({explicit_file, true});
+  if (auto explicit_file = environment::config_file()) {
+    files.push_back({*explicit_file, true});
   }
   return files;
 }
