@@ -376,7 +376,9 @@ std::optional<std::string> set_image(Policy& p, std::string_view command,
 }
 
 Key images_key() {
-  return {{"images.COMMAND", "image that runs COMMAND (python, python3, node, sh, ...)",
+  return {{"images.COMMAND",
+           "image that runs COMMAND (python, python3, node, sh, ...); `host`: the host's own "
+           "interpreter",
            "sandshim/<name>:bookworm", KeyTrust::trusted},
           set_image,
           {},
