@@ -35,7 +35,9 @@ fi
 exec "$(command -v docker)" "\$@"
 EOF
 chmod 755 "$T/engine/docker"
-printf '[engine]\npath = %s\n' "$T/engine/docker" >>"$SYSCONF"
+# The window is made in the client's `run`, so this suite keeps the client path (engine.api = off);
+# the gate it proves is the container's first program on either path.
+printf '[engine]\npath = %s\napi = off\n' "$T/engine/docker" >>"$SYSCONF"
 start_broker --max-runs-per-user 1 --max-queued-per-user 1
 
 # The caller's workspace (a git root) and the program that shows what it sees there.
@@ -79,7 +81,7 @@ done
 
 check "control: direct mode (no gate) with the same swap mounts the locked directory"
 mkdir -p "$T/direct-config/sandshim"
-printf '[engine]\npath = %s\n' "$T/engine/docker" >"$T/direct-config/sandshim/config"
+printf '[engine]\npath = %s\napi = off\n' "$T/engine/docker" >"$T/direct-config/sandshim/config"
 in_dir() { (cd "$1" && shift && exec "$@"); }
 expect_exit 42 in_dir "$R/ws" env SANDSHIM_BROKER=off XDG_CONFIG_HOME="$T/direct-config" \
     "$T/bin/sandshim" run -- sh -c "$SHOW"
