@@ -120,6 +120,10 @@ echo "== cost per run: each shim opens the store, marks abandoned runs, begins a
 rm -f "$work"/per-run.db*
 "$bench" per-run "$work/per-run.db" 2000 | sed 's/^/  /'
 
+echo "== a shim's open alone, and with another connection kept open (no -shm reset, WAL index shared)"
+rm -f "$work"/open.db*
+"$bench" open-cost "$work/open.db" 300 | sed 's/^/  /'
+
 echo "== insert throughput: begin+complete pairs on one open store"
 rm -f "$work"/throughput.db*
 "$bench" throughput "$work/throughput.db" 20000 | sed 's/^/  /'
