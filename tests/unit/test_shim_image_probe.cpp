@@ -130,7 +130,9 @@ TEST_CASE("without a reachable socket the probe asks the client", "[image_probe]
   ImageProbe probe(engine, "sandshim/sh:bookworm");
   CHECK(probe.result(5000) == "sha256:from-client");
 
-  Engine podman{"podman", client, {}, "", {}};
+  // An endpoint nobody answers on: podman's default socket may have a service behind it here.
+  Engine podman{
+      "podman", client, {}, "unix://" + (dir.path() / "nobody-listens.sock").string(), {}};
   ImageProbe by_client(podman, "sandshim/sh:bookworm");
   CHECK(by_client.result(5000) == "sha256:from-client");
   ImageProbe unknown(podman, "other:image");
@@ -141,7 +143,8 @@ TEST_CASE("an engine that does not answer in time leaves the id empty", "[image_
   ScratchDir dir;
   auto client = dir.write("docker", "#!/bin/sh\nexec sleep 30\n");
   ::chmod(client.c_str(), 0755);
-  Engine engine{"podman", client, {}, "", {}};
+  Engine engine{
+      "podman", client, {}, "unix://" + (dir.path() / "nobody-listens.sock").string(), {}};
   ImageProbe probe(engine, "sandshim/sh:bookworm");
   auto started = std::chrono::steady_clock::now();
   CHECK(probe.result(200).empty());
