@@ -258,6 +258,17 @@ void write_cidfile(const std::string& path, const engine::Reply& created) {
   }
 }
 
+// Whether the engine removes the container by itself once it exited, and the wait reports the
+// exit code of that removal: docker's AutoRemove. podman's compat wait for "removed" answers 0
+// whatever the code, so its runs wait for the exit and the client removes the container.
+bool engine_removes(const CreateRequest& request) {
+  return request.auto_remove && !request.libpod;
+}
+
+std::string wait_condition(const CreateRequest& request) {
+  return engine_removes(request) ? "removed" : "next-exit";
+}
+
 // The run after create: attach, wait, start, stdio; the exit code.
 int attach_and_run(const engine::ApiClient& api, const CreateRequest& request) {
   engine::AttachStream attach = api.attach(request.name, request.tty);
@@ -265,8 +276,7 @@ int attach_and_run(const engine::ApiClient& api, const CreateRequest& request) {
     report_refusal(api, attach.reply());
     return refusal_code(attach.reply());
   }
-  engine::PendingReply exited =
-      api.send_wait(request.name, request.auto_remove ? "removed" : "next-exit");
+  engine::PendingReply exited = api.send_wait(request.name, wait_condition(request));
   if (!exited.sent()) {
     report_refusal(api, exited.get(std::chrono::milliseconds(0)));
     return exit_code::k_sandbox_error;
@@ -294,7 +304,7 @@ int attach_and_run(const engine::ApiClient& api, const CreateRequest& request) {
 // after start races the program's first look at it).
 std::string body_with_console_size(const CreateRequest& request) {
   winsize size{};
-  if (!request.tty || ::ioctl(1, TIOCGWINSZ, &size) != 0 || size.ws_row == 0) {
+  if (!request.tty || request.libpod || ::ioctl(1, TIOCGWINSZ, &size) != 0 || size.ws_row == 0) {
     return request.body;
   }
   auto body = nlohmann::json::parse(request.body, nullptr, false);
@@ -307,14 +317,16 @@ std::string body_with_console_size(const CreateRequest& request) {
 
 int run_over_api(const engine::ApiClient& api, const CreateRequest& request,
                  const std::string& cidfile) {
-  engine::Reply created = api.create(request.name, body_with_console_size(request));
+  engine::Reply created = request.libpod
+                              ? api.create_libpod(request.body)
+                              : api.create(request.name, body_with_console_size(request));
   if (!created.ok()) {
     report_refusal(api, created);
     return refusal_code(created);
   }
   write_cidfile(cidfile, created);
   int code = attach_and_run(api, request);
-  if (!request.auto_remove || code == exit_code::k_sandbox_error ||
+  if (!engine_removes(request) || code == exit_code::k_sandbox_error ||
       code == exit_code::k_cannot_execute || code == exit_code::k_not_found) {
     api.remove(request.name);  // never started, or not the engine's to remove
   }
