@@ -531,8 +531,10 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   StepTimer classify_step("classify");
   ContainerResult result = classify(policy);
   classify_step.done();
-  if (m_spec.warm) {
-    guardian.remove_after_exit();  // a warm container outlives its exec: removed once we exit
+  if (m_spec.warm || (m_create && container_settled())) {
+    // A warm container outlives its exec, and a cold one over the API returned at its exit,
+    // before the engine's AutoRemove: the guardian confirms the removal once we exit.
+    guardian.remove_after_exit();
   } else if (container_settled()) {
     guardian.release();
   }  // else the guardian, never released, keeps removing the container until the engine answers

@@ -306,8 +306,8 @@ Problem podman_label(Draft& draft, const std::string& value) {
   return std::nullopt;
 }
 
-// Removed by podman itself once it exited, as `podman run --rm`; the client also removes it
-// after the wait (podman's compat wait for "removed" answers 0 whatever the exit code).
+// Removed by podman itself once it exited, as `podman run --rm` (the run waits for the exit:
+// podman's compat wait for "removed" answers 0 whatever the exit code).
 Problem podman_auto_remove(Draft& draft, const std::string&) {
   draft.config["remove"] = true;
   draft.request.auto_remove = true;

@@ -258,17 +258,6 @@ void write_cidfile(const std::string& path, const engine::Reply& created) {
   }
 }
 
-// Whether the engine removes the container by itself once it exited, and the wait reports the
-// exit code of that removal: docker's AutoRemove. podman's compat wait for "removed" answers 0
-// whatever the code, so its runs wait for the exit and the client removes the container.
-bool engine_removes(const CreateRequest& request) {
-  return request.auto_remove && !request.libpod;
-}
-
-std::string wait_condition(const CreateRequest& request) {
-  return engine_removes(request) ? "removed" : "next-exit";
-}
-
 // The run after create: attach, wait, start, stdio; the exit code.
 int attach_and_run(const engine::ApiClient& api, const CreateRequest& request) {
   engine::AttachStream attach = api.attach(request.name, request.tty);
@@ -276,7 +265,9 @@ int attach_and_run(const engine::ApiClient& api, const CreateRequest& request) {
     report_refusal(api, attach.reply());
     return refusal_code(attach.reply());
   }
-  engine::PendingReply exited = api.send_wait(request.name, wait_condition(request));
+  // The exit, not the removal: the caller has its status as soon as the command ended, and the
+  // engine's AutoRemove (with the run's guardian behind it) removes the container afterwards.
+  engine::PendingReply exited = api.send_wait(request.name, "next-exit");
   if (!exited.sent()) {
     report_refusal(api, exited.get(std::chrono::milliseconds(0)));
     return exit_code::k_sandbox_error;
@@ -326,7 +317,7 @@ int run_over_api(const engine::ApiClient& api, const CreateRequest& request,
   }
   write_cidfile(cidfile, created);
   int code = attach_and_run(api, request);
-  if (!engine_removes(request) || code == exit_code::k_sandbox_error ||
+  if (!request.auto_remove || code == exit_code::k_sandbox_error ||
       code == exit_code::k_cannot_execute || code == exit_code::k_not_found) {
     api.remove(request.name);  // never started, or not the engine's to remove
   }
