@@ -76,14 +76,14 @@ podman_service_ensure() { # LOG [SOCKET]
 # Stops the service this shell started (by its pid, never by name) and removes its socket.
 podman_service_stop_if_started() {
     [[ -n $_podman_service_pid ]] || return 0
-    kill -TERM "$_podman_service_pid" 2>/dev/null
+    kill -TERM "$_podman_service_pid" 2>/dev/null || true
     local i
     for ((i = 0; i < 50; i++)); do
         kill -0 "$_podman_service_pid" 2>/dev/null || break
         sleep 0.1
     done
-    kill -KILL "$_podman_service_pid" 2>/dev/null
-    wait "$_podman_service_pid" 2>/dev/null
+    kill -KILL "$_podman_service_pid" 2>/dev/null || true
+    wait "$_podman_service_pid" 2>/dev/null || true
     rm -f "$_podman_service_socket"
     _podman_service_pid=""
     _podman_service_socket=""

@@ -90,8 +90,9 @@ expect_contains "NoNewPrivs:	1" "$OUT"
 grep -q "^CapEff:	0000000000000000" /proc/self/status && fail "control: the host's root has no capabilities either"
 grep -q "^NoNewPrivs:	0" /proc/self/status || fail "control: the harness itself runs with no_new_privs"
 
-check "TERM is unset without a terminal, as the client leaves it (control: a variable passed reaches it)"
-expect_exit 42 env TERM=xterm-sandshim sandshim run -- sh -c '[ -z "${TERM:-}" ] && exit 42 || exit 73'
+check "TERM is unset when the caller has none (podman would set xterm); control: the caller's TERM reaches it"
+expect_exit 42 env -u TERM "$SANDSHIM_BIN" run -- sh -c '[ -z "${TERM:-}" ] && exit 42 || exit 73'
+expect_exit 42 env TERM=xterm-sandshim "$SANDSHIM_BIN" run -- sh -c '[ "${TERM:-}" = xterm-sandshim ] && exit 42 || exit 73'
 
 check "exit codes: 42, 127 for a missing program, 126 for one that cannot run, as the client gives them"
 for mode in on off; do
@@ -115,12 +116,17 @@ expect_run last timeout 124
 ! container_exists "sandshim-$(last_run_id)" || fail "the container outlived its deadline"
 expect_exit 42 sandshim run --timeout 3s -- sh -c 'exit 42'
 
-check "the memory limit: an OOM kill is 137 with status oom; a SIGKILL of its own is 137, not oom"
-configure on $'[sandbox]\nmemory = 64m'
-expect_exit 137 sandshim run -- sh -c 'dd if=/dev/zero of=/dev/null bs=200M count=1 2>/dev/null'
-expect_run last oom 137
+check "the memory limit: 137 with the client's status (oom; killed where podman reports no OOM); a SIGKILL of its own is never oom"
+# podman 4.3 with runc on cgroup v1 reports no OOM kill on either path (README: known gap on podman).
+for mode in off on; do
+    configure "$mode" $'[sandbox]\nmemory = 64m'
+    expect_exit 137 sandshim run -- sh -c 'dd if=/dev/zero of=/dev/null bs=200M count=1 2>/dev/null'
+    declare "oom_status_$mode=$(audit_field last status)"
+done
+expect_equal "$oom_status_off" "$oom_status_on" "the OOM-killed run's status over the API and through the client"
+[[ $oom_status_on == oom || $oom_status_on == killed ]] || fail "an OOM kill has status '$oom_status_on'"
 expect_exit 137 sandshim run -- sh -c 'kill -KILL $$'
-[[ $(audit_field last status) != oom ]] || fail "a SIGKILL the program sent itself was taken for an OOM kill"
+expect_run last killed 137
 ! client_ran_run || fail "the client ran a container: $(cat "$T/client.log")"
 
 check "the service gone (its socket left with nobody behind it): runs fall back to the client, and say so"
