@@ -366,34 +366,37 @@ Problem podman_tmpfs(Draft& draft, const std::string& value) {
   return std::nullopt;
 }
 
+// One key of a bind mount's CSV into an OCI mount; false for a key the API path does not carry.
+bool apply_spec_mount_field(json& mount, const std::string& field) {
+  size_t eq = field.find('=');
+  std::string key = field.substr(0, eq);
+  std::string value = eq == std::string::npos ? "" : field.substr(eq + 1);
+  if (key == "type" || key == "source" || key == "src" || key == "target" || key == "dst" ||
+      key == "destination") {
+    mount[key == "type" ? "type" : key.starts_with("s") ? "source" : "destination"] = value;
+  } else if ((key == "readonly" || key == "ro") && (value.empty() || value == "true")) {
+    mount["options"].push_back("ro");
+  } else if (eq == std::string::npos && (key == "noexec" || key == "nosuid" || key == "nodev")) {
+    mount["options"].push_back(key);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // type=bind,source=…,target=…[,readonly][,noexec,nosuid,nodev] as an OCI bind mount.
 Problem podman_mount(Draft& draft, const std::string& value) {
-  std::string source;
-  std::string target;
-  bool bind = false;
-  json options = json::array({"rbind"});
+  json mount = {{"options", json::array({"rbind"})}};
   for (const std::string& field : split_csv_fields(value)) {
-    size_t eq = field.find('=');
-    std::string key = field.substr(0, eq);
-    std::string text = eq == std::string::npos ? "" : field.substr(eq + 1);
-    if (key == "type") {
-      bind = text == "bind";
-    } else if (key == "source" || key == "src") {
-      source = text;
-    } else if (key == "target" || key == "dst" || key == "destination") {
-      target = text;
-    } else if ((key == "readonly" || key == "ro") && (text.empty() || text == "true")) {
-      options.push_back("ro");
-    } else if (eq == std::string::npos && (key == "noexec" || key == "nosuid" || key == "nodev")) {
-      options.push_back(key);
-    } else {
+    if (!apply_spec_mount_field(mount, field)) {
       return "the mount option " + field + " has no API form here";
     }
   }
-  if (!bind || source.empty() || target.empty()) {
+  if (mount.value("type", "") != "bind" || mount.value("source", "").empty() ||
+      mount.value("destination", "").empty()) {
     return "not a bind mount with a source and a target";
   }
-  add_spec_mount(draft, "bind", source, target, options);
+  add_spec_mount(draft, "bind", mount["source"], mount["destination"], mount["options"]);
   return std::nullopt;
 }
 
