@@ -306,11 +306,10 @@ Problem podman_label(Draft& draft, const std::string& value) {
   return std::nullopt;
 }
 
-// Removed by podman itself once it exited, as `podman run --rm` (the run waits for the exit:
-// podman's compat wait for "removed" answers 0 whatever the exit code).
+// --rm: the API client removes the container once its wait returned, not podman's own removal,
+// which may remove it before the wait (sent after start, see engine_run.cpp) is answered.
 Problem podman_auto_remove(Draft& draft, const std::string&) {
-  draft.config["remove"] = true;
-  draft.request.auto_remove = true;
+  draft.request.auto_remove = false;
   return std::nullopt;
 }
 

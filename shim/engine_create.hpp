@@ -15,7 +15,8 @@ struct CreateRequest {
   bool tty = false;
   bool auto_remove = false;  // --rm: the engine removes it once it exited
   bool interactive = false;  // --interactive: the caller's stdin reaches it
-  bool libpod = false;       // podman: the body is libpod's SpecGenerator, not docker's Config
+  bool libpod = false;       // podman: the body is libpod's SpecGenerator, not docker's Config,
+                             // and the wait goes after start (engine_run.cpp)
 };
 
 // A translation, or the flag it could not carry (the caller then keeps the client).

@@ -106,7 +106,7 @@ configure on
 
 check "stdin reaches the container through the attach stream byte for byte, up to its EOF"
 head -c 300000 /dev/urandom >"$T/in.bin"
-EXPECT_STDIN=$T/in.bin expect_exit 0 sandshim run -- sha256sum
+EXPECT_STDIN=$T/in.bin expect_exit 0 sandshim run -- sh -c sha256sum
 expect_equal "$(sha256sum <"$T/in.bin")" "$(cat "$OUT")" "stdin's digest outside and inside"
 
 check "the deadline kills a busy loop: 124, nothing left (control: a run inside the deadline ends 42)"
