@@ -8,6 +8,8 @@
 # always follows the same one. Prints p50/p95 and the ratio to raw. Asserts nothing.
 #
 #   bench/api_latency.sh [BUILD_DIR]        N=20 bench/api_latency.sh build
+#   ENGINE=podman bench/api_latency.sh      podman: its API service is started for the bench
+#                                           (install/lib/podman_service.sh) unless one answers
 set -euo pipefail
 
 build=${1:-build}
@@ -19,14 +21,21 @@ cmd=(sh -c true)
 work=$(mktemp -d /tmp/sandshim-api-latency.XXXXXX)
 chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
+engine=${ENGINE:-docker}
+if [[ $engine == podman ]]; then
+  # shellcheck source=../install/lib/podman_service.sh
+  . "$(dirname "${BASH_SOURCE[0]}")/../install/lib/podman_service.sh"
+  trap 'podman_service_stop_if_started; rm -rf "$work"' EXIT
+  podman_service_ensure "$work/podman-service.log" || exit 2
+fi
 export HOME=$work/home XDG_CONFIG_HOME=$work/config XDG_STATE_HOME=$work/state
 export XDG_DATA_HOME=$work/data XDG_CACHE_HOME=$work/cache SANDSHIM_AUDIT_DB=$work/audit.db
 unset SANDSHIM_CONFIG SANDSHIM_DRY_RUN SANDSHIM_LOG DOCKER_HOST DOCKER_CONTEXT DOCKER_CONFIG
 mkdir -p "$HOME" "$XDG_CONFIG_HOME/sandshim" "$XDG_STATE_HOME" "$XDG_DATA_HOME" "$work/workspace"
 chmod 755 "$work/workspace"
 cd "$work/workspace"
-printf '[engine]\napi = off\n' > "$work/cli.conf"
-printf '[engine]\napi = on\n' > "$work/api.conf"
+printf '[engine]\nname = %s\napi = off\n' "$engine" > "$work/cli.conf"
+printf '[engine]\nname = %s\napi = on\n' "$engine" > "$work/api.conf"
 
 # One sample of VARIANT in ms; a run that fails is counted, shown once and left out.
 declare -A samples failures
@@ -47,8 +56,12 @@ variant() {
   local -a engine_args
   case $1 in
     raw)
-      eval "engine_args=($("$bin" run --dry-run -- "${cmd[@]}"))"
-      sample raw env DOCKER_CONFIG="$XDG_STATE_HOME/sandshim/engine-config" "${engine_args[@]}"
+      eval "engine_args=($(SANDSHIM_CONFIG="$work/cli.conf" "$bin" run --dry-run -- "${cmd[@]}"))"
+      if [[ $engine == docker ]]; then
+        sample raw env DOCKER_CONFIG="$XDG_STATE_HOME/sandshim/engine-config" "${engine_args[@]}"
+      else
+        sample raw "${engine_args[@]}"
+      fi
       ;;
     cli) sample cli env SANDSHIM_CONFIG="$work/cli.conf" "$bin" run -- "${cmd[@]}" ;;
     api) sample api env SANDSHIM_CONFIG="$work/api.conf" "$bin" run -- "${cmd[@]}" ;;
@@ -69,7 +82,7 @@ for ((round = 0; round < runs; ++round)); do
   done
 done
 
-echo "== cold sh -c true, ms, N=$runs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== $engine: cold sh -c true, ms, N=$runs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 read -r raw50 raw95 <<< "$(percentiles "${samples[raw]:-}")"
 printf '  %-6s %8s %8s %9s %9s %7s\n' variant p50 p95 p50/raw p95/raw failed
 for v in "${variants[@]}"; do

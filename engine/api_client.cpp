@@ -108,6 +108,12 @@ Reply ApiClient::create(const std::string& name, const std::string& config_json)
               m_timeout);
 }
 
+// Versioned: podman serves libpod's routes under /v{version}/libpod only; 4.0.0 is the oldest
+// libpod API a 4.x service answers.
+Reply ApiClient::create_libpod(const std::string& spec_json) const {
+  return call("POST", "/v4.0.0/libpod/containers/create", spec_json, m_timeout);
+}
+
 Reply ApiClient::start(const std::string& container) const {
   return call("POST", "/containers/" + detail::url_escape(container) + "/start", {}, m_timeout);
 }

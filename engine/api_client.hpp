@@ -66,6 +66,9 @@ class ApiClient {
   PendingReply send_inspect_image(const std::string& reference) const;
   // Creates the container `name` from a JSON create body (POST /containers/create).
   Reply create(const std::string& name, const std::string& config_json) const;
+  // Creates a podman container from libpod's SpecGenerator JSON (POST /libpod/containers/create),
+  // which carries podman's flags that docker's create body has no field for.
+  Reply create_libpod(const std::string& spec_json) const;
   // Starts the created container (POST /containers/{id}/start).
   Reply start(const std::string& container) const;
   // Waits for the container to reach `condition` (not-running | next-exit | removed); `timeout`

@@ -26,6 +26,7 @@
 #include "shim/commands.hpp"
 #include "shim/enforcement.hpp"
 #include "shim/engine.hpp"
+#include "shim/engine_api.hpp"
 #include "shim/image_host.hpp"
 #include "shim/policy.hpp"
 
@@ -43,7 +44,8 @@ sandshim doctor --containers [--json] [CONTAINER...]
 Checks, one line each, that everything sandshim relies on is in place, and says how to fix
 what is not:
   policy    the config files load
-  engine    the engine answers; its version, cgroup version and driver, rootless or not
+  engine    the engine answers; its version, cgroup version and driver, rootless or not; the
+            path cold runs take (the API socket, podman's API service, or the client)
   runtime   the engine's default OCI runtime
   seccomp   the engine applies its seccomp profile
   limits    the memory, swap, cpus and pids limits are really enforced (a rootless engine on
@@ -164,7 +166,8 @@ void check_engine(Context& ctx) {
   ctx.add("engine", Status::ok,
           ctx.engine->describe() + " " + facts.server_version + " (" + ctx.engine->client.string() +
               "), cgroup v" + (facts.cgroup_version.empty() ? "?" : facts.cgroup_version) + " (" +
-              facts.cgroup_driver + "), " + (facts.rootless ? "rootless" : "rootful"));
+              facts.cgroup_driver + "), " + (facts.rootless ? "rootless" : "rootful") +
+              "; cold runs over " + shim::engine_api_path(*ctx.engine, *ctx.policy).reason);
 }
 
 // docker knows runsc only once deps.sh registered it (runsc and runsc-nonet); podman runs the

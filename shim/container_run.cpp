@@ -322,7 +322,8 @@ class RunLoop {
  private:
   std::optional<ContainerResult> connect_to_launcher();
   pid_t spawn_client(const std::vector<std::string>& engine_args, Pipe& out, Pipe& err);
-  void choose_api_path(const std::vector<std::string>& engine_args, const Policy& policy);
+  void choose_api_path(const std::vector<std::string>& engine_args, const Policy& policy,
+                       const ApiPath& path);
   pid_t spawn_api_client(Pipe& out, Pipe& err);
   void remove_container();
   void signal_container(int sig);
@@ -369,27 +370,31 @@ class RunLoop {
   std::optional<CreateRequest> m_create;
 };
 
-// The API path where it can stand in for the client with the same container: engine.api = on,
-// docker on a local socket, a cold run, and every argument with an API form. Else the client.
-void RunLoop::choose_api_path(const std::vector<std::string>& engine_args, const Policy& policy) {
-  if (policy.engine_api != EngineApi::on || m_engine.dialect.is_podman() || m_spec.warm ||
-      m_launcher.valid()) {
+// The API path where it can stand in for the client with the same container: engine.api = on, a
+// local socket that answers (docker's, or podman's service), a cold run, and every argument with
+// an API form (podman's through libpod's create). Else the client.
+void RunLoop::choose_api_path(const std::vector<std::string>& engine_args, const Policy& policy,
+                              const ApiPath& path) {
+  if (m_spec.warm || m_launcher.valid()) {
+    return;
+  }
+  if (!path.socket) {
+    spdlog::debug("engine {} run: over {}", m_engine.kind, path.reason);
     return;
   }
   // A loaded engine may take long to create and start a container: the run's deadline, not a
   // call's, bounds the API client (the loop removes the container and then stops the client).
-  m_api = engine_api(m_engine, std::chrono::milliseconds(policy.timeout_ms + k_guardian_grace_ms));
-  if (!m_api) {
-    return;
-  }
+  m_api.emplace(*path.socket, std::chrono::milliseconds(policy.timeout_ms + k_guardian_grace_ms));
+  auto translate =
+      m_engine.dialect.is_podman() ? translate_podman_run_arguments : translate_run_arguments;
   CreateTranslation translation =
-      translate_run_arguments(engine_args, m_engine.env_with(m_spec.env),
-                              [](const std::string& path) -> std::optional<std::string> {
-                                std::ifstream in(path);
-                                std::ostringstream text;
-                                text << in.rdbuf();
-                                return in ? std::optional(text.str()) : std::nullopt;
-                              });
+      translate(engine_args, m_engine.env_with(m_spec.env),
+                [](const std::string& file) -> std::optional<std::string> {
+                  std::ifstream in(file);
+                  std::ostringstream text;
+                  text << in.rdbuf();
+                  return in ? std::optional(text.str()) : std::nullopt;
+                });
   if (!translation.request) {
     spdlog::debug("engine {} run: the client runs it: {} has no API form", m_engine.kind,
                   quoted(translation.unsupported));
@@ -397,7 +402,8 @@ void RunLoop::choose_api_path(const std::vector<std::string>& engine_args, const
     return;
   }
   m_create = std::move(translation.request);
-  spdlog::debug("engine {} run: over the API socket {}", m_engine.kind, m_api->socket().string());
+  spdlog::debug("engine {} run: over the API socket {} ({})", m_engine.kind,
+                m_api->socket().string(), m_create->libpod ? "libpod create" : "create");
 }
 
 pid_t RunLoop::spawn_api_client(Pipe& out, Pipe& err) {
@@ -482,9 +488,9 @@ std::optional<ContainerResult> RunLoop::connect_to_launcher() {
 
 ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const Policy& policy) {
   StepTimer guardian_step("guardian start");
-  Guardian guardian =
-      Guardian::start(m_engine, m_spec.container_name(), m_deadline_ms + k_guardian_grace_ms,
-                      removal_api_socket(m_engine, policy));
+  ApiPath api_path = engine_api_path(m_engine, policy);
+  Guardian guardian = Guardian::start(m_engine, m_spec.container_name(),
+                                      m_deadline_ms + k_guardian_grace_ms, api_path.socket);
   guardian_step.done();
   StepTimer launcher_step("launcher connect");
   if (auto failed = connect_to_launcher()) {
@@ -502,7 +508,7 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   oom_step.done();
   Pipe out = make_pipe();
   Pipe err = make_pipe();
-  choose_api_path(engine_args, policy);
+  choose_api_path(engine_args, policy, api_path);
   StepTimer client_step("client spawn");
   m_client = spawn_client(engine_args, out, err);
   client_step.done();

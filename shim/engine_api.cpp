@@ -21,7 +21,35 @@ std::string runtime_dir(const Engine& engine) {
   return "";
 }
 
+// A service that answers at all answers a ping at once; a socket with nobody behind it refuses
+// the connection at once.
+constexpr std::chrono::milliseconds k_service_ping_timeout{500};
+
+ApiPath podman_service_path(const std::filesystem::path& socket) {
+  engine::Reply reply = engine::ApiClient(socket, k_service_ping_timeout).ping();
+  if (reply.ok()) {
+    return {socket, "podman's API service at " + socket.string()};
+  }
+  return {std::nullopt, "the podman client: its API service does not answer at " + socket.string() +
+                            " (" + reply.describe() +
+                            "; `podman system service --time=0` starts it)"};
+}
+
 }  // namespace
+
+ApiPath engine_api_path(const Engine& engine, const Policy& policy) {
+  if (policy.engine_api != EngineApi::on) {
+    return {std::nullopt, "the " + engine.kind + " client (engine.api = off)"};
+  }
+  auto socket = engine_api_socket(engine);
+  if (!socket) {
+    return {std::nullopt, "the " + engine.kind + " client (no local API socket)"};
+  }
+  if (engine.dialect.is_podman()) {
+    return podman_service_path(*socket);
+  }
+  return {socket, "the Engine API at " + socket->string()};
+}
 
 std::optional<std::filesystem::path> engine_api_socket(const Engine& engine) {
   return engine::api_socket(engine.kind, engine.endpoint, ::geteuid() != 0, runtime_dir(engine));

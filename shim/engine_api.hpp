@@ -20,6 +20,17 @@ std::optional<std::filesystem::path> engine_api_socket(const Engine& engine);
 std::optional<engine::ApiClient> engine_api(const Engine& engine,
                                             std::chrono::milliseconds timeout);
 
+// Which path a cold run takes to the engine, and why: the API socket, or the client.
+struct ApiPath {
+  std::optional<std::filesystem::path> socket;  // set: the run may go over this socket
+  std::string reason;                           // one clause for doctor and the debug log
+};
+
+// The path in force for `policy`: docker's API socket with engine.api = on; podman's API service
+// socket when it answers a ping now (there is no socket activation without systemd), else
+// podman's client; the client for engine.api = off or a remote endpoint.
+ApiPath engine_api_path(const Engine& engine, const Policy& policy);
+
 // Why a run may not use this engine: it would bind-mount the workspace's path on the engine's
 // own machine, where it names something else (or nothing). nullopt for a local engine.
 std::optional<std::string> remote_mount_refusal(const Engine& engine);

@@ -15,6 +15,8 @@ struct CreateRequest {
   bool tty = false;
   bool auto_remove = false;  // --rm: the engine removes it once it exited
   bool interactive = false;  // --interactive: the caller's stdin reaches it
+  bool libpod = false;       // podman: the body is libpod's SpecGenerator, not docker's Config,
+                             // and the wait goes after start (engine_run.cpp)
 };
 
 // A translation, or the flag it could not carry (the caller then keeps the client).
@@ -32,6 +34,13 @@ using ReadFile = std::function<std::optional<std::string>(const std::string& pat
 CreateTranslation translate_run_arguments(const std::vector<std::string>& args,
                                           const std::vector<std::string>& client_env,
                                           const ReadFile& read_file);
+
+// The same for podman's `run` arguments (its dialect: --init-path, --read-only-tmpfs=false,
+// --cgroups=enabled, --unsetenv): the body of libpod's create, which carries each of them (the
+// compat create cannot). Any flag not in podman's table leaves the run to the client.
+CreateTranslation translate_podman_run_arguments(const std::vector<std::string>& args,
+                                                 const std::vector<std::string>& client_env,
+                                                 const ReadFile& read_file);
 
 // The fields of one `--mount` value (CSV, as the client splits it: quotes, doubled quotes).
 std::vector<std::string> split_csv_fields(const std::string& value);

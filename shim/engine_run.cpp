@@ -258,6 +258,45 @@ void write_cidfile(const std::string& path, const engine::Reply& created) {
   }
 }
 
+// The wait for the container's exit. docker's goes before start (`next-exit`): nothing can end
+// unseen. podman's `next-exit` subscribes to its events only when the service handles the wait,
+// so an exit before that is never reported (the wait hangs; seen under load), and its created
+// container counts as not running: podman's wait goes after start, for `not-running`, which also
+// answers for a container that already exited (it has no AutoRemove to remove it first).
+engine::PendingReply send_exit_wait(const engine::ApiClient& api, const CreateRequest& request) {
+  return api.send_wait(request.name, request.libpod ? "not-running" : "next-exit");
+}
+
+int unsent_wait(const engine::ApiClient& api, engine::PendingReply& exited) {
+  report_refusal(api, exited.get(std::chrono::milliseconds(0)));
+  return exit_code::k_sandbox_error;
+}
+
+std::optional<int> start_container(const engine::ApiClient& api, const CreateRequest& request) {
+  engine::Reply started = api.start(request.name);
+  if (started.ok()) {
+    return std::nullopt;
+  }
+  report_refusal(api, started);
+  return started.answered() ? start_failure_code(engine::error_message(started))
+                            : exit_code::k_sandbox_error;
+}
+
+// The start, with the wait sent before it (docker) or after it (podman); the failure's exit code.
+std::optional<int> start_and_wait(const engine::ApiClient& api, const CreateRequest& request,
+                                  engine::PendingReply& exited) {
+  if (!request.libpod && !(exited = send_exit_wait(api, request)).sent()) {
+    return unsent_wait(api, exited);
+  }
+  if (auto failed = start_container(api, request)) {
+    return failed;
+  }
+  if (request.libpod && !(exited = send_exit_wait(api, request)).sent()) {
+    return unsent_wait(api, exited);
+  }
+  return std::nullopt;
+}
+
 // The run after create: attach, wait, start, stdio; the exit code.
 int attach_and_run(const engine::ApiClient& api, const CreateRequest& request) {
   engine::AttachStream attach = api.attach(request.name, request.tty);
@@ -265,18 +304,9 @@ int attach_and_run(const engine::ApiClient& api, const CreateRequest& request) {
     report_refusal(api, attach.reply());
     return refusal_code(attach.reply());
   }
-  // The exit, not the removal: the caller has its status as soon as the command ended, and the
-  // engine's AutoRemove (with the run's guardian behind it) removes the container afterwards.
-  engine::PendingReply exited = api.send_wait(request.name, "next-exit");
-  if (!exited.sent()) {
-    report_refusal(api, exited.get(std::chrono::milliseconds(0)));
-    return exit_code::k_sandbox_error;
-  }
-  engine::Reply started = api.start(request.name);
-  if (!started.ok()) {
-    report_refusal(api, started);
-    return started.answered() ? start_failure_code(engine::error_message(started))
-                              : exit_code::k_sandbox_error;
+  engine::PendingReply exited;
+  if (auto failed = start_and_wait(api, request, exited)) {
+    return *failed;
   }
   {
     RawTerminal raw(request.tty);
@@ -295,7 +325,7 @@ int attach_and_run(const engine::ApiClient& api, const CreateRequest& request) {
 // after start races the program's first look at it).
 std::string body_with_console_size(const CreateRequest& request) {
   winsize size{};
-  if (!request.tty || ::ioctl(1, TIOCGWINSZ, &size) != 0 || size.ws_row == 0) {
+  if (!request.tty || request.libpod || ::ioctl(1, TIOCGWINSZ, &size) != 0 || size.ws_row == 0) {
     return request.body;
   }
   auto body = nlohmann::json::parse(request.body, nullptr, false);
@@ -308,7 +338,9 @@ std::string body_with_console_size(const CreateRequest& request) {
 
 int run_over_api(const engine::ApiClient& api, const CreateRequest& request,
                  const std::string& cidfile) {
-  engine::Reply created = api.create(request.name, body_with_console_size(request));
+  engine::Reply created = request.libpod
+                              ? api.create_libpod(request.body)
+                              : api.create(request.name, body_with_console_size(request));
   if (!created.ok()) {
     report_refusal(api, created);
     return refusal_code(created);

@@ -244,10 +244,7 @@ bool removal_confirmed(const engine::Reply& reply) {
 
 std::optional<std::filesystem::path> removal_api_socket(const Engine& engine,
                                                         const Policy& policy) {
-  if (policy.engine_api != EngineApi::on || engine.dialect.is_podman()) {
-    return std::nullopt;
-  }
-  return engine_api_socket(engine);
+  return engine_api_path(engine, policy).socket;
 }
 
 bool guardian_may_stop(int64_t now_ms, int64_t settled_ms, bool confirmed) {

@@ -15,6 +15,16 @@ namespace {
 // is full; its answer is read in the poll loop.
 constexpr std::chrono::milliseconds k_subscribe_timeout{1000};
 
+// The events that end a container, in the names the engine's filter takes: podman's service
+// filters on its own (died, remove; it reports them as docker's die and remove), and a filter
+// naming docker's matches nothing there.
+std::vector<std::string> watched_actions(const Engine& engine) {
+  if (engine.dialect.is_podman()) {
+    return {"oom", "died", "remove"};
+  }
+  return {"oom", "die", "destroy"};
+}
+
 }  // namespace
 
 OomFacts apply_event(OomFacts facts, const engine::Event& event) {
@@ -34,7 +44,7 @@ OomWatch::OomWatch(const Engine& engine, const std::string& container) {
   }
   engine::EventFilter filter;
   filter.containers = {container};
-  filter.actions = {"oom", "die", "destroy"};
+  filter.actions = watched_actions(engine);
   filter.since_s = wall_clock_ms() / 1000 - 1;  // covers the moment between send and answer
   m_stream = api->events(filter);
 }

@@ -503,9 +503,10 @@ const std::vector<Key>& key_table() {
                   "directory with ca.pem, cert.pem and key.pem for a tcp:// endpoint",
                   &Policy::tls_cert_path, absolute_or_empty),
       choice_key("engine.api",
-                 "docker's cold run and its removal: on (create, attach, start, wait, kill "
-                 "and remove over the Engine API socket) or off (the `docker run` client); "
-                 "podman, warm runs and remote endpoints always use the client",
+                 "the cold run and its removal: on (create, attach, start, wait, kill and "
+                 "remove over the Engine API socket; podman's when its API service answers) "
+                 "or off (the engine's `run` client); warm runs and remote endpoints always "
+                 "use the client",
                  &Policy::engine_api, k_engine_api_words, KeyTrust::trusted),
       choice_key("sandbox.network",
                  "network of the container: none, allowlist (only network.allow, through "

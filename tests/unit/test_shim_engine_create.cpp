@@ -143,6 +143,139 @@ TEST_CASE("a seccomp profile travels as its content, and an unreadable one keeps
   CHECK(unreadable.unsupported.starts_with("--security-opt=seccomp="));
 }
 
+namespace {
+
+RunSpec podman_spec() {
+  RunSpec spec = sample_spec();
+  spec.dialect.kind = "podman";
+  spec.dialect.init_path = "/usr/bin/tini-static";
+  spec.seccomp_profile = "/state/seccomp/profile.json";
+  spec.cache_dir = "/home/u/.cache/sandshim/python";
+  return spec;
+}
+
+std::optional<std::string> any_file(const std::string&) {
+  return "{}";
+}
+
+json podman_body(const Policy& policy, const RunSpec& spec) {
+  auto translation =
+      translate_podman_run_arguments(build_run_arguments(policy, spec), k_client_env, any_file);
+  INFO(translation.unsupported);
+  REQUIRE(translation.request);
+  CHECK(translation.request->libpod);
+  return json::parse(translation.request->body);
+}
+
+bool has_flag(const std::vector<std::string>& args, const std::string& flag) {
+  return std::find(args.begin(), args.end(), flag) != args.end();
+}
+
+json mount_at(const json& body, const std::string& destination) {
+  for (const auto& mount : body["mounts"]) {
+    if (mount["destination"] == destination) {
+      return mount;
+    }
+  }
+  return json();
+}
+
+}  // namespace
+
+TEST_CASE("podman's create body carries every hardening its CLI arguments carry",
+          "[engine_create]") {
+  RunSpec spec = podman_spec();
+  auto args = build_run_arguments(Policy{}, spec);
+  // The CLI's podman-only flags, each of which the compat create would drop.
+  for (const char* flag : {"--read-only-tmpfs=false", "--cgroups=enabled", "--unsetenv=TERM",
+                           "--init-path=/usr/bin/tini-static"}) {
+    INFO(flag);
+    CHECK(has_flag(args, flag));
+  }
+  json body = podman_body(Policy{}, spec);
+  CHECK(body["read_only_filesystem"] == true);
+  CHECK(body["read_write_tmpfs"] == false);
+  CHECK(body["cgroups_mode"] == "enabled");
+  CHECK(body["unsetenv"] == json::array({"TERM"}));
+  CHECK(body["init"] == true);
+  CHECK(body["init_path"] == "/usr/bin/tini-static");
+  CHECK(body["netns"] == json{{"nsmode", "none"}});
+  CHECK(body["cap_drop"] == json::array({"ALL"}));
+  CHECK(body["no_new_privileges"] == true);
+  CHECK(body["seccomp_profile_path"] == "/state/seccomp/profile.json");
+  CHECK(body["user"] == "1000:1000");
+  CHECK_FALSE(body.contains("remove"));  // the API client removes it after its wait
+  CHECK(body["log_configuration"] == json{{"driver", "none"}});
+  CHECK(body["resource_limits"]["memory"] == json{{"limit", 536870912}, {"swap", 536870912}});
+  CHECK(body["resource_limits"]["cpu"]["quota"] == 100000);
+  CHECK(body["resource_limits"]["cpu"]["period"] == 100000);
+  CHECK(body["resource_limits"]["pids"]["limit"] == 64);
+  CHECK(contains(body["r_limits"], json{{"type", "nofile"}, {"soft", 1024}, {"hard", 1024}}));
+  CHECK(contains(body["r_limits"], json{{"type", "core"}, {"soft", 0}, {"hard", 0}}));
+  CHECK(mount_at(body, "/tmp") ==
+        json{{"destination", "/tmp"},
+             {"type", "tmpfs"},
+             {"source", "tmpfs"},
+             {"options", {"rw", "noexec", "nosuid", "nodev", "size=67108864"}}});
+  CHECK(mount_at(body, "/work/project") == json{{"destination", "/work/project"},
+                                                {"type", "bind"},
+                                                {"source", "/work/project"},
+                                                {"options", {"rbind", "ro"}}});
+  json cache = mount_at(body, "/sandshim-cache");
+  INFO(body["mounts"].dump());
+  CHECK(cache["options"] == json::array({"rbind", "noexec", "nosuid", "nodev"}));
+  CHECK(body["shm_size"].is_number_integer());
+  CHECK(body["work_dir"] == "/work/project/src");
+  CHECK(body["hostname"] == "sandbox");
+  CHECK(body["labels"]["org.sandshim.run"] == "0123456789abcdef");
+  CHECK(body["env"]["HOME"] == "/tmp");
+  CHECK(body["env"]["LANG"] == "C.UTF-8");
+  CHECK(body["stdin"] == true);
+  CHECK_FALSE(body.contains("terminal"));
+  CHECK(body["image"] == "sandshim/python:bookworm");
+  CHECK(body["command"] == json::array({"python", "--network=host", "-c", "print(1)"}));
+  CHECK(body["name"] == "sandshim-0123456789abcdef");
+}
+
+TEST_CASE("podman's looser policy loosens the same fields, so each check above can fail",
+          "[engine_create]") {
+  Policy policy;
+  policy.network = Network::bridge;
+  policy.workspace_mode = WorkspaceMode::rw;
+  policy.memory_bytes = 1 << 30;
+  policy.cpus = 2.5;
+  RunSpec spec = podman_spec();
+  spec.tty = true;
+  json body = podman_body(policy, spec);
+  CHECK(body["netns"] == json{{"nsmode", "bridge"}});
+  CHECK(mount_at(body, "/work/project")["options"] == json::array({"rbind"}));
+  CHECK(body["resource_limits"]["memory"]["limit"] == 1 << 30);
+  CHECK(body["resource_limits"]["cpu"]["quota"] == 250000);
+  CHECK(body["terminal"] == true);
+  CHECK_FALSE(body.contains("unsetenv"));  // a terminal keeps TERM, as the CLI does
+}
+
+TEST_CASE("podman's flags without a libpod form keep its client", "[engine_create]") {
+  auto args = build_run_arguments(Policy{}, podman_spec());
+  for (const char* extra : {"--privileged", "--read-only-tmpfs=true", "--cgroups=disabled",
+                            "--network=host", "--security-opt=label=disable",
+                            "--mount=type=bind,source=/a,target=/a,bind-propagation=shared"}) {
+    auto more = args;
+    more.insert(more.begin() + 1, extra);
+    auto translation = translate_podman_run_arguments(more, k_client_env, any_file);
+    INFO(extra);
+    CHECK_FALSE(translation.request);
+    CHECK(translation.unsupported.starts_with(extra));
+  }
+  Policy gvisor;
+  gvisor.runtime = Runtime::runsc;  // podman's global --runtime flags come before `run`
+  CHECK_FALSE(translate_podman_run_arguments(build_run_arguments(gvisor, podman_spec()),
+                                             k_client_env, any_file)
+                  .request);
+  auto unreadable = translate_podman_run_arguments(args, k_client_env, no_files);
+  CHECK_FALSE(unreadable.request);
+}
+
 TEST_CASE("a flag without an API form, and podman's dialect, keep the client", "[engine_create]") {
   auto args = build_run_arguments(Policy{}, sample_spec());
   args.insert(args.begin() + 1, "--privileged");
