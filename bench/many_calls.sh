@@ -9,7 +9,8 @@
 #     copied into the workspace so that both sides run the very same files, one interpreter call
 #     per test file (`python3 -m unittest pyflakes.test.test_NAME`) as a runner that isolates
 #     files runs them, SUITE_ROUNDS times (default 2; 0 leaves it out). Each file's summary
-#     (tests run, OK or FAILED) through the shims is compared with its native one.
+#     (tests run, OK or FAILED) through the shims is compared with its native one (as root one
+#     differs: test_api skips its permission test natively and runs it as the sandbox's user).
 #
 #   bench/many_calls.sh [BUILD_DIR]     CALLS=200 POOL_SIZE=4 SUITE_ROUNDS=2 bench/many_calls.sh
 set -euo pipefail

@@ -59,11 +59,11 @@ std::string read_hello(int fd, Hello& hello, int64_t deadline_ms) {
   return "";
 }
 
-// The first bytes of the request with the command's three descriptors, in one message.
-ssize_t send_with_fds(int fd, const char* bytes, size_t size, const int (&fds)[launch::k_fd_count],
-                      int flags) {
+// The header with the command's three descriptors in one message.
+bool send_header(int fd, const Request& request, const int (&fds)[launch::k_fd_count]) {
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
-  iovec io{const_cast<char*>(bytes), size};
+  Request copy = request;
+  iovec io{&copy, sizeof copy};
   msghdr message{};
   message.msg_iov = &io;
   message.msg_iovlen = 1;
@@ -74,46 +74,10 @@ ssize_t send_with_fds(int fd, const char* bytes, size_t size, const int (&fds)[l
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof fds);
   std::memcpy(CMSG_DATA(c), fds, sizeof fds);
-  return ::sendmsg(fd, &message, MSG_NOSIGNAL | flags);
-}
-
-// The request on the wire: the header (the descriptors ride with its first byte), then the
-// payload; `sent` bytes of it are with the launcher.
-struct Handover {
-  const Request& request;
-  const std::string& payload;
-  const int (&fds)[launch::k_fd_count];
-  size_t sent = 0;
-};
-
-ssize_t send_next(int fd, const Handover& handover, int flags) {
-  const auto* header = reinterpret_cast<const char*>(&handover.request);
-  constexpr size_t k_header = sizeof(Request);
-  if (handover.sent == 0) {
-    return send_with_fds(fd, header, k_header, handover.fds, flags);
+  ssize_t n = 0;
+  while ((n = ::sendmsg(fd, &message, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
   }
-  if (handover.sent < k_header) {
-    return ::send(fd, header + handover.sent, k_header - handover.sent, MSG_NOSIGNAL | flags);
-  }
-  size_t at = handover.sent - k_header;
-  return ::send(fd, handover.payload.data() + at, handover.payload.size() - at,
-                MSG_NOSIGNAL | flags);
-}
-
-// Sends the rest of the request; with MSG_DONTWAIT only what the socket takes now. False on an
-// error (a full socket is none).
-bool send_rest(int fd, Handover& handover, int flags) {
-  while (handover.sent < sizeof(Request) + handover.payload.size()) {
-    ssize_t n = send_next(fd, handover, flags);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return n < 0 && (flags & MSG_DONTWAIT) != 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-    }
-    handover.sent += static_cast<size_t>(n);
-  }
-  return true;
+  return n == static_cast<ssize_t>(sizeof copy);
 }
 
 bool read_status(int fd, Status& status) {
@@ -138,17 +102,18 @@ void say_in_child(int fd, const char* line) {
 }
 
 // The forked client: only system calls from here (the shim may have threads), on data prepared
-// before the fork. It sends what the shim could not (a large payload), then waits.
-[[noreturn]] void run_launch_client(int socket, pid_t parent, Handover& handover) {
+// before the fork.
+[[noreturn]] void run_launch_client(int socket, pid_t parent, const Request& request,
+                                    const std::string& payload, const int (&fds)[3]) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) {
     ::_exit(exit_code::k_sandbox_error);
   }
   ::setpgid(0, 0);  // terminal signals reach only the shim, which forwards them
   Status status{};
-  if (!send_rest(socket, handover, 0)) {
-    say_in_child(handover.fds[2],
-                 "sandshim: the warm container's launcher did not take the command\n");
+  if (!send_header(socket, request, fds) ||
+      !launch::send_all(socket, payload.data(), payload.size())) {
+    say_in_child(fds[2], "sandshim: the warm container's launcher did not take the command\n");
     ::_exit(exit_code::k_sandbox_error);
   }
   if (!read_status(socket, status)) {
@@ -233,17 +198,13 @@ pid_t start_launch_client(UniqueFd socket, const RunSpec& spec, const std::vecto
                 format_byte_size(launch::k_max_payload) + "; nothing ran");
   }
   const int fds[3] = {in, out, err};
-  // Before the fork: the launcher starts the command while the client is being made. An error
-  // here the client meets again, and reports.
-  Handover handover{request, payload, fds};
-  (void)send_rest(socket.get(), handover, MSG_DONTWAIT);
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     throw Fatal(std::string("fork failed: ") + std::strerror(errno));
   }
   if (pid == 0) {
-    run_launch_client(socket.get(), parent, handover);
+    run_launch_client(socket.get(), parent, request, payload, fds);
   }
   return pid;
 }

@@ -34,10 +34,8 @@ LauncherLink connect_launcher_at(const std::string& path, const std::string& tok
 std::vector<std::string> launch_environment(const std::vector<std::string>& launch_args,
                                             const RunSpec& spec);
 
-// Starts the run loop's client: hands the command (argv, environment, cwd, and in/out/err over
-// SCM_RIGHTS) to the launcher once, as much as the socket takes before the fork (the command
-// starts while the child is made), and forks a child that sends the rest, waits for the
-// launcher's status and exits as the command did, 128+N for
+// Starts the run loop's client: a child process that hands the command (argv, environment, cwd,
+// and in/out/err over SCM_RIGHTS) to the launcher once, and exits as the command did, 128+N for
 // signal N, as `docker exec` does; 137 when the container ended before the launcher answered
 // (removed at the deadline, say); 125 when the launcher did not take the command.
 pid_t start_launch_client(UniqueFd socket, const RunSpec& spec, const std::vector<std::string>& env,
