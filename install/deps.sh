@@ -31,6 +31,8 @@ readonly k_packages=(
     nodejs time libcap2-bin
     # tests/suites: third-party test suites shipped in Debian packages, and the runner they use
     python3-mpmath libpython3.11-testsuite python3-pytest python3-attr
+    # bench/many_calls.sh: pyflakes' own tests (python3-pyflakes), and the script they start
+    pyflakes3
 )
 # tests/suites: an npm package whose published tarball includes its tests, and its test runner.
 readonly k_suite_npm_packages=(minimist@1.2.8 tape@5.6.6)

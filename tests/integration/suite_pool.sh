@@ -226,7 +226,8 @@ python_id=$("$DOCKER" image inspect --format '{{.Id}}' sandshim/python:bookworm)
 expect_exit 0 sandshim run -- sh -c 'command -v python3 >/dev/null && echo python-image'
 expect_warm last false
 expect_file_is "$OUT" python-image
-expect_equal "$python_id" "$(audit_field last image_digest)" "image of the run after the tag moved"
+# podman prints the id without its algorithm; the row keeps it.
+expect_equal "sha256:${python_id#sha256:}" "$(audit_field last image_digest)" "image of the run after the tag moved"
 fill sh
 expect_exit 0 sandshim run -- sh -c 'command -v python3 >/dev/null && echo python-image'
 expect_warm last true
