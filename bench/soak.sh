@@ -41,9 +41,9 @@ client_prefix=() # what each run's `sandshim run` is started under (broker mode:
 audit_through=() # how `sandshim audit verify` reaches the database
 
 # This soak's containers: one per recorded run id (the row is written before it starts).
-soak_containers() {
+soak_containers() { # [docker ps filter...]
     [[ -s $SANDSHIM_AUDIT_DB ]] || return 0
-    "$docker" ps --all --filter label=org.sandshim.run --format '{{.Names}}' | sort -u |
+    "$docker" ps --all --filter label=org.sandshim.run "$@" --format '{{.Names}}' | sort -u |
         comm -12 - <("$bin" audit sql "SELECT 'sandshim-' || run_id AS n FROM runs" --jsonl |
             "$python" -c 'import json, sys
 for line in sys.stdin: print(json.loads(line)["n"])' | sort -u)
@@ -221,7 +221,10 @@ completed=$(summary completed)
 wrong_exit=$(summary wrong_exit)
 failed=0
 
-left_at_end=$(soak_containers | grep -c . || true)
+# A cold run returns at its container's exit and the engine removes it just after, so what
+# counts when the last shim exited is a container still running; anything left after the
+# guardians' window is a leak.
+left_at_end=$(soak_containers --filter status=running | grep -c . || true)
 sleep 10 # the longest guardian window after a deadline: 5 s grace + 2 s, with margin
 leaked=$(soak_containers | grep -c . || true)
 rows=$("$bin" audit sql "SELECT count(*) AS n FROM runs" --jsonl | "$python" -c 'import json, sys; print(json.load(sys.stdin)["n"])')
@@ -241,7 +244,7 @@ echo "  runs completed:       $completed of $runs"
 echo "  rows recorded:        $rows"
 echo "  rows lost:            $((runs - rows))"
 echo "  rows left running:    $unfinished"
-echo "  containers leaked:    $leaked (when the last shim exited: $left_at_end)"
+echo "  containers leaked:    $leaked (running when the last shim exited: $left_at_end)"
 echo "  wrong exit codes:     $wrong_exit"
 echo "  audit statuses:       $statuses"
 echo "  expected statuses:    $expected"

@@ -59,11 +59,12 @@ constexpr int64_t k_engine_error_window_ms = 3000;
 // for an engine that does not answer, and hands the container over to its guardian.
 constexpr int64_t k_client_grace_ms = 5000;
 constexpr int64_t k_probe_wait_ms = 2000;
-// How long an exit of 137 waits for the engine's `oom` event: past the report of the container's
-// end (the engine may report the OOM just after the exit), and in all (an exec in a warm
-// container has no end of its own).
-constexpr std::chrono::milliseconds k_oom_after_end{1000};
-constexpr std::chrono::milliseconds k_oom_wait_cold{3000};
+// How long an exit of 137 that sandshim did not cause waits for the engine's `oom` event, past
+// the report of the container's end too: containerd publishes the OOM and the exit on separate
+// paths, and on a loaded engine the OOM comes seconds after the exit (the 1,000-run soak at load
+// 50 recorded 11 of 101 as `killed` with a 1 s wait). An exec in a warm container has no end of
+// its own, so its wait is short.
+constexpr std::chrono::milliseconds k_oom_wait_cold{5000};
 constexpr std::chrono::milliseconds k_oom_wait_warm{1000};
 // How often the container's pids events are read while it runs: its cgroup is gone once it
 // exits, so the count is sampled, not read at the end.
@@ -525,8 +526,10 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   StepTimer classify_step("classify");
   ContainerResult result = classify(policy);
   classify_step.done();
-  if (m_spec.warm) {
-    guardian.remove_after_exit();  // a warm container outlives its exec: removed once we exit
+  if (m_spec.warm || (m_create && container_settled())) {
+    // A warm container outlives its exec, and a cold one over the API returned at its exit,
+    // before the engine's AutoRemove: the guardian confirms the removal once we exit.
+    guardian.remove_after_exit();
   } else if (container_settled()) {
     guardian.release();
   }  // else the guardian, never released, keeps removing the container until the engine answers
@@ -694,7 +697,8 @@ void RunLoop::stop_waiting_for_client() {
 // The events watched since before the container existed decide; without them, the engine's
 // event log is asked after the fact (which a busy engine may have rotated past the OOM).
 bool RunLoop::oom_killed() {
-  auto seen = m_oom.oom_killed(k_oom_after_end, m_spec.warm ? k_oom_wait_warm : k_oom_wait_cold);
+  auto wait = m_spec.warm ? k_oom_wait_warm : k_oom_wait_cold;
+  auto seen = m_oom.oom_killed(wait, wait);
   return seen ? *seen : oom_from_event_log();
 }
 

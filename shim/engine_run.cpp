@@ -265,8 +265,9 @@ int attach_and_run(const engine::ApiClient& api, const CreateRequest& request) {
     report_refusal(api, attach.reply());
     return refusal_code(attach.reply());
   }
-  engine::PendingReply exited =
-      api.send_wait(request.name, request.auto_remove ? "removed" : "next-exit");
+  // The exit, not the removal: the caller has its status as soon as the command ended, and the
+  // engine's AutoRemove (with the run's guardian behind it) removes the container afterwards.
+  engine::PendingReply exited = api.send_wait(request.name, "next-exit");
   if (!exited.sent()) {
     report_refusal(api, exited.get(std::chrono::milliseconds(0)));
     return exit_code::k_sandbox_error;

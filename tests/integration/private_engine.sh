@@ -96,6 +96,16 @@ private_engine_wait_dead() {
 
 # Names of the containers that exist in the private engine.
 private_containers() { private_docker ps --all --format '{{.Names}}'; }
+# The private engine's containers once the removals in progress are done (a run returns at its
+# container's exit, before the engine's AutoRemove): those still there after 10 s.
+settled_private_containers() {
+    local deadline=$((SECONDS + 10))
+    while [[ -n $(private_docker ps --all --quiet --filter status=exited --filter status=removing \
+        --filter status=dead) ]] && ((SECONDS < deadline)); do
+        sleep 0.2
+    done
+    private_containers
+}
 
 # Stops the daemon, its containers, containerd and the shims, and removes its files. A daemon
 # that was killed is started once more first: on start it reaps what its predecessor left.

@@ -62,7 +62,7 @@ check "the deadline removes the container from outside: 124, nothing left"
 api_on
 expect_exit 124 sandshim run --timeout 2s -- sh -c 'sleep 30'
 expect_run last timeout 124
-! container_exists "sandshim-$(last_run_id)" || fail "the container outlived its deadline"
+assert_run_container_gone "sandshim-$(last_run_id)" "its deadline"
 
 check "SIGTERM to the shim reaches the container through the API: 143, nothing left"
 "$SANDSHIM_BIN" run --timeout 20s -- sh -c 'sleep 30' >"$T/bg.out" 2>"$T/bg.err" </dev/null &
@@ -74,7 +74,7 @@ rc=0
 wait "$bg" || rc=$?
 expect_equal 143 "$rc" "exit code after SIGTERM"
 expect_run "$id" killed 143
-! container_exists "sandshim-$id" || fail "the container outlived the signal"
+assert_run_container_gone "sandshim-$id" "the signal"
 
 check "the memory limit: the OOM kill is seen on the event stream (status oom, 137)"
 write_user_config <<<$'api = on\n[sandbox]\nmemory = 64m'

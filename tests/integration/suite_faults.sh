@@ -252,11 +252,11 @@ AUDIT_DBS+=("$SMALL_DISK/audit.db")
 check "audit: the disk is full before the run: 125, one line, nothing ran, the rows stay verifiable"
 expect_exit 42 with_small_db fault_run 20s 0
 fill_disk
-containers_before=$(private_containers | wc -l)
+containers_before=$(settled_private_containers | wc -l)
 expect_exit 125 with_small_db fault_run 20s 0
 expect_one_line "database or disk is full" "$ERR"
 expect_contains "nothing ran (audit.required = true)" "$ERR"
-expect_equal "$containers_before" "$(private_containers | wc -l)" "containers in the engine"
+expect_equal "$containers_before" "$(settled_private_containers | wc -l)" "containers in the engine"
 small_audit verify >"$T/verify.out" || fail "verify failed on the full disk: $(cat "$T/verify.out")"
 expect_contains "ok: 1 rows verified" "$T/verify.out"
 expect_not_on_host

@@ -19,7 +19,7 @@ soak_passes() { # VARIABLE=VALUE...
     cat "$OUT" >&2
     [[ $rc == 0 ]] || fail "bench/soak.sh $* failed (exit $rc): $(cat "$ERR")"
     expect_contains "rows lost:            0" "$OUT"
-    expect_contains "containers leaked:    0 (when the last shim exited: 0)" "$OUT"
+    expect_contains "containers leaked:    0 (running when the last shim exited: 0)" "$OUT"
     expect_contains "audit verify:         ok: " "$OUT"
 }
 
