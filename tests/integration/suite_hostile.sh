@@ -148,12 +148,16 @@ word() {
 
 # engine_gap FILE: the `exit=N status=S` words of the probe's `gap:` header that names the
 # engine under test, or `runsc` under SANDSHIM_TEST_RUNTIME=runsc (that one first; empty when
-# none): a known difference of that engine or runtime, stated, not hidden.
-engine_gap() {
+# none): a known difference of that engine or runtime, stated, not hidden. With `owner`: the
+# name the gap header gives (the engine or the runtime).
+engine_gap() { # FILE [owner]
     local gap want
     for want in ${SANDSHIM_TEST_RUNTIME:-} "$ENGINE"; do
         gap=$(sed -n -E "1,12s%^(#|//) gap: $want (.*)$%\\2%p" "$1" | head -n 1)
-        if [[ -n $gap ]]; then
+        if [[ -n $gap && ${2:-} == owner ]]; then
+            echo "$want"
+            return 0
+        elif [[ -n $gap ]]; then
             printf '%s\n' "${gap%% |*}"
             return 0
         fi
@@ -569,7 +573,7 @@ for file in "${corpus[@]}"; do
     category=${hostile%% |*}
     expected="$(header "$path" expect)"
     engine_gap_words=$(engine_gap "$path")
-    [[ -z $engine_gap_words ]] || expected="$engine_gap_words (a documented gap on $ENGINE)"
+    [[ -z $engine_gap_words ]] || expected="$engine_gap_words (a documented gap on $(engine_gap "$path" owner))"
     missing=$(missing_requirements "$(header "$path" requires)")
     if [[ -n $missing ]]; then
         printf '%s\t%s\t%s\t%s\t%s\n' "$file" "$category" "$expected" "-" "SKIPPED (the host lacks$missing)" >>"$RESULTS"
