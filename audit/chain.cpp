@@ -233,7 +233,7 @@ std::string hash_row(Database& db, const ChainTable& table, int64_t rowid, const
 
 }  // namespace
 
-AnchorEntry seal_row(Database& db, const ChainTable& table, int64_t rowid, const ChainKey* key) {
+ChainLink next_link(Database& db, const ChainKey* key) {
   auto state = read_chain_state(db);
   if (!state) {
     broken_chain(db, "chain the row: the chain_state row is missing");
@@ -244,20 +244,34 @@ AnchorEntry seal_row(Database& db, const ChainTable& table, int64_t rowid, const
                  "broker writes a keyed audit)");
   }
   int64_t seq = state->head_seq + 1;
-  auto link = db.cached(table_sql(table, "UPDATE $T SET chain_seq = ?, prev_hash = ? WHERE id = ?"),
-                        "link the finished row");
-  link->bind(1, seq).bind(2, state->head_hash).bind(3, rowid).run();
-  std::string hash = hash_row(db, table, rowid, state->keyed_at(seq) ? key : nullptr);
+  return ChainLink{std::move(*state), seq};
+}
+
+AnchorEntry seal_linked_row(Database& db, const ChainTable& table, int64_t rowid,
+                            const ChainLink& link, const ChainKey* key) {
+  std::string hash = hash_row(db, table, rowid, link.state.keyed_at(link.seq) ? key : nullptr);
   auto seal =
       db.cached(table_sql(table, "UPDATE $T SET row_hash = ? WHERE id = ?"), "seal the row");
   seal->bind(1, hash).bind(2, rowid).run();
-  auto head = db.cached("UPDATE chain_state SET head_seq = ?, head_hash = ? WHERE id = 1",
-                        "advance the chain head");
-  head->bind(1, seq).bind(2, hash).run();
-  if (state->keyed()) {
-    write_state_mac(db, *key);
+  ChainState head = link.state;
+  head.head_seq = link.seq;
+  head.head_hash = hash;
+  if (head.keyed()) {
+    head.state_mac = state_mac_of(head, *key);
   }
-  return AnchorEntry{AnchorEntry::Kind::head, state->chain_id, seq, hash, wall_clock_ms(), 0};
+  auto advance =
+      db.cached("UPDATE chain_state SET head_seq = ?, head_hash = ?, state_mac = ? WHERE id = 1",
+                "advance the chain head");
+  advance->bind(1, head.head_seq).bind(2, head.head_hash).bind(3, head.state_mac).run();
+  return AnchorEntry{AnchorEntry::Kind::head, head.chain_id, link.seq, hash, wall_clock_ms(), 0};
+}
+
+AnchorEntry seal_row(Database& db, const ChainTable& table, int64_t rowid, const ChainKey* key) {
+  ChainLink next = next_link(db, key);
+  auto link = db.cached(table_sql(table, "UPDATE $T SET chain_seq = ?, prev_hash = ? WHERE id = ?"),
+                        "link the finished row");
+  link->bind(1, next.seq).bind(2, next.prev_hash()).bind(3, rowid).run();
+  return seal_linked_row(db, table, rowid, next, key);
 }
 
 namespace {

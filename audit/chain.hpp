@@ -51,6 +51,21 @@ std::optional<ChainState> read_chain_state(Database& db);
 // refuses a key other than the one it was keyed with.
 void adopt_key(Database& db, const ChainKey& key);
 
+// The chain position the next finished row takes, and the head it follows. Read inside the
+// writer's IMMEDIATE transaction; refuses a keyed chain to a writer without its key.
+struct ChainLink {
+  ChainState state;  // as it was before this link
+  int64_t seq = 0;
+  const std::string& prev_hash() const { return state.head_hash; }
+};
+ChainLink next_link(Database& db, const ChainKey* key);
+
+// Seals row `rowid`, whose chain_seq and prev_hash its writer already set from `link` (in the
+// statement that finished it, so the row is written once less): hashes it as stored, writes
+// row_hash and advances the head (with its HMAC when keyed). Returns the new head.
+AnchorEntry seal_linked_row(Database& db, const ChainTable& table, int64_t rowid,
+                            const ChainLink& link, const ChainKey* key);
+
 // Appends row `rowid` to the chain: the next sequence number, the previous link's hash and its own
 // hash over a canonical encoding of every hashed column (HMAC-SHA256 under `key` once the chain is
 // keyed, SHA-256 before). The caller holds an IMMEDIATE transaction, so concurrent writers are

@@ -443,7 +443,8 @@ constexpr Subcommand k_subcommands[] = {
      "", k_prune | k_json | k_integrity, 0, run_prune},
     {"sql", "run one read-only SQL statement",
      "Runs one SELECT on a read-only connection; statements that could write are refused. Tables: "
-     "runs, decisions, connections, chain_state, and run_counts (runs a day by status, command, "
+     "runs, decisions, connections, chain_state, and run_counts (finished runs a day by status, "
+     "command, "
      "image and agent); their columns are the fields that `export` and `decisions` print.",
      "  sandshim audit sql \"SELECT image, count(*) AS runs FROM runs GROUP BY image\"\n"
      "  sandshim audit sql \"SELECT run_id, a.value FROM runs, json_each(runs.argv) AS a WHERE "

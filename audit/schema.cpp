@@ -185,6 +185,35 @@ CREATE TRIGGER runs_connections_deleted AFTER DELETE ON runs BEGIN
   DELETE FROM connections WHERE run_id = OLD.run_id;
 END;
 )sql"},
+    // Audit cost per run (issue 12): run_counts counts finished runs only. Beginning a run no
+    // longer writes a count (one page fewer in the WAL), completing it writes one instead of
+    // moving one; `stats` counts the few running rows through runs_running.
+    {8, R"sql(
+DROP TRIGGER runs_counted;
+DROP TRIGGER runs_recounted;
+DROP TRIGGER runs_uncounted;
+DELETE FROM run_counts WHERE status = 'running';
+CREATE TRIGGER runs_counted AFTER INSERT ON runs WHEN NEW.status != 'running' BEGIN
+  INSERT INTO run_counts
+    VALUES (NEW.start_ms / 86400000, NEW.status, NEW.invoked_as, NEW.image, NEW.agent, 1)
+    ON CONFLICT DO UPDATE SET runs = runs + 1;
+END;
+CREATE TRIGGER runs_recounted AFTER UPDATE OF start_ms, status, invoked_as, image, agent ON runs
+BEGIN
+  UPDATE run_counts SET runs = runs - 1
+    WHERE OLD.status != 'running' AND day = OLD.start_ms / 86400000 AND status = OLD.status
+      AND invoked_as = OLD.invoked_as AND image = OLD.image AND agent = OLD.agent;
+  INSERT INTO run_counts
+    SELECT NEW.start_ms / 86400000, NEW.status, NEW.invoked_as, NEW.image, NEW.agent, 1
+    WHERE NEW.status != 'running'
+    ON CONFLICT DO UPDATE SET runs = runs + 1;
+END;
+CREATE TRIGGER runs_uncounted AFTER DELETE ON runs WHEN OLD.status != 'running' BEGIN
+  UPDATE run_counts SET runs = runs - 1
+    WHERE day = OLD.start_ms / 86400000 AND status = OLD.status AND invoked_as = OLD.invoked_as
+      AND image = OLD.image AND agent = OLD.agent;
+END;
+)sql"},
 };
 
 }  // namespace

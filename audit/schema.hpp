@@ -7,7 +7,7 @@
 namespace sandshim::audit {
 
 // The schema version this build reads and writes (PRAGMA user_version). Version 0 is an empty file.
-inline constexpr int64_t k_schema_version = 7;
+inline constexpr int64_t k_schema_version = 8;
 
 int64_t schema_version(Database& db);
 

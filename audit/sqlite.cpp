@@ -264,7 +264,9 @@ Transaction::Transaction(Database& db, Mode mode)
   if (m_nested) {
     m_db.execute("SAVEPOINT nested", "start a savepoint");
   } else {
-    m_db.execute(mode == Mode::immediate ? "BEGIN IMMEDIATE" : "BEGIN", "start a transaction");
+    // Prepared once per connection: a writer begins and commits twice a run.
+    m_db.cached(mode == Mode::immediate ? "BEGIN IMMEDIATE" : "BEGIN", "start a transaction")
+        ->run();
   }
 }
 
@@ -276,7 +278,11 @@ Transaction::~Transaction() {
 }
 
 void Transaction::commit() {
-  m_db.execute(m_nested ? "RELEASE nested" : "COMMIT", "commit");
+  if (m_nested) {
+    m_db.execute("RELEASE nested", "commit");
+  } else {
+    m_db.cached("COMMIT", "commit")->run();
+  }
   m_open = false;
 }
 

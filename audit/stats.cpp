@@ -17,17 +17,23 @@ constexpr std::array<std::string_view, 4> k_stat_groups = {"status", "command", 
 
 using Counts = std::unordered_map<std::string, int64_t>;
 
-// Where the counts come from: the trigger-kept run_counts when the filter reads only its
-// columns, else the matching runs themselves.
+// Where the counts come from: the trigger-kept run_counts (finished runs, schema 8) and the
+// few running rows read through runs_running, when the filter reads only their columns; else
+// the matching runs themselves.
 struct CountSource {
   std::string table;
   std::string count;
   std::string day;
 };
 
+constexpr const char* k_counted_runs =
+    "(SELECT day, status, invoked_as, image, agent, runs FROM run_counts UNION ALL "
+    "SELECT start_ms / 86400000, status, invoked_as, image, agent, 1 FROM runs "
+    "WHERE status = 'running')";
+
 CountSource count_source(const Filter& filter) {
   if (filter.reads_only({"status", "invoked_as", "image", "agent"})) {
-    return {"run_counts", "sum(runs)", "day"};
+    return {k_counted_runs, "sum(runs)", "day"};
   }
   return {"runs", "count(*)", "start_ms / 86400000"};
 }

@@ -52,6 +52,7 @@ const RunColumn k_run_columns[] = {
     {"run_id", [](const RunRecord& r) -> SqlValue { return r.run_id; }},
     {"start_ms", [](const RunRecord& r) -> SqlValue { return r.start_ms; }},
     {"tool_use_id", [](const RunRecord& r) -> SqlValue { return r.tool_use_id; }},
+    {"uid", [](const RunRecord& r) -> SqlValue { return static_cast<int64_t>(r.uid); }},
     {"status", [](const RunRecord& r) -> SqlValue { return to_string(r.status); }},
     {"end_ms", [](const RunRecord& r) { return nonzero_or_null(r.end_ms); }},
     {"duration_ms",
@@ -78,7 +79,6 @@ const RunColumn k_run_columns[] = {
     {"stderr_bytes", [](const RunRecord& r) -> SqlValue { return r.stderr_bytes; }},
     {"stdout_tail", [](const RunRecord& r) -> SqlValue { return Blob{r.stdout_tail}; }},
     {"stderr_tail", [](const RunRecord& r) -> SqlValue { return Blob{r.stderr_tail}; }},
-    {"uid", [](const RunRecord& r) -> SqlValue { return static_cast<int64_t>(r.uid); }},
     {"host", [](const RunRecord& r) -> SqlValue { return r.host; }},
     {"pid", [](const RunRecord& r) -> SqlValue { return static_cast<int64_t>(r.pid); }},
     {"ppid", [](const RunRecord& r) -> SqlValue { return static_cast<int64_t>(r.ppid); }},
@@ -94,8 +94,9 @@ const RunColumn k_run_columns[] = {
     {"limit_hit", [](const RunRecord& r) -> SqlValue { return r.limit_hit; }},
 };
 
-// How many leading columns complete_run leaves as begin_run wrote them.
-constexpr size_t k_fixed_run_columns = 3;
+// How many leading columns complete_run leaves as begin_run wrote them: each is in an index
+// (run_id's, runs_start, runs_tool_use, runs_uid) that a rewrite would dirty for nothing.
+constexpr size_t k_fixed_run_columns = 4;
 
 using DecisionColumn = Column<DecisionRecord>;
 
@@ -164,7 +165,8 @@ std::string complete_run_sql() {
   for (const auto& column : std::span(k_run_columns).subspan(k_fixed_run_columns)) {
     assignments += (assignments.empty() ? "" : ", ") + std::string(column.name) + " = ?";
   }
-  return "UPDATE runs SET " + assignments + " WHERE run_id = ? AND status = 'running' RETURNING id";
+  return "UPDATE runs SET " + assignments +
+         ", chain_seq = ?, prev_hash = ? WHERE run_id = ? AND status = 'running' RETURNING id";
 }
 
 // The rowid an `... RETURNING id` statement gave, after running it to the end so the
@@ -365,18 +367,20 @@ struct Store::Impl {
     pid_t pid;
   };
 
-  int64_t update_running_run(const RunRecord& record);
+  int64_t update_running_run(const RunRecord& record, const ChainLink& link);
   [[noreturn]] void explain_not_running(const std::string& run_id);
   std::vector<DeadRun> find_dead_runs(const ShimLiveness& is_alive);
   std::optional<AnchorEntry> mark_abandoned(const DeadRun& run);
 };
 
-int64_t Store::Impl::update_running_run(const RunRecord& record) {
+// The outcome and the chain link in one write of the row.
+int64_t Store::Impl::update_running_run(const RunRecord& record, const ChainLink& link) {
   static const std::string sql = complete_run_sql();
   auto update = db.cached(sql, "complete a run");
   auto changeable = std::span(k_run_columns).subspan(k_fixed_run_columns);
   int index = bind_columns(*update, changeable, record);
-  update->bind(index + 1, record.run_id);
+  update->bind(index + 1, link.seq).bind(index + 2, link.prev_hash());
+  update->bind(index + 3, record.run_id);
   auto rowid = returned_id(*update);
   if (!rowid) {
     explain_not_running(record.run_id);
@@ -433,8 +437,9 @@ void Store::begin_run(const RunRecord& record) {
 void Store::complete_run(const RunRecord& record) {
   RunRecord finished = finished_copy(record, m_impl->identity);
   Transaction transaction(m_impl->db, Transaction::Mode::immediate);
-  int64_t rowid = m_impl->update_running_run(finished);
-  AnchorEntry head = m_impl->seal(k_run_chain, rowid);
+  ChainLink link = next_link(m_impl->db, m_impl->key_or_null());
+  int64_t rowid = m_impl->update_running_run(finished, link);
+  AnchorEntry head = seal_linked_row(m_impl->db, k_run_chain, rowid, link, m_impl->key_or_null());
   transaction.commit();
   m_impl->anchor_head(head);
 }

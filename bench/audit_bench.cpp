@@ -1,6 +1,7 @@
 // Measures the audit database through the real code paths; bench/audit.sh drives it.
 //
 //   sandshim_audit_bench per-run DB N      N shim-like runs: open, mark_abandoned, begin, complete
+//   sandshim_audit_bench open-cost DB N    N opens alone, then N with another connection open
 //   sandshim_audit_bench throughput DB N   N begin+complete pairs on one open store
 //   sandshim_audit_bench throughput DB N KEY ANCHOR   the same, keyed and anchored (the broker's)
 //   sandshim_audit_bench generate DB N     N realistic finished, chained rows, in bulk
@@ -95,8 +96,10 @@ void print_latencies(const char* label, std::vector<double> micros) {
               micros.size());
 }
 
+// As a shim does it: a new connection per run, and the WAL folded once it grows large.
 int per_run(const std::string& db, int count) {
   std::vector<double> whole;
+  std::vector<double> opening;
   std::vector<double> begin_complete;
   for (int i = 0; i < count; ++i) {
     RunRecord record =
@@ -106,13 +109,37 @@ int per_run(const std::string& db, int count) {
     Store store = Store::open(StoreOptions{db});
     store.mark_abandoned_runs();
     auto writes = Clock::now();
+    opening.push_back(micros_since(start));
     store.begin_run(record);
     store.complete_run(record);
+    store.fold_large_wal();
     begin_complete.push_back(micros_since(writes));
     whole.push_back(micros_since(start));
   }
   print_latencies("open+gc+begin+complete per run", whole);
   print_latencies("begin+complete per run", begin_complete);
+  print_latencies("open+gc (the shim's open)", opening);
+  return 0;
+}
+
+// A shim's open (open + mark_abandoned_runs) p50, as the first connection to the file (SQLite
+// then truncates and re-extends -shm and rebuilds the WAL index), and with another connection
+// kept open (as a broker or any long-lived holder would): what only a holder could save.
+int open_cost(const std::string& db, int count) {
+  auto time_opens = [&](const char* label) {
+    std::vector<double> opens;
+    for (int i = 0; i < count; ++i) {
+      auto start = Clock::now();
+      Store store = Store::open(StoreOptions{db});
+      store.mark_abandoned_runs();
+      opens.push_back(micros_since(start));
+    }
+    print_latencies(label, opens);
+  };
+  Store::open(StoreOptions{db});  // created and migrated outside the figures
+  time_opens("open+gc, first connection");
+  Store holder = Store::open(StoreOptions{db});
+  time_opens("open+gc, another one kept open");
   return 0;
 }
 
@@ -198,6 +225,9 @@ int main(int argc, char** argv) {
     if (args.size() == 3 && args[0] == "per-run") {
       return per_run(args[1], std::stoi(args[2]));
     }
+    if (args.size() == 3 && args[0] == "open-cost") {
+      return open_cost(args[1], std::stoi(args[2]));
+    }
     if (args.size() == 3 && args[0] == "throughput") {
       return throughput(args[1], std::stoi(args[2]));
     }
@@ -214,6 +244,7 @@ int main(int argc, char** argv) {
     std::cerr << "sandshim: error: " << error.what() << '\n';
     return error.code();
   }
-  std::cerr << "usage: sandshim_audit_bench per-run|throughput|generate DB N | audit ARGS...\n";
+  std::cerr
+      << "usage: sandshim_audit_bench per-run|open-cost|throughput|generate DB N | audit ARGS...\n";
   return 2;
 }

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "audit/encoding.hpp"
@@ -79,4 +80,17 @@ TEST_CASE("encoding helpers", "[audit][output]") {
   CHECK(unpack_args(pack_args({})).empty());
   CHECK(unpack_args(pack_args({""})) == std::vector<std::string>{""});
   CHECK(args_to_json({"a", "\xff"}) == "[\"a\",\"\xEF\xBF\xBD\"]");
+}
+
+TEST_CASE("argv JSON is byte for byte what nlohmann::json writes", "[audit][output]") {
+  std::vector<std::string> args{"", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "a\"b\\c/d\x7f"};
+  for (int c = 0; c < 0x80; ++c) {
+    args.push_back(std::string("x") + static_cast<char>(c) + "y");
+  }
+  nlohmann::json expected = nlohmann::json::array();
+  for (const auto& arg : args) {
+    expected.push_back(arg);
+  }
+  CHECK(args_to_json(args) == expected.dump());
+  CHECK(args_to_json({}) == "[]");
 }

@@ -8,6 +8,7 @@
 
 #include "audit/chain.hpp"
 #include "audit/encoding.hpp"
+#include "audit/query.hpp"
 #include "audit/schema.hpp"
 #include "audit/sqlite.hpp"
 #include "common/error.hpp"
@@ -140,6 +141,73 @@ TEST_CASE("a version 1 file is migrated forward with its rows intact", "[audit][
   CHECK(verify_chain(store.database()).ok);
   add_run(store, sample_run("r2"));
   CHECK(verify_chain(store.database()).links_checked == 2);
+}
+
+// The counts a database keeps by status, as `SELECT status, runs` lines.
+std::string run_counts_by_status(const fs::path& db) {
+  return query_text(
+      db,
+      "SELECT group_concat(status || '=' || n, ' ') FROM (SELECT status, sum(runs) AS "
+      "n FROM run_counts GROUP BY status ORDER BY status)");
+}
+
+TEST_CASE("a version 7 file with rows is migrated to 8 in place, its chain intact",
+          "[audit][store][schema]") {
+  TempDir dir;
+  fs::path db = dir / "audit.db";
+  execute_sql(db, read_bytes(fs::path(SANDSHIM_TEST_DATA_DIR) / "audit" / "schema_v7.sql"));
+  REQUIRE(query_int(db, "PRAGMA user_version") == 7);
+  REQUIRE(run_counts_by_status(db) == "ok=2 refused=1 running=1");
+  Store store = open_test_store(db);
+  CHECK(query_int(db, "PRAGMA user_version") == k_schema_version);
+  // Schema 8 counts finished runs only; the running one is still there, and stats still see it.
+  CHECK(run_counts_by_status(db) == "ok=2 refused=1");
+  CHECK(query_text(db, "SELECT status FROM runs WHERE run_id = 'v7running'") == "running");
+  Stats before = compute_stats(store.database(), Filter{});
+  CHECK(before.runs == 4);
+  CHECK(before.groups[0].second ==
+        std::vector<std::pair<std::string, int64_t>>{{"ok", 2}, {"refused", 1}, {"running", 1}});
+  VerifyResult migrated = verify_chain(store.database());
+  CHECK(migrated.ok);
+  CHECK(migrated.links_checked == 3);
+  // The run that v7 began completes under v8 and joins the chain; a new run follows it.
+  RunRecord begun = sample_run("v7running");
+  store.complete_run(begun);
+  add_run(store, sample_run("v8run"));
+  CHECK(run_counts_by_status(db) == "ok=4 refused=1");
+  VerifyResult after = verify_chain(store.database());
+  CHECK(after.ok);
+  CHECK(after.links_checked == 5);
+  CHECK(compute_stats(store.database(), Filter{}).runs == 5);
+  // Still a chain that notices tampering: edit the migrated row and verify says which.
+  execute_sql(db, "UPDATE runs SET argv = '[\"python\",\"-c\",\"pass\"]' WHERE run_id = 'gen-1'");
+  VerifyResult edited = verify_chain(store.database());
+  CHECK_FALSE(edited.ok);
+  CHECK(edited.fault == ChainFault::changed);
+}
+
+TEST_CASE("schema 8: a running row costs run_counts nothing until it finishes, then one count",
+          "[audit][store][schema]") {
+  TempDir dir;
+  fs::path db = dir / "audit.db";
+  Store store = open_test_store(db);
+  store.begin_run(sample_run("r1"));
+  CHECK(query_int(db, "SELECT count(*) FROM run_counts") == 0);
+  CHECK(compute_stats(store.database(), Filter{}).groups[0].second ==
+        std::vector<std::pair<std::string, int64_t>>{{"running", 1}});
+  store.complete_run(sample_run("r1"));
+  CHECK(run_counts_by_status(db) == "ok=1");
+  // A run abandoned by its shim is counted under its new status; deleting it uncounts it.
+  RunRecord dead = sample_run("r2");
+  store.begin_run(dead);
+  CHECK(store.mark_abandoned_runs([](const ShimProcess&) { return false; }) == 1);
+  CHECK(run_counts_by_status(db) == "abandoned=1 ok=1");
+  CHECK(verify_chain(store.database()).ok);
+  store.begin_run(sample_run("r3"));
+  execute_sql(db, "DELETE FROM runs WHERE run_id = 'r3'");
+  CHECK(run_counts_by_status(db) == "abandoned=1 ok=1");
+  execute_sql(db, "DELETE FROM runs WHERE run_id = 'r2'");
+  CHECK(run_counts_by_status(db) == "abandoned=0 ok=1");
 }
 
 TEST_CASE("migrate stops at the target version and can resume", "[audit][schema]") {
