@@ -75,7 +75,16 @@ bool matches_any(const std::string& name, const std::vector<std::string>& patter
   });
 }
 
+// Under runsc a write(2) to stdout can be short (Debian's gVisor, 2022) and an unbuffered
+// Python drops the rest with exit 0: without PYTHONUNBUFFERED its buffered stdio writes it all.
+bool unsafe_on_runtime(const std::string& name, const Policy& policy) {
+  return policy.runtime == Runtime::runsc && name == "PYTHONUNBUFFERED";
+}
+
 bool passes(const std::string& name, const Policy& policy) {
+  if (unsafe_on_runtime(name, policy)) {
+    return false;
+  }
   if (matches_any(name, default_env_deny(), GlobCase::ignored) ||
       matches_any(name, policy.env_deny, GlobCase::ignored)) {
     return false;

@@ -7,7 +7,9 @@
 # with EPERM, not the profile's ENOSYS, so glibc never fell back to clone: the profile sandshim
 # gives runsc lets clone3 through to gVisor, which answers ENOSYS itself), and sandbox.pids stops
 # a fork bomb inside gVisor with EAGAIN instead of killing the sandbox (the host's pids cgroup
-# counts gVisor's own threads and stubs, and the sentry died with exit 2 at the cap).
+# counts gVisor's own threads and stubs, and the sentry died with exit 2 at the cap). A gap
+# pinned both ways: gVisor's write(2) to stdout can be short (runc's never is), so the caller's
+# PYTHONUNBUFFERED stays out under runsc and a large print arrives whole.
 # SANDSHIM_TEST_GVISOR=1 also runs the isolation suite and the hostile corpus under runsc
 # (SANDSHIM_TEST_RUNTIME): every isolation property on gVisor in both directions (slow, opt-in).
 # docker needs runsc registered and podman's seccomp profile on disk (install/deps.sh
@@ -34,7 +36,7 @@ except RuntimeError as e:
     sys.exit(73)
 sys.exit(42)
 EOF
-cp "$SOURCE_DIR/tests/integration/programs/forks.py" "$WS/forks.py"
+cp "$SOURCE_DIR/tests/integration/programs/forks.py" "$SOURCE_DIR/tests/integration/programs/short_writes.py" "$WS/"
 
 # The engine command sandshim would run for CMD under runsc, with its seccomp profile swapped
 # for PROFILE ("" drops it: the engine's default), run directly. Output in $OUT and $ERR.
@@ -87,6 +89,35 @@ expect_exit 42 sandshim run -- python threads.py
 expect_file_is "$OUT" "thread ran"
 expect_exit 0 sandshim run -- node -e 'console.log("node ran")'
 expect_file_is "$OUT" "node ran"
+
+check "runsc gap: a 1 MiB write(2) to stdout writes short under gVisor, and sandshim delivers what was written"
+# Debian's runsc (2022) hands a blocking stdout's write to the host's pipe without waiting for
+# room: the call returns the part that fitted. A program that ignores the count loses the rest
+# with exit 0 (python -u's print); one that writes the rest (buffered stdio, coreutils, Node)
+# loses nothing. The relay is not where it goes: every byte written reaches the caller.
+expect_exit 42 sandshim run -- python short_writes.py
+expect_contains "of 16 writes short" "$ERR"
+delivered=$(wc -c <"$OUT")
+((delivered < 16 << 20)) || fail "16 MiB arrived whole under runsc: the gap is gone (update the README)"
+expect_equal "$delivered" "$(audit_field last stdout_bytes)" "stdout_bytes in the audit"
+say "under runsc 16 writes of 1 MiB delivered $delivered bytes ($(cat "$ERR"))"
+
+# Prints the PYTHONUNBUFFERED it sees, then 16 MiB in one print (a line of 16777217 bytes).
+readonly print_16mib='import os; print(os.environ.get("PYTHONUNBUFFERED")); print("P" * (1 << 24))'
+check "runsc: the caller's PYTHONUNBUFFERED stays out, so a 16 MiB print arrives whole"
+PYTHONUNBUFFERED=1 expect_exit 0 sandshim run -- python -c "$print_16mib"
+expect_equal None "$(head -n 1 "$OUT")" "PYTHONUNBUFFERED inside"
+expect_equal $((5 + (16 << 20) + 1)) "$(wc -c <"$OUT")" "bytes of the print delivered under runsc"
+
+check "runc control: the same writes are whole, and PYTHONUNBUFFERED passes"
+reset_user_config
+expect_exit 73 sandshim run -- python short_writes.py
+expect_file_is "$ERR" "0 of 16 writes short"
+expect_equal $((16 << 20)) "$(wc -c <"$OUT")" "bytes delivered under runc"
+PYTHONUNBUFFERED=1 expect_exit 0 sandshim run -- python -c "$print_16mib"
+expect_equal 1 "$(head -n 1 "$OUT")" "PYTHONUNBUFFERED inside"
+expect_equal $((2 + (16 << 20) + 1)) "$(wc -c <"$OUT")" "bytes of the print delivered under runc"
+write_user_config <<<$'[sandbox]\nruntime = runsc'
 
 check "runsc control: with clone3 refused by the profile (ENOSYS asked, EPERM given) no thread starts"
 if [[ $ENGINE == docker ]]; then

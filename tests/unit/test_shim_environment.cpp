@@ -76,3 +76,12 @@ TEST_CASE("URL credentials need a password before the @", "[environment]") {
   CHECK_FALSE(holds_url_credentials("https://host:8443/a@b"));
   CHECK_FALSE(holds_url_credentials("user:pw@host"));
 }
+
+TEST_CASE("runsc keeps PYTHONUNBUFFERED out: its short writes would drop output", "[environment]") {
+  std::vector<std::string> host = {"PYTHONUNBUFFERED=1", "PYTHONPATH=src"};
+  Policy gvisor;
+  gvisor.runtime = Runtime::runsc;
+  gvisor.env_allow = {"PYTHONUNBUFFERED"};
+  CHECK(names_passed(host, gvisor) == std::vector<std::string>{"PYTHONPATH"});
+  CHECK(names_passed(host, Policy{}) == std::vector<std::string>{"PYTHONUNBUFFERED", "PYTHONPATH"});
+}
