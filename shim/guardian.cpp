@@ -15,7 +15,6 @@
 #include "common/error.hpp"
 #include "common/process.hpp"
 #include "engine/api_client.hpp"
-#include "shim/engine_api.hpp"
 #include "shim/engine_client.hpp"
 
 namespace sandshim::shim {
@@ -240,11 +239,6 @@ bool removal_confirmed(bool timed_out, int exit_code, const std::string& engine_
 
 bool removal_confirmed(const engine::Reply& reply) {
   return reply.ok() || (reply.answered() && reply.status == 404);
-}
-
-std::optional<std::filesystem::path> removal_api_socket(const Engine& engine,
-                                                        const Policy& policy) {
-  return engine_api_path(engine, policy).socket;
 }
 
 bool guardian_may_stop(int64_t now_ms, int64_t settled_ms, bool confirmed) {

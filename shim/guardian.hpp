@@ -63,11 +63,6 @@ bool removal_confirmed(bool timed_out, int exit_code, const std::string& engine_
 // The same for one API `remove`: removed now (204), or no such container (404).
 bool removal_confirmed(const engine::Reply& reply);
 
-// The API socket a run's removals go through: docker's local one with engine.api = on, podman's
-// service socket when it answers; nullopt (the client) for a remote endpoint, engine.api = off
-// or podman without its service.
-std::optional<std::filesystem::path> removal_api_socket(const Engine& engine, const Policy& policy);
-
 // The guardian stops once the run has settled (deadline and grace passed) and the engine
 // confirmed the removal, or when its patience with a silent engine is exhausted.
 bool guardian_may_stop(int64_t now_ms, int64_t settled_ms, bool confirmed);

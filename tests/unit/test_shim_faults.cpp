@@ -11,7 +11,9 @@
 #include <thread>
 
 #include "shim/container_run.hpp"
+#include "shim/engine_api.hpp"
 #include "shim/guardian.hpp"
+#include "test_shim_support.hpp"
 
 using namespace sandshim::shim;
 
@@ -58,12 +60,15 @@ TEST_CASE(
   };
   Policy policy;
   REQUIRE(policy.engine_api == EngineApi::on);  // the default
-  CHECK(removal_api_socket(with("docker", ""), policy) ==
-        std::filesystem::path("/var/run/docker.sock"));
-  CHECK_FALSE(removal_api_socket(with("podman", ""), policy));
-  CHECK_FALSE(removal_api_socket(with("docker", "ssh://me@builder"), policy));
+  auto socket = [&policy](const Engine& engine) { return engine_api_path(engine, policy).socket; };
+  CHECK(socket(with("docker", "")) == std::filesystem::path("/var/run/docker.sock"));
+  // podman's service socket counts only when it answers (one nobody listens on: the default one
+  // may have a service behind it on this machine).
+  sandshim::test::ScratchDir dir;
+  CHECK_FALSE(socket(with("podman", "unix://" + (dir.path() / "nobody-listens.sock").string())));
+  CHECK_FALSE(socket(with("docker", "ssh://me@builder")));
   policy.engine_api = EngineApi::off;
-  CHECK_FALSE(removal_api_socket(with("docker", ""), policy));
+  CHECK_FALSE(socket(with("docker", "")));
 }
 
 TEST_CASE("the guardian stops once the run settled and the engine confirmed, or out of patience",
