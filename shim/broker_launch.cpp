@@ -133,18 +133,25 @@ void remove_broker_launch_dir(const std::string& run_id) {
   fs::remove_all(dir, ec);
 }
 
+std::string launcher_socket_of(const RunSpec& spec, int64_t pid) {
+  if (!uses_broker_launch(spec)) {
+    return launcher_socket_path(pid);
+  }
+  return (run_dir(spec.run_id) / fs::path(launch::k_broker_socket_in_container).filename())
+      .string();
+}
+
 LauncherLink connect_claimed_launcher(const RunSpec& spec) {
   if (!uses_broker_launch(spec)) {
     return connect_launcher(spec.launcher_pid, spec.launcher_token);
   }
-  fs::path socket =
-      run_dir(spec.run_id) / fs::path(launch::k_broker_socket_in_container).filename();
-  LauncherLink link = connect_launcher_at(socket.string(), spec.launcher_token);
+  std::string socket = launcher_socket_of(spec, spec.launcher_pid);
+  LauncherLink link = connect_launcher_at(socket, spec.launcher_token);
   if (link.socket.valid()) {
     std::string failure = listener_failure(link.socket.get(), spec.launcher_pid);
     if (!failure.empty()) {
       link.socket.reset();
-      link.failure = "at " + quoted(socket.string()) + " " + failure;
+      link.failure = "at " + quoted(socket) + " " + failure;
     }
   }
   remove_broker_launch_dir(spec.run_id);  // the launcher took its socket away on accepting

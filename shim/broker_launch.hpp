@@ -37,6 +37,10 @@ std::vector<std::string> broker_launch_flags(const std::string& run_id);
 // Removes ROOT/RUN_ID, whatever the caller's processes left in it; a no-op without ROOT.
 void remove_broker_launch_dir(const std::string& run_id);
 
+// The host path of the launcher's socket of the warm container of `spec` whose process is PID:
+// in ROOT/RUN_ID for a broker's run, else through /proc/PID/root.
+std::string launcher_socket_of(const RunSpec& spec, int64_t pid);
+
 // Connects to the launcher of the claimed container of `spec`: through ROOT/RUN_ID, whose
 // listener must be the container's own process, or else through /proc/PID/root.
 LauncherLink connect_claimed_launcher(const RunSpec& spec);

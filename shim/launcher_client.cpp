@@ -29,10 +29,6 @@ using launch::Status;
 
 constexpr long k_pipefs_magic = 0x50495045;
 
-std::string socket_path(int64_t pid) {
-  return "/proc/" + std::to_string(pid) + "/root" + launch::k_socket_in_container;
-}
-
 std::string connect_failure(const std::string& path, int error) {
   return "has no socket at " + quoted(path) + " (connect: " + std::strerror(error) + ")";
 }
@@ -136,9 +132,13 @@ std::string payload_of(const RunSpec& spec, const std::vector<std::string>& env)
 
 }  // namespace
 
+std::string launcher_socket_path(int64_t pid) {
+  return "/proc/" + std::to_string(pid) + "/root" + launch::k_socket_in_container;
+}
+
 LauncherLink connect_launcher(int64_t pid, const std::string& token,
                               std::chrono::milliseconds timeout) {
-  return connect_launcher_at(socket_path(pid), token, timeout);
+  return connect_launcher_at(launcher_socket_path(pid), token, timeout);
 }
 
 LauncherLink connect_launcher_at(const std::string& path, const std::string& token,

@@ -21,6 +21,9 @@ struct LauncherLink {
 // How long the launcher may take to say hello before the run goes cold instead.
 inline constexpr std::chrono::milliseconds k_launcher_hello_timeout{2000};
 
+// The host path of the launcher's socket in the container whose process `pid` is.
+std::string launcher_socket_path(int64_t pid);
+
 // Connects to the launcher of the container whose process `pid` is, through /proc/PID/root (only
 // its user and root may), and checks its hello; nothing of the run is sent before that.
 LauncherLink connect_launcher(int64_t pid, const std::string& token,

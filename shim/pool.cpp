@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -197,6 +198,18 @@ UniqueFd lock_key(const std::string& key) {
   return fd;
 }
 
+// A claim right after a refill must find the launcher listening, or its run goes cold: the entry
+// is published once the launcher's socket exists (seen missing on a loaded machine), or after
+// the patience regardless (the claim then fails over to a cold run, as before).
+void wait_for_launcher(const std::string& socket) {
+  constexpr int64_t k_launcher_start_patience_ms = 5000;
+  int64_t until = monotonic_ms() + k_launcher_start_patience_ms;
+  struct stat info {};
+  while (::stat(socket.c_str(), &info) != 0 && monotonic_ms() < until) {
+    ::usleep(5000);
+  }
+}
+
 }  // namespace
 
 void prefetch_pool_image_id(const Engine& engine, const std::string& image) {
@@ -303,6 +316,9 @@ bool WarmPool::create_container(const RunSpec& spec, const std::vector<std::stri
   }
   auto pid = EngineClient(m_engine).container_pid(spec.container_name(), k_engine_call_timeout);
   entry.launcher_pid = pid.value_or(0);
+  if (pid) {
+    wait_for_launcher(launcher_socket_of(spec, *pid));
+  }
   return pid.has_value();
 }
 
