@@ -4,13 +4,16 @@
 #   raw      the engine client with exactly the flags `sandshim run --dry-run` prints
 #   cli      `sandshim run -- sh -c true` with engine.api = off
 #   api      the same with engine.api = on (create, attach, wait, start over the socket)
-# N rounds; each round runs every variant once, in an order rotated per round, so no variant
-# always follows the same one. Prints p50/p95 and the ratio to raw. Asserts nothing.
+# N rounds; each round runs every variant once, in a fresh random order, and each sample starts
+# once the last one's container is gone (bench/lib/rounds.sh). Prints p50/p95 and the ratio to
+# raw. Asserts nothing.
 #
 #   bench/api_latency.sh [BUILD_DIR]        N=20 bench/api_latency.sh build
 #   ENGINE=podman bench/api_latency.sh      podman: its API service is started for the bench
 #                                           (install/lib/podman_service.sh) unless one answers
 set -euo pipefail
+# shellcheck source=lib/rounds.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/rounds.sh"
 
 build=${1:-build}
 bin=$(realpath "${SANDSHIM_BIN:-$build/sandshim}")
@@ -77,12 +80,14 @@ variants=(raw cli api)
 for v in "${variants[@]}"; do variant "$v"; done # warm-up, not recorded
 samples=()
 for ((round = 0; round < runs; ++round)); do
-  for ((i = 0; i < ${#variants[@]}; ++i)); do
-    variant "${variants[(round + i) % ${#variants[@]}]}"
+  for i in $(round_order ${#variants[@]}); do
+    before=$(run_container_count "$engine")
+    variant "${variants[i]}"
+    settle_run_containers "$engine" "$before"
   done
 done
 
-echo "== $engine: cold sh -c true, ms, N=$runs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== $engine: cold sh -c true, ms, N=$runs, SEED=$bench_seed, load $(cut -d' ' -f1-3 /proc/loadavg)"
 read -r raw50 raw95 <<< "$(percentiles "${samples[raw]:-}")"
 printf '  %-6s %8s %8s %9s %9s %7s\n' variant p50 p95 p50/raw p95/raw failed
 for v in "${variants[@]}"; do

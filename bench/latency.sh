@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Start-to-exit latency of one sandboxed command, next to what it would cost without sandshim.
 # For `sh -c true`, `python -c pass` and `node -e 0`, N runs of each variant, interleaved run by
-# run in one session so that load from elsewhere hits every variant alike (the order rotates each
-# round, and a warm variant's background refill ends before the next variant starts):
+# run in one session so that load from elsewhere hits every variant alike (each round runs the
+# variants in a fresh random order, and each sample's background work, a warm pool's refill or
+# the removal of a container the run returned before, ends before the next sample starts):
 #   raw    the engine client alone, with exactly the flags `sandshim run --dry-run` prints
 #   seed   the same flags through `timeout 30s docker run …` in a bash script (the naive wrapper)
 #   cold   `sandshim run -- CMD`
@@ -27,6 +28,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib/rounds.sh
+. "$here/lib/rounds.sh"
 build=${1:-build}
 bin=$(realpath "${SANDSHIM_BIN:-$build/sandshim}")
 runs=${N:-30}
@@ -169,11 +172,12 @@ settle_pool() { # CONFIG COMMAND
 }
 
 variant() {
-  local name=$1 cmd=$2 record=$3
+  local name=$1 cmd=$2 record=$3 before
   local -a argv
   read -ra argv <<< "$cmd"
   local key=$name/$cmd
   [[ $record == yes ]] || key=warmup
+  before=$(run_container_count "$engine_client")
   case $name in
     raw)
       engine_line "${argv[@]}"
@@ -196,6 +200,7 @@ variant() {
     floor) floor_ms "$key" "${argv[@]}" ;;
     broker) time_ms "$key" "${broker_client[@]}" "$bin" run -- "${argv[@]}" ;;
   esac
+  settle_run_containers "$engine_client" "$before"
 }
 
 # A private broker as the system user `sandshim`, on a socket in the bench's directory.
@@ -243,6 +248,8 @@ peak_rss_kib() {
   SANDSHIM_LOG=debug "$@" < /dev/null 2>&1 > /dev/null | sed -n 's/.*peak RSS \([0-9]*\) KiB.*/\1/p' | tail -1
 }
 
+# The engine's client, as sandshim runs it: the settling counts containers through it.
+engine_client=$("$bin" run --dry-run -- sh -c true | cut -d' ' -f1)
 variants=(raw seed cold)
 warm_note=""
 if has_warm_mode; then
@@ -279,9 +286,10 @@ trap 'exit 143' TERM
 
 echo "== this machine"
 echo "  $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -sr)"
-echo "  engine: $("$bin" run --dry-run -- sh -c true | cut -d' ' -f1) $(docker version --format '{{.Client.Version}} (server {{.Server.Version}})' 2> /dev/null || true)"
+echo "  engine: $engine_client $(docker version --format '{{.Client.Version}} (server {{.Server.Version}})' 2> /dev/null || true)"
 echo "  load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "  $runs runs per variant and command, interleaved; $warmup warm-up runs each first"
+echo "  order random per round (SEED=$bench_seed); each sample starts once the last one's containers are gone"
 if [[ -x $timer ]]; then
   echo "  every variant timed by bench/spawn_timer (fork, exec, wait; no shell, no env in the sample)"
 else
@@ -297,9 +305,8 @@ for cmd in "${k_commands[@]}"; do
 done
 for ((i = 0; i < runs; i++)); do
   for cmd in "${k_commands[@]}"; do
-    # Rotate the order each round so that no variant always follows the same neighbour.
-    for ((j = 0; j < ${#variants[@]}; j++)); do
-      variant "${variants[(i + j) % ${#variants[@]}]}" "$cmd" yes
+    for j in $(round_order ${#variants[@]}); do
+      variant "${variants[j]}" "$cmd" yes
     done
   done
 done
