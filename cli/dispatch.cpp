@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -369,6 +370,28 @@ int main_entry(int argc, char** argv) {
     std::cerr << "sandshim: internal error: " << e.what() << "; nothing ran" << std::endl;
     return exit_code::k_sandbox_error;
   }
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SANDSHIM_EXIT_NORMALLY 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANDSHIM_EXIT_NORMALLY 1
+#endif
+#endif
+
+void exit_now(int code) {
+#ifdef SANDSHIM_EXIT_NORMALLY
+  std::exit(code);
+#else
+  if (auto logger = spdlog::default_logger()) {
+    logger->flush();
+  }
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  ::_exit(code);
+#endif
 }
 
 }  // namespace sandshim::cli

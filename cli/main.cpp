@@ -1,5 +1,5 @@
 #include "cli/dispatch.hpp"
 
 int main(int argc, char** argv) {
-  return sandshim::cli::main_entry(argc, argv);
+  sandshim::cli::exit_now(sandshim::cli::main_entry(argc, argv));
 }

@@ -499,6 +499,19 @@ void prefetch_warm(const RunContext& run, const RunEngine& engine) {
   }
 }
 
+// The pool gets a new container for the one this run took, in a detached process: last, once
+// the row is complete. The run's outcome is recorded by then, so a refill that cannot start is a
+// warning, never the run's result (it used to be caught as a refusal of a run that had run), and
+// no step of the run writes a page after the fork shared it.
+void refill_pool(const RunContext& run, const RunEngine& engine, const std::string& claimed) {
+  StepTimer step("pool refill (detached)");
+  try {
+    engine.refill_warm(*run.engine, run.policy, *run.spec(), claimed);
+  } catch (const std::exception& e) {
+    say(run.request(), std::string("warning: the warm pool was not refilled: ") + e.what());
+  }
+}
+
 int run_in_container(RunContext& run, const RunEngine& engine) {
   prepare(run, engine);
   if (run.request().dry_run) {
@@ -526,10 +539,6 @@ int run_in_container(RunContext& run, const RunEngine& engine) {
     run.go_cold();
     execute(run, engine);
   }
-  if (pooled) {
-    StepTimer step("pool refill (detached)");
-    engine.refill_warm(*run.engine, run.policy, *run.spec(), claimed);
-  }
   if (!run.result()->message.empty()) {
     say(run.request(), run.result()->message);
   }
@@ -539,6 +548,10 @@ int run_in_container(RunContext& run, const RunEngine& engine) {
   finish_egress(run, egress);
   StepTimer step("audit complete");
   complete_row(run);
+  step.done();
+  if (pooled) {
+    refill_pool(run, engine, claimed);
+  }
   return run.result()->exit_code;
 }
 

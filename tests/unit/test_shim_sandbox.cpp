@@ -185,6 +185,25 @@ TEST_CASE("a warm claim ending in engine_error runs cold under a new row", "[san
   CHECK(fake.refilled == std::vector<std::string>{warm.run_id});
 }
 
+TEST_CASE("the pool is refilled after the row is complete, and a failed refill changes nothing",
+          "[sandbox][pool]") {
+  RunFixture fixture;
+  FakeEngine fake;
+  fake.claim = PoolClaim{"00000000000000bb", "sha256:abc", {"run", "--detach", "warm"}, 0, ""};
+  fake.answers = {exited(k_sentinel_exit)};
+  RunEngine engine = fake.seam();
+  std::string status_at_refill;
+  engine.refill_warm = [&](const Engine&, const Policy&, const RunSpec&, const std::string&) {
+    status_at_refill = row_text(fixture.db, "status", "00000000000000bb");
+    throw Fatal("cannot start a detached process: fork failed: Resource temporarily unavailable");
+  };
+  auto request = fixture.request("python", {{"pool.size", "1", {"test", 0}}});
+  CHECK(run_sandboxed(request, engine) == k_sentinel_exit);
+  CHECK(status_at_refill == "error");  // the command's own outcome, already recorded
+  CHECK(query_int(fixture.db, "SELECT count(*) FROM runs") == 1);
+  CHECK(row_text(fixture.db, "exit_code", "00000000000000bb") == std::to_string(k_sentinel_exit));
+}
+
 TEST_CASE("the run's exit code and row follow its outcome", "[sandbox]") {
   RunFixture fixture;
   FakeEngine fake;
