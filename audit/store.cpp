@@ -618,15 +618,29 @@ void Store::checkpoint() {
   m_impl->db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "fold the WAL into the file");
 }
 
-void Store::fold_large_wal() noexcept {
+bool Store::wal_needs_folding() const noexcept {
   constexpr std::uintmax_t k_fold_wal_bytes = 256 * 1024;
   std::error_code ec;
   std::uintmax_t size = std::filesystem::file_size(path().string() + "-wal", ec);
-  if (ec || size < k_fold_wal_bytes) {
+  return !ec && size >= k_fold_wal_bytes;
+}
+
+void Store::fold_large_wal() noexcept {
+  if (!wal_needs_folding()) {
     return;
   }
   try {
     checkpoint();
+  } catch (const std::exception& error) {
+    spdlog::debug("audit: the WAL stays for a later writer: {}", error.what());
+  }
+}
+
+void fold_wal_of(const std::filesystem::path& path) noexcept {
+  try {
+    Database db(path, OpenMode::read_write, std::chrono::milliseconds(2000));
+    db.skip_checkpoint_on_close();
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "fold the WAL into the file");
   } catch (const std::exception& error) {
     spdlog::debug("audit: the WAL stays for a later writer: {}", error.what());
   }

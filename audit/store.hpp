@@ -81,6 +81,8 @@ class Store {
   // hook) never restarts it, so without this each open re-reads megabytes. A reader holding the
   // WAL only postpones the fold to a later writer; it never fails the caller.
   void fold_large_wal() noexcept;
+  // Whether fold_large_wal would fold now: for a caller that leaves the fold to another process.
+  bool wal_needs_folding() const noexcept;
 
   // The key and anchor log it was opened with, for verify and prune.
   const ChainKey* key() const;
@@ -99,6 +101,11 @@ class Store {
 };
 
 // The default location: $XDG_STATE_HOME/sandshim/audit.db.
+// Folds the WAL of the database at `path` through a connection of its own that reads no schema,
+// key or migration: what a detached process does after the writer that found the WAL large has
+// closed it. A busy file or a failure leaves the fold to a later writer.
+void fold_wal_of(const std::filesystem::path& path) noexcept;
+
 std::filesystem::path default_database_path();
 
 }  // namespace sandshim::audit

@@ -332,6 +332,25 @@ TEST_CASE("checkpoint folds the WAL into the file, so a plain copy is complete",
   CHECK(query_int(dir / "copy.db", "SELECT count(*) FROM runs") == 1);
 }
 
+TEST_CASE("a WAL past its threshold is folded by a connection of its own", "[audit][store]") {
+  TempDir dir;
+  fs::path db = database_with_one_run(dir);
+  {
+    Store store = open_test_store(db);
+    CHECK_FALSE(store.wal_needs_folding());  // one run: far below the threshold
+    for (int i = 0; store.wal_needs_folding() == false && i < 500; ++i) {
+      store.begin_run(sample_run("grow-" + std::to_string(i)));
+    }
+    REQUIRE(store.wal_needs_folding());
+  }
+  fold_wal_of(db);
+  CHECK(fs::file_size(db.string() + "-wal") == 0);
+  fs::copy_file(db, dir / "copy.db");
+  CHECK(query_int(dir / "copy.db", "SELECT count(*) FROM runs") > 1);
+  fold_wal_of(dir / "missing.db");  // nothing to fold: no file appears, nothing throws
+  CHECK_FALSE(fs::exists(dir / "missing.db"));
+}
+
 TEST_CASE("the store's files are close-on-exec", "[audit][store]") {
   TempDir dir;
   fs::path db = database_with_one_run(dir);

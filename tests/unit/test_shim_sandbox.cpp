@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <thread>
 
 #include "common/error.hpp"
 #include "shim/container_run.hpp"
@@ -134,6 +137,31 @@ TEST_CASE("a cold run records its row from begin to completion", "[sandbox]") {
   CHECK(row_text(fixture.db, "limits", spec.run_id).find("enforced=") != std::string::npos);
   CHECK(row_text(fixture.db, "agent_session", spec.run_id) == "s-1");
   CHECK(fake.refilled.empty());  // pool.size = 0: no pool is touched
+}
+
+TEST_CASE("a WAL grown large is folded after the run, not during it", "[sandbox]") {
+  RunFixture fixture;
+  FakeEngine fake;
+  fake.answers = {exited(k_sentinel_exit)};
+  CHECK(run_sandboxed(fixture.request("python"), fake.seam()) == k_sentinel_exit);
+  auto wal_size = [&] { return std::filesystem::file_size(fixture.db.string() + "-wal"); };
+  REQUIRE(wal_size() > 0);
+  {
+    audit::Store store = audit::testing::open_test_store(fixture.db);
+    for (int i = 0; !store.wal_needs_folding() && i < 2000; ++i) {
+      store.begin_run(audit::testing::sample_run("grow-" + std::to_string(i)));
+    }
+  }
+  REQUIRE(wal_size() >= 256 * 1024);
+  CHECK(run_sandboxed(fixture.request("python"), fake.seam()) == k_sentinel_exit);
+  CHECK(wal_size() > 0);  // the run returned before any fold
+  for (int i = 0; i < 200 && wal_size() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the folder waits 1 s for us
+  }
+  CHECK(wal_size() == 0);
+  // Read only now: the test's own connection folds the WAL when it closes.
+  CHECK(row_text(fixture.db, "exit_code", fake.runs.back().run_id) ==
+        std::to_string(k_sentinel_exit));
 }
 
 TEST_CASE("audit begin failing with audit.required refuses and runs nothing", "[sandbox]") {
