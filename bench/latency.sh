@@ -16,7 +16,8 @@
 #          user `sandshim` of install/lib/broker.sh; BROKER=0 leaves it out; BROKER_ENGINE_API=on
 #          or off gives the broker a system file with that engine.api, else the default's)
 # Prints p50/p95, each variant's ratio to raw and its CPU p50 (user + system of the process and
-# the children it waited for; with the spawn timer), the shim's own peak RSS, the broker's per-run
+# the children it waited for; with the spawn timer), the same ratios paired by round (the median
+# of each round's own ratio, and of launcher - floor), the shim's own peak RSS, the broker's per-run
 # overhead (client's request to the worker's start, plus the worker's end to the client's exit,
 # from their SANDSHIM_LOG=debug timestamps) and the broker's RSS at idle. Asserts nothing.
 #
@@ -108,6 +109,13 @@ stop_floor_containers() {
     docker rm --force "$name" > /dev/null 2>&1 || true
   done
 }
+# One sample of KEY: into its list, and with the round it came from, for the paired figures.
+declare -A samples failures cpu_samples paired
+round=0
+record_sample() { # KEY MS
+  samples[$1]+="$2 "
+  [[ $1 == warmup ]] || paired[$1]+="$round:$2 "
+}
 floor_ms() { # KEY CMD...
   local key=$1 out
   shift
@@ -116,7 +124,7 @@ floor_ms() { # KEY CMD...
     failures[$key]=$((${failures[$key]:-0} + 1))
     return 0
   fi
-  samples[$key]+="${out%% *} "
+  record_sample "$key" "${out%% *}"
 }
 
 engine_args=()
@@ -132,7 +140,6 @@ engine_line() {
 # With the spawn timer, every variant is timed as the floor is (fork, exec and wait by a small
 # C program, whose CPU figure is kept too); a leading `env NAME=VALUE...` is applied to the
 # timer, so neither a shell's fork nor env's exec is in the sample. Else bash times it.
-declare -A samples failures cpu_samples
 time_ms() {
   local key=$1 start end status=0 out
   shift
@@ -150,7 +157,7 @@ time_ms() {
       echo "latency.sh: $key failed: $(head -c 300 "$work/last.err")" >&2
       return 0
     fi
-    samples[$key]+="${out%% *} "
+    record_sample "$key" "${out%% *}"
     cpu_samples[$key]+="${out##* } "
     return 0
   fi
@@ -162,7 +169,7 @@ time_ms() {
     echo "latency.sh: $key exited $status: $(head -c 300 "$work/last.err")" >&2
     return 0
   fi
-  samples[$key]+="$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", (e - s) * 1000 }') "
+  record_sample "$key" "$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", (e - s) * 1000 }')"
 }
 
 # Waits, untimed, until the refill a warm run started is done (`pool fill` takes the pool's lock,
@@ -304,6 +311,7 @@ for cmd in "${k_commands[@]}"; do
   done
 done
 for ((i = 0; i < runs; i++)); do
+  round=$i
   for cmd in "${k_commands[@]}"; do
     for j in $(round_order ${#variants[@]}); do
       variant "${variants[j]}" "$cmd" yes
@@ -333,6 +341,32 @@ for cmd in "${k_commands[@]}"; do
     printf '  %-16s %-13s %8s %8s %10s %10s %8s %8s\n' "$cmd" "$name" "$p50" "$p95" \
       "$(ratio "$p50" "$raw50")" "$(ratio "$p95" "$raw95")" "${failures[$name/$cmd]:-0}" "$cpu50"
   done
+done
+
+# The median over rounds of A's sample against B's from the same round (ratio, or A - B in ms):
+# the machine's speed drifts over minutes, and a pair measured seconds apart shares the drift.
+paired_median() { # MODE KEY_A KEY_B
+  awk -v mode="$1" -v a="${paired[$2]:-}" -v b="${paired[$3]:-}" 'BEGIN {
+    nb = split(b, bs, " "); for (i = 1; i <= nb; i++) { split(bs[i], kv, ":"); base[kv[1]] = kv[2] }
+    na = split(a, as, " "); n = 0
+    for (i = 1; i <= na; i++) {
+      split(as[i], kv, ":")
+      if (!(kv[1] in base) || base[kv[1]] <= 0) continue
+      v[++n] = mode == "ratio" ? kv[2] / base[kv[1]] : kv[2] - base[kv[1]]
+    }
+    if (n == 0) { printf "n/a"; exit }
+    for (i = 2; i <= n; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+    m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+    printf(mode == "ratio" ? "%.2fx" : "%+.1f ms", m) }'
+}
+
+echo "== paired by round (median over rounds of each round's own ratio to raw; launcher - floor)"
+printf '  %-16s %8s %8s %8s %10s %14s\n' command seed cold broker launcher launcher-floor
+for cmd in "${k_commands[@]}"; do
+  printf '  %-16s %8s %8s %8s %10s %14s\n' "$cmd" "$(paired_median ratio "seed/$cmd" "raw/$cmd")" \
+    "$(paired_median ratio "cold/$cmd" "raw/$cmd")" "$(paired_median ratio "broker/$cmd" "raw/$cmd")" \
+    "$(paired_median ratio "warm-launcher/$cmd" "raw/$cmd")" \
+    "$(paired_median diff "warm-launcher/$cmd" "floor/$cmd")"
 done
 
 echo "== shim peak RSS (VmHWM of the sandshim process; the engine client is not counted)"
