@@ -618,11 +618,15 @@ void Store::checkpoint() {
   m_impl->db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "fold the WAL into the file");
 }
 
-bool Store::wal_needs_folding() const noexcept {
+bool wal_needs_folding(const std::filesystem::path& path) noexcept {
   constexpr std::uintmax_t k_fold_wal_bytes = 256 * 1024;
   std::error_code ec;
-  std::uintmax_t size = std::filesystem::file_size(path().string() + "-wal", ec);
+  std::uintmax_t size = std::filesystem::file_size(path.string() + "-wal", ec);
   return !ec && size >= k_fold_wal_bytes;
+}
+
+bool Store::wal_needs_folding() const noexcept {
+  return audit::wal_needs_folding(path());
 }
 
 void Store::fold_large_wal() noexcept {

@@ -101,6 +101,9 @@ class Store {
 };
 
 // The default location: $XDG_STATE_HOME/sandshim/audit.db.
+// Whether the WAL of the database at `path` has grown past the size at which it is folded.
+bool wal_needs_folding(const std::filesystem::path& path) noexcept;
+
 // Folds the WAL of the database at `path` through a connection of its own that reads no schema,
 // key or migration: what a detached process does after the writer that found the WAL large has
 // closed it. A busy file or a failure leaves the fold to a later writer.

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 
@@ -16,6 +17,7 @@
 #include "hooks/protected_paths.hpp"
 #include "shim/broker_policy.hpp"
 #include "shim/caller.hpp"
+#include "shim/guardian.hpp"
 
 namespace sandshim::hooks {
 
@@ -418,16 +420,26 @@ HookEnvironment system_environment() {
   env.record_decision = [](const shim::Policy& policy, const audit::DecisionRecord& record) {
     audit::DecisionRecord mine = record;
     mine.uid = mine.uid.value_or(shim::identify_caller({}).uid);  // a broker's peer, not getuid
-    audit::Store store = open_store(policy);
-    auto recorded = store.record_decision(mine);
-    store.fold_large_wal();
+    std::filesystem::path db;
+    std::string recorded;
+    {
+      audit::Store store = open_store(policy);
+      recorded = store.record_decision(mine);
+      db = store.path();
+    }
+    shim::fold_audit_wal_after_exit(db);  // closed first: no SQLite state crosses the fork
     return recorded;
   };
   env.complete_decision = [](const shim::Policy& policy, const std::string& tool_use_id,
                              const audit::DecisionCompletion& completion) {
-    audit::Store store = open_store(policy);
-    auto completed = store.complete_decision(tool_use_id, completion);
-    store.fold_large_wal();
+    std::filesystem::path db;
+    bool completed = false;
+    {
+      audit::Store store = open_store(policy);
+      completed = store.complete_decision(tool_use_id, completion);
+      db = store.path();
+    }
+    shim::fold_audit_wal_after_exit(db);
     return completed;
   };
   env.sandshim = self_executable();

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "audit/store.hpp"
 #include "common/error.hpp"
 #include "common/process.hpp"
 #include "engine/api_client.hpp"
@@ -170,6 +171,20 @@ void run_detached(const std::function<void()>& work, int keep_fd) {
     ::_exit(0);
   }
   unreaped_middles().push_back(middle);  // it exits at once; reaped later, or by init after us
+}
+
+void fold_audit_wal_after_exit(const std::filesystem::path& db) {
+  if (!audit::wal_needs_folding(db)) {
+    return;
+  }
+  try {
+    run_detached_after_exit([db](const std::function<void()>& wait_for_caller) {
+      wait_for_caller();
+      audit::fold_wal_of(db);
+    });
+  } catch (const Fatal&) {
+    // No process to spare: the next writer finds the WAL large and folds it.
+  }
 }
 
 void run_detached_after_exit(const std::function<void(const std::function<void()>&)>& work) {

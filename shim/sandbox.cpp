@@ -501,23 +501,15 @@ void prefetch_warm(const RunContext& run, const RunEngine& engine) {
   }
 }
 
-// A WAL grown large is folded once this process has exited, by a detached one: the fold (a
-// checkpoint and its fsyncs) cost 13-19 ms of every fifth run on this project's machine. The
-// store closes first, so no SQLite state crosses the fork: the folder opens the file afresh.
+// A WAL grown large is folded after this process has exited (fold_audit_wal_after_exit): the
+// store closes first, so no SQLite state crosses the fork.
 void fold_wal_after_exit(RunContext& run) {
   if (run.store == nullptr || !run.store->wal_needs_folding()) {
     return;
   }
   std::filesystem::path path = run.store->path();
   run.store.reset();
-  try {
-    run_detached_after_exit([path](const std::function<void()>& wait_for_caller) {
-      wait_for_caller();
-      audit::fold_wal_of(path);
-    });
-  } catch (const Fatal&) {
-    // No process to spare: the next writer finds the WAL large and folds it.
-  }
+  fold_audit_wal_after_exit(path);
 }
 
 // The pool gets a new container for the one this run took, in a detached process: last, once
