@@ -2,14 +2,17 @@
 # Start-to-exit latency of `sandshim run -- sh -c true` under runc and under runsc (gVisor), side
 # by side in one session: cold runs, and warm runs from a pool (`pool.start = exec`, and
 # `pool.start = launcher`, which runsc runs through exec: the launcher's socket is in gVisor's
-# own /tmp). N rounds; in each every variant runs once, the order rotated round by round, and a
-# warm run's background refill ends (untimed) before the next variant starts, so load from
+# own /tmp). N rounds; in each every variant runs once, in a fresh random order
+# (bench/lib/rounds.sh), and the sample's background work (a warm pool's refill, the removal of
+# the container a run returned before) ends, untimed, before the next one starts, so load from
 # elsewhere hits every variant alike. Prints p50/p95 per variant and runsc's p50 ratio to runc
 # for each mode, and the load average before and after. Asserts nothing.
 #
 #   bench/gvisor.sh [BUILD_DIR]        ENGINE=podman N=15 bench/gvisor.sh
 # docker needs runsc registered (install/deps.sh --with-gvisor); podman runs /usr/bin/runsc.
 set -euo pipefail
+# shellcheck source=lib/rounds.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/rounds.sh"
 
 build=${1:-build}
 bin=$(realpath "${SANDSHIM_BIN:-$build/sandshim}")
@@ -58,12 +61,15 @@ settle() { # VARIANT
 
 declare -A samples failures
 measure() { # VARIANT
-  local config started status=0
+  local config started before status=0
   config=$(config_of "$1")
   settle "$1"
+  before=$(run_container_count "$engine")
   started=$EPOCHREALTIME
   SANDSHIM_CONFIG=$config "$bin" run -- sh -c true </dev/null >/dev/null 2>"$dir/last.err" || status=$?
   local ms=$(((${EPOCHREALTIME/./} - ${started/./}) / 1000))
+  settle "$1"
+  settle_run_containers "$engine" "$before"
   if ((status != 0)); then
     failures[$1]=$((${failures[$1]:-0} + 1))
     echo "gvisor.sh: a $1 run exited $status: $(head -c 300 "$dir/last.err")" >&2
@@ -79,15 +85,15 @@ done
 samples=() failures=()
 count=${#k_variants[@]}
 for ((i = 0; i < runs; i++)); do
-  for ((j = 0; j < count; j++)); do
-    measure "${k_variants[(i + j) % count]}"
+  for j in $(round_order "$count"); do
+    measure "${k_variants[j]}"
   done
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 p50() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 p95() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int(NR * 0.95 + 0.999)] }'; }
-echo "$engine, sh -c true start to exit, $runs rounds, order rotated per round; load $load_before before, $load_after after ($(nproc) CPUs)"
+echo "$engine, sh -c true start to exit, $runs rounds, order random per round (SEED=$bench_seed); load $load_before before, $load_after after ($(nproc) CPUs)"
 for variant in "${k_variants[@]}"; do
   read -ra values <<<"${samples[$variant]:-}"
   if ((${#values[@]} == 0)); then

@@ -184,6 +184,11 @@ variant() {
   read -ra argv <<< "$cmd"
   local key=$name/$cmd
   [[ $record == yes ]] || key=warmup
+  # A warm variant's pool is full before the count, so its refill adds back only what it took.
+  case $name in
+    warm-exec) settle_pool "$work/warm.conf" "${argv[0]}" ;;
+    warm-launcher) settle_pool "$work/launcher.conf" "${argv[0]}" ;;
+  esac
   before=$(run_container_count "$engine_client")
   case $name in
     raw)
