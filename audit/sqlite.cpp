@@ -84,7 +84,14 @@ Database::Database(const std::filesystem::path& path, OpenMode mode,
               (mode == OpenMode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
   int rc = sqlite3_open_v2(path.c_str(), &m_handle, flags, nullptr);
   if (rc != SQLITE_OK) {
-    fail(rc, "open it");
+    // A failed open still allocates the handle, and no destructor runs for a throwing
+    // constructor: close it once its message is taken.
+    try {
+      fail(rc, "open it");
+    } catch (...) {
+      sqlite3_close_v2(std::exchange(m_handle, nullptr));
+      throw;
+    }
   }
   sqlite3_extended_result_codes(m_handle, 1);
   sqlite3_busy_timeout(m_handle, static_cast<int>(busy_timeout.count()));
