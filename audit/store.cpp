@@ -629,17 +629,6 @@ bool Store::wal_needs_folding() const noexcept {
   return audit::wal_needs_folding(path());
 }
 
-void Store::fold_large_wal() noexcept {
-  if (!wal_needs_folding()) {
-    return;
-  }
-  try {
-    checkpoint();
-  } catch (const std::exception& error) {
-    spdlog::debug("audit: the WAL stays for a later writer: {}", error.what());
-  }
-}
-
 void fold_wal_of(const std::filesystem::path& path) noexcept {
   try {
     Database db(path, OpenMode::read_write, std::chrono::milliseconds(2000));

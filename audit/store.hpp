@@ -76,12 +76,7 @@ class Store {
   // audit.db is complete. For `sandshim gc`; `audit prune` calls it too.
   void checkpoint();
 
-  // Folds the WAL only when it has grown past a few hundred KiB. Every process that opens the
-  // store rebuilds the WAL index by reading the whole WAL, and a short-lived writer (a shim, a
-  // hook) never restarts it, so without this each open re-reads megabytes. A reader holding the
-  // WAL only postpones the fold to a later writer; it never fails the caller.
-  void fold_large_wal() noexcept;
-  // Whether fold_large_wal would fold now: for a caller that leaves the fold to another process.
+  // Whether this store's WAL has grown past the size at which it is folded (below).
   bool wal_needs_folding() const noexcept;
 
   // The key and anchor log it was opened with, for verify and prune.
@@ -100,15 +95,17 @@ class Store {
   std::unique_ptr<Impl> m_impl;
 };
 
-// The default location: $XDG_STATE_HOME/sandshim/audit.db.
-// Whether the WAL of the database at `path` has grown past the size at which it is folded.
+// Whether the WAL of the database at `path` has grown past a few hundred KiB. Every process that
+// opens the store rebuilds the WAL index by reading the whole WAL, and a short-lived writer (a
+// shim, a hook) never restarts it, so past that size it is folded (fold_wal_of).
 bool wal_needs_folding(const std::filesystem::path& path) noexcept;
 
 // Folds the WAL of the database at `path` through a connection of its own that reads no schema,
 // key or migration: what a detached process does after the writer that found the WAL large has
-// closed it. A busy file or a failure leaves the fold to a later writer.
+// closed it. A reader holding the WAL, or a failure, leaves the fold to a later writer.
 void fold_wal_of(const std::filesystem::path& path) noexcept;
 
+// The default location: $XDG_STATE_HOME/sandshim/audit.db.
 std::filesystem::path default_database_path();
 
 }  // namespace sandshim::audit

@@ -405,6 +405,20 @@ std::vector<std::string> session_start_scripts(const fs::path& dir) {
   return scripts;
 }
 
+// One write to the audit, then the WAL's fold once this hook has exited (when it has grown
+// large): the store is closed first, so no SQLite state crosses the fold's fork.
+template <typename Write>
+auto write_then_fold(const shim::Policy& policy, const Write& write) {
+  std::filesystem::path db;
+  auto written = [&] {
+    audit::Store store = open_store(policy);
+    db = store.path();
+    return write(store);
+  }();
+  shim::fold_audit_wal_after_exit(db);
+  return written;
+}
+
 }  // namespace
 
 HookReply run_hook(const HookOptions& options, std::string_view payload,
@@ -420,27 +434,14 @@ HookEnvironment system_environment() {
   env.record_decision = [](const shim::Policy& policy, const audit::DecisionRecord& record) {
     audit::DecisionRecord mine = record;
     mine.uid = mine.uid.value_or(shim::identify_caller({}).uid);  // a broker's peer, not getuid
-    std::filesystem::path db;
-    std::string recorded;
-    {
-      audit::Store store = open_store(policy);
-      recorded = store.record_decision(mine);
-      db = store.path();
-    }
-    shim::fold_audit_wal_after_exit(db);  // closed first: no SQLite state crosses the fork
-    return recorded;
+    return write_then_fold(policy,
+                           [&](audit::Store& store) { return store.record_decision(mine); });
   };
   env.complete_decision = [](const shim::Policy& policy, const std::string& tool_use_id,
                              const audit::DecisionCompletion& completion) {
-    std::filesystem::path db;
-    bool completed = false;
-    {
-      audit::Store store = open_store(policy);
-      completed = store.complete_decision(tool_use_id, completion);
-      db = store.path();
-    }
-    shim::fold_audit_wal_after_exit(db);
-    return completed;
+    return write_then_fold(policy, [&](audit::Store& store) {
+      return store.complete_decision(tool_use_id, completion);
+    });
   };
   env.sandshim = self_executable();
   env.agent_path = environment::path();
