@@ -58,6 +58,9 @@ constexpr int64_t k_engine_error_window_ms = 3000;
 // How long the client may outlive the removal of its container before the shim stops waiting
 // for an engine that does not answer, and hands the container over to its guardian.
 constexpr int64_t k_client_grace_ms = 5000;
+// The API client's own bound on a call outlasts the loop's stop of it by this much, so the loop
+// (woken late on a loaded machine) always stops it first and its timeout line never shows.
+constexpr int64_t k_client_bound_margin_ms = 2000;
 constexpr int64_t k_probe_wait_ms = 2000;
 // How long an exit of 137 that sandshim did not cause waits for the engine's `oom` event, past
 // the report of the container's end too: containerd publishes the OOM and the exit on separate
@@ -384,7 +387,8 @@ void RunLoop::choose_api_path(const std::vector<std::string>& engine_args, const
   }
   // A loaded engine may take long to create and start a container: the run's deadline, not a
   // call's, bounds the API client (the loop removes the container and then stops the client).
-  m_api.emplace(*path.socket, std::chrono::milliseconds(policy.timeout_ms + k_guardian_grace_ms));
+  m_api.emplace(*path.socket, std::chrono::milliseconds(policy.timeout_ms + k_client_grace_ms +
+                                                        k_client_bound_margin_ms));
   auto translate =
       m_engine.dialect.is_podman() ? translate_podman_run_arguments : translate_run_arguments;
   CreateTranslation translation =
