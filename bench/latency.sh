@@ -7,6 +7,10 @@
 #   raw    the engine client alone, with exactly the flags `sandshim run --dry-run` prints
 #   seed   the same flags through `timeout 30s docker run …` in a bash script (the naive wrapper)
 #   cold   `sandshim run -- CMD`
+#   api-floor  the engine's own cold floor: sandshim's API client (create, attach, wait, start)
+#          for the same container, started by bench/sandshim_api_floor, which does nothing else
+#          (no policy, audit, guardian or event watch); its ratio to raw is the best any client
+#          of these calls can reach, and cold - api-floor is all that sandshim adds around them
 #   warm-exec      `sandshim run -- CMD` with `pool.size` set and `pool.start = exec` (docker exec)
 #   warm-launcher  the same with `pool.start = launcher`: sandshim's launcher in the container
 #                  starts the command (when this build has one)
@@ -201,6 +205,10 @@ variant() {
         "$work/seed.sh" "${engine_args[@]}"
       ;;
     cold) time_ms "$key" "$bin" run -- "${argv[@]}" ;;
+    api-floor)
+      engine_line "${argv[@]}"
+      time_ms "$key" "$api_floor" "$engine_socket" "${engine_args[@]:1}"
+      ;;
     warm-exec)
       time_ms "$key" env SANDSHIM_CONFIG="$work/warm.conf" "$bin" run -- "${argv[@]}"
       settle_pool "$work/warm.conf" "${argv[0]}"
@@ -263,6 +271,14 @@ peak_rss_kib() {
 # The engine's client, as sandshim runs it: the settling counts containers through it.
 engine_client=$("$bin" run --dry-run -- sh -c true | cut -d' ' -f1)
 variants=(raw seed cold)
+api_floor=$(dirname "$bin")/bench/sandshim_api_floor
+engine_socket=${DOCKER_HOST:-unix:///var/run/docker.sock}
+engine_socket=${engine_socket#unix://}
+api_floor_note="n/a (build the sandshim_api_floor target; a local docker socket)"
+if [[ -x $api_floor && -S $engine_socket ]] && "$bin" policy show 2> /dev/null | grep -q 'engine\.api *= *on'; then
+  variants+=(api-floor)
+  api_floor_note=""
+fi
 warm_note=""
 if has_warm_mode; then
   variants+=(warm-exec)
@@ -330,12 +346,13 @@ printf '  %-16s %-13s %8s %8s %10s %10s %8s %8s\n' command variant p50 p95 p50/r
 for cmd in "${k_commands[@]}"; do
   raw50=0 raw95=0
   [[ -z ${samples[raw/$cmd]:-} ]] || read -r raw50 raw95 <<< "$(percentiles "${samples[raw/$cmd]}")"
-  for name in raw seed cold warm-exec warm-launcher floor broker; do
+  for name in raw seed cold api-floor warm-exec warm-launcher floor broker; do
     if [[ -z ${samples[$name/$cmd]:-} ]]; then
       why="no run succeeded (${failures[$name/$cmd]:-0} failed)"
       [[ $name != warm-exec || -z $warm_note ]] || why=$warm_note
       [[ $name != warm-launcher || -z $launcher_note ]] || why=$launcher_note
       [[ $name != floor || -z $floor_note ]] || why=$floor_note
+      [[ $name != api-floor || -z $api_floor_note ]] || why=$api_floor_note
       [[ $name != broker || -z $broker_note ]] || why=$broker_note
       printf '  %-16s %-13s %s\n' "$cmd" "$name" "$why"
       continue
@@ -365,13 +382,17 @@ paired_median() { # MODE KEY_A KEY_B
     printf(mode == "ratio" ? "%.2fx" : "%+.1f ms", m) }'
 }
 
-echo "== paired by round (median over rounds of each round's own ratio to raw; launcher - floor)"
-printf '  %-16s %8s %8s %8s %10s %14s\n' command seed cold broker launcher launcher-floor
+echo "== paired by round (median over rounds of each round's own ratio to raw; launcher - floor;"
+echo "   cold - api-floor: what sandshim adds around the engine's calls)"
+printf '  %-16s %8s %8s %9s %8s %10s %14s %14s\n' command seed cold api-floor broker launcher \
+  launcher-floor cold-apifloor
 for cmd in "${k_commands[@]}"; do
-  printf '  %-16s %8s %8s %8s %10s %14s\n' "$cmd" "$(paired_median ratio "seed/$cmd" "raw/$cmd")" \
-    "$(paired_median ratio "cold/$cmd" "raw/$cmd")" "$(paired_median ratio "broker/$cmd" "raw/$cmd")" \
+  printf '  %-16s %8s %8s %9s %8s %10s %14s %14s\n' "$cmd" "$(paired_median ratio "seed/$cmd" "raw/$cmd")" \
+    "$(paired_median ratio "cold/$cmd" "raw/$cmd")" "$(paired_median ratio "api-floor/$cmd" "raw/$cmd")" \
+    "$(paired_median ratio "broker/$cmd" "raw/$cmd")" \
     "$(paired_median ratio "warm-launcher/$cmd" "raw/$cmd")" \
-    "$(paired_median diff "warm-launcher/$cmd" "floor/$cmd")"
+    "$(paired_median diff "warm-launcher/$cmd" "floor/$cmd")" \
+    "$(paired_median diff "cold/$cmd" "api-floor/$cmd")"
 done
 
 echo "== shim peak RSS (VmHWM of the sandshim process; the engine client is not counted)"

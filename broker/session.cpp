@@ -1,5 +1,6 @@
 #include "broker/session.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "broker/workspace_identity.hpp"
@@ -127,10 +129,18 @@ int refuse(const Request& request, const std::string& refusal) {
   return exit_code::k_sandbox_error;
 }
 
+// The worker's exit code, told to the session right before the worker exits, so that the
+// client has it without waiting for the worker's teardown and the SIGCHLD that follows it.
+void tell_session_exit_code(int exit_pipe, int code) {
+  auto byte = static_cast<unsigned char>(code & 0xff);
+  while (::write(exit_pipe, &byte, 1) < 0 && errno == EINTR) {
+  }
+}
+
 // The worker: becomes the caller's run in this process (fds, cwd, environment, identity).
 [[noreturn]] void become_worker(const Request& request, std::vector<UniqueFd>& fds,
                                 const PeerCredentials& peer, const SessionSetup& setup,
-                                const Runner& runner) {
+                                const Runner& runner, int exit_pipe) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   sigset_t none;
   sigemptyset(&none);
@@ -161,6 +171,7 @@ int refuse(const Request& request, const std::string& refusal) {
   std::cout.flush();
   std::cerr.flush();
   spdlog::debug("broker: worker ended at {:.3f}", precise_monotonic_ms());
+  tell_session_exit_code(exit_pipe, code);
   ::_exit(code);
 }
 
@@ -193,13 +204,43 @@ bool relay_client_frame(int socket, pid_t worker) {
   return true;
 }
 
+// The code the worker told before exiting (it exits with it), or none: it died without telling
+// (killed, crashed), or the pipe is at its end; the worker's wait status then decides.
+std::optional<Exit> told_exit_code(int exit_pipe) {
+  unsigned char byte = 0;
+  ssize_t n = 0;
+  do {
+    n = ::read(exit_pipe, &byte, 1);
+  } while (n < 0 && errno == EINTR);
+  return n == 1 ? std::optional(Exit{byte, std::nullopt}) : std::nullopt;
+}
+
+// The client has its answer: the session still reaps the worker, so that no zombie is left to
+// a PID 1 that may not reap, and the daemon counts the run until its worker is gone.
+[[noreturn]] void answer_and_reap(int socket, pid_t worker, const Exit& exit) {
+  answer(socket, exit);
+  int status = 0;
+  while (::waitpid(worker, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::_exit(0);
+}
+
 // Until the worker ends: deliver the client's signals, and kill the run when the client goes.
-[[noreturn]] void supervise(int socket, pid_t worker, int signal_fd) {
+[[noreturn]] void supervise(int socket, pid_t worker, int signal_fd, int exit_pipe) {
   bool client_alive = true;
+  bool pipe_open = true;
   while (true) {
-    pollfd fds[2] = {{signal_fd, POLLIN, 0}, {socket, client_alive ? short{POLLIN} : short{0}, 0}};
-    if (::poll(fds, 2, -1) < 0 && errno != EINTR) {
+    pollfd fds[3] = {{signal_fd, POLLIN, 0},
+                     {socket, client_alive ? short{POLLIN} : short{0}, 0},
+                     {pipe_open ? exit_pipe : -1, POLLIN, 0}};
+    if (::poll(fds, 3, -1) < 0 && errno != EINTR) {
       ::kill(worker, SIGKILL);
+    }
+    if ((fds[2].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      if (auto told = told_exit_code(exit_pipe)) {
+        answer_and_reap(socket, worker, *told);
+      }
+      pipe_open = false;
     }
     int status = 0;
     if (::waitpid(worker, &status, WNOHANG) == worker) {
@@ -263,18 +304,27 @@ void close_inherited_fds(int keep) {
   std::vector<UniqueFd> fds;
   Request request = read_request(connection.get(), setup, fds);
   UniqueFd signals = session_signals();
+  // Without the pipe (no descriptor left) the worker's SIGCHLD still answers, a little later.
+  int exit_pipe[2] = {-1, -1};
+  if (::pipe2(exit_pipe, O_CLOEXEC) != 0) {
+    exit_pipe[0] = exit_pipe[1] = -1;
+  }
+  UniqueFd exit_read(exit_pipe[0]);
+  UniqueFd exit_write(exit_pipe[1]);
   pid_t worker = ::fork();
   if (worker == 0) {
     signals.reset();
     connection.reset();
-    become_worker(request, fds, peer, setup, runner);
+    exit_read.reset();
+    become_worker(request, fds, peer, setup, runner, exit_write.get());
   }
   fds.clear();
+  exit_write.reset();
   if (worker < 0) {
     answer(connection.get(), {exit_code::k_sandbox_error, std::nullopt});
     ::_exit(0);
   }
-  supervise(connection.get(), worker, signals.get());
+  supervise(connection.get(), worker, signals.get(), exit_read.get());
 }
 
 }  // namespace
