@@ -10,9 +10,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,13 +20,6 @@
 extern char** environ;
 
 namespace {
-
-std::optional<std::string> read_whole_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return in ? std::optional(text.str()) : std::nullopt;
-}
 
 int exit_status_of(int status) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -51,7 +41,7 @@ int main(int argc, char** argv) {
     client_env.emplace_back(*entry);
   }
   shim::CreateTranslation translation =
-      shim::translate_run_arguments(args, client_env, read_whole_file);
+      shim::translate_run_arguments(args, client_env, shim::read_named_file);
   if (!translation.request) {
     std::fprintf(stderr, "sandshim_api_floor: %s has no API form\n",
                  translation.unsupported.c_str());

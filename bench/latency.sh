@@ -272,8 +272,7 @@ peak_rss_kib() {
 engine_client=$("$bin" run --dry-run -- sh -c true | cut -d' ' -f1)
 variants=(raw seed cold)
 api_floor=$(dirname "$bin")/bench/sandshim_api_floor
-engine_socket=${DOCKER_HOST:-unix:///var/run/docker.sock}
-engine_socket=${engine_socket#unix://}
+engine_socket=/var/run/docker.sock # DOCKER_HOST is unset above: sandshim's default socket
 api_floor_note="n/a (build the sandshim_api_floor target; a local docker socket)"
 if [[ -x $api_floor && -S $engine_socket ]] && "$bin" policy show 2> /dev/null | grep -q 'engine\.api *= *on'; then
   variants+=(api-floor)

@@ -228,11 +228,10 @@ std::optional<Exit> told_exit_code(int exit_pipe) {
 // Until the worker ends: deliver the client's signals, and kill the run when the client goes.
 [[noreturn]] void supervise(int socket, pid_t worker, int signal_fd, int exit_pipe) {
   bool client_alive = true;
-  bool pipe_open = true;
   while (true) {
     pollfd fds[3] = {{signal_fd, POLLIN, 0},
                      {socket, client_alive ? short{POLLIN} : short{0}, 0},
-                     {pipe_open ? exit_pipe : -1, POLLIN, 0}};
+                     {exit_pipe, POLLIN, 0}};
     if (::poll(fds, 3, -1) < 0 && errno != EINTR) {
       ::kill(worker, SIGKILL);
     }
@@ -240,7 +239,7 @@ std::optional<Exit> told_exit_code(int exit_pipe) {
       if (auto told = told_exit_code(exit_pipe)) {
         answer_and_reap(socket, worker, *told);
       }
-      pipe_open = false;
+      exit_pipe = -1;  // at its end without a code: poll ignores it from now on
     }
     int status = 0;
     if (::waitpid(worker, &status, WNOHANG) == worker) {

@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <string_view>
 
 #include <spdlog/spdlog.h>
@@ -117,10 +116,7 @@ class CidFile {
 };
 
 std::string read_small_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_named_file(path).value_or("");
 }
 
 // The forks a container's pids controller refused, sampled while it runs (cold runs on a local
@@ -392,13 +388,7 @@ void RunLoop::choose_api_path(const std::vector<std::string>& engine_args, const
   auto translate =
       m_engine.dialect.is_podman() ? translate_podman_run_arguments : translate_run_arguments;
   CreateTranslation translation =
-      translate(engine_args, m_engine.env_with(m_spec.env),
-                [](const std::string& file) -> std::optional<std::string> {
-                  std::ifstream in(file);
-                  std::ostringstream text;
-                  text << in.rdbuf();
-                  return in ? std::optional(text.str()) : std::nullopt;
-                });
+      translate(engine_args, m_engine.env_with(m_spec.env), read_named_file);
   if (!translation.request) {
     spdlog::debug("engine {} run: the client runs it: {} has no API form", m_engine.kind,
                   quoted(translation.unsupported));

@@ -4,8 +4,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <span>
+#include <sstream>
 #include <string_view>
 
 namespace sandshim::shim {
@@ -571,6 +573,13 @@ void finish_podman(json& config, const std::string& image, std::vector<std::stri
 }
 
 }  // namespace
+
+std::optional<std::string> read_named_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return in ? std::optional(text.str()) : std::nullopt;
+}
 
 CreateTranslation translate_run_arguments(const std::vector<std::string>& args,
                                           const std::vector<std::string>& client_env,

@@ -28,6 +28,9 @@ struct CreateTranslation {
 // Reads a file the arguments name by path (a seccomp profile: the API takes its content).
 using ReadFile = std::function<std::optional<std::string>(const std::string& path)>;
 
+// The ReadFile of a real run: the file's whole content, or none when it cannot be read.
+std::optional<std::string> read_named_file(const std::string& path);
+
 // Turns a `run` argument list (docker's dialect, as build_run_arguments makes it) into the create
 // request. `client_env` is the client's environment as NAME=VALUE: a bare `--env=NAME` takes its
 // value from there, as the client does. Any flag not in the table leaves the run to the client.

@@ -1,9 +1,12 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+
 #include "shim/engine_create.hpp"
 #include "shim/engine_run.hpp"
 #include "shim/hardening.hpp"
+#include "test_audit_support.hpp"
 #include "test_shim_spec_sample.hpp"
 
 using namespace sandshim::shim;
@@ -318,4 +321,12 @@ TEST_CASE("a cpuset and its online file travel too, and none without one", "[eng
   json plain = body_of(Policy{}, sample_spec());
   CHECK_FALSE(plain["HostConfig"].contains("CpusetCpus"));
   CHECK(plain["HostConfig"]["Mounts"].size() == 1);
+}
+
+TEST_CASE("a run's file reader gives a named file's whole content, or none", "[engine_create]") {
+  sandshim::audit::testing::TempDir dir;
+  auto profile = dir.path() / "profile.json";
+  std::ofstream(profile) << "{\"defaultAction\":\n\"SCMP_ACT_ERRNO\"}";
+  CHECK(read_named_file(profile.string()) == "{\"defaultAction\":\n\"SCMP_ACT_ERRNO\"}");
+  CHECK_FALSE(read_named_file((dir.path() / "missing.json").string()));
 }
