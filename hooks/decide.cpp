@@ -28,6 +28,13 @@ std::string code(std::string_view text) {
   return "`" + escaped.substr(1, escaped.size() - 2) + "`";
 }
 
+// A command the reader could not follow: name where and what, never guess at the agent's fault
+// (bash may well accept it).
+std::string unparseable_reason(const std::string& detail) {
+  return "sandshim cannot read this command: " + detail +
+         ". It was not run; write that part another way.";
+}
+
 std::string join_names(const NameSet& names) {
   std::vector<std::string> list(names.begin(), names.end());
   return list.empty() ? "interpreters" : join(list, ", ");
@@ -100,9 +107,7 @@ class Judge {
   void judge(const Finding& finding) {
     switch (finding.kind) {
       case FindingKind::parse_error:
-        refuse("unparseable", "sandshim: this command could not be parsed (" + finding.detail +
-                                  "), so it was not run. Check its quotes, brackets and "
-                                  "here-documents.");
+        refuse("unparseable", unparseable_reason(finding.detail));
         return;
       case FindingKind::unanalysable:
         judge_unanalysable(finding);
@@ -464,10 +469,7 @@ AnalysisOptions analysis_options(const DecisionInputs& inputs) {
 std::optional<Decision> parse_refusal(const CommandAnalysis& analysis) {
   for (const Finding& finding : analysis.findings) {
     if (finding.kind == FindingKind::parse_error && !finding.enclosing_shell) {
-      return denied(
-          {{"unparseable", "sandshim: this command could not be parsed (" + finding.detail +
-                               "), so it was not run. Check its "
-                               "quotes, brackets and here-documents."}});
+      return denied({{"unparseable", unparseable_reason(finding.detail)}});
     }
   }
   return std::nullopt;

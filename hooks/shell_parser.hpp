@@ -43,7 +43,7 @@ struct SimpleCommand {
 
 struct ShellParse {
   std::vector<SimpleCommand> commands;      // every simple command, in source order
-  std::vector<std::string> loop_variables;  // names `for`/`select` assign
+  std::vector<std::string> loop_variables;  // names `for`/`select` and `{fd}>` redirections assign
   bool arithmetic = false;              // ((…)), $((…)), $[…], for ((…)): values evaluated
   std::vector<Word> conditional_words;  // the words of every [[ … ]]
   std::optional<std::string> error;     // why the text is not a shell command bash would run
