@@ -451,21 +451,6 @@ Decision allowed(std::string rule, std::string reason) {
   return Decision{Verdict::allow, std::move(rule), std::move(reason), "", false};
 }
 
-AnalysisOptions analysis_options(const DecisionInputs& inputs) {
-  AnalysisOptions options;
-  options.shimmed = inputs.shimmed;
-  options.shim_dir = inputs.shim_dir;
-  options.sandshim = inputs.sandshim;
-  options.first_line_of = inputs.first_line_of;
-  options.locate = inputs.locate;
-  options.known_program_of = inputs.known_program_of;
-  options.read_script = inputs.read_script;
-  options.cwd = inputs.cwd;
-  options.home = inputs.home;
-  options.protected_paths = inputs.protected_paths;
-  return options;
-}
-
 std::optional<Decision> parse_refusal(const CommandAnalysis& analysis) {
   for (const Finding& finding : analysis.findings) {
     if (finding.kind == FindingKind::parse_error && !finding.enclosing_shell) {
@@ -562,6 +547,21 @@ Decision decide_deny(const CommandAnalysis& analysis, const DecisionInputs& inpu
 }
 
 }  // namespace
+
+AnalysisOptions analysis_options(const DecisionInputs& inputs) {
+  AnalysisOptions options;
+  options.shimmed = inputs.shimmed;
+  options.shim_dir = inputs.shim_dir;
+  options.sandshim = inputs.sandshim;
+  options.first_line_of = inputs.first_line_of;
+  options.locate = inputs.locate;
+  options.known_program_of = inputs.known_program_of;
+  options.read_script = inputs.read_script;
+  options.cwd = inputs.cwd;
+  options.home = inputs.home;
+  options.protected_paths = inputs.protected_paths;
+  return options;
+}
 
 Decision decide(std::string_view command, const DecisionInputs& inputs) {
   if (inputs.mode != "path" && inputs.mode != "wrap" && inputs.mode != "deny") {

@@ -73,17 +73,6 @@ DecisionInputs corpus_inputs(const std::string& mode) {
   return in;
 }
 
-AnalysisOptions corpus_options() {
-  DecisionInputs in = corpus_inputs("path");
-  AnalysisOptions options;
-  options.shimmed = in.shimmed;
-  options.shim_dir = in.shim_dir;
-  options.sandshim = in.sandshim;
-  options.cwd = in.cwd;
-  options.home = in.home;
-  return options;
-}
-
 std::string programs_of(const CommandAnalysis& analysis) {
   std::string programs;
   for (const Invocation& invocation : analysis.invocations) {
@@ -117,7 +106,7 @@ void check_case(const CorpusCase& c) {
   INFO(c.id << " (" << c.source << ")\n" << c.script);
   bool rejects = c.expect.contains("bash") && c.expect.at("bash") == "rejects";
   CHECK(bash_accepts(c.script) == !rejects);
-  CommandAnalysis analysis = analyse_command(c.script, corpus_options());
+  CommandAnalysis analysis = analyse_command(c.script, analysis_options(corpus_inputs("path")));
   std::optional<std::string> error = parse_error_of(analysis);
   if (c.expect.contains("error")) {
     REQUIRE(error);
