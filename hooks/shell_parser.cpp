@@ -522,15 +522,16 @@ class Parser {
     parse_do_group(keyword, start);
   }
 
+  // bash reads any word here; one that is no variable name fails when the loop starts, before
+  // its body runs (the body is analysed all the same).
   void read_loop_variable(const std::string& keyword) {
-    size_t at = m_pos;
     Word name = read_word();
-    if (name.source.empty() || name.quoted || !is_name(name.source)) {
-      fail(literal(keyword) + " needs a variable name, found " +
-               (name.source.empty() ? describe_next() : quoted(name.source)),
-           at);
+    if (name.source.empty()) {
+      fail(literal(keyword) + " needs a variable name, found " + describe_next());
     }
-    m_out.loop_variables.push_back(name.value);
+    if (is_name(name.source)) {
+      m_out.loop_variables.push_back(name.value);
+    }
   }
 
   // `in WORDS` up to `;` or a newline, after optional newlines; nothing when `do` follows.

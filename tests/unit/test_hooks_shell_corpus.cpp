@@ -46,8 +46,9 @@ std::vector<CorpusCase> read_corpus() {
       continue;  // the header
     } else if (line.starts_with(">>> ")) {
       add_expectation(cases.back(), line);
+    } else if (!cases.back().expect.empty()) {
+      REQUIRE(line.empty());  // expectations come after the whole script; then blank lines
     } else {
-      REQUIRE(cases.back().expect.empty());  // expectations come after the whole script
       cases.back().script += (cases.back().script.empty() ? "" : "\n") + line;
     }
   }
