@@ -28,6 +28,13 @@ std::string code(std::string_view text) {
   return "`" + escaped.substr(1, escaped.size() - 2) + "`";
 }
 
+// A command the reader could not follow: name where and what, never guess at the agent's fault
+// (bash may well accept it).
+std::string unparseable_reason(const std::string& detail) {
+  return "sandshim cannot read this command: " + detail +
+         ". It was not run; write that part another way.";
+}
+
 std::string join_names(const NameSet& names) {
   std::vector<std::string> list(names.begin(), names.end());
   return list.empty() ? "interpreters" : join(list, ", ");
@@ -100,9 +107,7 @@ class Judge {
   void judge(const Finding& finding) {
     switch (finding.kind) {
       case FindingKind::parse_error:
-        refuse("unparseable", "sandshim: this command could not be parsed (" + finding.detail +
-                                  "), so it was not run. Check its quotes, brackets and "
-                                  "here-documents.");
+        refuse("unparseable", unparseable_reason(finding.detail));
         return;
       case FindingKind::unanalysable:
         judge_unanalysable(finding);
@@ -446,28 +451,10 @@ Decision allowed(std::string rule, std::string reason) {
   return Decision{Verdict::allow, std::move(rule), std::move(reason), "", false};
 }
 
-AnalysisOptions analysis_options(const DecisionInputs& inputs) {
-  AnalysisOptions options;
-  options.shimmed = inputs.shimmed;
-  options.shim_dir = inputs.shim_dir;
-  options.sandshim = inputs.sandshim;
-  options.first_line_of = inputs.first_line_of;
-  options.locate = inputs.locate;
-  options.known_program_of = inputs.known_program_of;
-  options.read_script = inputs.read_script;
-  options.cwd = inputs.cwd;
-  options.home = inputs.home;
-  options.protected_paths = inputs.protected_paths;
-  return options;
-}
-
 std::optional<Decision> parse_refusal(const CommandAnalysis& analysis) {
   for (const Finding& finding : analysis.findings) {
     if (finding.kind == FindingKind::parse_error && !finding.enclosing_shell) {
-      return denied(
-          {{"unparseable", "sandshim: this command could not be parsed (" + finding.detail +
-                               "), so it was not run. Check its "
-                               "quotes, brackets and here-documents."}});
+      return denied({{"unparseable", unparseable_reason(finding.detail)}});
     }
   }
   return std::nullopt;
@@ -560,6 +547,21 @@ Decision decide_deny(const CommandAnalysis& analysis, const DecisionInputs& inpu
 }
 
 }  // namespace
+
+AnalysisOptions analysis_options(const DecisionInputs& inputs) {
+  AnalysisOptions options;
+  options.shimmed = inputs.shimmed;
+  options.shim_dir = inputs.shim_dir;
+  options.sandshim = inputs.sandshim;
+  options.first_line_of = inputs.first_line_of;
+  options.locate = inputs.locate;
+  options.known_program_of = inputs.known_program_of;
+  options.read_script = inputs.read_script;
+  options.cwd = inputs.cwd;
+  options.home = inputs.home;
+  options.protected_paths = inputs.protected_paths;
+  return options;
+}
 
 Decision decide(std::string_view command, const DecisionInputs& inputs) {
   if (inputs.mode != "path" && inputs.mode != "wrap" && inputs.mode != "deny") {

@@ -9,6 +9,7 @@
 #include "hooks/interpreters.hpp"
 #include "hooks/protected_paths.hpp"
 #include "hooks/rewrite.hpp"
+#include "hooks/shell_analysis.hpp"
 
 namespace sandshim::hooks {
 
@@ -58,5 +59,9 @@ struct DecisionInputs {
 // container; `deny` refuses interpreters that do not go through sandshim. Unparseable input is
 // refused in every mode.
 Decision decide(std::string_view command, const DecisionInputs& inputs);
+
+// The analysis `decide` runs, with what it may read of the host: for callers and tests that
+// need the analysis itself.
+AnalysisOptions analysis_options(const DecisionInputs& inputs);
 
 }  // namespace sandshim::hooks

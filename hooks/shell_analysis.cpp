@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <span>
 #include <unordered_map>
 
@@ -428,12 +429,42 @@ class Analyser {
           remember_written(redirection.target, scope);
         }
       }
-      if (!command.words.empty() && copies_files(last_component(command.words[0].value))) {
-        for (const Word& word : std::span(command.words).subspan(1)) {
+      if (!command.words.empty()) {
+        for (const Word& word : written_operands(command.words)) {
           remember_written(word, scope);
         }
       }
     }
+  }
+
+  // Words naming files a program writes: copy destinations (every operand, to be safe),
+  // `sed -i` files, `curl -o`/`wget -O` outputs, `dd of=`.
+  static std::vector<Word> written_operands(const std::vector<Word>& words) {
+    std::string name = last_component(words[0].value);
+    bool in_place = name == "sed" && std::any_of(words.begin() + 1, words.end(), [](const Word& w) {
+                      return w.value.starts_with("-i") || w.value.starts_with("--in-place");
+                    });
+    bool downloads = name == "curl" || name == "wget";
+    std::vector<Word> written;
+    for (size_t i = 1; i < words.size(); ++i) {
+      const std::string& value = words[i].value;
+      if (copies_files(name) || in_place) {
+        written.push_back(words[i]);
+      } else if (downloads &&
+                 (value == "-o" || value == "-O" || value == "--output" ||
+                  value == "--output-document") &&
+                 i + 1 < words.size()) {
+        written.push_back(words[i + 1]);
+      } else if (size_t eq = value.find('=');
+                 (downloads &&
+                  (value.starts_with("--output=") || value.starts_with("--output-document="))) ||
+                 (name == "dd" && value.starts_with("of="))) {
+        Word target = words[i];
+        target.value = value.substr(eq + 1);
+        written.push_back(target);
+      }
+    }
+    return written;
   }
 
   void remember_written(const Word& word, const Scope& scope) {
@@ -605,6 +636,12 @@ class Analyser {
     if (lookup != Lookup::dynamic && !is_shell_builtin(invocation.name)) {
       file = identify(invocation, scope);
     }
+    if (lookup != Lookup::dynamic && runs_written_file(invocation, scope)) {
+      add_finding(FindingKind::unanalysable, excerpt(invocation.command),
+                  "this command writes that program before running it, so what it is cannot be "
+                  "checked now; write it in one command and run it in the next",
+                  scope.enclosing_shell);
+    }
     if (lookup != Lookup::dynamic && invocation.kind == CommandClass::other) {
       invocation.launcher = launcher_of(argv, invocation.name);
       invocation.shebang = shebang_interpreter(invocation, file);
@@ -621,6 +658,28 @@ class Analyser {
       }
     }
     return index;
+  }
+
+  // `printf '#!…' > t && chmod +x t && ./t`: the file run is one this command writes (by path,
+  // or by name from a directory the command appends to PATH).
+  bool runs_written_file(const Invocation& invocation, const Scope& scope) const {
+    if (m_written.empty() || invocation.lookup == Lookup::shim ||
+        is_shell_builtin(invocation.name)) {
+      return false;
+    }
+    std::vector<fs::path> candidates;
+    if (invocation.lookup == Lookup::by_path) {
+      Word word;
+      word.value = invocation.command;
+      candidates = candidate_paths(word, scope);
+    } else {
+      for (const fs::path& directory : scope.appended_path) {
+        candidates.push_back((directory / invocation.name).lexically_normal());
+      }
+    }
+    return std::any_of(candidates.begin(), candidates.end(), [&](const fs::path& path) {
+      return std::find(m_written.begin(), m_written.end(), path) != m_written.end();
+    });
   }
 
   // What the program's file is, whatever its name: a copy or link of perl is perl.
@@ -1004,7 +1063,21 @@ class Analyser {
     }
     std::optional<Argv> next = peel_wrapper(argv, peel, scope, command);
     peel.runtime_arguments = true;
-    return next;
+    return next ? std::optional<Argv>(runtime_words(*next, peel.replace)) : next;
+  }
+
+  // The words holding xargs's or find's replace string, marked as the run-time text they are:
+  // `xargs -I{} bash -c '{} x'` runs a script that arrives on xargs's input.
+  Argv runtime_words(Argv argv, const std::string& replace) {
+    if (replace.empty()) {
+      return argv;
+    }
+    std::vector<Word>& words = m_owned_words.emplace_back(argv.begin(), argv.end());
+    for (Word& word : words) {
+      word.substitutes_commands =
+          word.substitutes_commands || word.value.find(replace) != std::string::npos;
+    }
+    return words;
   }
 
   // `flock FILE -c COMMAND` runs COMMAND with /bin/sh; `flock FILE PROGRAM…` runs PROGRAM.
@@ -1459,7 +1532,8 @@ class Analyser {
       Peel found;
       found.wrapper = "find " + primary;
       found.replace = "{}";
-      analyse_argv(argv.subspan(i + 1, end - i - 1), found, scope, command);
+      analyse_argv(runtime_words(argv.subspan(i + 1, end - i - 1), found.replace), found, scope,
+                   command);
       i = end;
     }
     return std::nullopt;
@@ -1537,9 +1611,11 @@ class Analyser {
       analyse_inline_script(argv[*arguments.operand], name + " -c", shell, scope);
     } else if (arguments.operand) {
       analyse_script_file(argv[*arguments.operand], name, shell, scope);
-    } else if (peel.runtime_arguments && !arguments.command_mode) {
+    } else if (peel.runtime_arguments) {
       add_finding(FindingKind::unanalysable, name + " (xargs)",
-                  "its script file arrives on xargs's input", shell);
+                  arguments.command_mode ? "its script arrives on xargs's input"
+                                         : "its script file arrives on xargs's input",
+                  shell);
     } else if (!arguments.command_mode) {
       analyse_standard_input_script(command, name, shell, scope);
     }
@@ -1589,6 +1665,7 @@ class Analyser {
   const AnalysisOptions& m_options;
   CommandAnalysis& m_out;
   std::vector<fs::path> m_written;  // files this command writes, as far as they are literal
+  std::deque<std::vector<Word>> m_owned_words;  // argv copies runtime_words marked (stable)
 };
 
 }  // namespace

@@ -27,9 +27,9 @@ constexpr std::array<std::string_view, 23> k_operators = {
 constexpr std::array<std::string_view, 12> k_redirection_operators = {
     "<<<", "<<-", "<<", "<>", "<&", "<", ">>", ">&", ">|", ">", "&>>", "&>"};
 
-// Reserved words that only open or close a construct; the commands between them are what runs.
-constexpr std::array<std::string_view, 9> k_transparent_keywords = {
-    "if", "then", "else", "elif", "fi", "do", "done", "while", "until"};
+// Reserved words that end the list before them when they start a command.
+constexpr std::array<std::string_view, 8> k_list_terminators = {"then", "else", "elif", "fi",
+                                                                "do",   "done", "esac", "}"};
 
 // Builtins whose NAME=(…) arguments are array assignments, as before a command name.
 constexpr std::array<std::string_view, 5> k_declaration_builtins = {"declare", "typeset", "local",
@@ -57,6 +57,16 @@ bool is_name_char(char c) {
 
 bool is_digit(char c) {
   return std::isdigit(static_cast<unsigned char>(c)) != 0;
+}
+
+bool is_name(std::string_view text) {
+  return !text.empty() && is_name_start(text[0]) &&
+         std::all_of(text.begin(), text.end(), is_name_char);
+}
+
+// A fixed piece of shell syntax, as messages name it: `fi`.
+std::string literal(std::string_view text) {
+  return "`" + std::string(text) + "`";
 }
 
 template <size_t N>
@@ -100,8 +110,16 @@ struct PendingHeredoc {
 
 class Parser {
  public:
-  Parser(std::string_view text, ShellParse& out, std::string context, int nesting)
-      : m_text(text), m_out(out), m_context(std::move(context)), m_nesting(nesting) {
+  // `root` is the whole command and `origin` where `text` starts in it, so that an error names
+  // its line and column in what the agent wrote.
+  Parser(std::string_view text, ShellParse& out, std::string context, int nesting,
+         std::string_view root, size_t origin)
+      : m_text(text),
+        m_root(root),
+        m_origin(origin),
+        m_out(out),
+        m_context(std::move(context)),
+        m_nesting(nesting) {
     if (m_nesting > k_max_nesting) {
       throw SyntaxError("commands nested more than " + std::to_string(k_max_nesting) + " deep");
     }
@@ -142,13 +160,28 @@ class Parser {
   }
   bool looking_at(std::string_view s) const { return m_text.substr(m_pos, s.size()) == s; }
 
-  [[noreturn]] void fail(const std::string& message) const {
-    size_t line =
-        1 +
-        static_cast<size_t>(std::count(
-            m_text.begin(),
-            m_text.begin() + static_cast<std::ptrdiff_t>(std::min(m_pos, m_text.size())), '\n'));
-    throw SyntaxError(message + " (line " + std::to_string(line) + ")");
+  [[noreturn]] void fail(const std::string& message) const { fail(message, m_pos); }
+
+  [[noreturn]] void fail(const std::string& message, size_t at) const {
+    throw SyntaxError(message + " at " + position_of(at));
+  }
+
+  // A construct that is not closed where bash would want it closed.
+  [[noreturn]] void fail_unclosed(std::string_view opener, std::string_view closer,
+                                  size_t start) const {
+    throw SyntaxError("the " + literal(opener) + " at " + position_of(start) + " has no " +
+                      literal(closer) + " (found " + describe_next() + " at " + position_of(m_pos) +
+                      ")");
+  }
+
+  // "line 2, column 7" of a position in this text, counted in the whole command.
+  std::string position_of(size_t at) const {
+    size_t absolute = std::min(m_origin + std::min(at, m_text.size()), m_root.size());
+    std::string_view before = m_root.substr(0, absolute);
+    size_t line = 1 + static_cast<size_t>(std::count(before.begin(), before.end(), '\n'));
+    size_t line_start = before.rfind('\n');
+    size_t column = absolute - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
+    return "line " + std::to_string(line) + ", column " + std::to_string(column);
   }
 
   std::string describe_next() const {
@@ -159,7 +192,10 @@ class Parser {
       return "newline";
     }
     std::string_view op = peek_operator();
-    return quoted(op.empty() ? m_text.substr(m_pos, 1) : op);
+    if (!op.empty()) {
+      return literal(op);
+    }
+    return quoted(peek_plain_word().value_or(m_text.substr(m_pos, 1)));
   }
 
   void skip_blanks() {
@@ -209,8 +245,10 @@ class Parser {
 
   // The next word when it is made of plain characters only: reserved words never hold quotes
   // or expansions.
-  std::optional<std::string_view> peek_plain_word() const {
-    size_t end = m_pos;
+  std::optional<std::string_view> peek_plain_word() const { return peek_plain_word_at(m_pos); }
+
+  std::optional<std::string_view> peek_plain_word_at(size_t start) const {
+    size_t end = start;
     while (end < m_text.size() && !is_word_end(m_text[end])) {
       char c = m_text[end];
       if (c == '\'' || c == '"' || c == '\\' || c == '$' || c == '`') {
@@ -218,10 +256,10 @@ class Parser {
       }
       ++end;
     }
-    if (end == m_pos) {
+    if (end == start) {
       return std::nullopt;
     }
-    return m_text.substr(m_pos, end - m_pos);
+    return m_text.substr(start, end - start);
   }
 
   bool consume_reserved(std::string_view word) {
@@ -243,6 +281,7 @@ class Parser {
 
   // ---- grammar ----------------------------------------------------------------------------
 
+  // A reserved word that ends the list before it (`then`, `do`, `}`…), when it starts a command.
   bool at_list_end() const {
     if (at_end()) {
       return true;
@@ -252,7 +291,7 @@ class Parser {
       return true;
     }
     auto word = peek_plain_word();
-    return (word == "}" && m_open_braces > 0) || (word == "esac" && m_open_cases > 0);
+    return word && one_of(k_list_terminators, *word);
   }
 
   void parse_list() {
@@ -313,39 +352,47 @@ class Parser {
     return true;
   }
 
+  using Compound = void (Parser::*)(size_t start);
+
+  // The reserved words that open a compound command, each with its reader.
+  static std::optional<Compound> compound_reader(std::string_view word) {
+    static constexpr std::array<std::pair<std::string_view, Compound>, 10> k_readers = {{
+        {"if", &Parser::parse_if},
+        {"while", &Parser::parse_while},
+        {"until", &Parser::parse_while},
+        {"for", &Parser::parse_for},
+        {"select", &Parser::parse_for},
+        {"case", &Parser::parse_case},
+        {"function", &Parser::parse_function_keyword},
+        {"coproc", &Parser::parse_coproc},
+        {"{", &Parser::parse_brace_group},
+        {"[[", &Parser::parse_conditional},
+    }};
+    for (const auto& [name, reader] : k_readers) {
+      if (name == word) {
+        return reader;
+      }
+    }
+    return std::nullopt;
+  }
+
   void parse_command() {
-    skip_keywords_that_only_frame();
+    skip_blanks();
     if (at_command_end()) {
       return;
     }
+    size_t start = m_pos;
     if (looking_at("((")) {
-      parse_arithmetic_command();
+      parse_arithmetic_or_subshells();
     } else if (peek_operator() == "(") {
-      parse_subshell();
-    } else if (auto word = peek_plain_word(); word == "{") {
-      parse_brace_group();
-    } else if (word == "case") {
-      parse_case();
-    } else if (word == "for" || word == "select") {
-      parse_for(*word);
-    } else if (word == "function") {
-      parse_function_keyword();
-    } else if (word == "[[") {
-      parse_conditional();
+      parse_subshell(start);
+    } else if (auto word = peek_plain_word(); word && compound_reader(*word)) {
+      Nest nest(*this);
+      m_pos += word->size();
+      (this->*(*compound_reader(*word)))(start);
+      parse_trailing_redirections();
     } else {
       parse_simple_command();
-    }
-  }
-
-  // `if`, `then`, `do`, `done`… only frame the commands that run; `coproc` only backgrounds one.
-  void skip_keywords_that_only_frame() {
-    for (;;) {
-      skip_blanks();
-      auto word = peek_plain_word();
-      if (!word || !(one_of(k_transparent_keywords, *word) || *word == "coproc")) {
-        return;
-      }
-      m_pos += word->size();
     }
   }
 
@@ -367,81 +414,172 @@ class Parser {
   void expect_operator(std::string_view op, const char* construct) {
     skip_linebreaks();
     if (peek_operator() != op) {
-      fail(std::string("missing ") + std::string(op) + " for " + construct + ", found " +
-           describe_next());
+      fail("missing " + literal(op) + " for " + construct + ", found " + describe_next());
     }
     m_pos += op.size();
   }
 
-  void parse_subshell() {
-    Nest nest(*this);
-    ++m_pos;
-    parse_list();
-    expect_operator(")", "(");
-    parse_trailing_redirections();
-  }
-
-  void parse_brace_group() {
-    Nest nest(*this);
-    ++m_pos;
-    ++m_open_braces;
-    parse_list();
+  // The operator that closes a construct opened at `start`: `)` for `(`, `$(`, `<(`.
+  void expect_closing(std::string_view op, std::string_view opener, size_t start) {
     skip_linebreaks();
-    if (!consume_reserved("}")) {
-      fail("missing } for {, found " + describe_next());
+    if (peek_operator() != op) {
+      fail_unclosed(opener, op, start);
     }
-    --m_open_braces;
+    m_pos += op.size();
+  }
+
+  // The reserved word that closes or continues a construct opened at `start`.
+  void expect_reserved(std::string_view word, std::string_view opener, size_t start) {
+    skip_linebreaks();
+    if (!consume_reserved(word)) {
+      fail_unclosed(opener, word, start);
+    }
+  }
+
+  void parse_subshell(size_t start) {
+    Nest nest(*this);
+    ++m_pos;
+    parse_list();
+    expect_closing(")", "(", start);
     parse_trailing_redirections();
   }
 
-  void parse_arithmetic_command() {
+  // `((…))` is arithmetic, unless it only reads as two subshells: `((a) || b)`.
+  void parse_arithmetic_or_subshells() {
+    if (!arithmetic_closes()) {
+      parse_subshell(m_pos);
+      return;
+    }
     m_pos += 2;
     Word scratch;
     read_arithmetic_body(scratch);
     parse_trailing_redirections();
   }
 
-  void parse_for(std::string_view keyword) {
-    m_pos += keyword.size();
+  // Like bash, by the parentheses alone: the `)` that closes `((` is followed by another.
+  bool arithmetic_closes() const {
+    int depth = 0;
+    for (size_t i = m_pos + 2; i < m_text.size(); ++i) {
+      if (m_text[i] == '(') {
+        ++depth;
+      } else if (m_text[i] == ')' && depth-- == 0) {
+        return i + 1 < m_text.size() && m_text[i + 1] == ')';
+      }
+    }
+    return false;
+  }
+
+  void parse_brace_group(size_t start) {
+    parse_list();
+    expect_reserved("}", "{", start);
+  }
+
+  void parse_if(size_t start) {
+    parse_list();
+    expect_reserved("then", "if", start);
+    parse_list();
+    for (;;) {
+      skip_linebreaks();
+      if (consume_reserved("elif")) {
+        parse_list();
+        expect_reserved("then", "elif", start);
+        parse_list();
+      } else if (consume_reserved("else")) {
+        parse_list();
+        break;
+      } else {
+        break;
+      }
+    }
+    expect_reserved("fi", "if", start);
+  }
+
+  void parse_while(size_t start) {
+    std::string keyword(*peek_plain_word_at(start));
+    parse_list();
+    expect_reserved("do", keyword, start);
+    parse_list();
+    expect_reserved("done", keyword, start);
+  }
+
+  // `for NAME [in WORDS]; do …; done` (also `for NAME do`, the `in` on its own line, a `{ }`
+  // body) and `for ((…;…;…))`; `select` reads the same.
+  void parse_for(size_t start) {
+    std::string keyword(*peek_plain_word_at(start));
     skip_blanks();
     if (looking_at("((")) {
-      parse_arithmetic_command();
-      return;
+      m_pos += 2;
+      Word scratch;
+      read_arithmetic_body(scratch);
+    } else {
+      read_loop_variable(keyword);
+      read_loop_words();
     }
+    skip_blanks_and_comment();
+    if (peek_operator() == ";") {
+      ++m_pos;
+    }
+    parse_do_group(keyword, start);
+  }
+
+  // bash reads any word here; one that is no variable name fails when the loop starts, before
+  // its body runs (the body is analysed all the same).
+  void read_loop_variable(const std::string& keyword) {
     Word name = read_word();
     if (name.source.empty()) {
-      fail(std::string(keyword) + " without a variable name");
+      fail(literal(keyword) + " needs a variable name, found " + describe_next());
     }
-    m_out.loop_variables.push_back(name.value);
+    if (is_name(name.source)) {
+      m_out.loop_variables.push_back(name.value);
+    }
+  }
+
+  // `in WORDS` up to `;` or a newline, after optional newlines; nothing when `do` follows.
+  void read_loop_words() {
+    size_t before = m_pos;
     skip_linebreaks();
     if (!consume_reserved("in")) {
+      if (peek_operator() == ";" && m_pos != before) {
+        fail("unexpected `;`");
+      }
       return;
     }
     for (skip_blanks(); !at_command_end(); skip_blanks()) {
       if (read_word().source.empty()) {
-        fail("unexpected " + describe_next() + " in " + std::string(keyword) + " list");
+        fail("unexpected " + describe_next() + " in a word list");
       }
+    }
+    skip_blanks_and_comment();
+    if (peek_operator() != ";" && peek() != '\n') {
+      fail("unexpected " + describe_next() + " after a word list");
     }
   }
 
-  void parse_case() {
-    Nest nest(*this);
-    m_pos += 4;
-    skip_blanks();
-    read_word();
+  void parse_do_group(const std::string& keyword, size_t start) {
     skip_linebreaks();
-    if (!consume_reserved("in")) {
-      fail("missing `in` after case, found " + describe_next());
+    if (peek_plain_word() == "{") {
+      size_t brace = m_pos;
+      ++m_pos;
+      parse_brace_group(brace);
+      return;
     }
-    ++m_open_cases;
-    while (parse_case_item()) {
+    expect_reserved("do", keyword, start);
+    parse_list();
+    expect_reserved("done", keyword, start);
+  }
+
+  void parse_case(size_t start) {
+    skip_blanks();
+    if (read_word().source.empty()) {
+      fail("missing the word after `case`, found " + describe_next());
     }
-    --m_open_cases;
-    parse_trailing_redirections();
+    expect_reserved("in", "case", start);
+    while (parse_case_item(start)) {
+    }
   }
 
   // One `pattern) commands ;;`; false after `esac`.
-  bool parse_case_item() {
+  bool parse_case_item(size_t start) {
     skip_linebreaks();
     if (consume_reserved("esac")) {
       return false;
@@ -452,7 +590,7 @@ class Parser {
     for (;;) {
       skip_blanks();
       if (read_word().source.empty()) {
-        fail("missing case pattern, found " + describe_next());
+        fail("missing a case pattern, found " + describe_next());
       }
       skip_blanks();
       if (peek_operator() != "|") {
@@ -460,7 +598,7 @@ class Parser {
       }
       ++m_pos;
     }
-    expect_operator(")", "case pattern");
+    expect_operator(")", "a case pattern");
     parse_list();
     skip_linebreaks();
     std::string_view op = peek_operator();
@@ -468,22 +606,19 @@ class Parser {
       m_pos += op.size();
       return true;
     }
-    if (consume_reserved("esac")) {
-      return false;
-    }
-    fail("missing ;; or esac in case, found " + describe_next());
+    expect_reserved("esac", "case", start);
+    return false;
   }
 
-  void parse_function_keyword() {
-    m_pos += 8;
+  void parse_function_keyword(size_t /*start*/) {
     skip_blanks();
     if (read_word().source.empty()) {
-      fail("function without a name");
+      fail("`function` needs a name, found " + describe_next());
     }
     skip_blanks();
     if (peek_operator() == "(") {
       ++m_pos;
-      expect_operator(")", "function name");
+      expect_operator(")", "a function name");
     }
     parse_function_body();
   }
@@ -494,12 +629,28 @@ class Parser {
     parse_command();
   }
 
-  void parse_conditional() {
-    m_pos += 2;
+  // `coproc [NAME] compound-command` or `coproc simple-command`: a NAME only before a compound.
+  void parse_coproc(size_t /*start*/) {
+    skip_blanks();
+    auto name = peek_plain_word();
+    if (name && is_name(*name) && !compound_reader(*name)) {
+      size_t after = m_pos + name->size();
+      while (after < m_text.size() && is_blank(m_text[after])) {
+        ++after;
+      }
+      auto next = peek_plain_word_at(after);
+      if ((next && compound_reader(*next)) || (after < m_text.size() && m_text[after] == '(')) {
+        m_pos = after;
+      }
+    }
+    parse_command();
+  }
+
+  void parse_conditional(size_t start) {
     for (;;) {
       skip_linebreaks();
       if (at_end()) {
-        fail("missing ]] for [[");
+        fail_unclosed("[[", "]]", start);
       }
       if (consume_reserved("]]")) {
         break;
@@ -515,7 +666,6 @@ class Parser {
         }
       }
     }
-    parse_trailing_redirections();
   }
 
   size_t begin_command() {
@@ -579,7 +729,7 @@ class Parser {
     SimpleCommand& command = m_out.commands[index];
     if (command.words.size() != 1 || !command.assignments.empty() || command.words[0].quoted ||
         command.words[0].is_dynamic()) {
-      fail("unexpected (");
+      fail("unexpected `(` after a command name");
     }
     command.words.clear();
     command.redirections.clear();
@@ -589,7 +739,7 @@ class Parser {
   }
 
   bool redirection_ahead() const {
-    size_t i = m_pos;
+    size_t i = m_pos + descriptor_variable_width();
     while (i < m_text.size() && is_digit(m_text[i])) {
       ++i;
     }
@@ -599,8 +749,26 @@ class Parser {
     return i == m_pos && looking_at("&>");
   }
 
+  // `{fd}>file`: bash opens a free descriptor and stores its number in fd; 0 when absent.
+  size_t descriptor_variable_width() const {
+    if (peek() != '{') {
+      return 0;
+    }
+    size_t close = m_text.find('}', m_pos);
+    if (close == std::string_view::npos || close + 1 >= m_text.size() ||
+        !is_name(m_text.substr(m_pos + 1, close - m_pos - 1)) ||
+        (m_text[close + 1] != '<' && m_text[close + 1] != '>')) {
+      return 0;
+    }
+    return close + 1 - m_pos;
+  }
+
   void parse_redirection(size_t index) {
     Redirection redirection;
+    if (size_t width = descriptor_variable_width(); width > 0) {
+      m_out.loop_variables.emplace_back(m_text.substr(m_pos + 1, width - 2));
+      m_pos += width;
+    }
     size_t digits = m_pos;
     while (is_digit(peek())) {
       ++m_pos;
@@ -638,6 +806,7 @@ class Parser {
     std::vector<PendingHeredoc> pending = std::move(m_heredocs);
     m_heredocs.clear();
     for (const PendingHeredoc& doc : pending) {
+      size_t body_start = m_pos;
       std::string body = read_heredoc_lines(doc);
       // A command shape the parser misreads could leave a here-document without its redirection:
       // refuse it rather than write past the command's redirections.
@@ -648,7 +817,7 @@ class Parser {
       Redirection& redirection = m_out.commands[doc.command].redirections[doc.redirection];
       redirection.heredoc_body = body;
       if (redirection.heredoc_expands) {
-        Parser inner(body, m_out, "here-document", m_nesting + 1);
+        Parser inner(body, m_out, "here-document", m_nesting + 1, m_root, m_origin + body_start);
         inner.parse_expanding_text();
       }
     }
@@ -768,7 +937,7 @@ class Parser {
   void read_single_quoted(Word& word) {
     size_t end = m_text.find('\'', m_pos + 1);
     if (end == std::string_view::npos) {
-      fail("unterminated ' quote");
+      fail("a ' quote that never closes, opened", m_pos);
     }
     word.value.append(m_text.substr(m_pos + 1, end - m_pos - 1));
     word.quoted = true;
@@ -776,11 +945,12 @@ class Parser {
   }
 
   void read_double_quoted(Word& word) {
+    size_t start = m_pos;
     ++m_pos;
     word.quoted = true;
     for (;;) {
       if (at_end()) {
-        fail("unterminated \" quote");
+        fail("a \" quote that never closes, opened", start);
       }
       char c = peek();
       if (c == '"') {
@@ -851,11 +1021,12 @@ class Parser {
   }
 
   void read_ansi_c(Word& word) {
+    size_t start = m_pos;
     m_pos += 2;
     word.quoted = true;
     for (;;) {
       if (at_end()) {
-        fail("unterminated $' quote");
+        fail("a $' quote that never closes, opened", start);
       }
       char c = peek();
       if (c == '\'') {
@@ -921,16 +1092,17 @@ class Parser {
 
   // After "((" or "$((": everything up to the matching "))".
   void read_arithmetic_body(Word& word) {
+    size_t start = m_pos >= 2 ? m_pos - 2 : 0;
     m_out.arithmetic = true;
     int depth = 0;
     for (;;) {
       if (at_end()) {
-        fail("missing )) for ((");
+        fail_unclosed(m_text.substr(start, 2), "))", start);
       }
       char c = peek();
       if (c == ')' && depth == 0) {
         if (peek(1) != ')') {
-          fail("missing )) for ((");
+          fail_unclosed(m_text.substr(start, 2), "))", start);
         }
         m_pos += 2;
         return;
@@ -976,7 +1148,7 @@ class Parser {
     size_t start = m_pos;
     m_pos += 2;
     parse_nested_list("$(…)");
-    expect_operator(")", "$(");
+    expect_closing(")", "$(", start);
     word.substitutes_commands = true;
     word.value.append(m_text.substr(start, m_pos - start));
   }
@@ -985,21 +1157,17 @@ class Parser {
     size_t start = m_pos;
     m_pos += 2;
     parse_nested_list(m_text[start] == '<' ? "<(…)" : ">(…)");
-    expect_operator(")", "process substitution");
+    expect_closing(")", m_text.substr(start, 2), start);
     word.substitutes_commands = true;
     word.value.append(m_text.substr(start, m_pos - start));
   }
 
-  // The commands of a substitution form a fresh list: braces and cases outside do not close it.
+  // The commands of a substitution, in their own context.
   void parse_nested_list(const std::string& context) {
     Nest nest(*this);
     std::string outer_context = std::exchange(m_context, context);
-    int outer_braces = std::exchange(m_open_braces, 0);
-    int outer_cases = std::exchange(m_open_cases, 0);
     parse_list();
     m_context = std::move(outer_context);
-    m_open_braces = outer_braces;
-    m_open_cases = outer_cases;
   }
 
   void read_parameter_expansion(Word& word) {
@@ -1008,7 +1176,7 @@ class Parser {
     read_parameter_name(word);
     for (;;) {
       if (at_end()) {
-        fail("missing } for ${");
+        fail_unclosed("${", "}", start);
       }
       char c = peek();
       if (c == '}') {
@@ -1071,7 +1239,7 @@ class Parser {
     std::string inner;
     for (;;) {
       if (at_end()) {
-        fail("unterminated ` quote");
+        fail("a ` quote that never closes, opened", start);
       }
       char c = peek();
       if (c == '`') {
@@ -1086,7 +1254,7 @@ class Parser {
       inner += c;
       ++m_pos;
     }
-    Parser nested(inner, m_out, "`…`", m_nesting + 1);
+    Parser nested(inner, m_out, "`…`", m_nesting + 1, m_root, m_origin + start + 1);
     nested.parse_script();
     word.substitutes_commands = true;
     word.value.append(m_text.substr(start, m_pos - start));
@@ -1115,13 +1283,13 @@ class Parser {
   }
 
   std::string_view m_text;
+  std::string_view m_root;
+  size_t m_origin;
   size_t m_pos = 0;
   ShellParse& m_out;
   std::vector<PendingHeredoc> m_heredocs;
   std::string m_context;
   int m_nesting;
-  int m_open_braces = 0;
-  int m_open_cases = 0;
 };
 
 bool is_empty(const SimpleCommand& command) {
@@ -1158,7 +1326,7 @@ std::optional<std::string> assignment_name(std::string_view source) {
 ShellParse parse_shell(std::string_view script) {
   ShellParse result;
   try {
-    Parser parser(script, result, "", 0);
+    Parser parser(script, result, "", 0, script, 0);
     parser.parse_script();
   } catch (const SyntaxError& e) {
     result.error = e.what();
