@@ -17,11 +17,14 @@ void write_key(std::ostream& out, const std::string& name, const std::string& he
       << (value.empty() ? "" : " " + value) << "\n";
 }
 
-// A table cell: `|` would end the cell early.
+// A table cell: `|` would end the cell early, and `*` could start emphasis (engine.*, *.SUFFIX).
 std::string cell(const std::string& text) {
   std::string escaped;
   for (char c : text) {
-    escaped += c == '|' ? std::string("\\|") : std::string(1, c);
+    if (c == '|' || c == '*') {
+      escaped += '\\';
+    }
+    escaped += c;
   }
   return escaped;
 }
