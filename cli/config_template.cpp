@@ -17,6 +17,45 @@ void write_key(std::ostream& out, const std::string& name, const std::string& he
       << (value.empty() ? "" : " " + value) << "\n";
 }
 
+// A table cell: `|` would end the cell early, and `*` could start emphasis (engine.*, *.SUFFIX).
+std::string cell(const std::string& text) {
+  std::string escaped;
+  for (char c : text) {
+    if (c == '|' || c == '*') {
+      escaped += '\\';
+    }
+    escaped += c;
+  }
+  return escaped;
+}
+
+std::string code_or_empty(const std::string& value) {
+  return value.empty() ? "empty" : "`" + value + "`";
+}
+
+// The images.COMMAND row's default: the built-in map, one `command: image` each.
+std::string default_images_cell() {
+  std::string text;
+  for (const auto& [command, image] : shim::default_images()) {
+    text += (text.empty() ? "" : ", ") + command + ": `" + image + "`";
+  }
+  return text;
+}
+
+const char* trust_label(shim::KeyTrust trust) {
+  switch (trust) {
+    case shim::KeyTrust::tighten:
+      return "tighten";
+    case shim::KeyTrust::tighten_pinned:
+      return "tighten only";
+    case shim::KeyTrust::trusted:
+      return "trusted";
+    case shim::KeyTrust::system_only:
+      return "system file";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string config_template() {
@@ -41,6 +80,27 @@ std::string config_template() {
     } else {
       write_key(out, key.name, key.help, shim::render_value(defaults, key.name));
     }
+  }
+  return out.str();
+}
+
+std::string config_reference() {
+  std::ostringstream out;
+  out << k_config_reference_marker << "\n\n## Keys\n\n"
+      << "Every key sandshim reads, in the order of its table (`sandshim policy keys` prints the "
+         "same).\nThe trust column says which layers may set the key:\n\n";
+  for (auto trust : {shim::KeyTrust::tighten, shim::KeyTrust::tighten_pinned,
+                     shim::KeyTrust::trusted, shim::KeyTrust::system_only}) {
+    out << "- **" << trust_label(trust) << "**: " << shim::describe_trust(trust) << ".\n";
+  }
+  out << "\n| key | default | trust | meaning |\n|---|---|---|---|\n";
+  shim::Policy defaults;
+  for (const auto& key : shim::policy_keys()) {
+    std::string value = key.name == "images.COMMAND"
+                            ? default_images_cell()
+                            : code_or_empty(shim::render_value(defaults, key.name));
+    out << "| `" << key.name << "` | " << cell(value) << " | " << trust_label(key.trust) << " | "
+        << cell(key.help) << " |\n";
   }
   return out.str();
 }

@@ -242,6 +242,7 @@ const std::vector<Generator>& generators() {
       {"--generate-completion", 1,
        [](const Args& args) { return completion_script(args[1], command_docs()); }},
       {"--generate-config", 0, [](const Args&) { return config_template(); }},
+      {"--generate-config-doc", 0, [](const Args&) { return config_reference(); }},
       {"--generate-skill", 0,
        [](const Args&) { return install::skill_markdown(default_policy()); }},
   };
@@ -257,7 +258,7 @@ int generate_main(const Args& args) {
   }
   throw Fatal("unknown or incomplete " + quoted(args.front()) +
                   ": use --generate-completion bash|zsh|fish, --generate-man, "
-                  "--generate-config or --generate-skill",
+                  "--generate-config, --generate-config-doc or --generate-skill",
               exit_code::k_usage);
 }
 

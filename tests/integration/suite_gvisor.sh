@@ -98,7 +98,7 @@ check "runsc gap: a 1 MiB write(2) to stdout writes short under gVisor, and sand
 expect_exit 42 sandshim run -- python short_writes.py
 expect_contains "of 16 writes short" "$ERR"
 delivered=$(wc -c <"$OUT")
-((delivered < 16 << 20)) || fail "16 MiB arrived whole under runsc: the gap is gone (update the README)"
+((delivered < 16 << 20)) || fail "16 MiB arrived whole under runsc: the gap is gone (update docs/engines.md)"
 expect_equal "$delivered" "$(audit_field last stdout_bytes)" "stdout_bytes in the audit"
 say "under runsc 16 writes of 1 MiB delivered $delivered bytes ($(cat "$ERR"))"
 

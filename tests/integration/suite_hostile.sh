@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # sandshim-test-engines: docker podman
 # On podman a probe whose `gap: podman …` header states a different outcome is held to that one
-# instead (a documented gap, listed in the table and in the README's podman section): podman 4.3
+# instead (a documented gap, listed in the table and in docs/engines.md, podman): podman 4.3
 # on cgroup v1 reports no OOM kill (res_memory_bomb.*: `killed`, not `oom`). Under runsc
 # (SANDSHIM_TEST_RUNTIME) a probe's `gap: runsc …` header does the same.
 # Hostile code inside the sandbox. Every probe of tests/hostile/ runs through the installed shims
@@ -192,7 +192,7 @@ host_interpreter_of() {
 # Running a probe: through the shims, on the host, or as a loosened engine command.
 
 # The deadline of a probe run that is not about the deadline. Under runsc a flood (RUN_FLOOD)
-# gets RUNSC_FLOOD_TIMEOUT: gVisor's stdout is slow, not lossy (the README's gVisor section).
+# gets RUNSC_FLOOD_TIMEOUT: gVisor's stdout is slow, not lossy (docs/engines.md, gVisor).
 base_timeout() {
     if [[ ${SANDSHIM_TEST_RUNTIME:-} == runsc && -n ${RUN_FLOOD:-} ]]; then
         echo "$RUNSC_FLOOD_TIMEOUT"

@@ -270,7 +270,7 @@ expect_contains "gaierror" "$OUT"
 expect_contains "only the names in network.allow are reachable" "$ERR"
 expect_exit 42 sandshim run -- python3 probe/fetch.py "$HTTP_URL/hello.txt"
 
-check "Node 18's built-in fetch ignores the proxy variables (README); Node's http through them works"
+check "Node 18's built-in fetch ignores the proxy variables (docs/egress.md); Node's http through them works"
 expect_exit 73 sandshim run -- node -e 'fetch(process.argv[1]).then(() => process.exit(42),
     (e) => { console.log(String(e.cause || e)); process.exit(73); })' "$HTTP_URL/hello.txt"
 expect_contains "network.allow" "$ERR"

@@ -116,7 +116,7 @@ expect_run last timeout 124
 expect_exit 42 sandshim run --timeout 3s -- sh -c 'exit 42'
 
 check "the memory limit: 137 with the client's status (oom; killed where podman reports no OOM); a SIGKILL of its own is never oom"
-# podman 4.3 with runc on cgroup v1 reports no OOM kill on either path (README: known gap on podman).
+# podman 4.3 with runc on cgroup v1 reports no OOM kill on either path (docs/engines.md: known gap on podman).
 for mode in off on; do
     configure "$mode" $'[sandbox]\nmemory = 64m'
     expect_exit 137 sandshim run -- sh -c 'dd if=/dev/zero of=/dev/null bs=200M count=1 2>/dev/null'

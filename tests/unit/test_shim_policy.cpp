@@ -190,16 +190,6 @@ TEST_CASE("the digest changes with any effective value", "[policy]") {
   CHECK(a.digest() != c.digest());
 }
 
-TEST_CASE("every key is documented in the README", "[policy][docs]") {
-  std::ifstream readme(std::string(SANDSHIM_TEST_DATA_DIR) + "/../../README.md");
-  std::string text((std::istreambuf_iterator<char>(readme)), std::istreambuf_iterator<char>());
-  REQUIRE_FALSE(text.empty());
-  for (const auto& key : policy_keys()) {
-    INFO(key.name);
-    CHECK(text.find("`" + key.name + "`") != std::string::npos);
-  }
-}
-
 namespace {
 
 // For each ordered key: a stricter starting value (empty: the default) and a value looser than
