@@ -1,5 +1,7 @@
 #include "common/escape.hpp"
 
+#include <algorithm>
+
 namespace sandshim {
 
 namespace {
@@ -102,7 +104,7 @@ std::string escape_text(std::string_view text, size_t cap) {
   std::string out;
   out.reserve(std::min(text.size(), cap) + 8);
   size_t at = 0;
-  while (at < text.size() && at + utf8_sequence_length(text, at) <= cap) {
+  while (at < text.size() && at + std::max<size_t>(utf8_sequence_length(text, at), 1) <= cap) {
     at += append_escaped_sequence(out, text, at);
   }
   if (at < text.size()) {

@@ -24,6 +24,7 @@ TEST_CASE("escape_text: fixed cases", "[common][escape]") {
         "bad \\xff \\xc0\\xaf \\xed\\xa0\\x80 \\xe2\\x82");
   CHECK(escape_text("abcdef", 3) == "abc...[+3 bytes]");
   CHECK(escape_text("ab\xc3\xa9", 3) == "ab...[+2 bytes]");  // never cuts a character
+  CHECK(escape_text("ab\xff", 2) == "ab...[+1 bytes]");
   CHECK_FALSE(unescape_text("\\q").has_value());
   CHECK_FALSE(unescape_text("\\x4").has_value());
   CHECK(quoted("say \"hi\"\n"s) == "\"say \\\"hi\\\"\\x0a\"");
