@@ -220,6 +220,9 @@ std::string read_all(int fd) {
 // The header a log's first lines name, if any (format-1 lines may come before it).
 std::optional<AnchorOwner> claimed_owner(const std::filesystem::path& path) {
   std::ifstream in(path);
+  if (!in) {
+    anchor_error(path, "cannot read it: " + std::string(std::strerror(errno)));
+  }
   std::string text;
   for (int line = 1; std::getline(in, text); ++line) {
     auto fields = split_fields(text);
