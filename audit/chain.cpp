@@ -499,8 +499,8 @@ std::optional<Finding> check_pruned_anchor(const std::vector<AnchorEntry>& entri
     return std::nullopt;
   }
   for (const auto& entry : entries) {
-    if (entry.kind == AnchorEntry::Kind::prune && entry.seq == state.anchor_seq &&
-        entry.hash == state.anchor_hash) {
+    if (entry.kind == AnchorEntry::Kind::prune && entry.chain_id == state.chain_id &&
+        entry.seq == state.anchor_seq && entry.hash == state.anchor_hash) {
       return std::nullopt;
     }
   }
@@ -549,22 +549,92 @@ std::optional<Finding> check_anchored_heads(Database& db, std::vector<AnchorEntr
   return std::nullopt;
 }
 
-std::optional<Finding> check_anchor_log(Database& db, const ChainState& state,
-                                        const AnchorFile& file, int64_t& anchored) {
-  std::vector<AnchorEntry> heads;
-  for (const auto& entry : file.entries) {
-    if (entry.chain_id == state.chain_id && entry.kind == AnchorEntry::Kind::head) {
-      heads.push_back(entry);
+std::optional<Finding> junk_finding(int line, const std::string& what) {
+  return Finding{ChainFault::anchor_junk, "anchor log line " + std::to_string(line) +
+                                              " was not written by its chain's writer: " + what};
+}
+
+// A line of this chain sealed with a checksum where the chain is keyed: anyone could write it.
+std::optional<Finding> check_seals(const std::vector<AnchorEntry>& entries,
+                                   const ChainState& state) {
+  for (const auto& entry : entries) {
+    if (!entry.old_format && !entry.keyed_seal && state.keyed_at(entry.seq)) {
+      return junk_finding(entry.line,
+                          "it is sealed with a checksum, not the chain key, at keyed "
+                          "position " +
+                              std::to_string(entry.seq));
     }
   }
+  return std::nullopt;
+}
+
+std::vector<AnchorEntry> entries_of(const AnchorFile& file, const ChainState& state,
+                                    AnchorEntry::Kind kind) {
+  std::vector<AnchorEntry> entries;
+  for (const auto& entry : file.entries) {
+    if (entry.chain_id == state.chain_id && entry.kind == kind) {
+      entries.push_back(entry);
+    }
+  }
+  return entries;
+}
+
+std::optional<Finding> check_owner(const AnchorFile& file, const ChainState& state) {
+  if (!file.owner) {
+    return check_foreign_chains(file.entries, state);  // format 1: every line is about one chain
+  }
+  if (file.owner->chain_id == state.chain_id) {
+    return std::nullopt;
+  }
+  return Finding{ChainFault::replaced,
+                 "the anchor log belongs to chain " + file.owner->chain_id + " of this database (" +
+                     quoted(file.owner->database.string()) + ", line " +
+                     std::to_string(file.owner->line) + "), but this database is chain " +
+                     state.chain_id + ": the database it anchors was deleted or replaced"};
+}
+
+std::optional<Finding> check_anchor_log(Database& db, const ChainState& state,
+                                        const AnchorFile& file, int64_t& anchored) {
+  std::vector<AnchorEntry> heads = entries_of(file, state, AnchorEntry::Kind::head);
   anchored = static_cast<int64_t>(heads.size());
-  if (auto finding = check_foreign_chains(file.entries, state)) {
+  if (file.junk) {
+    return junk_finding(file.junk->line, file.junk->what);
+  }
+  if (auto finding = check_owner(file, state)) {
+    return finding;
+  }
+  if (auto finding = check_seals(file.entries, state)) {
     return finding;
   }
   if (auto finding = check_pruned_anchor(file.entries, state)) {
     return finding;
   }
   return check_anchored_heads(db, heads, state);
+}
+
+// Whether the log is this database's: format 1, claimed by its chain, or made for its path (a
+// log made for another database is a neighbour's, not a sign that this one was replaced).
+bool anchor_applies(const AnchorFile& file, const ChainState& state, const Database& db) {
+  if (!file.owner || file.owner->chain_id == state.chain_id) {
+    return true;
+  }
+  std::error_code ec;
+  return std::filesystem::weakly_canonical(file.owner->database, ec) ==
+         std::filesystem::weakly_canonical(db.path(), ec);
+}
+
+std::string anchor_format(const AnchorFile& file) {
+  if (!file.owner) {
+    return "; read in the old format 1 (unsealed lines; it gets a format-2 header at the next "
+           "write)";
+  }
+  std::string sealed = "sealed lines of chain " + file.owner->chain_id;
+  if (file.old_format_lines == 0) {
+    return "; format 2 (" + sealed + ")";
+  }
+  return "; format 2 from line " + std::to_string(file.owner->line) + " (" + sealed + "), " +
+         std::to_string(file.old_format_lines) +
+         " unsealed format-1 lines before it (those of other chains ignored)";
 }
 
 std::string assurance_of(const ChainState& state, const VerifyOptions& options,
@@ -575,10 +645,16 @@ std::string assurance_of(const ChainState& state, const VerifyOptions& options,
   if (anchor == nullptr) {
     return text + "; no anchor log: deleting or rewriting the whole file would not show";
   }
+  if (anchor->owner && anchor->owner->chain_id != state.chain_id) {
+    return text + "; the anchor log " + quoted(options.anchor_file.string()) +
+           " belongs to chain " + anchor->owner->chain_id + " of another database (" +
+           quoted(anchor->owner->database.string()) + "): not compared";
+  }
   return text + "; " + std::to_string(anchored) + " heads anchored in " +
          options.anchor_file.string() +
          (anchor->append_only ? " (append-only)"
-                              : " (not append-only: its writer could rewrite it)");
+                              : " (not append-only: its writer could rewrite it)") +
+         anchor_format(*anchor);
 }
 
 VerifyResult failed(ChainFault fault, std::string problem, ChainState state = {}) {
@@ -596,10 +672,10 @@ std::optional<Finding> check_rows(Database& db, const ChainState& state, const C
 }  // namespace
 
 std::string to_string(ChainFault fault) {
-  constexpr const char* k_names[] = {"none",      "damaged",     "missing_state", "no_key",
-                                     "wrong_key", "changed",     "deleted",       "inserted",
-                                     "relinked",  "truncated",   "rechained",     "anchor_moved",
-                                     "replaced",  "state_edited"};
+  constexpr const char* k_names[] = {"none",      "damaged",      "missing_state", "no_key",
+                                     "wrong_key", "changed",      "deleted",       "inserted",
+                                     "relinked",  "truncated",    "rechained",     "anchor_moved",
+                                     "replaced",  "state_edited", "anchor_junk"};
   return k_names[static_cast<size_t>(fault)];
 }
 
@@ -614,14 +690,14 @@ VerifyResult verify_chain(Database& db, const VerifyOptions& options) {
   }
   std::optional<AnchorFile> anchor;
   if (!options.anchor_file.empty()) {
-    anchor = read_anchor_file(options.anchor_file);
+    anchor = read_anchor_file(options.anchor_file, options.key);
   }
   VerifyResult result{true, ChainFault::none, "", 0, *state, 0, ""};
   std::optional<Finding> finding = check_key(*state, options.key);
   if (!finding) {
     finding = check_rows(db, *state, options.key, result.links_checked);
   }
-  if (!finding && anchor) {
+  if (!finding && anchor && anchor_applies(*anchor, *state, db)) {
     finding = check_anchor_log(db, *state, *anchor, result.anchored_heads);
   }
   if (!finding) {

@@ -89,6 +89,7 @@ enum class ChainFault {
   anchor_moved,   // the pruned anchor was not set by prune
   replaced,       // the anchor log belongs to another chain: the file was deleted or replaced
   state_edited,   // the chain_state row's HMAC does not match
+  anchor_junk,    // the anchor log holds a line its chain's writer did not write
 };
 
 std::string to_string(ChainFault fault);

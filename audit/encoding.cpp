@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/error.hpp"
+#include "common/escape.hpp"
 
 namespace sandshim::audit {
 
@@ -15,28 +16,6 @@ constexpr std::string_view k_replacement = "\xEF\xBF\xBD";
 
 bool is_continuation(unsigned char byte) {
   return (byte & 0xC0) == 0x80;
-}
-
-// The length of the valid UTF-8 sequence that starts at `at`, or 0 when it is invalid
-// (overlong forms, surrogates and code points above U+10FFFF are invalid).
-size_t sequence_length(std::string_view text, size_t at) {
-  auto byte = [&](size_t i) { return static_cast<unsigned char>(text[at + i]); };
-  unsigned char lead = byte(0);
-  if (lead < 0x80) {
-    return 1;
-  }
-  size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 ? 2 : 0;
-  if (length == 0 || lead > 0xF4 || at + length > text.size()) {
-    return 0;
-  }
-  for (size_t i = 1; i < length; ++i) {
-    if (!is_continuation(byte(i))) {
-      return 0;
-    }
-  }
-  bool overlong = (lead == 0xE0 && byte(1) < 0xA0) || (lead == 0xF0 && byte(1) < 0x90);
-  bool out_of_range = (lead == 0xED && byte(1) >= 0xA0) || (lead == 0xF4 && byte(1) >= 0x90);
-  return overlong || out_of_range ? 0 : length;
 }
 
 }  // namespace
@@ -111,7 +90,7 @@ std::string args_to_json(const std::vector<std::string>& args) {
 
 bool is_valid_utf8(std::string_view text) {
   for (size_t at = 0; at < text.size();) {
-    size_t length = sequence_length(text, at);
+    size_t length = utf8_sequence_length(text, at);
     if (length == 0) {
       return false;
     }
@@ -124,7 +103,7 @@ std::string to_valid_utf8(std::string_view text) {
   std::string result;
   result.reserve(text.size());
   for (size_t at = 0; at < text.size();) {
-    size_t length = sequence_length(text, at);
+    size_t length = utf8_sequence_length(text, at);
     if (length == 0) {
       result += k_replacement;
       ++at;
@@ -148,21 +127,19 @@ std::string to_hex(std::string_view bytes) {
 }
 
 std::string printable(std::string_view text, bool keep_newlines) {
-  static constexpr char k_digits[] = "0123456789abcdef";
-  std::string valid = to_valid_utf8(text);
-  std::string result;
-  result.reserve(valid.size());
-  for (unsigned char c : valid) {
-    bool kept_whitespace = keep_newlines && (c == '\n' || c == '\t');
-    if ((c < 0x20 || c == 0x7f) && !kept_whitespace) {
-      result += "\\x";
-      result += k_digits[c >> 4];
-      result += k_digits[c & 0xf];
-    } else {
-      result += static_cast<char>(c);
-    }
+  if (!keep_newlines) {
+    return escape_text(text, k_no_escape_cap);
   }
-  return result;
+  std::string result;
+  for (size_t begin = 0;;) {
+    size_t end = text.find('\n', begin);
+    result += escape_text(text.substr(begin, end - begin), k_no_escape_cap);
+    if (end == std::string_view::npos) {
+      return result;
+    }
+    result += '\n';
+    begin = end + 1;
+  }
 }
 
 size_t display_width(std::string_view text) {

@@ -22,8 +22,8 @@ std::string to_valid_utf8(std::string_view text);
 
 std::string to_hex(std::string_view bytes);
 
-// The text made safe to print on a terminal: control bytes are shown as \xNN, newlines and tabs
-// are kept only when `keep_newlines`. Invalid UTF-8 becomes U+FFFD.
+// The text made safe to print on a terminal (escape_text, uncut): controls and invalid UTF-8 are
+// shown as \xNN; newlines are kept only when `keep_newlines`.
 std::string printable(std::string_view text, bool keep_newlines = false);
 
 // How many characters a terminal shows for valid UTF-8 text (one per code point).

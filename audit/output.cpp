@@ -3,12 +3,14 @@
 #include <optional>
 
 #include "audit/encoding.hpp"
+#include "common/escape.hpp"
 #include "common/terminal.hpp"
 
 namespace sandshim::audit {
 
 std::string to_json_text(const nlohmann::ordered_json& value, int indent) {
-  return value.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  return escape_json_controls(
+      value.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
 }
 
 std::string cell_text(const nlohmann::ordered_json& value) {
@@ -32,19 +34,6 @@ std::vector<TableColumn> plain_columns(const std::vector<std::string>& fields) {
     columns.push_back(TableColumn{field, render_field, field, 40});
   }
   return columns;
-}
-
-std::string csv_field(std::string_view text) {
-  bool needs_quotes = text.find_first_of(",\"\r\n") != std::string_view::npos ||
-                      (!text.empty() && (text.front() == ' ' || text.back() == ' '));
-  if (!needs_quotes) {
-    return std::string(text);
-  }
-  std::string quoted_text = "\"";
-  for (char c : text) {
-    quoted_text += c == '"' ? "\"\"" : std::string(1, c);
-  }
-  return quoted_text + "\"";
 }
 
 namespace {
@@ -82,7 +71,7 @@ class CsvWriter : public RowWriter {
   void write(const Row& row) override {
     std::vector<std::string> cells;
     for (const auto& field : m_fields) {
-      cells.push_back(to_valid_utf8(render_field(row, field)));
+      cells.push_back(render_field(row, field));
     }
     write_line(cells);
   }
@@ -91,7 +80,7 @@ class CsvWriter : public RowWriter {
  private:
   void write_line(const std::vector<std::string>& cells) {
     for (size_t i = 0; i < cells.size(); ++i) {
-      m_out << (i == 0 ? "" : ",") << csv_field(cells[i]);
+      m_out << (i == 0 ? "" : ",") << csv_escaped(cells[i]);
     }
     m_out << '\n';
   }

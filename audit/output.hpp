@@ -30,11 +30,9 @@ std::string render_field(const Row& row, const std::string& field);
 // One table column per field, each showing the field as text.
 std::vector<TableColumn> plain_columns(const std::vector<std::string>& fields);
 
-// A JSON document as text; invalid UTF-8 in strings becomes U+FFFD instead of failing.
+// A JSON document as text; invalid UTF-8 in strings becomes U+FFFD instead of failing, and DEL,
+// C1 controls and the line separators are \u escapes (escape_json_controls).
 std::string to_json_text(const nlohmann::ordered_json& value, int indent = -1);
-
-// Quotes a CSV field per RFC 4180 when it holds a comma, a quote, a line break or edge spaces.
-std::string csv_field(std::string_view text);
 
 // Writes rows as they come (the table buffers, to align its columns).
 class RowWriter {

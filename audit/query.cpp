@@ -381,7 +381,7 @@ std::string render_command(const Row& row, const std::string& field) {
   }
   std::vector<std::string> words;
   for (const auto& word : argv) {
-    words.push_back(word.is_string() ? word.get<std::string>() : word.dump());
+    words.push_back(word.is_string() ? word.get<std::string>() : to_json_text(word));
   }
   return shell_join(words);
 }

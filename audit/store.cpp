@@ -342,6 +342,23 @@ std::unique_ptr<Database> open_for_reading(const StoreOptions& options) {
 
 }  // namespace
 
+namespace {
+
+// The anchor log, claimed for this database's chain (refused when another chain holds it).
+AnchorLog open_anchor(Database& db, const StoreOptions& options) {
+  auto state = read_chain_state(db);
+  if (!state) {
+    throw Fatal("audit database " + quoted(db.path().string()) +
+                ": cannot anchor it: the chain_state row is missing; fix: run `sandshim audit "
+                "verify` to see what was edited");
+  }
+  AnchorOwner owner{state->chain_id, std::filesystem::absolute(options.path), 0};
+  const ChainKey* key = state->keyed() && options.key ? &*options.key : nullptr;
+  return AnchorLog::open_for_append(options.anchor_file, owner, key);
+}
+
+}  // namespace
+
 struct Store::Impl {
   std::unique_ptr<Database> connection;
   std::optional<ChainKey> key;
@@ -406,7 +423,7 @@ Store Store::open(const StoreOptions& options) {
   auto db = options.read_only ? open_for_reading(options) : open_for_writing(options);
   std::optional<AnchorLog> anchor;
   if (!options.read_only && !options.anchor_file.empty()) {
-    anchor = AnchorLog::open_for_append(options.anchor_file);
+    anchor = open_anchor(*db, options);
   }
   return Store(std::make_unique<Impl>(
       Impl{std::move(db), options.key, std::move(anchor), options.anchor_file}));

@@ -38,7 +38,7 @@ stop_flood() {
   for pid in "${flood_pids[@]}"; do wait "$pid" 2> /dev/null || true; done
   flood_pids=()
 }
-trap 'stop_flood; broker_stop_if_started; rm -rf "$work"' EXIT
+trap 'stop_flood; broker_stop_if_started; chattr -a "$work"/anchors-*/anchor.log 2> /dev/null; rm -rf "$work"' EXIT
 install -m 755 "$bin" "$work/sandshim"
 broker_install_gate "$bin" "$work"
 mkdir -p "$work/ws" && chmod 755 "$work/ws"
@@ -81,7 +81,11 @@ start_flood() {
 echo "== broker fairness: $runs runs of the measured user's sh -c true; flood: $flood concurrent sleep-3 runs of root"
 echo "  $(nproc) cores, load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for limit in "$cap" "$flood"; do
-  broker_start "$work/sandshim" "$work/run/broker.sock" "$work/broker-$limit" --max-runs-per-user "$limit"
+  # Each broker its own policy file, database and anchor log, never /etc/sandshim/config's: an
+  # anchor log belongs to one chain.
+  broker_write_system_config "$work/etc/config-$limit" "$work/broker-$limit" "$work/anchors-$limit"
+  broker_start "$work/sandshim" "$work/run/broker.sock" "$work/broker-$limit" \
+    --system-config "$work/etc/config-$limit" --max-runs-per-user "$limit"
   client user run -- sh -c true < /dev/null > /dev/null 2>&1 || true # warm-up
   idle=$(measure)
   start_flood

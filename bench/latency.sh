@@ -59,6 +59,7 @@ cleanup() {
     SANDSHIM_CONFIG="$work/launcher.conf" "$bin" pool drain > /dev/null 2>&1 || true
   fi
   stop_floor_containers
+  chattr -a "$work/anchors/anchor.log" 2> /dev/null || true # the private broker's, append-only
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -232,15 +233,14 @@ start_bench_broker() {
   broker_ensure_user > /dev/null 2>&1 || return 1
   install -m 755 "$bin" "$work/sandshim"
   broker_install_gate "$bin" "$work" || return 1
-  local -a system=()
-  if [[ -n ${BROKER_ENGINE_API:-} ]]; then
-    # The broker's own policy file (root's): its worker's engine.api, the one thing it sets.
-    install -d -m 755 "$work/etc"
-    printf '[engine]\napi = %s\n' "$BROKER_ENGINE_API" > "$work/etc/config"
-    system=(--system-config "$work/etc/config")
-  fi
-  broker_start "$work/sandshim" "$work/run/broker.sock" "$work/broker" "${system[@]}" \
-    --max-runs-per-user 64 || return 1
+  # The broker's own policy file (root's), never /etc/sandshim/config: its own keyed database and
+  # anchor log, as the installed broker has (an anchor log belongs to one chain), and its worker's
+  # engine.api when BROKER_ENGINE_API names one.
+  local engine=""
+  [[ -z ${BROKER_ENGINE_API:-} ]] || engine=$(printf '[engine]\napi = %s\n' "$BROKER_ENGINE_API")
+  broker_write_system_config "$work/etc/config" "$work/broker" "$work/anchors" "$engine"
+  broker_start "$work/sandshim" "$work/run/broker.sock" "$work/broker" \
+    --system-config "$work/etc/config" --max-runs-per-user 64 || return 1
   broker_client=(env SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$work/run/broker.sock")
 }
 

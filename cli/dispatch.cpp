@@ -17,6 +17,7 @@
 #include <boost/program_options.hpp>
 
 #include "audit/commands.hpp"
+#include "audit/log.hpp"
 #include "broker/client.hpp"
 #include "broker/commands.hpp"
 #include "cli/completion.hpp"
@@ -304,7 +305,7 @@ void ensure_standard_fds_open() {
 // default, detailed with SANDSHIM_LOG=debug.
 void configure_logging() {
   auto logger = spdlog::stderr_logger_st("sandshim");
-  logger->set_pattern("sandshim: %l: %v");
+  audit::set_line_safe_pattern(*logger, "sandshim: %l: %v");
   auto level = environment::log_level();
   logger->set_level(level ? spdlog::level::from_str(*level) : spdlog::level::warn);
   spdlog::set_default_logger(logger);

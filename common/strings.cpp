@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/escape.hpp"
 #include "common/glob.hpp"
 
 namespace sandshim {
@@ -68,19 +69,12 @@ std::string shell_join(const std::vector<std::string>& words) {
 }
 
 std::string quoted(std::string_view text) {
-  static constexpr char k_hex[] = "0123456789abcdef";
   std::string result = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
+  for (char c : escape_text(text)) {
+    if (c == '"') {
       result += '\\';
-      result += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7f) {
-      result += "\\x";
-      result += k_hex[c >> 4];
-      result += k_hex[c & 0xf];
-    } else {
-      result += static_cast<char>(c);
     }
+    result += c;
   }
   return result + "\"";
 }

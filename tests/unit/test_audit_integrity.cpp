@@ -110,8 +110,13 @@ void rechain_from(const fs::path& db, int64_t from) {
 
 // When the anchor log's line `line` was written, as verify prints it.
 std::string anchor_time(const fs::path& anchor, int line) {
-  return format_iso8601_ms(
-      read_anchor_file(anchor).entries.at(static_cast<size_t>(line - 1)).time_ms);
+  for (const auto& entry : read_anchor_file(anchor).entries) {
+    if (entry.line == line) {
+      return format_iso8601_ms(entry.time_ms);
+    }
+  }
+  FAIL("no anchor entry on line " << line);
+  return "";
 }
 
 std::string hash_of(const fs::path& db, const std::string& run_id) {
@@ -191,7 +196,7 @@ TEST_CASE("tamper: truncation with the head moved back is caught by the anchor l
     VerifyResult anchored = audit.verify();
     CHECK(anchored.fault == ChainFault::truncated);
     CHECK_THAT(anchored.problem, StartsWith("the anchor log recorded chain position 5 (") &&
-                                     Contains("line 5, ") &&
+                                     Contains("line 6, ") &&
                                      Contains(") but the chain ends at position 3: rows 4 to 5 "
                                               "were deleted (truncated)"));
     VerifyResult unanchored = audit.verify(true, false);
@@ -237,8 +242,8 @@ TEST_CASE("tamper: a row edited and every later hash recomputed with sqlite3 and
     VerifyResult result = audit.verify(false, true);
     CHECK(result.fault == ChainFault::rechained);
     CHECK(result.problem ==
-          "run \"r2\" (chain position 2) is not the link the anchor log recorded (line 2, " +
-              anchor_time(audit.anchor, 2) +
+          "run \"r2\" (chain position 2) is not the link the anchor log recorded (line 3, " +
+              anchor_time(audit.anchor, 3) +
               "): a row between positions 2 and 2 was rewritten and every later hash recomputed "
               "(expected " +
               recorded.substr(0, 16) + "…, found " + hash_of(audit.db, "r2").substr(0, 16) + "…)");
@@ -280,13 +285,18 @@ TEST_CASE("tamper: the database deleted and made again is not the chain the log 
   for (const char* suffix : {"", "-wal", "-shm"}) {
     fs::remove(audit.db.string() + suffix);
   }
-  audit.add_runs(1, 10);
+  std::string refused = fatal_message([&] { audit.add_runs(1, 10); }, 125);
+  std::string new_chain = query_text(audit.db, "SELECT chain_id FROM chain_state");
+  CHECK_THAT(refused, StartsWith("audit anchor \"" + audit.anchor.string() +
+                                 "\" belongs to chain " + old_chain + " (database \"" +
+                                 audit.db.string() + "\", line 1), not to chain " + new_chain +
+                                 " of database \"" + audit.db.string() + "\"; fix: "));
   VerifyResult result = audit.verify();
   CHECK(result.fault == ChainFault::replaced);
   CHECK_THAT(result.problem,
-             StartsWith("the anchor log records chain " + old_chain + " (position 1, line 1, ") &&
-                 Contains("but this database is chain " + result.state.chain_id +
-                          ": the database it anchors was deleted or replaced"));
+             StartsWith("the anchor log belongs to chain " + old_chain + " of this database (\"" +
+                        audit.db.string() + "\", line 1), but this database is chain " + new_chain +
+                        ": the database it anchors was deleted or replaced"));
 }
 
 TEST_CASE("prune is an administrator's command and records its anchor", "[audit][integrity]") {
@@ -394,4 +404,163 @@ TEST_CASE("an older database is migrated, then keyed from its next link", "[audi
   CHECK(result.state.keyed_from_seq == 4);
   CHECK_THAT(result.assurance,
              StartsWith("keyed (HMAC-SHA256, key " + audit.key->id() + ") from position 4"));
+}
+
+namespace {
+
+std::vector<std::string> anchor_lines(const fs::path& anchor) {
+  std::vector<std::string> lines;
+  std::istringstream in(read_bytes(anchor));
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+// Appends `junk` to the log, checks verify names line `line` with `what`, and restores it.
+void expect_junk(const Audit& audit, const std::string& junk, int line, const std::string& what) {
+  std::string original = read_bytes(audit.anchor);
+  write_bytes(audit.anchor, original + junk);
+  VerifyResult result = audit.verify();
+  INFO(result.problem);
+  CHECK(result.fault == ChainFault::anchor_junk);
+  CHECK_THAT(result.problem, StartsWith("anchor log line " + std::to_string(line) +
+                                        " was not written by its chain's writer: " + what));
+  write_bytes(audit.anchor, original);
+  CHECK(audit.verify().ok);
+}
+
+std::string chain_of(const fs::path& db) {
+  return query_text(db, "SELECT chain_id FROM chain_state");
+}
+
+}  // namespace
+
+TEST_CASE("anchor log: a line its chain did not write is named by its line", "[audit][integrity]") {
+  if (!as_root()) {
+    return;
+  }
+  bool keyed = GENERATE(true, false);
+  Audit audit(keyed);
+  audit.add_runs(3);
+  REQUIRE(audit.verify().ok);
+  REQUIRE(anchor_lines(audit.anchor).size() == 4);  // the header, then three heads
+  CHECK_THAT(audit.verify().assurance, Contains("format 2 (sealed lines of chain "));
+  std::string chain = chain_of(audit.db);
+  std::string last = anchor_lines(audit.anchor).back();
+  const ChainKey* key = audit.key ? &*audit.key : nullptr;
+  AnchorEntry forged{AnchorEntry::Kind::head, chain, 4, std::string(64, 'a'), 1};
+
+  expect_junk(audit, "garbage\n", 5, "it is not an anchor line: \"garbage\"");
+  expect_junk(audit, "\n", 5, "it is not an anchor line");
+  expect_junk(audit, "head " + chain + " 4 " + std::string(64, 'a') + " 1\n", 5,
+              "a line in the old format (1) after the log's header");
+  AnchorEntry other = forged;
+  other.chain_id = "0123456789abcdef";
+  expect_junk(audit, anchor_line(other, key), 5,
+              "a line of chain \"0123456789abcdef\", not of the log's chain " + chain);
+  std::string broken = last;
+  broken[broken.find(' ', 6) + 1] = broken[broken.find(' ', 6) + 1] == '9' ? '8' : '9';
+  expect_junk(audit, broken + "\n", 5, "its seal does not match its content");
+  expect_junk(audit, last.substr(0, 20), 5, "it is cut short (no newline ends it)");
+  if (keyed) {
+    expect_junk(audit, anchor_line(forged, nullptr), 5,
+                "it is sealed with a checksum, not the chain key, at keyed position 4");
+  } else {
+    ChainKey stranger{std::string(32, 'k')};
+    expect_junk(audit, anchor_line(forged, &stranger), 5,
+                "it is sealed with a chain key this reader does not have");
+  }
+}
+
+TEST_CASE("anchor log: a newline in a caller's field cannot forge a line", "[audit][integrity]") {
+  if (!as_root()) {
+    return;
+  }
+  Audit audit;
+  audit.add_runs(1);
+  std::string chain = chain_of(audit.db);
+  std::string forged_head = "head " + chain + " 99 " + std::string(64, 'b') + " 1";
+  {
+    Store store = audit.writer();
+    DecisionRecord decision = sample_decision("toolu_nl", Decision::deny);
+    decision.session_id = "s\n" + forged_head + "\n";
+    decision.original_command = "echo\n" + forged_head + "\r\n";
+    store.record_decision(decision);
+  }
+  auto lines = anchor_lines(audit.anchor);
+  CHECK(lines.size() == 3);
+  for (const auto& line : lines) {
+    CHECK_FALSE(line.starts_with(forged_head));
+  }
+  VerifyResult result = audit.verify();
+  CHECK(result.ok);
+  CHECK(result.anchored_heads == 2);
+  // A chain id the file's owner edited to hold a line break still writes one line.
+  AnchorEntry edited{AnchorEntry::Kind::head, "x\n" + forged_head, 1, std::string(64, 'c'), 1};
+  std::string line = anchor_line(edited, &*audit.key);
+  CHECK(line.find('\n') == line.size() - 1);
+  CHECK(line.starts_with("head x\\x0ahead\\x20"));
+}
+
+TEST_CASE("anchor log: it belongs to one chain; a second is refused at open",
+          "[audit][integrity]") {
+  if (!as_root()) {
+    return;
+  }
+  Audit audit;
+  audit.add_runs(2);
+  fs::path neighbour = audit.dir / "neighbour.db";
+  StoreOptions options{neighbour, std::chrono::seconds(5), false};
+  options.key = audit.key;
+  options.anchor_file = audit.anchor;
+  std::string refused = fatal_message([&] { Store::open(options); }, 125);
+  CHECK_THAT(refused,
+             StartsWith("audit anchor \"" + audit.anchor.string() + "\" belongs to chain " +
+                        chain_of(audit.db) + " (database \"" + audit.db.string() +
+                        "\", line 1), not to chain " + chain_of(neighbour) + " of database \"" +
+                        neighbour.string() + "\""));
+  CHECK(anchor_lines(audit.anchor).size() == 3);
+  Store reader = Store::open(StoreOptions{neighbour, std::chrono::seconds(5), true});
+  VerifyOptions verify_options{&*audit.key, audit.anchor};
+  VerifyResult result = verify_chain(reader.database(), verify_options);
+  CHECK(result.ok);  // a neighbour's log is not a sign that this database was replaced
+  CHECK_THAT(result.assurance,
+             Contains("belongs to chain " + chain_of(audit.db) + " of another database (\"" +
+                      audit.db.string() + "\"): not compared"));
+  CHECK(audit.verify().ok);
+}
+
+TEST_CASE("anchor log: a format-1 log is read, then claimed by its chain", "[audit][integrity]") {
+  if (!as_root()) {
+    return;
+  }
+  Audit audit(false);
+  {
+    Store store = audit.writer(false);
+    add_run(store, sample_run("r1", k_base_ms));
+    add_run(store, sample_run("r2", k_base_ms + k_hour_ms));
+  }
+  std::string chain = chain_of(audit.db);
+  std::string old_lines = "head " + chain + " 1 " + hash_of(audit.db, "r1") + " 5\nhead " + chain +
+                          " 2 " + hash_of(audit.db, "r2") + " 6\n";
+  write_bytes(audit.anchor, old_lines);
+  VerifyResult old_format = audit.verify();
+  CHECK(old_format.ok);
+  CHECK(old_format.anchored_heads == 2);
+  CHECK_THAT(old_format.assurance, Contains("read in the old format 1"));
+
+  write_bytes(audit.anchor, "head 0123456789abcdef 1 " + std::string(64, 'd') + " 4\n" + old_lines);
+  CHECK(audit.verify().fault == ChainFault::replaced);  // format 1 cannot tell a neighbour
+  audit.add_runs(1, 3);
+  auto lines = anchor_lines(audit.anchor);
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[3].starts_with("sandshim-anchor 2 " + chain + " "));
+  VerifyResult migrated = audit.verify();
+  CHECK(migrated.ok);
+  CHECK(migrated.anchored_heads == 3);
+  CHECK_THAT(migrated.assurance,
+             Contains("format 2 from line 4") && Contains("3 unsealed format-1 lines before it"));
+  expect_junk(audit, "head " + chain + " 3 " + hash_of(audit.db, "r3") + " 7\n", 6,
+              "a line in the old format (1) after the log's header");
 }

@@ -4,6 +4,8 @@
 
 #include "audit/encoding.hpp"
 #include "audit/output.hpp"
+#include "common/escape.hpp"
+#include "test_escape_support.hpp"
 
 using namespace sandshim::audit;
 
@@ -24,14 +26,14 @@ const std::vector<std::string> k_fields{"id", "text", "n"};
 
 }  // namespace
 
-TEST_CASE("CSV quotes commas, quotes, line breaks and edge spaces", "[audit][output]") {
-  CHECK(csv_field("plain") == "plain");
-  CHECK(csv_field("") == "");
-  CHECK(csv_field("a,b") == "\"a,b\"");
-  CHECK(csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
-  CHECK(csv_field("two\nlines") == "\"two\nlines\"");
-  CHECK(csv_field("cr\r") == "\"cr\r\"");
-  CHECK(csv_field(" padded") == "\" padded\"");
+TEST_CASE("CSV quotes commas, quotes and edge spaces, and escapes line breaks", "[audit][output]") {
+  CHECK(sandshim::csv_escaped("plain") == "plain");
+  CHECK(sandshim::csv_escaped("") == "");
+  CHECK(sandshim::csv_escaped("a,b") == "\"a,b\"");
+  CHECK(sandshim::csv_escaped("say \"hi\"") == "\"say \"\"hi\"\"\"");
+  CHECK(sandshim::csv_escaped("two\nlines") == "two\\x0alines");
+  CHECK(sandshim::csv_escaped("cr\r,\x1b") == "\"cr\\x0d,\\x1b\"");
+  CHECK(sandshim::csv_escaped(" padded") == "\" padded\"");
   std::vector<Row> rows{Row{{"id", "a"}, {"text", "x,y"}, {"n", 1}},
                         Row{{"id", "b"}, {"text", nullptr}, {"n", Row::array({"p", "q"})}}};
   CHECK(render(Format::csv, rows, k_fields) ==
@@ -75,7 +77,8 @@ TEST_CASE("encoding helpers", "[audit][output]") {
   CHECK_FALSE(is_valid_utf8("\xe2\x82"));          // truncated
   CHECK(to_valid_utf8("a\xffz") == "a\xEF\xBF\xBDz");
   CHECK(printable("line\nnext\t\x07") == "line\\x0anext\\x09\\x07");
-  CHECK(printable("line\nnext\t\x07", true) == "line\nnext\t\\x07");
+  CHECK(printable("line\nnext\t\x07", true) == "line\nnext\\x09\\x07");
+  CHECK(printable("c1 \xc2\x9b, bad \xff, \\") == "c1 \\xc2\\x9b, bad \\xff, \\\\");
   CHECK(to_hex("\x01\xab") == "01ab");
   CHECK(unpack_args(pack_args({})).empty());
   CHECK(unpack_args(pack_args({""})) == std::vector<std::string>{""});
@@ -93,4 +96,53 @@ TEST_CASE("argv JSON is byte for byte what nlohmann::json writes", "[audit][outp
   }
   CHECK(args_to_json(args) == expected.dump());
   CHECK(args_to_json({}) == "[]");
+}
+
+namespace {
+
+std::vector<Row> hostile_rows() {
+  std::vector<Row> rows;
+  int id = 0;
+  for (const std::string& text : sandshim::testing::hostile_strings(300, 60)) {
+    rows.push_back(Row{{"id", std::to_string(id++)}, {"text", text}, {"n", Row::array({text})}});
+  }
+  return rows;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("every format: one clean line a record, whatever the fields hold", "[audit][output]") {
+  auto rows = hostile_rows();
+  for (Format format : {Format::csv, Format::jsonl, Format::table}) {
+    auto lines = lines_of(render(format, rows, k_fields));
+    REQUIRE(lines.size() == rows.size() + (format == Format::jsonl ? 0 : 1));
+    for (const auto& line : lines) {
+      INFO(line);
+      REQUIRE_FALSE(sandshim::testing::has_raw_control(line));
+    }
+  }
+  auto csv = lines_of(render(Format::csv, rows, k_fields));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto fields = sandshim::testing::read_csv_line(csv[i + 1]);
+    REQUIRE(fields.size() == 3);
+    REQUIRE(sandshim::unescape_text(fields[1]) == rows[i]["text"].get<std::string>());
+  }
+  auto jsonl = lines_of(render(Format::jsonl, rows, k_fields));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto text = rows[i]["text"].get<std::string>();
+    auto read = Row::parse(jsonl[i])["text"];
+    REQUIRE((is_valid_utf8(text) ? read == text : read.is_string()));  // else U+FFFD somewhere
+  }
+  for (const auto& line : lines_of(render(Format::json, rows, k_fields))) {
+    REQUIRE_FALSE(sandshim::testing::has_raw_control(line));
+  }
 }
