@@ -82,7 +82,7 @@ TEST_CASE("direct mode never writes the broker's keyed database; the broker's wo
   CHECK_THROWS_WITH(audit_store_options(in_direct, broker_db, false),
                     Catch::StartsWith("direct mode never writes the broker's audit database"));
   CHECK_NOTHROW(audit_store_options(in_direct, dir.path() / "mine.db", false));
-  Policy in_broker = load_policy(policy_inputs(BrokerPolicySource{system, {}}, {}));
+  Policy in_broker = load_policy(policy_inputs(BrokerPolicySource{system, {}, {}}, {}));
   CHECK(in_broker.audit_db == broker_db.string());
   CHECK(in_broker.broker_audit_db.empty());
 }
