@@ -220,6 +220,7 @@ import json, sys
 event, tool_use, cwd, template = sys.argv[1:]
 body = json.load(open(template))
 body.update({"hook_event_name": event, "cwd": cwd, "tool_use_id": tool_use})
+body["tool_input"]["command"] = "echo nothing to sandbox"  # allowed: a pending decision
 if event == "PostToolUse":
     body["tool_response"] = {"stdout": "", "stderr": "", "interrupted": False}
 if event == "SessionStart":
@@ -286,17 +287,17 @@ as_nd2() { (cd "$U2" && exec setpriv --reuid="$(id -u "$ND2_USER")" --regid="$(i
 completion_of() { # TOOL_USE: the completion fields of the caller's decision row, as root reads them
     broker_audit decisions --json --limit 1000 | "$HOST_PY" -c 'import json, sys
 rows = [r for r in json.load(sys.stdin) if r["tool_use_id"] == sys.argv[1]]
-print(len(rows), rows[0]["uid"], rows[0]["completed_ms"], rows[0]["outcome"])' "$1"
+print(len(rows), rows[0]["decision"], rows[0]["uid"], rows[0]["completed_ms"], rows[0]["outcome"])' "$1"
 }
 claude_payload PreToolUse toolu_cross_user "$T/pre.json"
 claude_payload PostToolUse toolu_cross_user "$T/post.json"
 EXPECT_STDIN=$T/pre.json expect_exit 0 as_nd "$U/ws" "$T/bin/sandshim" hook --agent claude
 pending=$(completion_of toolu_cross_user)
-expect_equal "1 $nd_uid None None" "$pending" "the pending decision"
+expect_equal "1 allow $nd_uid None None" "$pending" "the pending decision"
 EXPECT_STDIN=$T/post.json expect_exit 0 as_nd2 "$T/bin/sandshim" hook --agent claude
 expect_equal "$pending" "$(completion_of toolu_cross_user)" "the decision after another user's PostToolUse"
 EXPECT_STDIN=$T/post.json expect_exit 0 as_nd "$U/ws" "$T/bin/sandshim" hook --agent claude
-[[ $(completion_of toolu_cross_user) == "1 $nd_uid "[0-9]*" ran" ]] || fail "the caller's own PostToolUse did not complete it: $(completion_of toolu_cross_user)"
+[[ $(completion_of toolu_cross_user) == "1 allow $nd_uid "[0-9]*" ran" ]] || fail "the caller's own PostToolUse did not complete it: $(completion_of toolu_cross_user)"
 
 check "a caller's SANDSHIM_CONFIG, SANDSHIM_AUDIT_DB, DOCKER_HOST and LD_PRELOAD steer nothing of the broker"
 printf '[sandbox]\nhostname = steered\n' >"$BSTATE/broker-only.conf"
