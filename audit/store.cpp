@@ -561,7 +561,8 @@ bool Store::complete_decision(const std::string& tool_use_id, const DecisionComp
   update.bind(3, Blob{completion.tool_response_tail}).bind(4, tool_use_id);
   update.bind(5, completion.session_id).bind(6, completion.session_id);
   update.bind(7, completion.outcome).bind(8, static_cast<int64_t>(uid));
-  update.bind(9, static_cast<int64_t>(::getuid()));  // rows from before the uid column: the writer's
+  update.bind(9,
+              static_cast<int64_t>(::getuid()));  // rows from before the uid column: the writer's
   auto rowid = returned_id(update);
   if (!rowid) {
     return false;

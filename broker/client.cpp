@@ -166,8 +166,8 @@ std::vector<std::pair<std::string, std::string>> user_config_texts() {
 }
 
 std::string required_but_absent(const ClientSettings& settings) {
-  return "no broker answers at " + settings.socket.string() + " (" + std::strerror(errno) + ") and " +
-         settings.source +
+  return "no broker answers at " + settings.socket.string() + " (" + std::strerror(errno) +
+         ") and " + settings.source +
          " requires one (broker.mode = required): start it with `systemctl start "
          "sandshim.socket` or `install/setup.sh`; nothing ran";
 }
@@ -220,12 +220,18 @@ CompletionFields completion_fields(const std::string& tool_use_id,
 }
 
 DecisionFields decision_fields(const audit::DecisionRecord& record) {
-  return {record.agent,          record.event,
-          record.session_id,     record.tool_use_id,
-          record.cwd,            record.original_command,
-          record.rewritten_command, audit::to_string(record.decision),
-          record.answer,         record.permission_mode,
-          record.reason,         record.rule,
+  return {record.agent,
+          record.event,
+          record.session_id,
+          record.tool_use_id,
+          record.cwd,
+          record.original_command,
+          record.rewritten_command,
+          audit::to_string(record.decision),
+          record.answer,
+          record.permission_mode,
+          record.reason,
+          record.rule,
           record.payload_bytes};
 }
 

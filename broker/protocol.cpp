@@ -210,6 +210,23 @@ void require_one_of(const std::string& value, const std::array<std::string_view,
   }
 }
 
+// The text fields of a table, once the object is known to hold no key but those and `other`.
+template <typename Fields, size_t N>
+Fields texts_of(const json& object,
+                const std::array<std::pair<const char*, std::string Fields::*>, N>& table,
+                const char* other) {
+  std::set<std::string> keys = {other};
+  for (const auto& [key, field] : table) {
+    keys.insert(key);
+  }
+  require_keys(object, keys);
+  Fields fields;
+  for (const auto& [key, field] : table) {
+    fields.*field = text_of(object, key);
+  }
+  return fields;
+}
+
 RunCall decode_run(const json& object) {
   require_keys(object, {"v", "type", "verb", "log", "invoked_as", "argv", "env", "agent",
                         "session_id", "tool_use_id", "dry_run", "cwd", "user_config", "terminal"});
@@ -239,36 +256,21 @@ RunCall decode_run(const json& object) {
 }
 
 DecisionFields decode_decision(const json& object) {
-  std::set<std::string> keys = {"payload_bytes"};
-  for (const auto& [key, field] : k_decision_texts) {
-    keys.insert(key);
-  }
-  require_keys(object, keys);
-  DecisionFields decision;
-  for (const auto& [key, field] : k_decision_texts) {
-    decision.*field = text_of(object, key);
-  }
+  auto decision = texts_of(object, k_decision_texts, "payload_bytes");
   require_one_of(decision.decision, k_decisions, "decision");
   decision.payload_bytes = integer_field(object, "payload_bytes", 0, int64_t{1} << 40);
   return decision;
 }
 
 CompletionFields decode_completion(const json& object) {
-  std::set<std::string> keys = {"exit_code"};
-  for (const auto& [key, field] : k_completion_texts) {
-    keys.insert(key);
-  }
-  require_keys(object, keys);
-  CompletionFields completion;
-  for (const auto& [key, field] : k_completion_texts) {
-    completion.*field = text_of(object, key);
-  }
+  auto completion = texts_of(object, k_completion_texts, "exit_code");
   if (completion.tool_use_id.empty()) {
     throw Violation{"tool_use_id is empty"};
   }
   require_one_of(completion.outcome, k_outcomes, "outcome");
   if (object.contains("exit_code")) {
-    completion.exit_code = static_cast<int>(integer_field(object, "exit_code", INT32_MIN, INT32_MAX));
+    completion.exit_code =
+        static_cast<int>(integer_field(object, "exit_code", INT32_MIN, INT32_MAX));
   }
   return completion;
 }

@@ -26,7 +26,8 @@ std::filesystem::path system_file() {
 
 // The broker's system file alone: the floor every request starts from, and the audit's place.
 shim::Policy system_policy() {
-  return shim::load_policy(shim::policy_inputs(shim::BrokerPolicySource{system_file(), {}, {}}, {}));
+  return shim::load_policy(
+      shim::policy_inputs(shim::BrokerPolicySource{system_file(), {}, {}}, {}));
 }
 
 // The floor for filtering a caller's variables; a broken system file fails the run later, with
@@ -89,7 +90,7 @@ int write_record(audit::Store& store, const RecordCall& call, uid_t uid) {
   audit::DecisionCompletion completion{done.session_id, done.outcome, done.exit_code,
                                        wall_clock_ms(), done.tool_response_tail};
   return store.complete_decision(done.tool_use_id, completion, uid) ? exit_code::k_ok
-                                                                     : k_record_not_pending;
+                                                                    : k_record_not_pending;
 }
 
 int serve_record(const RecordCall& call, const CallerFacts& facts) {

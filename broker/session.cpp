@@ -109,8 +109,8 @@ void tell_session_exit_code(int exit_pipe, int code) {
     std::string refusal = prepare(request, fds[3].get(), peer, facts);
     fds.clear();
     refusal = setup.refusal.empty() ? refusal : setup.refusal;
-    code = refusal.empty() ? serve_request(request, facts)
-                           : refuse_request(request, facts, refusal);
+    code =
+        refusal.empty() ? serve_request(request, facts) : refuse_request(request, facts, refusal);
   } catch (const Fatal& e) {
     std::cerr << "sandshim: " << e.what() << std::endl;
     code = e.code();

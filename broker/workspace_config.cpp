@@ -9,8 +9,8 @@
 #include <optional>
 
 #include "common/error.hpp"
-#include "common/unique_fd.hpp"
 #include "common/strings.hpp"
+#include "common/unique_fd.hpp"
 
 namespace sandshim::broker {
 

@@ -346,8 +346,7 @@ int main_entry(int argc, char** argv) {
             hooks::claude_path_mode_tool_use_id(environment_entries())) {
       ::setenv("SANDSHIM_TOOL_USE_ID", tool_use->c_str(), 1);
     }
-    if (auto code =
-            broker::run_through_broker(broker::run_request_for(invoked_as, args))) {
+    if (auto code = broker::run_through_broker(broker::run_request_for(invoked_as, args))) {
       return *code;
     }
     return shim::shim_main(invoked_as, args);

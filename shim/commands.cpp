@@ -27,7 +27,6 @@ namespace sandshim::shim {
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
-
 CommandDoc make_command_doc(std::string path, std::string summary, std::string usage,
                             const po::options_description& options, std::string epilogue,
                             std::vector<std::string> operands) {

@@ -213,22 +213,10 @@ EXPECT_STDIN=$T/payload.json expect_exit 0 as_nd "$U/ws" "$T/bin/sandshim" hook 
 broker_audit decisions --json --limit 1 >"$OUT"
 expect_equal "$nd_uid" "$("$HOST_PY" -c 'import json, sys; print(json.load(sys.stdin)[0]["uid"])' <"$OUT")" "uid of the broker's decision row"
 
-# A Claude Code payload of EVENT for the test user's workspace, tool_use_id TOOL_USE (readable by all).
+# A Claude Code payload of EVENT in the test user's workspace, readable by all; the command runs
+# unsandboxed by design, so its decision is an allow that waits for its PostToolUse.
 claude_payload() { # EVENT TOOL_USE FILE
-    "$HOST_PY" - "$1" "$2" "$U/ws" "$SOURCE_DIR/tests/data/hooks/claude/pre_tool_use.json" >"$3" <<'EOF'
-import json, sys
-event, tool_use, cwd, template = sys.argv[1:]
-body = json.load(open(template))
-body.update({"hook_event_name": event, "cwd": cwd, "tool_use_id": tool_use})
-body["tool_input"]["command"] = "echo nothing to sandbox"  # allowed: a pending decision
-if event == "PostToolUse":
-    body["tool_response"] = {"stdout": "", "stderr": "", "interrupted": False}
-if event == "SessionStart":
-    for key in ("tool_name", "tool_input", "tool_use_id"):
-        del body[key]
-    body["source"] = "startup"
-print(json.dumps(body))
-EOF
+    agent_payload claude "$1" "echo nothing to sandbox" "$2" "$U/ws" >"$3"
     chmod 644 "$3"
 }
 
@@ -329,6 +317,15 @@ check "a required broker that does not answer fails closed: 125, one line with t
 expect_exit 125 env SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$T/run/none.sock" "$T/bin/sandshim" run -- sh -c 'exit 42'
 expect_lines 1 "$ERR"
 expect_contains "start it with" "$ERR"
+
+check "a hook whose required broker does not answer denies the command, one line why; without the requirement it writes its own audit"
+EXPECT_STDIN=$T/pre.json expect_exit 0 as_nd "$U/ws" env SANDSHIM_BROKER_SOCKET="$T/run/none.sock" "$T/bin/sandshim" hook --agent claude
+expect_contains '"permissionDecision":"deny"' "$OUT"
+expect_contains "no broker answers at $T/run/none.sock" "$OUT"
+expect_lines 1 "$ERR"
+EXPECT_STDIN=$T/pre.json expect_exit 0 as_nd "$U/ws" env SANDSHIM_BROKER=auto SANDSHIM_BROKER_SOCKET="$T/run/none.sock" "$T/bin/sandshim" hook --agent claude
+expect_file_is "$OUT" ""
+[[ -s $U/.local/state/sandshim/audit.db ]] || fail "the hook without a broker wrote no audit of its own"
 
 check "the broker killed mid-run: the client exits 125 with one line, no container is left"
 start_nd_run 1 sh -c 'sleep 30'

@@ -507,8 +507,8 @@ TEST_CASE("a decision records what the agent was sent, its mode and whether the 
   CHECK(query_int(db, "SELECT exit_code FROM decisions WHERE tool_use_id = 'toolu_10'") == 0);
 
   store.record_decision(sample_decision("toolu_11", Decision::allow));
-  CHECK(
-      store.complete_decision("toolu_11", DecisionCompletion{"", "not-run", std::nullopt, 7, ""}, me));
+  CHECK(store.complete_decision("toolu_11", DecisionCompletion{"", "not-run", std::nullopt, 7, ""},
+                                me));
   CHECK(query_text(db,
                    "SELECT outcome || ' ' || quote(exit_code) FROM decisions WHERE "
                    "tool_use_id = 'toolu_11'") == "not-run NULL");

@@ -9,8 +9,8 @@
 #include "broker/protocol.hpp"
 #include "broker/serve.hpp"
 #include "broker/session.hpp"
-#include "broker/workspace_config.hpp"
 #include "broker/unix_socket.hpp"
+#include "broker/workspace_config.hpp"
 #include "broker/workspace_identity.hpp"
 #include "common/error.hpp"
 #include "test_shim_support.hpp"
@@ -42,9 +42,19 @@ Request sample_request() {
 }
 
 DecisionFields sample_decision() {
-  return {"claude-code", "PreToolUse", "s-1",  "toolu_1", "/srv/p", "python x.py",
-          "sandshim run -- python x.py", "rewrite", "updatedInput", "default", "sandshim: why",
-          "rewrite-shimmed", 512};
+  return {"claude-code",
+          "PreToolUse",
+          "s-1",
+          "toolu_1",
+          "/srv/p",
+          "python x.py",
+          "sandshim run -- python x.py",
+          "rewrite",
+          "updatedInput",
+          "default",
+          "sandshim: why",
+          "rewrite-shimmed",
+          512};
 }
 
 template <typename Call>
@@ -128,7 +138,8 @@ TEST_CASE("a run request reads back as it was sent, every field", "[broker]") {
 
 TEST_CASE("record and audit requests read back as they were sent", "[broker]") {
   DecisionFields sent = sample_decision();
-  auto decision = std::get<DecisionFields>(read_back<RecordCall>(Request{RecordCall{sent}, ""}).write);
+  auto decision =
+      std::get<DecisionFields>(read_back<RecordCall>(Request{RecordCall{sent}, ""}).write);
   CHECK(decision.agent == sent.agent);
   CHECK(decision.event == sent.event);
   CHECK(decision.session_id == sent.session_id);
@@ -152,9 +163,8 @@ TEST_CASE("record and audit requests read back as they were sent", "[broker]") {
   CHECK(completion.exit_code == 3);
   CHECK(completion.tool_response_tail == "tail\n");
   done.exit_code.reset();
-  CHECK_FALSE(
-      std::get<CompletionFields>(read_back<RecordCall>(Request{RecordCall{done}, ""}).write)
-          .exit_code);
+  CHECK_FALSE(std::get<CompletionFields>(read_back<RecordCall>(Request{RecordCall{done}, ""}).write)
+                  .exit_code);
 
   CHECK(read_back<AuditCall>(Request{AuditCall{{"list", "--json"}}, ""}).args ==
         std::vector<std::string>{"list", "--json"});
@@ -198,7 +208,8 @@ TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") 
         "cols is not an integer from 0 to 65535");
   CHECK(error_of(run_with("user_config", R"([["rel", "x"]])")) ==
         "user_config path is not absolute");
-  CHECK(error_of(run_with("user_config", R"([["/a","x"],["/b","x"],["/c","x"],["/d","x"],["/e","x"]])")) ==
+  CHECK(error_of(run_with("user_config",
+                          R"([["/a","x"],["/b","x"],["/c","x"],["/d","x"],["/e","x"]])")) ==
         "user_config is not a list of at most 4 [path, text] pairs");
   CHECK(error_of(run_with("log", R"("debugdebugdebugdebug")")) == "log is not a log level");
   std::string huge(k_max_string_bytes + 1, 'x');
@@ -208,8 +219,7 @@ TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") 
   for (size_t i = 0; i <= k_max_list_entries; ++i) {
     many += std::string(i == 0 ? "" : ",") + "\"A=1\"";
   }
-  CHECK(error_of(run_with("env", many + "]")) ==
-        "env is not a list of at most 4096 strings");
+  CHECK(error_of(run_with("env", many + "]")) == "env is not a list of at most 4096 strings");
 
   std::string record = R"({"v":2,"type":"request","verb":"record",)";
   CHECK(error_of(record + R"("argv":[]})") == "unknown key \"argv\"");
@@ -228,12 +238,21 @@ TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") 
   bad.decision = "maybe";
   CHECK(error_of(encode(Request{RecordCall{bad}, ""})) ==
         "decision is not one of allow, deny, ask, rewrite");
-  CHECK(error_of(record + R"("completion":{"tool_use_id":"","session_id":"","outcome":"ran","tool_response_tail":""}})") ==
-        "tool_use_id is empty");
-  CHECK(error_of(record + R"("completion":{"tool_use_id":"t","session_id":"","outcome":"won","tool_response_tail":""}})") ==
-        "outcome is not one of ran, not-run");
-  CHECK(error_of(record + R"("completion":{"tool_use_id":"t","session_id":"","outcome":"ran","tool_response_tail":"","time_ms":1}})") ==
-        "unknown key \"time_ms\"");
+  CHECK(
+      error_of(
+          record +
+          R"("completion":{"tool_use_id":"","session_id":"","outcome":"ran","tool_response_tail":""}})") ==
+      "tool_use_id is empty");
+  CHECK(
+      error_of(
+          record +
+          R"("completion":{"tool_use_id":"t","session_id":"","outcome":"won","tool_response_tail":""}})") ==
+      "outcome is not one of ran, not-run");
+  CHECK(
+      error_of(
+          record +
+          R"("completion":{"tool_use_id":"t","session_id":"","outcome":"ran","tool_response_tail":"","time_ms":1}})") ==
+      "unknown key \"time_ms\"");
   CHECK(error_of(record + R"("completion":{"tool_use_id":"t","session_id":"","outcome":"ran"}})") ==
         "missing key \"tool_response_tail\"");
   CHECK(error_of(record + R"("decision":"x"})") == "decision is not an object");
@@ -289,10 +308,18 @@ TEST_CASE("the peer's identity is the kernel's", "[broker]") {
 
 TEST_CASE("a run's request holds the typed fields and only allowlisted variables", "[broker]") {
   RunCall call = sample_run();
-  call.env = {"LANG=C",          "PYTHONPATH=src",       "SANDSHIM_CONFIG=/tmp/evil",
-              "SANDSHIM_AUDIT_DB=/x.db", "DOCKER_HOST=tcp://x", "LD_PRELOAD=/x.so",
-              "PATH=/evil",      "HOME=/evil",           "XDG_CONFIG_HOME=/evil",
-              "GITHUB_TOKEN=t",  "SANDSHIM_AGENT=codex", "MY_VAR=1"};
+  call.env = {"LANG=C",
+              "PYTHONPATH=src",
+              "SANDSHIM_CONFIG=/tmp/evil",
+              "SANDSHIM_AUDIT_DB=/x.db",
+              "DOCKER_HOST=tcp://x",
+              "LD_PRELOAD=/x.so",
+              "PATH=/evil",
+              "HOME=/evil",
+              "XDG_CONFIG_HOME=/evil",
+              "GITHUB_TOKEN=t",
+              "SANDSHIM_AGENT=codex",
+              "MY_VAR=1"};
   CallerFacts facts;
   facts.home = "/home/alice";
   facts.cwd = "/srv/project/src";
@@ -402,15 +429,15 @@ TEST_CASE("a workspace file that is a link, not a regular file or too large is r
   fs::create_directories(ws);
   std::string secret = write_file(dir.path() / "key", "THE-SECRET-KEY\n");
   fs::create_symlink(dir.path() / "key", ws / ".sandshim.conf");
-  CHECK_THROWS_WITH(configs_of(ws), Catch::Contains("is a symbolic link") &&
-                                        !Catch::Contains("THE-SECRET"));
+  CHECK_THROWS_WITH(configs_of(ws),
+                    Catch::Contains("is a symbolic link") && !Catch::Contains("THE-SECRET"));
   fs::remove(ws / ".sandshim.conf");
   REQUIRE(::mkfifo((ws / ".sandshim.conf").c_str(), 0600) == 0);
   CHECK_THROWS_WITH(configs_of(ws), Catch::Contains("is not a regular file"));
   fs::remove(ws / ".sandshim.conf");
   write_file(ws / ".sandshim.conf", std::string(k_max_workspace_config_bytes + 1, '#'));
-  CHECK_THROWS_WITH(configs_of(ws), Catch::Contains("is larger than the cap") &&
-                                        Catch::Contains("at most 64 KiB"));
+  CHECK_THROWS_WITH(configs_of(ws),
+                    Catch::Contains("is larger than the cap") && Catch::Contains("at most 64 KiB"));
   write_file(ws / ".sandshim.conf", std::string(k_max_workspace_config_bytes, '#'));
   CHECK(configs_of(ws).size() == 1);
 }
