@@ -157,7 +157,7 @@ class HookRun {
     HookReply reply = m_adapter->answer(m_event, decision);
     bool recorded = record(decision, reply.sent);
     if (!recorded && m_env.audit_required) {
-      return fail_closed("audit-unavailable", m_record_error + "; the command was not run");
+      return fail_closed("audit-unavailable", m_record_error);
     }
     if (!recorded && m_policy->audit_required) {
       return fail_closed("audit-unavailable",

@@ -318,11 +318,11 @@ expect_exit 125 env SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$T/run/none
 expect_lines 1 "$ERR"
 expect_contains "start it with" "$ERR"
 
-check "a hook whose required broker does not answer denies the command, one line why; without the requirement it writes its own audit"
-EXPECT_STDIN=$T/pre.json expect_exit 0 as_nd "$U/ws" env SANDSHIM_BROKER_SOCKET="$T/run/none.sock" "$T/bin/sandshim" hook --agent claude
+check "a hook whose required broker does not answer denies the command (exit 2, the reason); without the requirement it writes its own audit"
+EXPECT_STDIN=$T/pre.json expect_exit 2 as_nd "$U/ws" env SANDSHIM_BROKER_SOCKET="$T/run/none.sock" "$T/bin/sandshim" hook --agent claude
 expect_contains '"permissionDecision":"deny"' "$OUT"
 expect_contains "no broker answers at $T/run/none.sock" "$OUT"
-expect_lines 1 "$ERR"
+expect_contains "requires one (broker.mode = required)" "$ERR"
 EXPECT_STDIN=$T/pre.json expect_exit 0 as_nd "$U/ws" env SANDSHIM_BROKER=auto SANDSHIM_BROKER_SOCKET="$T/run/none.sock" "$T/bin/sandshim" hook --agent claude
 expect_file_is "$OUT" ""
 [[ -s $U/.local/state/sandshim/audit.db ]] || fail "the hook without a broker wrote no audit of its own"
