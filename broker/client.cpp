@@ -245,7 +245,8 @@ std::optional<int> record_through_broker(RecordCall call) {
   int code = exchange(socket->get(), Request{std::move(call), log_level()}, settings.socket);
   if (code != exit_code::k_ok && code != k_record_not_pending) {
     throw Fatal("the broker at " + settings.socket.string() +
-                " did not record the hook's decision (exit " + std::to_string(code) + "); nothing ran");
+                " did not record the hook's decision (exit " + std::to_string(code) +
+                "); nothing ran");
   }
   return code;
 }
