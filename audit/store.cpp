@@ -557,8 +557,8 @@ std::string Store::record_decision(const DecisionRecord& record) {
   return stored.decision_id;
 }
 
-bool Store::complete_decision(const std::string& tool_use_id,
-                              const DecisionCompletion& completion) {
+bool Store::complete_decision(const std::string& tool_use_id, const DecisionCompletion& completion,
+                              uint32_t uid) {
   if (tool_use_id.empty()) {
     return false;
   }
@@ -567,17 +567,19 @@ bool Store::complete_decision(const std::string& tool_use_id,
   Statement update(
       db,
       "UPDATE decisions SET exit_code = COALESCE(?1, (SELECT exit_code FROM runs WHERE "
-      "runs.tool_use_id = ?4 AND ?4 != '' ORDER BY start_ms DESC LIMIT 1)), completed_ms = ?2, "
-      "tool_response_tail = ?3, outcome = ?7 "
+      "runs.tool_use_id = ?4 AND ?4 != '' AND runs.uid = ?8 ORDER BY start_ms DESC LIMIT 1)), "
+      "completed_ms = ?2, tool_response_tail = ?3, outcome = ?7 "
       "WHERE id = (SELECT id FROM decisions WHERE tool_use_id = ?4 AND tool_use_id != '' "
-      "AND chain_seq IS NULL "
+      "AND chain_seq IS NULL AND COALESCE(uid, ?9) = ?8 "
       "AND (?5 = '' OR session_id = ?6) ORDER BY time_ms DESC LIMIT 1) RETURNING id",
       "complete the decision for " + quoted(tool_use_id));
   int64_t completed_ms = completion.completed_ms != 0 ? completion.completed_ms : wall_clock_ms();
   update.bind(1, optional_int(completion.exit_code)).bind(2, completed_ms);
   update.bind(3, Blob{completion.tool_response_tail}).bind(4, tool_use_id);
   update.bind(5, completion.session_id).bind(6, completion.session_id);
-  update.bind(7, completion.outcome);
+  update.bind(7, completion.outcome).bind(8, static_cast<int64_t>(uid));
+  update.bind(9,
+              static_cast<int64_t>(::getuid()));  // rows from before the uid column: the writer's
   auto rowid = returned_id(update);
   if (!rowid) {
     return false;

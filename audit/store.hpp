@@ -61,9 +61,11 @@ class Store {
   // Records a hook decision and returns its id (made when the record has none). A final decision
   // (deny, or one whose completion is known) is chained at once; others when completed.
   std::string record_decision(const DecisionRecord& record);
-  // Attaches a PostToolUse outcome to the latest unfinished decision for `tool_use_id` and chains
-  // it. False when no such decision waits (the agent ran no PreToolUse hook, or it was sealed).
-  bool complete_decision(const std::string& tool_use_id, const DecisionCompletion& completion);
+  // Attaches a PostToolUse outcome to the latest unfinished decision of `uid` for `tool_use_id`
+  // and chains it. False when no such decision waits (the agent ran no PreToolUse hook, it was
+  // sealed, or it is another user's: a broker's caller completes only its own rows).
+  bool complete_decision(const std::string& tool_use_id, const DecisionCompletion& completion,
+                         uint32_t uid);
   // The tool-use id of the newest unfinished decision of this agent's session for exactly this
   // command ("" when none): how a run that only knows its command joins its decision.
   std::string pending_tool_use_id(const std::string& agent, const std::string& session_id,

@@ -20,8 +20,9 @@
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
-
-extern char** environ;
+#include "shim/broker_policy.hpp"
+#include "shim/environment.hpp"
+#include "shim/run_request.hpp"
 
 namespace sandshim::broker {
 
@@ -49,6 +50,14 @@ UniqueFd open_cwd(std::string& path) {
                 "); cd into your project first; nothing ran");
   }
   return fd;
+}
+
+// The directory descriptor a request carries: a run's cwd; / for the verbs that need none.
+UniqueFd directory_of(Request& request) {
+  if (auto* run = std::get_if<RunCall>(&request.call)) {
+    return open_cwd(run->cwd);
+  }
+  return UniqueFd(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
 }
 
 // Blocks the forwarded signals and reads them from a descriptor, so none is lost while the
@@ -156,43 +165,144 @@ std::vector<std::pair<std::string, std::string>> user_config_texts() {
   return texts;
 }
 
-}  // namespace
-
-Request request_for(Verb verb, std::string invoked_as, std::vector<std::string> argv) {
-  Request request{verb, std::move(invoked_as), std::move(argv), {},
-                  {},   user_config_texts(),   terminal_size()};
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-    if (request.env.size() < k_max_list_entries) {
-      request.env.emplace_back(*entry);
-    }
-  }
-  return request;
+std::string required_but_absent(const ClientSettings& settings) {
+  return "no broker answers at " + settings.socket.string() + " (" + std::strerror(errno) +
+         ") and " + settings.source +
+         " requires one (broker.mode = required): start it with `systemctl start "
+         "sandshim.socket` or `install/setup.sh`; nothing ran";
 }
 
-std::optional<int> run_through_broker(Request request) {
-  ClientSettings settings = client_settings();
+// The broker's socket when one answers; nullopt when direct mode may run; throws the one line
+// of a required broker that does not answer.
+std::optional<UniqueFd> connect_broker(const ClientSettings& settings) {
   if (settings.mode == BrokerMode::off) {
     return std::nullopt;
   }
   auto socket = connect_unix(settings.socket);
-  if (!socket) {
-    if (settings.mode != BrokerMode::required) {
-      return std::nullopt;
-    }
-    return say("no broker answers at " + settings.socket.string() + " (" + std::strerror(errno) +
-               ") and " + settings.source +
-               " requires one (broker.mode = required): start it with `systemctl start "
-               "sandshim.socket` or `install/setup.sh`; nothing ran");
+  if (!socket && settings.mode == BrokerMode::required) {
+    throw Fatal(required_but_absent(settings));
   }
-  UniqueFd cwd = open_cwd(request.cwd);
+  return socket;
+}
+
+// Sends the request with this process's stdio and its directory, relays signals until the
+// broker's answer.
+int exchange(int socket, Request request, const fs::path& path) {
+  UniqueFd directory = directory_of(request);
   ForwardedSignals signals;
-  if (!send_frame(socket->get(), encode(request),
-                  {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, cwd.get()})) {
-    return broker_gone(settings.socket, "it closed the connection before the request");
+  if (!send_frame(socket, encode(request),
+                  {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, directory.get()})) {
+    return broker_gone(path, "it closed the connection before the request");
   }
   spdlog::debug("broker: request sent at {:.3f}", precise_monotonic_ms());
-  cwd.reset();
-  return await_exit(socket->get(), settings.socket, signals);
+  directory.reset();
+  return await_exit(socket, path, signals);
+}
+
+// What this caller's own policy lets into a sandbox; the built-in allowlist when it cannot load.
+shim::Policy own_policy(const fs::path& cwd) {
+  try {
+    fs::path workspace = cwd.empty() ? fs::path() : find_git_root(cwd).value_or(cwd);
+    return shim::load_policy(shim::policy_inputs(std::nullopt, workspace));
+  } catch (const Fatal&) {
+    return shim::Policy{};
+  }
+}
+
+std::string log_level() {
+  return environment::log_level().value_or("").substr(0, 16);
+}
+
+CompletionFields completion_fields(const std::string& tool_use_id,
+                                   const audit::DecisionCompletion& completion) {
+  return {tool_use_id, completion.session_id, completion.outcome, completion.exit_code,
+          completion.tool_response_tail};
+}
+
+DecisionFields decision_fields(const audit::DecisionRecord& record) {
+  return {record.agent,
+          record.event,
+          record.session_id,
+          record.tool_use_id,
+          record.cwd,
+          record.original_command,
+          record.rewritten_command,
+          audit::to_string(record.decision),
+          record.answer,
+          record.permission_mode,
+          record.reason,
+          record.rule,
+          record.payload_bytes};
+}
+
+// A hook's write: nullopt without a broker (not required), else the broker's answer.
+std::optional<int> record_through_broker(RecordCall call) {
+  ClientSettings settings = client_settings();
+  std::optional<UniqueFd> socket = connect_broker(settings);
+  if (!socket) {
+    return std::nullopt;
+  }
+  int code = exchange(socket->get(), Request{std::move(call), log_level()}, settings.socket);
+  if (code != exit_code::k_ok && code != k_record_not_pending) {
+    throw Fatal("the broker at " + settings.socket.string() +
+                " did not record the hook's decision (exit " + std::to_string(code) +
+                "); nothing ran");
+  }
+  return code;
+}
+
+}  // namespace
+
+Request run_request_for(std::string invoked_as, std::vector<std::string> argv) {
+  shim::RunRequest local = shim::request_from_process(invoked_as, argv);
+  RunCall call;
+  call.invoked_as = std::move(invoked_as);
+  call.argv = std::move(argv);
+  call.env = shim::allowed_entries(local.environment, own_policy(local.cwd));
+  if (call.env.size() > k_max_list_entries) {
+    call.env.resize(k_max_list_entries);
+  }
+  call.agent = local.caller.agent;
+  call.session_id = local.caller.agent_session;
+  call.tool_use_id = local.caller.tool_use_id;
+  call.dry_run = shim::dry_run_requested(local);
+  call.user_config = user_config_texts();
+  call.terminal = terminal_size();
+  return Request{std::move(call), log_level()};
+}
+
+Request audit_request_for(std::vector<std::string> args) {
+  return Request{AuditCall{std::move(args)}, log_level()};
+}
+
+std::optional<int> run_through_broker(Request request) {
+  ClientSettings settings = client_settings();
+  std::optional<UniqueFd> socket;
+  try {
+    socket = connect_broker(settings);
+  } catch (const Fatal& e) {
+    return say(e.what());
+  }
+  if (!socket) {
+    return std::nullopt;
+  }
+  return exchange(socket->get(), std::move(request), settings.socket);
+}
+
+std::optional<std::string> record_decision_through_broker(const audit::DecisionRecord& record) {
+  if (!record_through_broker(RecordCall{decision_fields(record)})) {
+    return std::nullopt;
+  }
+  return "";  // the broker makes the id
+}
+
+std::optional<bool> complete_decision_through_broker(const std::string& tool_use_id,
+                                                     const audit::DecisionCompletion& completion) {
+  auto code = record_through_broker(RecordCall{completion_fields(tool_use_id, completion)});
+  if (!code) {
+    return std::nullopt;
+  }
+  return *code == exit_code::k_ok;
 }
 
 }  // namespace sandshim::broker

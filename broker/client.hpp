@@ -1,7 +1,10 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <vector>
 
+#include "audit/decision_record.hpp"
 #include "broker/protocol.hpp"
 
 namespace sandshim::broker {
@@ -11,7 +14,19 @@ namespace sandshim::broker {
 // A required broker that does not answer, or one that goes away mid-run, is 125 and one line.
 std::optional<int> run_through_broker(Request request);
 
-// The request of this process: its environment and, on a terminal, the terminal's size.
-Request request_for(Verb verb, std::string invoked_as, std::vector<std::string> argv);
+// A `run` request of this process: the program's argv (or `sandshim run`'s arguments), only the
+// variables this caller's own policy lets into a sandbox, the informational ones typed, its
+// config files' text and, on a terminal, the terminal's size.
+Request run_request_for(std::string invoked_as, std::vector<std::string> argv);
+// `sandshim audit ARGS` on the broker's audit.
+Request audit_request_for(std::vector<std::string> args);
+
+// A hook's audit writes in broker mode: nullopt when no broker answers and the broker is not
+// required (the hook writes its own store); throws one line when a required one does not answer
+// or does not write. The broker adds the caller's uid (SO_PEERCRED) and its own clock.
+std::optional<std::string> record_decision_through_broker(const audit::DecisionRecord& record);
+// Whether the caller's own pending decision of tool_use_id was completed.
+std::optional<bool> complete_decision_through_broker(const std::string& tool_use_id,
+                                                     const audit::DecisionCompletion& completion);
 
 }  // namespace sandshim::broker

@@ -24,10 +24,11 @@ the users who run sandboxed commands need neither. Start it as the dedicated sys
 `sandshim` (a member of the engine's group, not root): the packaged systemd units
 (sandshim.socket, sandshim.service) do, and so does install/setup.sh where systemd is absent.
 
-The shims, `sandshim run`, `sandshim hook` and `sandshim audit` send their request to the
-broker's socket when it answers: the invoked name, argv, environment, stdin/stdout/stderr and
-the cwd as file descriptors. The broker identifies the caller by the socket's peer credentials
-(SO_PEERCRED), never by what the client says, and runs the request in a child of its own with
+The shims, `sandshim run` and `sandshim audit` send a typed request to the broker's socket when
+it answers: the invoked name, argv, only the variables their policy lets into a sandbox,
+stdin/stdout/stderr and the cwd as file descriptors; `sandshim hook` runs as the caller and
+sends only its audit records. The broker identifies the caller by the socket's peer credentials
+(SO_PEERCRED), never by what the client says, and serves the request in a child of its own with
 the caller's identity (the container runs as the caller's uid:gid, root as 65534), the
 broker's policy (/etc/sandshim/config) and the broker's audit database. Signals the client
 receives are forwarded to the run; a client that disconnects is treated as killed (its
@@ -96,7 +97,7 @@ CommandDoc broker_doc() {
                                 k_broker_usage, options);
 }
 
-int broker_main(const std::vector<std::string>& args, const Runner& runner) {
+int broker_main(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!shim::parse_subcommand_options(args, broker_doc(), vm)) {
     return exit_code::k_ok;
@@ -110,7 +111,7 @@ int broker_main(const std::vector<std::string>& args, const Runner& runner) {
   }
   shim::serve_as_broker(vm["system-config"].as<std::string>());
   serve_launchers(vm["launch-dir"].as<std::string>(), flags.options.socket);
-  return serve(flags.options, runner);
+  return serve(flags.options);
 }
 
 }  // namespace sandshim::broker

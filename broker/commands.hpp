@@ -10,6 +10,6 @@ namespace sandshim::broker {
 
 // `sandshim broker`: the daemon that holds the engine, the policy and the audit.
 CommandDoc broker_doc();
-int broker_main(const std::vector<std::string>& args, const Runner& runner);
+int broker_main(const std::vector<std::string>& args);
 
 }  // namespace sandshim::broker

@@ -40,8 +40,7 @@ UniqueFd daemon_signals() {
 // wait in that uid's own queue, so one user's flood never delays another user's requests.
 class Admission {
  public:
-  Admission(const DaemonOptions& options, const Runner& runner)
-      : m_options(options), m_runner(runner) {}
+  explicit Admission(const DaemonOptions& options) : m_options(options) {}
 
   void admit(UniqueFd connection, const PeerCredentials& peer) {
     auto& queue = m_queued[peer.uid];
@@ -81,7 +80,7 @@ class Admission {
 
   void start(UniqueFd connection, const PeerCredentials& peer, const std::string& refusal) {
     SessionSetup setup{m_options.request_timeout_ms, refusal};
-    pid_t pid = start_session(std::move(connection), peer, setup, m_runner);
+    pid_t pid = start_session(std::move(connection), peer, setup);
     if (pid > 0) {
       m_sessions[pid] = peer.uid;
       ++m_running_per_uid[peer.uid];
@@ -89,7 +88,6 @@ class Admission {
   }
 
   const DaemonOptions& m_options;
-  const Runner& m_runner;
   std::map<pid_t, uid_t> m_sessions;
   std::map<uid_t, int> m_running_per_uid;
   std::map<uid_t, std::deque<Waiting>> m_queued;
@@ -128,10 +126,10 @@ bool handle_signals(int signal_fd, Admission& admission) {
 
 }  // namespace
 
-int serve(const DaemonOptions& options, const Runner& runner) {
+int serve(const DaemonOptions& options) {
   UniqueFd signals = daemon_signals();
   UniqueFd listener = listen_unix(options.socket, options.socket_mode, 512);
-  Admission admission(options, runner);
+  Admission admission(options);
   spdlog::info("listening on {} ({} runs per uid at once)", options.socket.string(),
                options.max_runs_per_user);
   bool running = true;

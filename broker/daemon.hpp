@@ -3,7 +3,6 @@
 #include <sys/types.h>
 
 #include <filesystem>
-#include <functional>
 
 #include "broker/protocol.hpp"
 #include "broker/settings.hpp"
@@ -18,12 +17,8 @@ struct DaemonOptions {
   int request_timeout_ms = 10'000;  // a connection must send its request within this
 };
 
-// Runs one request in this process as the caller: the same entry points as direct mode (the
-// CLI provides it, so the broker does not depend on the layers above it).
-using Runner = std::function<int(const Request&)>;
-
 // Accepts connections until SIGTERM or SIGINT, each request in a child of its own; returns
 // the exit code of `sandshim broker`.
-int serve(const DaemonOptions& options, const Runner& runner);
+int serve(const DaemonOptions& options);
 
 }  // namespace sandshim::broker

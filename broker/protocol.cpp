@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -13,8 +14,32 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<Verb, std::string_view>, 4> k_verbs = {
-    {{Verb::shim, "shim"}, {Verb::run, "run"}, {Verb::hook, "hook"}, {Verb::audit, "audit"}}};
+constexpr std::array<std::pair<Verb, std::string_view>, 3> k_verbs = {
+    {{Verb::run, "run"}, {Verb::record, "record"}, {Verb::audit, "audit"}}};
+
+constexpr std::array<std::string_view, 4> k_decisions = {"allow", "deny", "ask", "rewrite"};
+constexpr std::array<std::string_view, 2> k_outcomes = {"ran", "not-run"};
+
+// The text fields of a decision, in one table: the encoder and the decoder both walk it.
+constexpr std::array<std::pair<const char*, std::string DecisionFields::*>, 12> k_decision_texts = {
+    {{"agent", &DecisionFields::agent},
+     {"event", &DecisionFields::event},
+     {"session_id", &DecisionFields::session_id},
+     {"tool_use_id", &DecisionFields::tool_use_id},
+     {"cwd", &DecisionFields::cwd},
+     {"original_command", &DecisionFields::original_command},
+     {"rewritten_command", &DecisionFields::rewritten_command},
+     {"decision", &DecisionFields::decision},
+     {"answer", &DecisionFields::answer},
+     {"permission_mode", &DecisionFields::permission_mode},
+     {"reason", &DecisionFields::reason},
+     {"rule", &DecisionFields::rule}}};
+
+constexpr std::array<std::pair<const char*, std::string CompletionFields::*>, 4>
+    k_completion_texts = {{{"tool_use_id", &CompletionFields::tool_use_id},
+                           {"session_id", &CompletionFields::session_id},
+                           {"outcome", &CompletionFields::outcome},
+                           {"tool_response_tail", &CompletionFields::tool_response_tail}}};
 
 // Thrown inside the decoders only; the public functions turn it into a ProtocolError.
 struct Violation {
@@ -161,33 +186,149 @@ std::vector<std::pair<std::string, std::string>> user_config_field(const json& o
   return files;
 }
 
-Request decode_request(const json& object) {
-  require_keys(object,
-               {"v", "type", "verb", "invoked_as", "argv", "env", "cwd", "user_config", "terminal"});
-  Request request;
-  auto verb = parse_verb(string_field(member(object, "verb"), "verb"));
-  if (!verb) {
-    throw Violation{"verb is not one of shim, run, hook, audit"};
+std::string text_of(const json& object, const char* key) {
+  return string_field(member(object, key), key);
+}
+
+bool bool_field(const json& object, const char* key) {
+  const json& value = member(object, key);
+  if (!value.is_boolean()) {
+    throw Violation{std::string(key) + " is not true or false"};
   }
-  request.verb = *verb;
-  request.invoked_as = string_field(member(object, "invoked_as"), "invoked_as");
-  if (request.invoked_as.empty() || request.invoked_as.size() > 255 ||
-      request.invoked_as.find('/') != std::string::npos) {
+  return value.get<bool>();
+}
+
+template <size_t N>
+void require_one_of(const std::string& value, const std::array<std::string_view, N>& words,
+                    const char* what) {
+  if (std::find(words.begin(), words.end(), value) == words.end()) {
+    std::string list;
+    for (auto word : words) {
+      list += (list.empty() ? "" : ", ") + std::string(word);
+    }
+    throw Violation{std::string(what) + " is not one of " + list};
+  }
+}
+
+// The text fields of a table, once the object is known to hold no key but those and `other`.
+template <typename Fields, size_t N>
+Fields texts_of(const json& object,
+                const std::array<std::pair<const char*, std::string Fields::*>, N>& table,
+                const char* other) {
+  std::set<std::string> keys = {other};
+  for (const auto& [key, field] : table) {
+    keys.insert(key);
+  }
+  require_keys(object, keys);
+  Fields fields;
+  for (const auto& [key, field] : table) {
+    fields.*field = text_of(object, key);
+  }
+  return fields;
+}
+
+RunCall decode_run(const json& object) {
+  require_keys(object, {"v", "type", "verb", "log", "invoked_as", "argv", "env", "agent",
+                        "session_id", "tool_use_id", "dry_run", "cwd", "user_config", "terminal"});
+  RunCall run;
+  run.invoked_as = text_of(object, "invoked_as");
+  if (run.invoked_as.empty() || run.invoked_as.size() > 255 ||
+      run.invoked_as.find('/') != std::string::npos) {
     throw Violation{"invoked_as is not a plain command name"};
   }
-  request.argv = string_list(object, "argv");
-  if (request.verb == Verb::shim && request.argv.empty()) {
-    throw Violation{"a shim request has an empty argv"};
+  run.argv = string_list(object, "argv");
+  if (run.argv.empty()) {
+    throw Violation{"a run request has an empty argv"};
   }
-  request.env = string_list(object, "env");
-  require_environment_entries(request.env);
-  request.cwd = string_field(member(object, "cwd"), "cwd");
-  if (request.cwd.empty() || request.cwd.front() != '/') {
+  run.env = string_list(object, "env");
+  require_environment_entries(run.env);
+  run.agent = text_of(object, "agent");
+  run.session_id = text_of(object, "session_id");
+  run.tool_use_id = text_of(object, "tool_use_id");
+  run.dry_run = bool_field(object, "dry_run");
+  run.cwd = text_of(object, "cwd");
+  if (run.cwd.empty() || run.cwd.front() != '/') {
     throw Violation{"cwd is not an absolute path"};
   }
-  request.user_config = user_config_field(object);
-  request.terminal = terminal_field(object);
-  return request;
+  run.user_config = user_config_field(object);
+  run.terminal = terminal_field(object);
+  return run;
+}
+
+DecisionFields decode_decision(const json& object) {
+  auto decision = texts_of(object, k_decision_texts, "payload_bytes");
+  require_one_of(decision.decision, k_decisions, "decision");
+  decision.payload_bytes = integer_field(object, "payload_bytes", 0, int64_t{1} << 40);
+  return decision;
+}
+
+CompletionFields decode_completion(const json& object) {
+  auto completion = texts_of(object, k_completion_texts, "exit_code");
+  if (completion.tool_use_id.empty()) {
+    throw Violation{"tool_use_id is empty"};
+  }
+  require_one_of(completion.outcome, k_outcomes, "outcome");
+  if (object.contains("exit_code")) {
+    completion.exit_code =
+        static_cast<int>(integer_field(object, "exit_code", INT32_MIN, INT32_MAX));
+  }
+  return completion;
+}
+
+const json& object_field(const json& object, const char* key) {
+  const json& value = member(object, key);
+  if (!value.is_object()) {
+    throw Violation{std::string(key) + " is not an object"};
+  }
+  return value;
+}
+
+// Exactly one of "decision" (a new row) and "completion" (the outcome of the caller's own).
+RecordCall decode_record(const json& object) {
+  require_keys(object, {"v", "type", "verb", "log", "decision", "completion"});
+  if (object.contains("decision") == object.contains("completion")) {
+    throw Violation{"a record request holds exactly one of decision and completion"};
+  }
+  if (object.contains("decision")) {
+    return RecordCall{decode_decision(object_field(object, "decision"))};
+  }
+  return RecordCall{decode_completion(object_field(object, "completion"))};
+}
+
+AuditCall decode_audit(const json& object) {
+  require_keys(object, {"v", "type", "verb", "log", "args"});
+  return AuditCall{string_list(object, "args")};
+}
+
+std::variant<RunCall, RecordCall, AuditCall> decode_call(Verb verb, const json& object) {
+  switch (verb) {
+    case Verb::record:
+      return decode_record(object);
+    case Verb::audit:
+      return decode_audit(object);
+    case Verb::run:
+      break;
+  }
+  return decode_run(object);
+}
+
+std::string log_level_field(const json& object) {
+  if (!object.contains("log")) {
+    return "";
+  }
+  std::string level = text_of(object, "log");
+  if (level.size() > 16) {
+    throw Violation{"log is not a log level"};
+  }
+  return level;
+}
+
+Request decode_request(const json& object) {
+  auto verb = parse_verb(text_of(object, "verb"));
+  if (!verb) {
+    throw Violation{"verb is not one of run, record, audit"};
+  }
+  return Request{decode_call(*verb, object), log_level_field(object)};
 }
 
 Signal decode_signal(const json& object) {
@@ -209,19 +350,68 @@ json versioned(const char* type) {
 
 }  // namespace
 
-std::string encode(const Request& request) {
-  json object = versioned("request");
-  object["verb"] = verb_name(request.verb);
-  object["invoked_as"] = request.invoked_as;
-  object["argv"] = request.argv;
-  object["env"] = request.env;
-  object["cwd"] = request.cwd;
+namespace {
+
+void add_run(json& object, const RunCall& run) {
+  object["invoked_as"] = run.invoked_as;
+  object["argv"] = run.argv;
+  object["env"] = run.env;
+  object["agent"] = run.agent;
+  object["session_id"] = run.session_id;
+  object["tool_use_id"] = run.tool_use_id;
+  object["dry_run"] = run.dry_run;
+  object["cwd"] = run.cwd;
   object["user_config"] = json::array();
-  for (const auto& [path, text] : request.user_config) {
+  for (const auto& [path, text] : run.user_config) {
     object["user_config"].push_back({path, text});
   }
-  if (request.terminal) {
-    object["terminal"] = {{"rows", request.terminal->rows}, {"cols", request.terminal->cols}};
+  if (run.terminal) {
+    object["terminal"] = {{"rows", run.terminal->rows}, {"cols", run.terminal->cols}};
+  }
+}
+
+json decision_object(const DecisionFields& decision) {
+  json object = json::object();
+  for (const auto& [key, field] : k_decision_texts) {
+    object[key] = decision.*field;
+  }
+  object["payload_bytes"] = decision.payload_bytes;
+  return object;
+}
+
+json completion_object(const CompletionFields& completion) {
+  json object = json::object();
+  for (const auto& [key, field] : k_completion_texts) {
+    object[key] = completion.*field;
+  }
+  if (completion.exit_code) {
+    object["exit_code"] = *completion.exit_code;
+  }
+  return object;
+}
+
+void add_record(json& object, const RecordCall& record) {
+  if (const auto* decision = std::get_if<DecisionFields>(&record.write)) {
+    object["decision"] = decision_object(*decision);
+  } else {
+    object["completion"] = completion_object(std::get<CompletionFields>(record.write));
+  }
+}
+
+}  // namespace
+
+std::string encode(const Request& request) {
+  json object = versioned("request");
+  object["verb"] = verb_name(verb_of(request));
+  if (!request.log_level.empty()) {
+    object["log"] = request.log_level;
+  }
+  if (const auto* run = std::get_if<RunCall>(&request.call)) {
+    add_run(object, *run);
+  } else if (const auto* record = std::get_if<RecordCall>(&request.call)) {
+    add_record(object, *record);
+  } else {
+    object["args"] = std::get<AuditCall>(request.call).args;
   }
   return object.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -247,10 +437,11 @@ std::variant<ClientMessage, ProtocolError> decode_client_message(std::string_vie
     require_version(object);
     std::string type = type_of(object);
     if (type == "request") {
-      return ClientMessage{decode_request(object)};
+      return std::variant<ClientMessage, ProtocolError>(
+          std::in_place_index<0>, std::in_place_index<0>, decode_request(object));
     }
     if (type == "signal") {
-      return ClientMessage{decode_signal(object)};
+      return ClientMessage{std::in_place_type<Signal>, decode_signal(object)};
     }
     return ProtocolError{"type is not request or signal"};
   } catch (const Violation& violation) {
@@ -301,13 +492,20 @@ double precise_monotonic_ms() {
   return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
 }
 
+Verb verb_of(const Request& request) {
+  if (std::holds_alternative<RunCall>(request.call)) {
+    return Verb::run;
+  }
+  return std::holds_alternative<RecordCall>(request.call) ? Verb::record : Verb::audit;
+}
+
 std::string_view verb_name(Verb verb) {
   for (const auto& [value, name] : k_verbs) {
     if (value == verb) {
       return name;
     }
   }
-  return "shim";
+  return "run";
 }
 
 std::optional<Verb> parse_verb(std::string_view name) {

@@ -1,6 +1,6 @@
 #pragma once
 
-// The broker's wire protocol, version 1: the one place both sides agree on.
+// The broker's wire protocol, version 2: the one place both sides agree on.
 //
 // A frame is a 4-byte big-endian length followed by that many bytes of one JSON object (at
 // most k_max_frame_bytes). The client's first frame is a Request and carries, in the same
@@ -9,6 +9,9 @@
 // frame (or closes the socket: the broker went away). Who the caller is comes from
 // SO_PEERCRED, never from a frame. Every object is parsed strictly: a version mismatch, an
 // unknown key, a wrong type, a string with a NUL byte, a value over a limit refuses the frame.
+//
+// A request is one of three typed verbs. The broker serves each field it knows and nothing else
+// of the client's process: no environment is adopted, no path the caller names is opened.
 
 #include <cstddef>
 #include <cstdint>
@@ -20,33 +23,79 @@
 
 namespace sandshim::broker {
 
-inline constexpr int k_protocol_version = 1;
+inline constexpr int k_protocol_version = 2;
 inline constexpr size_t k_max_frame_bytes = 1 << 20;
 inline constexpr size_t k_max_list_entries = 4096;
 inline constexpr size_t k_max_string_bytes = 128 * 1024;
 inline constexpr size_t k_max_nesting = 3;  // object > list > [path, text]
 inline constexpr size_t k_max_user_config_files = 4;
-inline constexpr int k_request_fds = 4;     // stdin, stdout, stderr, cwd
+inline constexpr int k_request_fds = 4;  // stdin, stdout, stderr, cwd
 
-// What the broker child runs as the caller: the same entry points as direct mode.
-enum class Verb { shim, run, hook, audit };
+enum class Verb { run, record, audit };
 
 struct TerminalSize {
   uint16_t rows = 0;
   uint16_t cols = 0;
 };
 
-// The client's first frame: what to run and with which environment. The fds travel beside it.
-struct Request {
-  Verb verb = Verb::shim;
-  std::string invoked_as;         // the shim's name (python, node, sh), or the verb
-  std::vector<std::string> argv;  // shim: the program's argv; others: the subcommand's args
-  std::vector<std::string> env;   // NAME=VALUE; the broker filters it, never trusts it
-  std::string cwd;                // the path the client opened as its cwd descriptor
+// `run`: a shim's call (invoked_as python, node, sh: argv is the program's) or `sandshim run`
+// (invoked_as "run": argv is its arguments, options and command, parsed by the broker).
+struct RunCall {
+  std::string invoked_as;
+  std::vector<std::string> argv;
+  // NAME=VALUE: only what the client's own policy lets into the sandbox; the broker filters
+  // again with its own.
+  std::vector<std::string> env;
+  std::string agent;        // SANDSHIM_AGENT, else the agent its variables name
+  std::string session_id;   // SANDSHIM_SESSION_ID
+  std::string tool_use_id;  // SANDSHIM_TOOL_USE_ID
+  bool dry_run = false;     // SANDSHIM_DRY_RUN
+  std::string cwd;          // the path the client opened as its cwd descriptor
   // The caller's own config files (path, text): user layers the broker's policy may only let
   // tighten (the broker cannot open them itself).
   std::vector<std::pair<std::string, std::string>> user_config;
   std::optional<TerminalSize> terminal;
+};
+
+// A hook's decision as the broker records it; the broker adds the peer's uid and its own clock.
+struct DecisionFields {
+  std::string agent;
+  std::string event;
+  std::string session_id;
+  std::string tool_use_id;
+  std::string cwd;
+  std::string original_command;
+  std::string rewritten_command;
+  std::string decision;  // allow, deny, ask, rewrite
+  std::string answer;
+  std::string permission_mode;
+  std::string reason;
+  std::string rule;
+  int64_t payload_bytes = 0;
+};
+
+// A PostToolUse outcome for the caller's own pending decision of tool_use_id.
+struct CompletionFields {
+  std::string tool_use_id;
+  std::string session_id;
+  std::string outcome;  // ran, not-run
+  std::optional<int> exit_code;
+  std::string tool_response_tail;
+};
+
+// `record`: a hook's audit write; the hook itself ran in the caller's process.
+struct RecordCall {
+  std::variant<DecisionFields, CompletionFields> write;
+};
+
+// `audit`: `sandshim audit ARGS` on the broker's audit, the caller's own rows.
+struct AuditCall {
+  std::vector<std::string> args;
+};
+
+struct Request {
+  std::variant<RunCall, RecordCall, AuditCall> call;
+  std::string log_level;  // SANDSHIM_LOG: the level the worker logs at on the caller's stderr
 };
 
 // A signal the client received, to deliver to the run as if the shim had received it.
@@ -54,11 +103,13 @@ struct Signal {
   int number = 0;
 };
 
-// The broker's answer: how the run ended (signal set when it ended by one).
+// The broker's answer: how the run ended (signal set when it ended by one). A record answers
+// 0 when written, k_record_not_pending when no pending decision of the caller's matched.
 struct Exit {
   int code = 0;
   std::optional<int> signal;
 };
+inline constexpr int k_record_not_pending = 3;
 
 using ClientMessage = std::variant<Request, Signal>;
 
@@ -87,6 +138,7 @@ bool is_forwardable_signal(int number);
 // it at debug, so bench/latency.sh can measure what the broker adds to a run.
 double precise_monotonic_ms();
 
+Verb verb_of(const Request& request);
 std::string_view verb_name(Verb verb);
 std::optional<Verb> parse_verb(std::string_view name);
 

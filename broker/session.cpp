@@ -16,54 +16,19 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <set>
 
+#include "broker/serve.hpp"
+#include "broker/workspace_config.hpp"
 #include "broker/workspace_identity.hpp"
 #include "common/error.hpp"
 #include "common/process.hpp"
 #include "shim/caller.hpp"
-#include "shim/run_request.hpp"
-#include "shim/sandbox.hpp"
-
-extern char** environ;
 
 namespace sandshim::broker {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-// Names that only informs the audit may come from the caller; every other SANDSHIM_ name
-// steers sandshim itself.
-const std::set<std::string, std::less<>> k_caller_sandshim_names = {
-    "SANDSHIM_AGENT", "SANDSHIM_SESSION_ID", "SANDSHIM_TOOL_USE_ID", "SANDSHIM_DRY_RUN",
-    "SANDSHIM_LOG"};
-
-bool steers_sandshim(std::string_view name) {
-  static const std::set<std::string, std::less<>> k_exact = {
-      "HOME", "PATH", "TMPDIR", "SHELL", "GCONV_PATH", "USER", "LOGNAME"};
-  for (std::string_view prefix : {"XDG_", "DOCKER_", "CONTAINER", "LD_", "PODMAN", "BUILDAH"}) {
-    if (name.starts_with(prefix)) {
-      return true;
-    }
-  }
-  if (name.starts_with("SANDSHIM_")) {
-    return k_caller_sandshim_names.count(name) == 0;
-  }
-  return k_exact.count(name) != 0;
-}
-
-std::string_view name_of(const std::string& entry) {
-  return std::string_view(entry).substr(0, entry.find('='));
-}
-
-std::vector<std::string> current_environment() {
-  std::vector<std::string> env;
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-    env.emplace_back(*entry);
-  }
-  return env;
-}
 
 std::string home_of(uid_t uid) {
   const passwd* pw = ::getpwuid(uid);
@@ -82,51 +47,38 @@ void answer(int socket, const Exit& exit) {
   send_frame(socket, encode(exit));
 }
 
-// The worker logs to the caller's stderr at the caller's SANDSHIM_LOG level, as direct mode.
-void follow_callers_log_level(const std::vector<std::string>& env) {
-  spdlog::level::level_enum level = spdlog::level::warn;
-  for (const auto& entry : env) {
-    if (entry.starts_with("SANDSHIM_LOG=")) {
-      level = spdlog::level::from_str(entry.substr(13));
-    }
-  }
-  spdlog::set_level(level);
+// The worker logs to the caller's stderr at the level the client asked (its SANDSHIM_LOG).
+void follow_callers_log_level(const std::string& level) {
+  spdlog::set_level(level.empty() ? spdlog::level::warn : spdlog::level::from_str(level));
 }
 
-// The caller's cwd as a workspace, when the verb runs a container; the refusal, if any.
-std::string refusal_of_cwd(const Request& request, int cwd_fd, const std::string& home) {
-  if (request.verb != Verb::shim && request.verb != Verb::run) {
-    return "";
-  }
+// A run's cwd: admitted as a workspace, its .sandshim.conf files read through the descriptor,
+// and entered (the worker's cwd is the caller's directory, never a name). The refusal, if any.
+std::string enter_callers_directory(const RunCall& run, int cwd_fd, CallerFacts& facts) {
   try {
-    admit_cwd(cwd_fd, request.cwd, home, engine_socket_paths());
+    facts.cwd = admit_cwd(cwd_fd, run.cwd, facts.home, engine_socket_paths());
+    facts.workspace_texts = read_workspace_configs(cwd_fd, facts.cwd);
   } catch (const Fatal& e) {
+    facts.cwd = run.cwd;
     return e.what();
+  }
+  if (::fchdir(cwd_fd) != 0) {
+    return std::string("cannot enter the caller's directory: ") + std::strerror(errno);
   }
   return "";
 }
 
-// The worker's environment is the caller's, filtered (see worker_environment).
-void take_callers_environment(const Request& request, const std::string& home) {
-  static std::vector<std::string> env_storage;
-  env_storage = worker_environment(request.env, current_environment(), home);
-  static std::vector<char*> env_pointers;
-  for (auto& entry : env_storage) {
-    env_pointers.push_back(entry.data());
+// What the worker learns before serving: who asks (the kernel's word), their home, and for a
+// run the directory; the refusal, if any.
+std::string prepare(const Request& request, int cwd_fd, const PeerCredentials& peer,
+                    CallerFacts& facts) {
+  facts.peer = peer;
+  facts.home = home_of(peer.uid);
+  shim::act_for_caller({peer.uid, peer.gid, peer.pid});
+  if (const auto* run = std::get_if<RunCall>(&request.call)) {
+    return enter_callers_directory(*run, cwd_fd, facts);
   }
-  env_pointers.push_back(nullptr);
-  environ = env_pointers.data();
-}
-
-// A request refused before it ran: a run's refusal is a `refused` row the caller's `sandshim
-// audit` shows; the caller gets the one line either way.
-int refuse(const Request& request, const std::string& refusal) {
-  if (request.verb == Verb::shim || request.verb == Verb::run) {
-    return shim::record_broker_refusal(shim::request_from_process(request.invoked_as, request.argv),
-                                       refusal);
-  }
-  std::cerr << "sandshim: " << refusal << std::endl;
-  return exit_code::k_sandbox_error;
+  return "";
 }
 
 // The worker's exit code, told to the session right before the worker exits, so that the
@@ -137,10 +89,11 @@ void tell_session_exit_code(int exit_pipe, int code) {
   }
 }
 
-// The worker: becomes the caller's run in this process (fds, cwd, environment, identity).
+// The worker: serves the request for the caller with the caller's stdio, in the broker's own
+// environment (nothing of the caller's process but the request's fields reaches it).
 [[noreturn]] void become_worker(const Request& request, std::vector<UniqueFd>& fds,
                                 const PeerCredentials& peer, const SessionSetup& setup,
-                                const Runner& runner, int exit_pipe) {
+                                int exit_pipe) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   sigset_t none;
   sigemptyset(&none);
@@ -148,20 +101,16 @@ void tell_session_exit_code(int exit_pipe, int code) {
   for (int fd = 0; fd < 3; ++fd) {
     ::dup2(fds[static_cast<size_t>(fd)].get(), fd);
   }
-  follow_callers_log_level(request.env);
+  follow_callers_log_level(request.log_level);
   spdlog::debug("broker: worker started at {:.3f}", precise_monotonic_ms());
   int code = exit_code::k_sandbox_error;
+  CallerFacts facts;
   try {
-    std::string home = home_of(peer.uid);
-    std::string refusal =
-        setup.refusal.empty() ? refusal_of_cwd(request, fds[3].get(), home) : setup.refusal;
-    if (::fchdir(fds[3].get()) != 0) {
-      throw Fatal(std::string("cannot enter the caller's directory: ") + std::strerror(errno));
-    }
-    take_callers_environment(request, home);
+    std::string refusal = prepare(request, fds[3].get(), peer, facts);
     fds.clear();
-    shim::act_for_caller({peer.uid, peer.gid, peer.pid});
-    code = refusal.empty() ? runner(request) : refuse(request, refusal);
+    refusal = setup.refusal.empty() ? refusal : setup.refusal;
+    code =
+        refusal.empty() ? serve_request(request, facts) : refuse_request(request, facts, refusal);
   } catch (const Fatal& e) {
     std::cerr << "sandshim: " << e.what() << std::endl;
     code = e.code();
@@ -297,7 +246,7 @@ void close_inherited_fds(int keep) {
 }
 
 [[noreturn]] void run_session(UniqueFd connection, const PeerCredentials& peer,
-                              const SessionSetup& setup, const Runner& runner) {
+                              const SessionSetup& setup) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   close_inherited_fds(connection.get());
   std::vector<UniqueFd> fds;
@@ -315,7 +264,7 @@ void close_inherited_fds(int keep) {
     signals.reset();
     connection.reset();
     exit_read.reset();
-    become_worker(request, fds, peer, setup, runner, exit_write.get());
+    become_worker(request, fds, peer, setup, exit_write.get());
   }
   fds.clear();
   exit_write.reset();
@@ -328,29 +277,10 @@ void close_inherited_fds(int keep) {
 
 }  // namespace
 
-std::vector<std::string> worker_environment(const std::vector<std::string>& caller_env,
-                                            const std::vector<std::string>& broker_env,
-                                            const std::string& caller_home) {
-  std::vector<std::string> env;
-  for (const auto& entry : caller_env) {
-    if (!steers_sandshim(name_of(entry))) {
-      env.push_back(entry);
-    }
-  }
-  for (const auto& entry : broker_env) {
-    if (steers_sandshim(name_of(entry)) && name_of(entry) != "HOME") {
-      env.push_back(entry);
-    }
-  }
-  env.push_back("HOME=" + caller_home);
-  return env;
-}
-
-pid_t start_session(UniqueFd connection, const PeerCredentials& peer, const SessionSetup& setup,
-                    const Runner& runner) {
+pid_t start_session(UniqueFd connection, const PeerCredentials& peer, const SessionSetup& setup) {
   pid_t pid = ::fork();
   if (pid == 0) {
-    run_session(std::move(connection), peer, setup, runner);
+    run_session(std::move(connection), peer, setup);
   }
   if (pid < 0) {
     spdlog::warn("fork failed: {}; refusing a request of uid {}", std::strerror(errno), peer.uid);

@@ -20,6 +20,7 @@
 #include "audit/log.hpp"
 #include "broker/client.hpp"
 #include "broker/commands.hpp"
+#include "broker/settings.hpp"
 #include "cli/completion.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
@@ -34,8 +35,6 @@
 #include "install/git_hooks.hpp"
 #include "install/shim_links.hpp"
 #include "install/skill.hpp"
-#include "shim/broker_policy.hpp"
-#include "shim/caller.hpp"
 #include "shim/commands.hpp"
 #include "shim/policy.hpp"
 
@@ -104,57 +103,46 @@ int audit_command(const Args& args) {
   return show_audit(args, context);
 }
 
-// Through the broker: the broker's database, key and anchor as its system file names them, and
-// the caller's own rows only (root and the broker's user see all); others may not pick another
-// database or prune. A broken system file fails closed.
-int audit_for_caller(const Args& args) {
-  uid_t peer = shim::identify_caller({}).uid;
-  if (peer != 0) {
-    for (const auto& arg : args) {
-      if (arg == "prune" || arg == "--db" || arg.starts_with("--db=")) {
-        throw Fatal("`sandshim audit " + arg +
-                        "` is an administrator's command on the broker's audit; ask root",
-                    exit_code::k_usage);
-      }
-    }
-  }
-  shim::BrokerPolicySource system_only{
-      shim::broker_policy_source().value_or(shim::BrokerPolicySource{}).system_file, {}};
-  shim::Policy policy = shim::load_policy(shim::policy_inputs(system_only, {}));
-  audit::AuditContext context{policy.effective_audit_db(), policy.audit_key_file,
-                              policy.audit_anchor_file,
-                              audit::Viewer::caller(peer, static_cast<uint32_t>(::getuid()))};
-  return show_audit(args, context);
-}
-
-// What the broker's child runs for the caller: the entry points of direct mode.
-int run_for_caller(const broker::Request& request) {
-  shim::use_callers_config(request.user_config);
-  switch (request.verb) {
-    case broker::Verb::shim:
-      return shim::shim_main(request.invoked_as, request.argv);
-    case broker::Verb::run:
-      return shim::run_main(request.argv);
-    case broker::Verb::hook:
-      return hooks::hook_main(request.argv);
-    case broker::Verb::audit:
-      return audit_for_caller(request.argv);
-  }
-  return exit_code::k_sandbox_error;
-}
-
-// A thin client: the broker runs the verb when one answers; else the command runs directly.
-template <broker::Verb verb, int (*direct)(const Args&)>
-int through_broker(const Args& args) {
-  std::string name(broker::verb_name(verb));
-  if (auto code = broker::run_through_broker(broker::request_for(verb, name, args))) {
+// `sandshim run`: the broker runs it when one answers; else it runs directly.
+int run_command(const Args& args) {
+  if (auto code = broker::run_through_broker(broker::run_request_for("run", args))) {
     return *code;
   }
-  return direct(args);
+  return shim::run_main(args);
+}
+
+int audit_through_broker(const Args& args) {
+  if (auto code = broker::run_through_broker(broker::audit_request_for(args))) {
+    return *code;
+  }
+  return audit_command(args);
+}
+
+// In broker mode the hook's decisions go to the broker, which adds the caller's uid; without a
+// broker (not required) the hook writes its own store.
+void record_through_broker(hooks::HookEnvironment& env) {
+  env.audit_required = broker::client_settings().mode == broker::BrokerMode::required;
+  env.record_decision = [direct = env.record_decision](const shim::Policy& policy,
+                                                       const audit::DecisionRecord& record) {
+    auto id = broker::record_decision_through_broker(record);
+    return id ? *id : direct(policy, record);
+  };
+  env.complete_decision = [direct = env.complete_decision](
+                              const shim::Policy& policy, const std::string& tool_use_id,
+                              const audit::DecisionCompletion& completion) {
+    auto done = broker::complete_decision_through_broker(tool_use_id, completion);
+    return done ? *done : direct(policy, tool_use_id, completion);
+  };
+}
+
+// `sandshim hook` always runs here, as the caller: its answer, the session's env file, the shim
+// directory and program lookup are the caller's own; only its audit writes go to a broker.
+int hook_command(const Args& args) {
+  return hooks::hook_main(args, record_through_broker);
 }
 
 int broker_command(const Args& args) {
-  return broker::broker_main(args, run_for_caller);
+  return broker::broker_main(args);
 }
 
 Args environment_entries() {
@@ -178,12 +166,12 @@ int sandbox_shell_main(const Args& args) {
   for (const auto& [name, value] : run.link) {
     ::setenv(name.c_str(), value.c_str(), 1);
   }
-  return through_broker<broker::Verb::run, shim::run_main>(run.run_args);
+  return run_command(run.run_args);
 }
 
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> table = {
-      {"run", through_broker<broker::Verb::run, shim::run_main>, docs_of<shim::run_doc>},
+      {"run", run_command, docs_of<shim::run_doc>},
       {"install", install_main,
        docs_of<install::install_shims_doc, install::install_agent_doc, install::git_hooks_doc>},
       {"uninstall", install::uninstall_shims_main, docs_of<install::uninstall_shims_doc>},
@@ -191,8 +179,8 @@ const std::vector<Subcommand>& subcommands() {
       {"images", shim::images_main, docs_of<shim::images_doc, shim::images_build_doc>},
       {"gc", shim::gc_main, docs_of<shim::gc_doc>},
       {"pool", shim::pool_main, docs_of<shim::pool_doc>},
-      {"audit", through_broker<broker::Verb::audit, audit_command>, audit::command_docs},
-      {"hook", through_broker<broker::Verb::hook, hooks::hook_main>, docs_of<hooks::hook_doc>},
+      {"audit", audit_through_broker, audit::command_docs},
+      {"hook", hook_command, docs_of<hooks::hook_doc>},
       {"broker", broker_command, docs_of<broker::broker_doc>},
       {"policy", shim::policy_main, docs_of<shim::policy_doc>},
       {"doctor", install::doctor_main, docs_of<install::doctor_doc>},
@@ -360,8 +348,7 @@ int main_entry(int argc, char** argv) {
             hooks::claude_path_mode_tool_use_id(environment_entries())) {
       ::setenv("SANDSHIM_TOOL_USE_ID", tool_use->c_str(), 1);
     }
-    if (auto code =
-            broker::run_through_broker(broker::request_for(broker::Verb::shim, invoked_as, args))) {
+    if (auto code = broker::run_through_broker(broker::run_request_for(invoked_as, args))) {
       return *code;
     }
     return shim::shim_main(invoked_as, args);

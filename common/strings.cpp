@@ -79,6 +79,10 @@ std::string quoted(std::string_view text) {
   return result + "\"";
 }
 
+std::string excerpt(std::string_view text, size_t max_bytes) {
+  return text.size() <= max_bytes ? quoted(text) : quoted(text.substr(0, max_bytes)) + "...";
+}
+
 std::vector<std::string> split_words(std::string_view text) {
   std::vector<std::string> words;
   std::string current;

@@ -14,6 +14,9 @@ std::string shell_join(const std::vector<std::string>& words);
 
 // Quotes a string for messages and logs: untrusted bytes never reach a terminal raw.
 std::string quoted(std::string_view text);
+// At most the first `max_bytes` of text, quoted as above, "..." after when cut: how a message
+// cites a line of a file someone else wrote.
+std::string excerpt(std::string_view text, size_t max_bytes = 64);
 // An exact match for std::string, so argument-dependent lookup never picks std::quoted instead.
 inline std::string quoted(const std::string& text) {
   return quoted(std::string_view(text));

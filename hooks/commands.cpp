@@ -163,14 +163,19 @@ int reply(const HookReply& answer, Deadline& deadline) {
 
 }  // namespace
 
-int hook_main(const std::vector<std::string>& args) {
+int hook_main(const std::vector<std::string>& args,
+              const std::function<void(HookEnvironment&)>& adapt) {
   try {
     std::optional<HookOptions> options = parse_options(args);
     if (!options) {
       return 0;
     }
     Deadline deadline{std::chrono::seconds(k_hook_deadline_seconds)};
-    return reply(run_hook(*options, read_payload(), system_environment()), deadline);
+    HookEnvironment environment = system_environment();
+    if (adapt) {
+      adapt(environment);
+    }
+    return reply(run_hook(*options, read_payload(), environment), deadline);
   } catch (const std::exception& e) {
     HookReply refusal =
         refuse_any_agent("sandshim: hook: " + std::string(e.what()) + "; the command was not run");

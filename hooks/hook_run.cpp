@@ -155,7 +155,11 @@ class HookRun {
     Decision decision = decide_tool();
     decision.reason = agent_message(decision.reason);
     HookReply reply = m_adapter->answer(m_event, decision);
-    if (!record(decision, reply.sent) && m_policy->audit_required) {
+    bool recorded = record(decision, reply.sent);
+    if (!recorded && m_env.audit_required) {
+      return fail_closed("audit-unavailable", m_record_error);
+    }
+    if (!recorded && m_policy->audit_required) {
       return fail_closed("audit-unavailable",
                          "sandshim: the audit database cannot be written, so nothing runs "
                          "(audit.required = true); ask the user to check it");
@@ -321,7 +325,10 @@ class HookRun {
       m_env.record_decision(*m_policy, row);
       return true;
     } catch (const std::exception& e) {
-      spdlog::warn("cannot record the hook decision: {}", e.what());
+      m_record_error = e.what();
+      if (!m_env.audit_required) {  // else the refusal says it, once
+        spdlog::warn("cannot record the hook decision: {}", e.what());
+      }
       return false;
     }
   }
@@ -351,6 +358,7 @@ class HookRun {
   HookEvent m_event;
   std::optional<shim::Policy> m_policy;
   int64_t m_payload_bytes = 0;
+  std::string m_record_error;  // why the last audit write failed
 };
 
 // A broker's worker writes the broker's keyed, anchored chain; direct mode the plain one.
@@ -440,7 +448,7 @@ HookEnvironment system_environment() {
   env.complete_decision = [](const shim::Policy& policy, const std::string& tool_use_id,
                              const audit::DecisionCompletion& completion) {
     return write_then_fold(policy, [&](audit::Store& store) {
-      return store.complete_decision(tool_use_id, completion);
+      return store.complete_decision(tool_use_id, completion, shim::identify_caller({}).uid);
     });
   };
   env.sandshim = self_executable();

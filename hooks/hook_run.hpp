@@ -33,6 +33,9 @@ struct HookEnvironment {
   std::function<bool(const shim::Policy&, const std::string& tool_use_id,
                      const audit::DecisionCompletion&)>
       complete_decision;
+  // Set when the decisions go to a required broker: a decision it cannot record is refused, with
+  // the reason the write failed (a direct-mode store refuses only under audit.required).
+  bool audit_required = false;
   std::filesystem::path sandshim;  // this binary, canonical
   std::string agent_path;          // PATH the agent started the hook with
   // CLAUDE_CODE_SHELL_PREFIX the agent started the hook with: Claude Code runs its Bash

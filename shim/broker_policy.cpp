@@ -16,14 +16,16 @@ std::optional<BrokerPolicySource>& current_source() {
 }  // namespace
 
 void serve_as_broker(const std::filesystem::path& system_file) {
-  current_source() = BrokerPolicySource{system_file, {}};
+  current_source() = BrokerPolicySource{system_file, {}, {}};
 }
 
-void use_callers_config(std::vector<std::pair<std::string, std::string>> user_texts) {
+void use_callers_config(std::vector<std::pair<std::string, std::string>> user_texts,
+                        std::vector<std::pair<std::string, std::string>> workspace_texts) {
   if (!current_source()) {
     current_source() = BrokerPolicySource{};
   }
   current_source()->user_texts = std::move(user_texts);
+  current_source()->workspace_texts = std::move(workspace_texts);
 }
 
 std::optional<BrokerPolicySource> broker_policy_source() {
@@ -38,6 +40,7 @@ PolicyInputs policy_inputs(const std::optional<BrokerPolicySource>& source,
     inputs.system_file = source->system_file;
     inputs.user_files = std::vector<ConfigFile>{};
     inputs.user_texts = source->user_texts;
+    inputs.workspace_texts = source->workspace_texts;
   }
   return inputs;
 }

@@ -16,12 +16,15 @@ namespace sandshim::shim {
 struct BrokerPolicySource {
   std::filesystem::path system_file = k_system_config;
   std::vector<std::pair<std::string, std::string>> user_texts;
+  // The workspace's .sandshim.conf texts, read through the caller's cwd descriptor.
+  std::vector<std::pair<std::string, std::string>> workspace_texts;
 };
 
 // Set by `sandshim broker` (its system file) and per request by its worker (the caller's texts);
 // from then on this process loads policies in broker mode.
 void serve_as_broker(const std::filesystem::path& system_file);
-void use_callers_config(std::vector<std::pair<std::string, std::string>> user_texts);
+void use_callers_config(std::vector<std::pair<std::string, std::string>> user_texts,
+                        std::vector<std::pair<std::string, std::string>> workspace_texts = {});
 // The source when this process serves a broker's caller, nullopt in direct mode.
 std::optional<BrokerPolicySource> broker_policy_source();
 

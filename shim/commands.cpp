@@ -27,16 +27,6 @@ namespace sandshim::shim {
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
-namespace {
-
-// SANDSHIM_DRY_RUN=1 in the caller's environment: print the engine command line, run nothing.
-bool dry_run_requested(const RunRequest& request) {
-  auto value = request.env_value("SANDSHIM_DRY_RUN");
-  return value && !value->empty() && *value != "0";
-}
-
-}  // namespace
-
 CommandDoc make_command_doc(std::string path, std::string summary, std::string usage,
                             const po::options_description& options, std::string epilogue,
                             std::vector<std::string> operands) {
@@ -140,10 +130,13 @@ std::vector<Setting> run_overrides(const po::variables_map& vm,
 }  // namespace
 
 int shim_main(const std::string& invoked_as, const std::vector<std::string>& argv) {
-  std::vector<std::string> command = argv;
-  command[0] = invoked_as;
-  RunRequest request = request_from_process(invoked_as, std::move(command));
+  RunRequest request = request_from_process(invoked_as, argv);
   request.dry_run = dry_run_requested(request);
+  return shim_run(std::move(request));
+}
+
+int shim_run(RunRequest request) {
+  request.command.at(0) = request.invoked_as;
   return run_sandboxed(request);
 }
 
@@ -178,6 +171,12 @@ std::vector<std::string> split_at_separator(const std::vector<std::string>& args
 }
 
 int run_main(const std::vector<std::string>& args) {
+  RunRequest caller = request_from_process("run", {});
+  caller.dry_run = dry_run_requested(caller);
+  return run_command(args, std::move(caller));
+}
+
+int run_command(const std::vector<std::string>& args, RunRequest caller) {
   std::vector<std::string> command;
   std::vector<std::string> own = split_at_separator(args, command);
   po::variables_map vm;
@@ -188,9 +187,11 @@ int run_main(const std::vector<std::string>& args) {
     throw Fatal("no command to run: sandshim run [OPTIONS] -- COMMAND [ARGS...]",
                 exit_code::k_usage);
   }
-  RunRequest request = request_from_process("run", command, run_overrides(vm, command));
-  request.dry_run = vm.count("dry-run") != 0 || dry_run_requested(request);
-  return run_sandboxed(request);
+  caller.invoked_as = "run";
+  caller.overrides = run_overrides(vm, command);
+  caller.command = std::move(command);
+  caller.dry_run = caller.dry_run || vm.count("dry-run") != 0;
+  return run_sandboxed(caller);
 }
 
 namespace {

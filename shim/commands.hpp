@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/command_doc.hpp"
+#include "shim/run_request.hpp"
 
 namespace boost::program_options {
 class options_description;
@@ -44,9 +45,14 @@ CommandDoc policy_doc();
 // Shim mode: argv[0] named a shimmed command. argv belongs to the wrapped program: it is never
 // parsed; settings come from config files and the environment only.
 int shim_main(const std::string& invoked_as, const std::vector<std::string>& argv);
+// The shim's run of `request` (invoked_as and the program's argv set): a broker's worker builds it
+// from a typed request, the shim from its process.
+int shim_run(RunRequest request);
 
 // `sandshim run [options] -- CMD ARGS...`
 int run_main(const std::vector<std::string>& args);
+// `sandshim run ARGS` for `caller` (command, flags and dry run come from ARGS).
+int run_command(const std::vector<std::string>& args, RunRequest caller);
 // `sandshim images [build [--only NAME] [--force]]`
 int images_main(const std::vector<std::string>& args);
 // `sandshim gc`: removes sandshim containers past their deadline, marks abandoned audit rows.

@@ -95,18 +95,24 @@ bool passes(const std::string& name, const Policy& policy) {
 
 }  // namespace
 
+std::vector<std::string> allowed_entries(const std::vector<std::string>& host_env,
+                                         const Policy& policy) {
+  std::vector<std::string> allowed;
+  for (const auto& entry : host_env) {
+    size_t equals = entry.find('=');
+    if (equals != std::string::npos && equals != 0 && passes(entry.substr(0, equals), policy)) {
+      allowed.push_back(entry);
+    }
+  }
+  return allowed;
+}
+
 FilteredEnvironment filter_environment(const std::vector<std::string>& host_env,
                                        const Policy& policy) {
   FilteredEnvironment result;
-  for (const auto& entry : host_env) {
+  for (const auto& entry : allowed_entries(host_env, policy)) {
     size_t equals = entry.find('=');
-    if (equals == std::string::npos || equals == 0) {
-      continue;
-    }
     std::string name = entry.substr(0, equals);
-    if (!passes(name, policy)) {
-      continue;
-    }
     if (holds_url_credentials(std::string_view(entry).substr(equals + 1))) {
       result.refused_credentials.push_back(name);
       continue;

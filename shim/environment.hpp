@@ -31,6 +31,11 @@ struct FilteredEnvironment {
 FilteredEnvironment filter_environment(const std::vector<std::string>& host_env,
                                        const Policy& policy);
 
+// The NAME=VALUE entries whose name the policy lets into the sandbox (values not judged yet: the
+// run names those refused for their credentials): what a broker's client sends of its environment.
+std::vector<std::string> allowed_entries(const std::vector<std::string>& host_env,
+                                         const Policy& policy);
+
 // Filters the caller's environment (NAME=VALUE strings) down to what may enter the sandbox.
 std::vector<std::pair<std::string, std::string>> sandbox_environment(
     const std::vector<std::string>& host_env, const Policy& policy);

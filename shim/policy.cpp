@@ -940,15 +940,21 @@ std::string describe_trust(KeyTrust trust) {
 }
 
 std::string PolicyProblem::line() const {
-  return origin.describe() + ": " + key + " = " + quoted(value) + ": " + reason;
+  bool plain_key = key.size() <= 64 && quoted(key) == "\"" + key + "\"";
+  return origin.describe() + ": " + (plain_key ? key : excerpt(key)) + " = " + excerpt(value) +
+         ": " + reason;
 }
 
 namespace {
 
 std::string problems_text(const std::vector<PolicyProblem>& problems) {
+  constexpr size_t k_shown = 8;  // a file of garbage is not echoed whole
   std::vector<std::string> lines;
-  for (const auto& problem : problems) {
-    lines.push_back(problem.line());
+  for (size_t i = 0; i < problems.size() && i < k_shown; ++i) {
+    lines.push_back(problems[i].line());
+  }
+  if (problems.size() > k_shown) {
+    lines.push_back("and " + std::to_string(problems.size() - k_shown) + " more");
   }
   bool refused = std::any_of(problems.begin(), problems.end(),
                              [](const PolicyProblem& p) { return p.loosens; });
@@ -986,10 +992,10 @@ std::vector<Setting> parse_config_text(const std::string& text, const std::strin
   } catch (const po::invalid_config_file_syntax& e) {
     // Not e.what(): Boost substitutes the line into its message in a loop that never ends when the
     // line itself contains "%invalid_line%" (found by fuzz_policy).
-    throw Fatal("config file " + quoted(source) + ": the line " + quoted(e.tokens()) +
+    throw Fatal("config file " + quoted(source) + ": the line " + excerpt(e.tokens()) +
                 " is neither `key = value` nor `[section]`");
   } catch (const po::error& e) {
-    throw Fatal("config file " + quoted(source) + ": " + e.what());
+    throw Fatal("config file " + quoted(source) + ": " + excerpt(e.what(), 160));
   }
   std::istringstream lines_in(text);
   auto lines = key_lines(lines_in);
@@ -1096,10 +1102,14 @@ Policy load_policy(const PolicyInputs& inputs) {
     apply_settings(policy, parse_config_text(text, source), {Layer::user, inputs.mode});
     policy.sources.push_back(source);
   }
-  if (!inputs.workspace.empty()) {
+  if (!inputs.workspace.empty() && inputs.mode == PolicyMode::direct) {
     for (const auto& file : workspace_files(inputs.workspace)) {
       apply_layer(policy, file, {Layer::workspace, inputs.mode}, false);
     }
+  }
+  for (const auto& [source, text] : inputs.workspace_texts) {
+    apply_settings(policy, parse_config_text(text, source), {Layer::workspace, inputs.mode});
+    policy.sources.push_back(source);
   }
   apply_settings(policy, inputs.command_line, {Layer::command_line, inputs.mode});
   return policy;

@@ -219,6 +219,10 @@ struct PolicyInputs {
   // More user layers as text (source name, content), after user_files: what a broker's client
   // sent of files the broker's user cannot open itself.
   std::vector<std::pair<std::string, std::string>> user_texts = {};
+  // The workspace's .sandshim.conf files as text (source name, content), outermost first: what a
+  // broker's worker read through the caller's cwd descriptor. Broker mode never opens workspace
+  // files by name; without these it has none.
+  std::vector<std::pair<std::string, std::string>> workspace_texts = {};
 };
 
 // The layered policy: defaults < system file < user files < workspace .sandshim.conf (tighten

@@ -38,6 +38,11 @@ std::optional<std::string> RunRequest::env_value(const std::string& name) const 
   return sandshim::env_value(environment, name);
 }
 
+bool dry_run_requested(const RunRequest& request) {
+  auto value = request.env_value("SANDSHIM_DRY_RUN");
+  return value && !value->empty() && *value != "0";
+}
+
 RunRequest request_from_process(std::string invoked_as, std::vector<std::string> command,
                                 std::vector<Setting> overrides, bool dry_run) {
   RunRequest request;

@@ -36,6 +36,9 @@ struct RunRequest {
   std::optional<std::string> env_value(const std::string& name) const;
 };
 
+// SANDSHIM_DRY_RUN=1 in the caller's environment: print the engine command line, run nothing.
+bool dry_run_requested(const RunRequest& request);
+
 // A request from this process: its environ, cwd, identity and fds 0-2.
 RunRequest request_from_process(std::string invoked_as, std::vector<std::string> command,
                                 std::vector<Setting> overrides = {}, bool dry_run = false);

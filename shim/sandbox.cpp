@@ -268,7 +268,7 @@ std::unique_ptr<audit::Store> open_store(const RunRequest& request, const Policy
 std::unique_ptr<audit::Store> fallback_store(const RunRequest& request) {
   try {
     if (request.broker) {
-      BrokerPolicySource system_only{request.broker->system_file, {}};
+      BrokerPolicySource system_only{request.broker->system_file, {}, {}};
       Policy floor = load_policy(policy_inputs(system_only, {}));
       return std::make_unique<audit::Store>(
           audit::Store::open(audit_store_options(floor, floor.effective_audit_db(), true)));

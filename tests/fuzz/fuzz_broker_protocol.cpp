@@ -15,20 +15,37 @@ using namespace sandshim::broker;
 
 namespace {
 
-void check_request(const Request& request) {
-  fuzz::require(request.argv.size() <= k_max_list_entries, "argv over the limit");
-  fuzz::require(request.env.size() <= k_max_list_entries, "env over the limit");
-  fuzz::require(!request.invoked_as.empty() && request.invoked_as.find('/') == std::string::npos,
+void check_run(const RunCall& run) {
+  fuzz::require(!run.argv.empty() && run.argv.size() <= k_max_list_entries, "argv out of limits");
+  fuzz::require(run.env.size() <= k_max_list_entries, "env over the limit");
+  fuzz::require(!run.invoked_as.empty() && run.invoked_as.find('/') == std::string::npos,
                 "invoked_as is not a plain name");
-  for (const auto& entry : request.env) {
+  fuzz::require(!run.cwd.empty() && run.cwd.front() == '/', "cwd is not absolute");
+  for (const auto& entry : run.env) {
     fuzz::require(entry.find('=') != std::string::npos && entry.front() != '=',
                   "an env entry without NAME=");
   }
-  auto again = decode_client_message(encode(request));
+}
+
+void check_record(const RecordCall& record) {
+  if (const auto* done = std::get_if<CompletionFields>(&record.write)) {
+    fuzz::require(!done->tool_use_id.empty(), "a completion without its tool_use_id");
+    fuzz::require(done->outcome == "ran" || done->outcome == "not-run", "an unknown outcome");
+  }
+}
+
+void check_request(const Request& request) {
+  if (const auto* run = std::get_if<RunCall>(&request.call)) {
+    check_run(*run);
+  } else if (const auto* record = std::get_if<RecordCall>(&request.call)) {
+    check_record(*record);
+  }
+  std::string encoded = encode(request);
+  auto again = decode_client_message(encoded);
   fuzz::require(std::holds_alternative<ClientMessage>(again), "a decoded request does not re-read");
   const auto& reread = std::get<Request>(std::get<ClientMessage>(again));
-  fuzz::require(reread.argv == request.argv && reread.env == request.env &&
-                    reread.verb == request.verb && reread.invoked_as == request.invoked_as,
+  fuzz::require(verb_of(reread) == verb_of(request) && reread.log_level == request.log_level &&
+                    encode(reread) == encoded,
                 "a request does not read back the same");
 }
 

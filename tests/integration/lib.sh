@@ -484,3 +484,26 @@ EOF
     done
     LISTEN_PORT=$(cat "$T/listener.port")
 }
+
+# agent_payload AGENT EVENT COMMAND TOOL_USE_ID CWD: an agent's hook payload, in its documented shape.
+agent_payload() {
+    "$HOST_PY" - "$@" <<'EOF'
+import json, sys
+agent, event, command, tool_use_id, cwd = sys.argv[1:6]
+body = {"session_id": "e2e-" + agent, "transcript_path": None, "cwd": cwd,
+        "permission_mode": "default", "hook_event_name": event, "tool_name": "Bash",
+        "tool_input": {"command": command}, "tool_use_id": tool_use_id}
+if agent == "claude":
+    body["transcript_path"] = "/tmp/transcript.jsonl"
+    body["tool_input"]["description"] = "e2e"
+else:
+    body.update({"turn_id": "turn-1", "model": "gpt-5-codex"})
+if event == "PostToolUse":
+    body["tool_response"] = {"stdout": "", "stderr": "", "interrupted": False}
+if event == "SessionStart":
+    for key in ("tool_name", "tool_input", "tool_use_id"):
+        del body[key]
+    body["source"] = "startup"
+print(json.dumps(body))
+EOF
+}

@@ -213,6 +213,92 @@ EXPECT_STDIN=$T/payload.json expect_exit 0 as_nd "$U/ws" "$T/bin/sandshim" hook 
 broker_audit decisions --json --limit 1 >"$OUT"
 expect_equal "$nd_uid" "$("$HOST_PY" -c 'import json, sys; print(json.load(sys.stdin)[0]["uid"])' <"$OUT")" "uid of the broker's decision row"
 
+# A Claude Code payload of EVENT in the test user's workspace, readable by all; the command runs
+# unsandboxed by design, so its decision is an allow that waits for its PostToolUse.
+claude_payload() { # EVENT TOOL_USE FILE
+    agent_payload claude "$1" "echo nothing to sandbox" "$2" "$U/ws" >"$3"
+    chmod 644 "$3"
+}
+
+check "the hook runs as the caller: CLAUDE_ENV_FILE naming a file of the broker's user is left alone, the caller's own gets the caller's shim directory"
+victim=$BSTATE/victim.env
+printf 'the broker'"'"'s own file\n' >"$victim"
+chown sandshim: "$victim"
+chmod 600 "$victim"
+cp "$victim" "$T/victim.before"
+claude_payload SessionStart "" "$T/start.json"
+EXPECT_STDIN=$T/start.json expect_exit 0 as_nd "$U/ws" env CLAUDE_ENV_FILE="$victim" "$T/bin/sandshim" hook --agent claude
+cmp "$victim" "$T/victim.before" || fail "the hook appended to the broker's file $victim"
+expect_contains "cannot write the session environment" "$ERR"
+install -o "$ND_USER" -m 600 /dev/null "$U/session.env"
+EXPECT_STDIN=$T/start.json expect_exit 0 as_nd "$U/ws" env CLAUDE_ENV_FILE="$U/session.env" "$T/bin/sandshim" hook --agent claude
+expect_contains "export PATH=$U/.local/share/sandshim/bin:" "$U/session.env"
+[[ $(stat -c %U "$U/session.env") == "$ND_USER" ]] || fail "the env file changed owner"
+
+check "a workspace .sandshim.conf is read through the caller's descriptor: a regular one tightens, a link to the broker's key or a 16 MiB file is refused unread"
+mkdir -p "$U/wsconf"
+chown "$ND_USER:" "$U/wsconf"
+chmod 755 "$U/wsconf"
+printf '[sandbox]\npids = 24\n' >"$U/wsconf/.sandshim.conf"
+chown "$ND_USER:" "$U/wsconf/.sandshim.conf"
+expect_exit 0 as_nd "$U/wsconf" sh -c 'cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max'
+expect_file_is "$OUT" 24
+key=$BSTATE/keys/chain.key
+rm "$U/wsconf/.sandshim.conf"
+ln -s "$key" "$U/wsconf/.sandshim.conf"
+expect_exit 125 as_nd "$U/wsconf" sh -c 'exit 42'
+expect_lines 1 "$ERR"
+expect_contains "is a symbolic link" "$ERR"
+"$HOST_PY" - "$key" "$OUT" "$ERR" <<'EOF' || fail "bytes of the broker's key reached the caller"
+import sys
+key = open(sys.argv[1], "rb").read()
+said = open(sys.argv[2], "rb").read() + open(sys.argv[3], "rb").read()
+sys.exit(any(key[i:i + 8] in said for i in range(0, max(1, len(key) - 7))))
+EOF
+rm "$U/wsconf/.sandshim.conf"
+head -c $((16 << 20)) /dev/zero | tr '\0' 'k' >"$U/wsconf/.sandshim.conf"
+chown "$ND_USER:" "$U/wsconf/.sandshim.conf"
+expect_exit 125 as_nd "$U/wsconf" sh -c 'exit 42'
+expect_lines 1 "$ERR"
+expect_contains "is larger than the cap" "$ERR"
+(($(wc -c <"$ERR") < 400)) || fail "the refusal of a 16 MiB file is $(wc -c <"$ERR") bytes"
+rm "$U/wsconf/.sandshim.conf"
+
+check "another user's PostToolUse cannot complete the caller's pending decision; the caller's own does"
+ND2_USER=sandshim-broker-nd2
+ensure_plain_test_user "$ND2_USER" || skip_or_fail "cannot create the test user $ND2_USER"
+U2=$T/nd2
+mkdir -p "$U2"
+chown "$ND2_USER:" "$U2"
+as_nd2() { (cd "$U2" && exec setpriv --reuid="$(id -u "$ND2_USER")" --regid="$(id -g "$ND2_USER")" --init-groups \
+    env -i PATH="$T/shims:/usr/bin:/bin" HOME="$U2" LANG=C.UTF-8 SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$SOCK" "$@"); }
+completion_of() { # TOOL_USE: the completion fields of the caller's decision row, as root reads them
+    broker_audit decisions --json --limit 1000 | "$HOST_PY" -c 'import json, sys
+rows = [r for r in json.load(sys.stdin) if r["tool_use_id"] == sys.argv[1]]
+print(len(rows), rows[0]["decision"], rows[0]["uid"], rows[0]["completed_ms"], rows[0]["outcome"])' "$1"
+}
+claude_payload PreToolUse toolu_cross_user "$T/pre.json"
+claude_payload PostToolUse toolu_cross_user "$T/post.json"
+EXPECT_STDIN=$T/pre.json expect_exit 0 as_nd "$U/ws" "$T/bin/sandshim" hook --agent claude
+pending=$(completion_of toolu_cross_user)
+expect_equal "1 allow $nd_uid None None" "$pending" "the pending decision"
+EXPECT_STDIN=$T/post.json expect_exit 0 as_nd2 "$T/bin/sandshim" hook --agent claude
+expect_equal "$pending" "$(completion_of toolu_cross_user)" "the decision after another user's PostToolUse"
+EXPECT_STDIN=$T/post.json expect_exit 0 as_nd "$U/ws" "$T/bin/sandshim" hook --agent claude
+[[ $(completion_of toolu_cross_user) == "1 allow $nd_uid "[0-9]*" ran" ]] || fail "the caller's own PostToolUse did not complete it: $(completion_of toolu_cross_user)"
+
+check "a caller's SANDSHIM_CONFIG, SANDSHIM_AUDIT_DB, DOCKER_HOST and LD_PRELOAD steer nothing of the broker"
+printf '[sandbox]\nhostname = steered\n' >"$BSTATE/broker-only.conf"
+chown sandshim: "$BSTATE/broker-only.conf"
+chmod 600 "$BSTATE/broker-only.conf"
+expect_exit 0 as_nd "$U/ws" env SANDSHIM_CONFIG="$BSTATE/broker-only.conf" SANDSHIM_AUDIT_DB="$U/steered.db" \
+    DOCKER_HOST=tcp://127.0.0.1:9 LD_PRELOAD="$U/none.so" \
+    sh -c 'hostname; echo "${SANDSHIM_CONFIG-unset} ${DOCKER_HOST-unset} ${LD_PRELOAD-unset}"'
+expect_file_is "$OUT" "sandbox
+unset unset unset"
+[[ ! -e $U/steered.db ]] || fail "a caller's SANDSHIM_AUDIT_DB was written"
+expect_equal "$nd_uid" "$(broker_row "$(last_broker_run)" uid)" "uid of the run in the broker's audit"
+
 check "the user cannot read the chain key, write the database or the anchor log; the broker's user can"
 key=$BSTATE/keys/chain.key
 setpriv --reuid=sandshim --regid=sandshim --init-groups test -r "$key" || fail "control: the broker's user cannot read its key"
@@ -231,6 +317,15 @@ check "a required broker that does not answer fails closed: 125, one line with t
 expect_exit 125 env SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$T/run/none.sock" "$T/bin/sandshim" run -- sh -c 'exit 42'
 expect_lines 1 "$ERR"
 expect_contains "start it with" "$ERR"
+
+check "a hook whose required broker does not answer denies the command (exit 2, the reason); without the requirement it writes its own audit"
+EXPECT_STDIN=$T/pre.json expect_exit 2 as_nd "$U/ws" env SANDSHIM_BROKER_SOCKET="$T/run/none.sock" "$T/bin/sandshim" hook --agent claude
+expect_contains '"permissionDecision":"deny"' "$OUT"
+expect_contains "no broker answers at $T/run/none.sock" "$OUT"
+expect_contains "requires one (broker.mode = required)" "$ERR"
+EXPECT_STDIN=$T/pre.json expect_exit 0 as_nd "$U/ws" env SANDSHIM_BROKER=auto SANDSHIM_BROKER_SOCKET="$T/run/none.sock" "$T/bin/sandshim" hook --agent claude
+expect_file_is "$OUT" ""
+[[ -s $U/.local/state/sandshim/audit.db ]] || fail "the hook without a broker wrote no audit of its own"
 
 check "the broker killed mid-run: the client exits 125 with one line, no container is left"
 start_nd_run 1 sh -c 'sleep 30'

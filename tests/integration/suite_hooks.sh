@@ -15,28 +15,8 @@ mkdir -p "$WS/sub"
 readonly PROBE="cd sub && python3 -c 'import socket, sys; print(\"host=\" + socket.gethostname()); sys.exit(42)'; echo \"after=\$?\""
 readonly BYPASS="/usr/bin/python3 -c 'import socket; print(\"host=\" + socket.gethostname())'"
 
-# payload AGENT EVENT COMMAND TOOL_USE_ID: the agent's documented payload shape.
-payload() {
-    "$HOST_PY" - "$@" "$WS" <<'EOF'
-import json, sys
-agent, event, command, tool_use_id, cwd = sys.argv[1:6]
-body = {"session_id": "e2e-" + agent, "transcript_path": None, "cwd": cwd,
-        "permission_mode": "default", "hook_event_name": event, "tool_name": "Bash",
-        "tool_input": {"command": command}, "tool_use_id": tool_use_id}
-if agent == "claude":
-    body["transcript_path"] = "/tmp/transcript.jsonl"
-    body["tool_input"]["description"] = "e2e"
-else:
-    body.update({"turn_id": "turn-1", "model": "gpt-5-codex"})
-if event == "PostToolUse":
-    body["tool_response"] = {"stdout": "", "stderr": "", "interrupted": False}
-if event == "SessionStart":
-    for key in ("tool_name", "tool_input", "tool_use_id"):
-        del body[key]
-    body["source"] = "startup"
-print(json.dumps(body))
-EOF
-}
+# payload AGENT EVENT COMMAND TOOL_USE_ID: the agent's documented payload shape (lib.sh).
+payload() { agent_payload "$@" "$WS"; }
 
 # hook AGENT EVENT COMMAND TOOL_USE_ID [OPTIONS...]: the hook's answer in $OUT.
 hook() {

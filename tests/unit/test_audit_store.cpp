@@ -21,6 +21,8 @@ using Catch::Matchers::Contains;
 
 namespace {
 
+const auto me = static_cast<uint32_t>(::getuid());
+
 mode_t mode_of(const fs::path& path) {
   struct stat st {};
   REQUIRE(::stat(path.c_str(), &st) == 0);
@@ -446,13 +448,13 @@ TEST_CASE("hook decisions are recorded, completed and chained", "[audit][store][
   CHECK(query_text(db, "SELECT quote(chain_seq) FROM decisions") == "NULL");
 
   DecisionCompletion completion{"session-1", "ran", 2, 1714550401000, "Traceback...\n"};
-  CHECK(store.complete_decision("toolu_1", completion));
+  CHECK(store.complete_decision("toolu_1", completion, me));
   CHECK(query_text(db,
                    "SELECT exit_code || ' ' || completed_ms || ' ' || chain_seq FROM "
                    "decisions") == "2 1714550401000 1");
-  CHECK_FALSE(store.complete_decision("toolu_1", completion));  // already sealed
-  CHECK_FALSE(store.complete_decision("toolu_unknown", completion));
-  CHECK_FALSE(store.complete_decision("", completion));
+  CHECK_FALSE(store.complete_decision("toolu_1", completion, me));  // already sealed
+  CHECK_FALSE(store.complete_decision("toolu_unknown", completion, me));
+  CHECK_FALSE(store.complete_decision("", completion, me));
 
   store.record_decision(sample_decision("toolu_2", Decision::deny));
   CHECK(query_int(db, "SELECT chain_seq FROM decisions WHERE tool_use_id = 'toolu_2'") == 2);
@@ -461,7 +463,7 @@ TEST_CASE("hook decisions are recorded, completed and chained", "[audit][store][
   named.decision_id = "given-id";
   CHECK(store.record_decision(named) == "given-id");
   CHECK_FALSE(
-      store.complete_decision("toolu_3", DecisionCompletion{"other-session", "ran", 0, 0, ""}));
+      store.complete_decision("toolu_3", DecisionCompletion{"other-session", "ran", 0, 0, ""}, me));
 
   add_run(store, sample_run("r1"));
   CHECK(verify_chain(store.database()).links_checked == 3);
@@ -491,21 +493,22 @@ TEST_CASE("a decision records what the agent was sent, its mode and whether the 
   RunRecord run = sample_run("r9");
   run.tool_use_id = "toolu_9";
   run.exit_code = 43;
+  run.uid = me;
   add_run(store, run);
   // Codex's post-event has no exit code: the joined run's is used.
-  CHECK(store.complete_decision("toolu_9", DecisionCompletion{"", "ran", std::nullopt, 5, ""}));
+  CHECK(store.complete_decision("toolu_9", DecisionCompletion{"", "ran", std::nullopt, 5, ""}, me));
   CHECK(query_text(db,
                    "SELECT answer || ' ' || permission_mode || ' ' || outcome || ' ' || "
                    "exit_code FROM decisions WHERE tool_use_id = 'toolu_9'") ==
         "allow+updatedInput acceptEdits ran 43");
 
   store.record_decision(sample_decision("toolu_10", Decision::allow));
-  CHECK(store.complete_decision("toolu_10", DecisionCompletion{"", "ran", 0, 6, ""}));
+  CHECK(store.complete_decision("toolu_10", DecisionCompletion{"", "ran", 0, 6, ""}, me));
   CHECK(query_int(db, "SELECT exit_code FROM decisions WHERE tool_use_id = 'toolu_10'") == 0);
 
   store.record_decision(sample_decision("toolu_11", Decision::allow));
-  CHECK(
-      store.complete_decision("toolu_11", DecisionCompletion{"", "not-run", std::nullopt, 7, ""}));
+  CHECK(store.complete_decision("toolu_11", DecisionCompletion{"", "not-run", std::nullopt, 7, ""},
+                                me));
   CHECK(query_text(db,
                    "SELECT outcome || ' ' || quote(exit_code) FROM decisions WHERE "
                    "tool_use_id = 'toolu_11'") == "not-run NULL");
@@ -530,4 +533,20 @@ TEST_CASE("gc closes a decision no post-event completed: not run unless a run jo
                    "quote(exit_code), ' ') FROM (SELECT * FROM decisions ORDER BY id)") ==
         "refused=not-run/NULL ran=ran/44");
   CHECK(verify_chain(store.database()).ok);
+}
+
+TEST_CASE("a decision is completed only by its own uid", "[audit][store][decisions]") {
+  TempDir dir;
+  fs::path db = dir / "audit.db";
+  Store store = open_test_store(db);
+  DecisionRecord alices = sample_decision("toolu_a", Decision::allow);
+  alices.uid = 1001;
+  store.record_decision(alices);
+  DecisionCompletion completion{"", "ran", 0, 9, "forged"};
+  CHECK_FALSE(store.complete_decision("toolu_a", completion, 1002));
+  CHECK(query_text(db, "SELECT quote(completed_ms) || ' ' || quote(chain_seq) FROM decisions") ==
+        "NULL NULL");
+  CHECK(store.complete_decision("toolu_a", completion, 1001));
+  CHECK(query_text(db, "SELECT completed_ms || ' ' || tool_response_tail FROM decisions") ==
+        "9 forged");
 }

@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <fstream>
 
 #include "broker/protocol.hpp"
+#include "broker/serve.hpp"
 #include "broker/session.hpp"
 #include "broker/unix_socket.hpp"
+#include "broker/workspace_config.hpp"
 #include "broker/workspace_identity.hpp"
 #include "common/error.hpp"
 #include "test_shim_support.hpp"
@@ -19,14 +22,78 @@ namespace fs = std::filesystem;
 
 namespace {
 
+RunCall sample_run() {
+  RunCall run;
+  run.invoked_as = "python";
+  run.argv = {"python", "-c", "print(1)"};
+  run.env = {"LANG=C.UTF-8", "EMPTY="};
+  run.agent = "claude-code";
+  run.session_id = "s-1";
+  run.tool_use_id = "toolu_1";
+  run.dry_run = true;
+  run.cwd = "/srv/project/src";
+  run.user_config = {{"/home/a/.config/sandshim/config", "[sandbox]\nmemory = 256m\n"}};
+  run.terminal = TerminalSize{24, 80};
+  return run;
+}
+
 Request sample_request() {
-  return {Verb::shim,
-          "python",
-          {"python", "-c", "print(1)"},
-          {"LANG=C.UTF-8", "EMPTY="},
-          "/srv/project/src",
-          {{"/home/a/.config/sandshim/config", "[sandbox]\nmemory = 256m\n"}},
-          TerminalSize{24, 80}};
+  return Request{sample_run(), "debug"};
+}
+
+DecisionFields sample_decision() {
+  return {"claude-code",
+          "PreToolUse",
+          "s-1",
+          "toolu_1",
+          "/srv/p",
+          "python x.py",
+          "sandshim run -- python x.py",
+          "rewrite",
+          "updatedInput",
+          "default",
+          "sandshim: why",
+          "rewrite-shimmed",
+          512};
+}
+
+template <typename Call>
+Call read_back(const Request& request) {
+  auto decoded = decode_client_message(encode(request));
+  REQUIRE(std::holds_alternative<ClientMessage>(decoded));
+  const auto& again = std::get<Request>(std::get<ClientMessage>(decoded));
+  CHECK(again.log_level == request.log_level);
+  REQUIRE(std::holds_alternative<Call>(again.call));
+  return std::get<Call>(again.call);
+}
+
+// A run request with one key's JSON replaced (or added): what a hostile client might send.
+std::string run_with(const std::string& key, const std::string& json_value) {
+  std::string payload = encode(sample_request());
+  std::string needle = "\"" + key + "\":";
+  size_t at = payload.find(needle);
+  if (at == std::string::npos) {
+    return payload.substr(0, payload.size() - 1) + "," + needle + json_value + "}";
+  }
+  size_t start = at + needle.size();
+  size_t depth = 0;
+  size_t end = start;
+  bool in_string = false;
+  for (; end < payload.size(); ++end) {
+    char c = payload[end];
+    if (in_string) {
+      in_string = !(c == '"' && payload[end - 1] != '\\');
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == '}') && depth-- == 0) {
+      break;
+    } else if (c == ',' && depth == 0) {
+      break;
+    }
+  }
+  return payload.substr(0, start) + json_value + payload.substr(end);
 }
 
 std::string error_of(std::string_view payload) {
@@ -48,63 +115,151 @@ struct SocketPair {
 
 }  // namespace
 
-TEST_CASE("a request reads back as it was sent", "[broker]") {
-  auto decoded = decode_client_message(encode(sample_request()));
-  REQUIRE(std::holds_alternative<ClientMessage>(decoded));
-  const auto& request = std::get<Request>(std::get<ClientMessage>(decoded));
-  CHECK(request.verb == Verb::shim);
-  CHECK(request.invoked_as == "python");
-  CHECK(request.argv == std::vector<std::string>{"python", "-c", "print(1)"});
-  CHECK(request.env == std::vector<std::string>{"LANG=C.UTF-8", "EMPTY="});
-  CHECK(request.cwd == "/srv/project/src");
-  REQUIRE(request.user_config.size() == 1);
-  CHECK(request.user_config[0].second == "[sandbox]\nmemory = 256m\n");
-  REQUIRE(request.terminal);
-  CHECK(request.terminal->rows == 24);
-  CHECK(request.terminal->cols == 80);
+TEST_CASE("a run request reads back as it was sent, every field", "[broker]") {
+  RunCall run = read_back<RunCall>(sample_request());
+  CHECK(run.invoked_as == "python");
+  CHECK(run.argv == std::vector<std::string>{"python", "-c", "print(1)"});
+  CHECK(run.env == std::vector<std::string>{"LANG=C.UTF-8", "EMPTY="});
+  CHECK(run.agent == "claude-code");
+  CHECK(run.session_id == "s-1");
+  CHECK(run.tool_use_id == "toolu_1");
+  CHECK(run.dry_run);
+  CHECK(run.cwd == "/srv/project/src");
+  REQUIRE(run.user_config.size() == 1);
+  CHECK(run.user_config[0].first == "/home/a/.config/sandshim/config");
+  CHECK(run.user_config[0].second == "[sandbox]\nmemory = 256m\n");
+  REQUIRE(run.terminal);
+  CHECK(run.terminal->rows == 24);
+  CHECK(run.terminal->cols == 80);
+  RunCall plain = sample_run();
+  plain.terminal.reset();
+  CHECK_FALSE(read_back<RunCall>(Request{plain, ""}).terminal);
+}
+
+TEST_CASE("record and audit requests read back as they were sent", "[broker]") {
+  DecisionFields sent = sample_decision();
+  auto decision =
+      std::get<DecisionFields>(read_back<RecordCall>(Request{RecordCall{sent}, ""}).write);
+  CHECK(decision.agent == sent.agent);
+  CHECK(decision.event == sent.event);
+  CHECK(decision.session_id == sent.session_id);
+  CHECK(decision.tool_use_id == sent.tool_use_id);
+  CHECK(decision.cwd == sent.cwd);
+  CHECK(decision.original_command == sent.original_command);
+  CHECK(decision.rewritten_command == sent.rewritten_command);
+  CHECK(decision.decision == "rewrite");
+  CHECK(decision.answer == sent.answer);
+  CHECK(decision.permission_mode == sent.permission_mode);
+  CHECK(decision.reason == sent.reason);
+  CHECK(decision.rule == sent.rule);
+  CHECK(decision.payload_bytes == 512);
+
+  CompletionFields done{"toolu_1", "s-1", "ran", 3, "tail\n"};
+  auto completion =
+      std::get<CompletionFields>(read_back<RecordCall>(Request{RecordCall{done}, ""}).write);
+  CHECK(completion.tool_use_id == "toolu_1");
+  CHECK(completion.session_id == "s-1");
+  CHECK(completion.outcome == "ran");
+  CHECK(completion.exit_code == 3);
+  CHECK(completion.tool_response_tail == "tail\n");
+  done.exit_code.reset();
+  CHECK_FALSE(std::get<CompletionFields>(read_back<RecordCall>(Request{RecordCall{done}, ""}).write)
+                  .exit_code);
+
+  CHECK(read_back<AuditCall>(Request{AuditCall{{"list", "--json"}}, ""}).args ==
+        std::vector<std::string>{"list", "--json"});
 }
 
 TEST_CASE("signals and exits read back; only the run loop's signals are forwarded", "[broker]") {
   auto signal = decode_client_message(encode(Signal{2}));
   REQUIRE(std::holds_alternative<ClientMessage>(signal));
   CHECK(std::get<Signal>(std::get<ClientMessage>(signal)).number == 2);
-  CHECK(error_of(R"({"v":1,"type":"signal","signal":9})") == "signal 9 is not forwarded");
+  CHECK(error_of(R"({"v":2,"type":"signal","signal":9})") == "signal 9 is not forwarded");
   auto exit = decode_exit(encode(Exit{130, 2}));
   REQUIRE(std::holds_alternative<Exit>(exit));
   CHECK(std::get<Exit>(exit).code == 130);
   CHECK(std::get<Exit>(exit).signal == 2);
-  CHECK(std::holds_alternative<ProtocolError>(decode_exit(R"({"v":1,"type":"exit","code":300})")));
+  CHECK(std::holds_alternative<ProtocolError>(decode_exit(R"({"v":2,"type":"exit","code":300})")));
 }
 
 TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") {
   CHECK(error_of("[1]") == "not a JSON object");
   CHECK(error_of("{") == "not a JSON object");
-  CHECK(error_of(R"({"v":2,"type":"signal","signal":2})") == "protocol version is not 1");
-  CHECK(error_of(R"({"v":1,"type":"signal","signal":2,"uid":0})") == "unknown key \"uid\"");
+  CHECK(error_of(R"({"v":1,"type":"signal","signal":2})") == "protocol version is not 2");
+  CHECK(error_of(R"({"v":2,"type":"signal","signal":2,"uid":0})") == "unknown key \"uid\"");
+  CHECK(error_of(R"({"v":2,"type":"hello"})") == "type is not request or signal");
+  CHECK(error_of(R"({"v":2,"type":"request","verb":"hook","argv":[]})") ==
+        "verb is not one of run, record, audit");
+  CHECK(error_of(R"({"v":2,"type":"request","verb":"shim","argv":[]})") ==
+        "verb is not one of run, record, audit");
+  CHECK(error_of(run_with("uid", "0")) == "unknown key \"uid\"");
+  CHECK(error_of(run_with("environ", "[]")) == "unknown key \"environ\"");
+  CHECK(error_of(run_with("invoked_as", R"("../x")")) == "invoked_as is not a plain command name");
+  CHECK(error_of(run_with("invoked_as", R"("")")) == "invoked_as is not a plain command name");
+  CHECK(error_of(run_with("argv", R"(["a\u0000b"])")) == "argv is too long or holds a NUL byte");
+  CHECK(error_of(run_with("argv", "[]")) == "a run request has an empty argv");
+  CHECK(error_of(run_with("argv", R"([[["x"]]])")) == "nested deeper than 3 levels");
+  CHECK(error_of(run_with("env", R"(["=x"])")) == "env holds an entry without NAME=");
+  CHECK(error_of(run_with("env", R"(["NOEQUALS"])")) == "env holds an entry without NAME=");
+  CHECK(error_of(run_with("dry_run", "1")) == "dry_run is not true or false");
+  CHECK(error_of(run_with("agent", "7")) == "agent is not a string");
+  CHECK(error_of(run_with("cwd", R"("relative")")) == "cwd is not an absolute path");
+  CHECK(error_of(run_with("terminal", R"({"rows":1,"cols":70000})")) ==
+        "cols is not an integer from 0 to 65535");
+  CHECK(error_of(run_with("user_config", R"([["rel", "x"]])")) ==
+        "user_config path is not absolute");
+  CHECK(error_of(run_with("user_config",
+                          R"([["/a","x"],["/b","x"],["/c","x"],["/d","x"],["/e","x"]])")) ==
+        "user_config is not a list of at most 4 [path, text] pairs");
+  CHECK(error_of(run_with("log", R"("debugdebugdebugdebug")")) == "log is not a log level");
+  std::string huge(k_max_string_bytes + 1, 'x');
+  CHECK(error_of(run_with("session_id", "\"" + huge + "\"")) ==
+        "session_id is too long or holds a NUL byte");
+  std::string many = "[";
+  for (size_t i = 0; i <= k_max_list_entries; ++i) {
+    many += std::string(i == 0 ? "" : ",") + "\"A=1\"";
+  }
+  CHECK(error_of(run_with("env", many + "]")) == "env is not a list of at most 4096 strings");
+
+  std::string record = R"({"v":2,"type":"request","verb":"record",)";
+  CHECK(error_of(record + R"("argv":[]})") == "unknown key \"argv\"");
+  CHECK(error_of(record + R"("log":""})") ==
+        "a record request holds exactly one of decision and completion");
+  std::string decision = encode(Request{RecordCall{sample_decision()}, ""});
+  std::string both = decision.substr(0, decision.size() - 1) + R"(,"completion":{}})";
+  CHECK(error_of(both) == "a record request holds exactly one of decision and completion");
+  std::string with_uid = decision;
+  with_uid.replace(with_uid.find("\"agent\""), 0, R"("uid":0,)");
+  CHECK(error_of(with_uid) == "unknown key \"uid\"");
+  std::string with_id = decision;
+  with_id.replace(with_id.find("\"agent\""), 0, R"("decision_id":"x",)");
+  CHECK(error_of(with_id) == "unknown key \"decision_id\"");
+  DecisionFields bad = sample_decision();
+  bad.decision = "maybe";
+  CHECK(error_of(encode(Request{RecordCall{bad}, ""})) ==
+        "decision is not one of allow, deny, ask, rewrite");
   CHECK(
       error_of(
-          R"({"v":1,"type":"request","verb":"exec","invoked_as":"x","argv":[],"env":[],"cwd":"/"})") ==
-      "verb is not one of shim, run, hook, audit");
+          record +
+          R"("completion":{"tool_use_id":"","session_id":"","outcome":"ran","tool_response_tail":""}})") ==
+      "tool_use_id is empty");
   CHECK(
       error_of(
-          R"({"v":1,"type":"request","verb":"shim","invoked_as":"../x","argv":["x"],"env":[],"cwd":"/"})") ==
-      "invoked_as is not a plain command name");
+          record +
+          R"("completion":{"tool_use_id":"t","session_id":"","outcome":"won","tool_response_tail":""}})") ==
+      "outcome is not one of ran, not-run");
   CHECK(
       error_of(
-          R"({"v":1,"type":"request","verb":"run","invoked_as":"run","argv":["a\u0000b"],"env":[],"cwd":"/"})") ==
-      "argv is too long or holds a NUL byte");
-  CHECK(
-      error_of(
-          R"({"v":1,"type":"request","verb":"run","invoked_as":"run","argv":[],"env":["=x"],"cwd":"/"})") ==
-      "env holds an entry without NAME=");
-  CHECK(
-      error_of(
-          R"({"v":1,"type":"request","verb":"run","invoked_as":"run","argv":[[["x"]]],"env":[],"cwd":"/"})") ==
-      "nested deeper than 3 levels");
-  CHECK(
-      error_of(
-          R"({"v":1,"type":"request","verb":"shim","invoked_as":"sh","argv":[],"env":[],"cwd":"/"})") ==
-      "a shim request has an empty argv");
+          record +
+          R"("completion":{"tool_use_id":"t","session_id":"","outcome":"ran","tool_response_tail":"","time_ms":1}})") ==
+      "unknown key \"time_ms\"");
+  CHECK(error_of(record + R"("completion":{"tool_use_id":"t","session_id":"","outcome":"ran"}})") ==
+        "missing key \"tool_response_tail\"");
+  CHECK(error_of(record + R"("decision":"x"})") == "decision is not an object");
+
+  CHECK(error_of(R"({"v":2,"type":"request","verb":"audit","args":["list"],"env":[]})") ==
+        "unknown key \"env\"");
+  CHECK(error_of(R"({"v":2,"type":"request","verb":"audit"})") == "missing key \"args\"");
 }
 
 TEST_CASE("the frame length is bounded both ways", "[broker]") {
@@ -151,17 +306,42 @@ TEST_CASE("the peer's identity is the kernel's", "[broker]") {
   CHECK(peer.pid == ::getpid());
 }
 
-TEST_CASE("the worker's environment never takes what steers sandshim from the caller", "[broker]") {
-  auto env =
-      worker_environment({"LANG=C", "SANDSHIM_CONFIG=/tmp/evil", "SANDSHIM_AUDIT_DB=/tmp/x.db",
-                          "PATH=/evil", "DOCKER_HOST=tcp://x", "LD_PRELOAD=/x.so",
-                          "XDG_CONFIG_HOME=/evil", "SANDSHIM_AGENT=codex", "HOME=/evil"},
-                         {"PATH=/usr/bin", "SANDSHIM_AUDIT_DB=/var/lib/sandshim/audit.db",
-                          "HOME=/var/lib/sandshim", "JOURNAL_STREAM=1:2"},
-                         "/home/alice");
-  CHECK(env == std::vector<std::string>{"LANG=C", "SANDSHIM_AGENT=codex", "PATH=/usr/bin",
-                                        "SANDSHIM_AUDIT_DB=/var/lib/sandshim/audit.db",
-                                        "HOME=/home/alice"});
+TEST_CASE("a run's request holds the typed fields and only allowlisted variables", "[broker]") {
+  RunCall call = sample_run();
+  call.env = {"LANG=C",
+              "PYTHONPATH=src",
+              "SANDSHIM_CONFIG=/tmp/evil",
+              "SANDSHIM_AUDIT_DB=/x.db",
+              "DOCKER_HOST=tcp://x",
+              "LD_PRELOAD=/x.so",
+              "PATH=/evil",
+              "HOME=/evil",
+              "XDG_CONFIG_HOME=/evil",
+              "GITHUB_TOKEN=t",
+              "SANDSHIM_AGENT=codex",
+              "MY_VAR=1"};
+  CallerFacts facts;
+  facts.home = "/home/alice";
+  facts.cwd = "/srv/project/src";
+  facts.workspace_texts = {{"/srv/project/.sandshim.conf", "[sandbox]\npids = 8\n"}};
+  sandshim::shim::Policy floor;
+  sandshim::shim::RunRequest request = run_request_of(call, facts, floor);
+  CHECK(request.environment == std::vector<std::string>{"LANG=C", "PYTHONPATH=src"});
+  CHECK(request.invoked_as == "python");
+  CHECK(request.command == call.argv);
+  CHECK(request.dry_run);
+  CHECK(request.caller.agent == "claude-code");
+  CHECK(request.caller.agent_session == "s-1");
+  CHECK(request.caller.tool_use_id == "toolu_1");
+  CHECK(request.cwd == "/srv/project/src");
+  CHECK(request.home == "/home/alice");
+  REQUIRE(request.broker);
+  CHECK(request.broker->user_texts == call.user_config);
+  CHECK(request.broker->workspace_texts == facts.workspace_texts);
+  // The floor's allowlist decides, not the caller's: a name the system file allows passes.
+  floor.env_allow = {"MY_VAR"};
+  CHECK(run_request_of(call, facts, floor).environment ==
+        std::vector<std::string>{"LANG=C", "PYTHONPATH=src", "MY_VAR=1"});
 }
 
 TEST_CASE("system directories and engine-socket holders are never a workspace", "[broker]") {
@@ -202,4 +382,62 @@ TEST_CASE("a symlink in the workspace's path is refused", "[broker]") {
   // The stated path goes through the link; the kernel's name of the directory does not.
   CHECK_THROWS_WITH(admit_cwd(ws.get(), dir.path() / "link/ws", "/home/x", {}),
                     Catch::Contains("changed"));
+}
+
+namespace {
+
+std::string write_file(const fs::path& file, const std::string& text) {
+  std::ofstream(file, std::ios::binary) << text;
+  return text;
+}
+
+std::vector<std::pair<std::string, std::string>> configs_of(const fs::path& dir) {
+  UniqueFd fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  return read_workspace_configs(fd.get(), dir);
+}
+
+}  // namespace
+
+TEST_CASE("the workspace's files are read through the cwd descriptor, outermost first",
+          "[broker]") {
+  ScratchDir dir;
+  fs::path outer = dir.path() / "outer";
+  fs::create_directories(outer / ".git");
+  fs::create_directories(outer / "vendor/inner/.git");
+  fs::create_directories(outer / "vendor/inner/src");
+  write_file(outer / ".sandshim.conf", "[sandbox]\npids = 64\n");
+  write_file(outer / "vendor/.sandshim.conf", "[sandbox]\npids = 48\n");
+  write_file(outer / "vendor/inner/.sandshim.conf", "[sandbox]\npids = 32\n");
+  write_file(outer / "vendor/inner/src/.sandshim.conf", "ignored: not the workspace's top\n");
+  auto texts = configs_of(outer / "vendor/inner/src");
+  REQUIRE(texts.size() == 3);
+  CHECK(texts[0].first == (outer / ".sandshim.conf").string());
+  CHECK(texts[1].second == "[sandbox]\npids = 48\n");
+  CHECK(texts[2].first == (outer / "vendor/inner/.sandshim.conf").string());
+  // Without a repository the cwd is the workspace.
+  fs::create_directories(dir.path() / "plain");
+  write_file(dir.path() / "plain/.sandshim.conf", "[sandbox]\npids = 16\n");
+  CHECK(configs_of(dir.path() / "plain").size() == 1);
+  fs::create_directories(dir.path() / "empty");
+  CHECK(configs_of(dir.path() / "empty").empty());
+}
+
+TEST_CASE("a workspace file that is a link, not a regular file or too large is refused unread",
+          "[broker]") {
+  ScratchDir dir;
+  fs::path ws = dir.path() / "ws";
+  fs::create_directories(ws);
+  std::string secret = write_file(dir.path() / "key", "THE-SECRET-KEY\n");
+  fs::create_symlink(dir.path() / "key", ws / ".sandshim.conf");
+  CHECK_THROWS_WITH(configs_of(ws),
+                    Catch::Contains("is a symbolic link") && !Catch::Contains("THE-SECRET"));
+  fs::remove(ws / ".sandshim.conf");
+  REQUIRE(::mkfifo((ws / ".sandshim.conf").c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(configs_of(ws), Catch::Contains("is not a regular file"));
+  fs::remove(ws / ".sandshim.conf");
+  write_file(ws / ".sandshim.conf", std::string(k_max_workspace_config_bytes + 1, '#'));
+  CHECK_THROWS_WITH(configs_of(ws),
+                    Catch::Contains("is larger than the cap") && Catch::Contains("at most 64 KiB"));
+  write_file(ws / ".sandshim.conf", std::string(k_max_workspace_config_bytes, '#'));
+  CHECK(configs_of(ws).size() == 1);
 }

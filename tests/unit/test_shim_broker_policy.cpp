@@ -16,7 +16,7 @@ TEST_CASE("a broker's caller loads in broker mode, from the broker's file and th
   CHECK(direct.system_file == k_system_config);
   CHECK(direct.command_line.size() == 1);
 
-  BrokerPolicySource source{"/etc/broker-floor", {{"/home/u/.config/sandshim/config", "x"}}};
+  BrokerPolicySource source{"/etc/broker-floor", {{"/home/u/.config/sandshim/config", "x"}}, {}};
   PolicyInputs broker = policy_inputs(source, "/ws", {{"sandbox.pids", "8", {}}});
   CHECK(broker.mode == PolicyMode::broker);
   REQUIRE(broker.user_files.has_value());
@@ -36,9 +36,9 @@ TEST_CASE("a sent config that loosens the broker's floor is refused; one that ti
   ScratchDir dir;
   auto system = dir.write("etc/config", "[sandbox]\ntimeout = 20s\n");
   std::filesystem::permissions(dir.path() / "etc", std::filesystem::perms::owner_all);
-  BrokerPolicySource tightening{system, {{"/u/config", "[sandbox]\ntimeout = 10s\n"}}};
+  BrokerPolicySource tightening{system, {{"/u/config", "[sandbox]\ntimeout = 10s\n"}}, {}};
   CHECK(load_policy(policy_inputs(tightening, {})).timeout_ms == 10000);
-  BrokerPolicySource loosening{system, {{"/u/config", "[sandbox]\nnetwork = bridge\n"}}};
+  BrokerPolicySource loosening{system, {{"/u/config", "[sandbox]\nnetwork = bridge\n"}}, {}};
   CHECK_THROWS_WITH(load_policy(policy_inputs(loosening, {})),
                     Catch::StartsWith("policy refused: /u/config:2: sandbox.network = "));
   CHECK_THROWS_AS(load_policy(policy_inputs(tightening, {}, {{"sandbox.timeout", "1h", {}}})),
@@ -82,7 +82,7 @@ TEST_CASE("direct mode never writes the broker's keyed database; the broker's wo
   CHECK_THROWS_WITH(audit_store_options(in_direct, broker_db, false),
                     Catch::StartsWith("direct mode never writes the broker's audit database"));
   CHECK_NOTHROW(audit_store_options(in_direct, dir.path() / "mine.db", false));
-  Policy in_broker = load_policy(policy_inputs(BrokerPolicySource{system, {}}, {}));
+  Policy in_broker = load_policy(policy_inputs(BrokerPolicySource{system, {}, {}}, {}));
   CHECK(in_broker.audit_db == broker_db.string());
   CHECK(in_broker.broker_audit_db.empty());
 }
