@@ -29,8 +29,13 @@ record_add() { # LINE
 record_file() { # PATH
     local digest
     digest=$(sha256sum -- "$1" | cut -d' ' -f1)
-    grep -v -- "^config $1 " "$_record" >"$_record.tmp" || true
-    printf 'config %s %s\n' "$1" "$digest" >>"$_record.tmp"
+    if ! grep -q -- "^config $1 " "$_record"; then
+        record_add "config $1 $digest"
+        return 0
+    fi
+    # In its place: the undo order stays the order of the first set-up.
+    awk -v path="$1" -v line="config $1 $digest" '$1 == "config" && $2 == path { $0 = line } { print }' \
+        "$_record" >"$_record.tmp"
     chmod 0644 "$_record.tmp"
     mv "$_record.tmp" "$_record"
 }
