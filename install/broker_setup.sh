@@ -44,6 +44,7 @@ USAGE
 
 install_units() {
     local unit
+    stop_old_detached_broker
     for unit in sandshim.socket sandshim.service; do
         sed "s|/usr/bin/sandshim|$g_installed_bin|" "$(repo_root)/packaging/systemd/$unit" >"$k_units_dir/$unit"
     done
