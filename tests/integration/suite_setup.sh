@@ -25,8 +25,9 @@ RECORD=$R/etc/sandshim/setup.record
 mkdir -p "$R"
 chmod 755 "$R"
 WS=$T/ws
-mkdir -p "$WS"
-chown "$TEST_USER:" "$WS"
+UHOME=$T/user-home # the workspace is never the caller's home
+mkdir -p "$WS" "$UHOME"
+chown "$TEST_USER:" "$WS" "$UHOME"
 AUDIT_DBS+=("$R/var/lib/sandshim/audit.db")
 
 undo_then_cleanup() {
@@ -45,7 +46,7 @@ trap undo_then_cleanup EXIT
 # python as the test user through the root's broker, in the workspace.
 as_user() { # CMD...
     (cd "$WS" && exec setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --init-groups \
-        env -i PATH=/usr/bin:/bin HOME="$WS" LANG=C.UTF-8 SANDSHIM_BROKER=required \
+        env -i PATH=/usr/bin:/bin HOME="$UHOME" LANG=C.UTF-8 SANDSHIM_BROKER=required \
         SANDSHIM_BROKER_SOCKET="$SOCK" "$R/usr/local/bin/sandshim" "$@")
 }
 broker_audit() { "$SANDSHIM_BIN" audit "$@" --db "$R/var/lib/sandshim/audit.db"; }
