@@ -345,10 +345,7 @@ std::string engine_identity(const Engine& engine) {
   std::string identity = "v1 " + engine.kind + " endpoint=" + engine.endpoint +
                          " uid=" + std::to_string(::getuid()) + " boot=" + boot_id();
   for (const auto& file : engine_identity_files(engine)) {
-    // Two appends, not `" " + file_identity(file)`: GCC 12 at -O3 warns a false -Wrestrict in
-    // that operator+'s insert (GCC bug 105651), which -Werror makes a failed Release build.
-    identity += ' ';
-    identity += file_identity(file);
+    identity += " " + file_identity(file);
   }
   return identity;
 }
