@@ -33,7 +33,6 @@ g_broker_args=() # for install/broker_setup.sh
 g_steps=()       # "SECONDS NAME" of each finished step, for the table
 g_shim_bin=""    # the binary the shims link to: the installed one when there is a broker
 g_images_pid=""  # install/images.sh in the background
-g_images_started=0
 g_images_log=""
 
 g_listener_pid="" # the loopback listener of the demo
@@ -70,9 +69,14 @@ start_images() {
     ((!g_with_agents)) || only+=(--only wrap) # hook.mode = wrap runs an agent's whole command in it
     g_images_log="$(state_dir)/setup-images.log"
     say "building the images in the background: install/images.sh ${only[*]} (log: $g_images_log)"
-    bash install/images.sh "${only[@]}" >"$g_images_log" 2>&1 &
+    rm -f -- "$g_images_log.seconds"
+    # Its own time, written when it ends: the wait after the build is a step of its own.
+    (
+        started=$SECONDS
+        bash install/images.sh "${only[@]}" >"$g_images_log" 2>&1 || exit
+        echo "$((SECONDS - started))" >"$g_images_log.seconds"
+    ) &
     g_images_pid=$!
-    g_images_started=$SECONDS
 }
 
 wait_images() {
@@ -83,7 +87,7 @@ wait_images() {
         tail -n 20 "$g_images_log" >&2
         die "install/images.sh failed (exit $rc; the log's end above, all of it in $g_images_log)"
     fi
-    g_steps+=("$((SECONDS - g_images_started)) images (${k_images[*]}; in the background, overlapping the build)")
+    g_steps+=("$(cat -- "$g_images_log.seconds") images (${k_images[*]}; in the background, during the build)")
 }
 
 stop_images() { [[ -z $g_images_pid ]] || kill "$g_images_pid" 2>/dev/null || true; }
