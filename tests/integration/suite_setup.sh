@@ -24,18 +24,20 @@ SOCK=$R/run/sandshim/broker.sock
 RECORD=$R/etc/sandshim/setup.record
 mkdir -p "$R"
 chmod 755 "$R"
-WS=$T/ws
+SWS=$T/ws
 UHOME=$T/user-home # the workspace is never the caller's home
-mkdir -p "$WS" "$UHOME"
-chown "$TEST_USER:" "$WS" "$UHOME"
+mkdir -p "$SWS" "$UHOME"
+chown "$TEST_USER:" "$SWS" "$UHOME"
 AUDIT_DBS+=("$R/var/lib/sandshim/audit.db")
 
 undo_then_cleanup() {
     local rc=$?
+    set +e
+    trap - ERR # each step below may find nothing to undo
     [[ ! -x $INIT ]] || "$INIT" stop >/dev/null 2>&1
     ! mountpoint -q "$R/run/sandshim" || umount "$R/run/sandshim"
     # The broker's idle warm containers (never runs, so not in the audit lib.sh's cleanup reads).
-    docker ps -aq --filter label=org.sandshim.pool --filter "volume=$WS" | xargs -r docker rm -f >/dev/null 2>&1
+    docker ps -aq --filter label=org.sandshim.pool --filter "volume=$SWS" | xargs -r docker rm -f >/dev/null 2>&1
     chattr -a "$R/var/log/sandshim/anchor.log" 2>/dev/null
     id -nG "$TEST_USER" | tr ' ' '\n' | grep -qx docker || usermod -aG docker "$TEST_USER"
     (exit "$rc")
@@ -45,7 +47,7 @@ trap undo_then_cleanup EXIT
 
 # python as the test user through the root's broker, in the workspace.
 as_user() { # CMD...
-    (cd "$WS" && exec setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --init-groups \
+    (cd "$SWS" && exec setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --init-groups \
         env -i PATH=/usr/bin:/bin HOME="$UHOME" LANG=C.UTF-8 SANDSHIM_BROKER=required \
         SANDSHIM_BROKER_SOCKET="$SOCK" "$R/usr/local/bin/sandshim" "$@")
 }
@@ -60,7 +62,7 @@ print(v if isinstance(v, str) else json.dumps(v))'
 on_tmpfs() { [[ $(stat -f -c %T "$1") == tmpfs ]]; }
 wait_idle_warm() {
     local deadline=$((SECONDS + 60))
-    until [[ -n $(docker ps -q --filter label=org.sandshim.pool --filter "volume=$WS") ]]; do
+    until [[ -n $(docker ps -q --filter label=org.sandshim.pool --filter "volume=$SWS") ]]; do
         ((SECONDS < deadline)) || fail "no warm container within 60s; broker log: $(tail -n 5 "$R/var/lib/sandshim/broker.log")"
         sleep 0.2
     done
@@ -124,7 +126,7 @@ expect_exit 0 bash "$SOURCE_DIR/install/broker_setup.sh" --root "$R" --keep-dock
 grep -qxF "timeout = 1m" "$CONF" || fail "set-up rewrote the administrator's file"
 
 check "uninstall.sh: the user back in the docker group, the broker stopped, set-up's files gone"
-docker ps -aq --filter label=org.sandshim.pool --filter "volume=$WS" | xargs -r docker rm -f >/dev/null 2>&1
+docker ps -aq --filter label=org.sandshim.pool --filter "volume=$SWS" | xargs -r docker rm -f >/dev/null 2>&1
 expect_exit 0 bash "$SOURCE_DIR/install/uninstall.sh" --root "$R" --purge
 expect_contains "put $TEST_USER back into the docker group" "$ERR"
 expect_contains "kept $CONF: changed since set-up wrote it" "$ERR"
