@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # The broker's part of install/setup.sh (needs root; re-runs itself with sudo): installs the
 # binary root-owned in /usr/local/bin, creates the system user `sandshim` in the engine's group,
-# its state directory /var/lib/sandshim and the socket directory /run/sandshim, then starts the
-# broker: through systemd units when systemd runs, else detached with its log in
-# /var/lib/sandshim/broker.log (left running, like the engine; re-running restarts it).
-# Usage: install/broker_setup.sh BUILT-BINARY
+# its state directory /var/lib/sandshim, writes the safe system file /etc/sandshim/config
+# (broker.mode = required, the warm pool on with the launcher, the broker's keyed audit), starts
+# the broker with its socket and launch directory on a tmpfs, so that it comes back after a
+# reboot: the systemd units where systemd runs, else /etc/init.d/sandshim linked into the
+# runlevels by update-rc.d. Then takes the installing user (SUDO_USER) and each
+# --remove-from-docker-group USER out of the docker group: with broker.mode = required nobody
+# needs it but the broker. Every change is recorded in /etc/sandshim/setup.record, which
+# install/uninstall.sh reads to undo them.
+# --root DIR puts every file under DIR instead of / (the tests: a broker of its own, its own
+# audit and anchor) and installs no systemd unit and no runlevel link; group changes are the
+# system's either way.
+# Usage: install/broker_setup.sh [--root DIR] [--keep-docker-group] [--remove-from-docker-group USER]... BUILT-BINARY
 set -euo pipefail
 
 SANDSHIM_PREFIX=sandshim-setup
@@ -12,62 +20,147 @@ SANDSHIM_PREFIX=sandshim-setup
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 # shellcheck source-path=SCRIPTDIR source=lib/broker.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/broker.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup_record.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/setup_record.sh"
 
-readonly k_installed_bin=/usr/local/bin/sandshim
 readonly k_units_dir=/etc/systemd/system
+# The system file's policy beyond the audit: only the administrator's file decides the mode, so
+# no environment variable of a user's reaches the engine directly; one warm container per
+# image, workspace and policy, started through sandshim's launcher (pool.* in shim/policy.cpp).
+readonly k_safe_policy=$'[broker]\nmode = required\n[pool]\nsize = 1\nstart = launcher\n'
+
+g_root=""
+g_keep_group=0
+g_remove=()
+
+usage() {
+    cat >&2 <<'USAGE'
+usage: install/broker_setup.sh [--root DIR] [--keep-docker-group] [--remove-from-docker-group USER]... BUILT-BINARY
+  --root DIR                       install under DIR, not / (tests): no units, no runlevel links
+  --keep-docker-group              leave the installing user in the docker group
+  --remove-from-docker-group USER  also take USER out of the docker group (repeatable)
+USAGE
+}
 
 install_units() {
     local unit
+    stop_old_detached_broker
     for unit in sandshim.socket sandshim.service; do
-        sed "s|/usr/bin/sandshim|$k_installed_bin|" "$(repo_root)/packaging/systemd/$unit" >"$k_units_dir/$unit"
+        sed "s|/usr/bin/sandshim|$g_installed_bin|" "$(repo_root)/packaging/systemd/$unit" >"$k_units_dir/$unit"
     done
     systemctl daemon-reload
     systemctl restart sandshim.socket
     systemctl enable sandshim.socket >/dev/null 2>&1
-    say "broker: systemd units installed and sandshim.socket started (systemctl status sandshim)"
+    record_add "systemd-units"
+    say "broker: systemd units installed, sandshim.socket enabled and started (systemctl status sandshim)"
 }
 
-# Without systemd: stop a broker an earlier run started, start this build's detached.
-start_detached() {
-    local pidfile=$k_broker_home/broker.pid old
-    old=$(cat "$pidfile" 2>/dev/null || true)
-    if [[ -n $old ]] && [[ $(cat "/proc/$old/comm" 2>/dev/null) == sandshim ]]; then
-        kill "$old" && say "broker: stopped the broker an earlier set-up started (pid $old)"
+# Without systemd: /etc/init.d/sandshim, in the runlevels (update-rc.d), started now.
+install_init_script() {
+    local script=$g_root/etc/init.d/sandshim
+    stop_old_detached_broker
+    [[ ! -x $script ]] || "$script" stop || true
+    install -d -m 0755 "$(dirname "$script")"
+    sed -e "s|@BIN@|$g_installed_bin|" -e "s|@RUN_DIR@|$g_run_dir|" -e "s|@STATE_DIR@|$g_state_dir|" \
+        -e "s|@SYSTEM_CONFIG@|$g_system_config|" -e "s|@PIDFILE@|$g_root/run/sandshim.pid|" \
+        "$(repo_root)/packaging/sysvinit/sandshim-init.sh" >"$script.tmp"
+    chmod 0755 "$script.tmp"
+    mv "$script.tmp" "$script"
+    record_add "init-script $script"
+    if [[ -z $g_root ]]; then
+        update-rc.d sandshim defaults >/dev/null || die "update-rc.d sandshim defaults failed"
+        say "broker: $script, started at boot from the runlevel links (update-rc.d sandshim defaults)"
     fi
-    broker_start "$k_installed_bin" "$k_broker_socket_dir/broker.sock" "$k_broker_home" ||
-        die "the broker did not start"
-    broker_started_pid >"$pidfile"
-    say "broker: started detached (pid $(cat "$pidfile"), log $k_broker_home/broker.log); after a reboot re-run install/setup.sh"
+    "$script" start || die "the broker did not start (see above)"
+    [[ $(stat -f -c %T "$g_run_dir") != tmpfs ]] || ! mountpoint -q "$g_run_dir" ||
+        record_add "tmpfs $g_run_dir"
 }
 
-readonly k_system_config=/etc/sandshim/config
-readonly k_anchor_dir=/var/log/sandshim
+# An earlier install/setup.sh without an init script started the broker detached.
+stop_old_detached_broker() {
+    local pidfile=$g_state_dir/broker.pid old
+    old=$(cat "$pidfile" 2>/dev/null || true)
+    rm -f "$pidfile"
+    if [[ -n $old ]] && [[ $(cat "/proc/$old/comm" 2>/dev/null) == sandshim ]]; then
+        kill "$old" && say "broker: stopped the broker an earlier set-up started detached (pid $old)"
+    fi
+}
 
-# The broker's audit (database, chain key, anchor log) in the system config, when the
-# administrator has not written one yet; an existing file is left as it is.
+# The keyed audit of the broker and the safe policy, when the administrator has not written a
+# file; a file this script wrote (its digest in the record) is rewritten, any other left alone.
 ensure_system_config() {
-    if [[ -e $k_system_config ]]; then
-        grep -q '^key_file' "$k_system_config" ||
-            say "note: $k_system_config sets no [audit] key_file: the broker's audit chain stays unkeyed"
+    local config=$g_system_config tail_text=$k_safe_policy
+    [[ -z $g_root ]] || tail_text+=$'[broker]\nsocket = '"$g_run_dir/broker.sock"$'\n'
+    if [[ -e $config ]] && ! record_owns_file "$config"; then
+        grep -q '^key_file' "$config" ||
+            warn "$config sets no [audit] key_file: the broker's audit chain stays unkeyed"
+        grep -Eq '^[[:space:]]*mode[[:space:]]*=[[:space:]]*required' "$config" ||
+            warn "$config is the administrator's and does not set broker.mode = required: add '[broker]' 'mode = required' to it"
         return 0
     fi
-    broker_write_system_config "$k_system_config" "$k_broker_home" "$k_anchor_dir"
-    say "broker: wrote $k_system_config ([audit] db, key_file, anchor_file)"
+    broker_write_system_config "$config" "$g_state_dir" "$g_root/var/log/sandshim" "$tail_text"
+    record_file "$config"
+    say "broker: wrote $config (broker.mode = required; pool.size = 1, pool.start = launcher; the keyed audit)"
+}
+
+# Takes USER out of the docker group, one line, and records it for install/uninstall.sh.
+leave_docker_group() {
+    local user=$1
+    id -u "$user" >/dev/null 2>&1 || die "--remove-from-docker-group: no user '$user'"
+    [[ $user != "$k_broker_user" ]] || die "the broker's user $k_broker_user needs the docker group"
+    id -nG "$user" | tr ' ' '\n' | grep -qx docker || return 0
+    gpasswd -d "$user" docker >/dev/null || die "gpasswd -d $user docker failed"
+    record_add "docker-group $user"
+    say "removed $user from the docker group (gpasswd -d $user docker; sessions started before keep it until they end; install/uninstall.sh restores it)"
+}
+
+# The installing user, unless kept, and the named ones.
+leave_docker_groups() {
+    local user users=("${g_remove[@]}")
+    if ((!g_keep_group)) && [[ -n ${SUDO_USER:-} && $SUDO_USER != root ]]; then
+        users=("$SUDO_USER" "${users[@]}")
+    fi
+    for user in "${users[@]}"; do
+        leave_docker_group "$user"
+    done
+}
+
+parse_args() {
+    while (($# > 1)); do
+        case $1 in
+            --root) g_root=${2%/}; shift ;;
+            --keep-docker-group) g_keep_group=1 ;;
+            --remove-from-docker-group) g_remove+=("$2"); shift ;;
+            *) usage; die "unknown option '$1'" ;;
+        esac
+        shift
+    done
+    (($# == 1)) || { usage; die "no BUILT-BINARY given"; }
+    g_bin=$(readlink -f "$1")
+    [[ -z $g_root || $g_root == /* ]] || die "--root takes an absolute path"
+    readonly g_installed_bin=$g_root/usr/local/bin/sandshim g_system_config=$g_root/etc/sandshim/config
+    readonly g_state_dir=$g_root/var/lib/sandshim g_run_dir=$g_root/run/sandshim
 }
 
 main() {
-    local bin=${1:?usage: broker_setup.sh BUILT-BINARY}
-    bin=$(readlink -f "$bin")
-    reexec_as_root "${BASH_SOURCE[0]}" "$bin"
-    install -m 0755 "$bin" "$k_installed_bin"
-    broker_install_gate "$bin" /usr/local/libexec/sandshim || die "cannot install the workspace gate"
+    reexec_as_root "${BASH_SOURCE[0]}" "$@"
+    parse_args "$@"
+    record_open "$g_root/etc/sandshim/setup.record"
+    install -d -m 0755 "$(dirname "$g_installed_bin")"
+    install -m 0755 "$g_bin" "$g_installed_bin"
+    record_add "file $g_installed_bin"
+    broker_install_gate "$g_bin" "$g_root/usr/local/libexec/sandshim" || die "cannot install the workspace gate"
+    record_add "file $g_root/usr/local/libexec/sandshim/sandshim-gate"
+    record_add "file $g_root/usr/local/libexec/sandshim/sandshim-launch"
     broker_ensure_user || die "cannot set up the broker's user (see above)"
     ensure_system_config
-    if [[ -d /run/systemd/system ]]; then
+    if [[ -z $g_root && -d /run/systemd/system ]]; then
         install_units
     else
-        start_detached
+        install_init_script
     fi
+    leave_docker_groups
 }
 
-main "$@"
+# Sourcing (for tests) defines the functions without running anything.
+[[ ${BASH_SOURCE[0]} != "$0" ]] || main "$@"

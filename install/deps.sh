@@ -3,7 +3,9 @@
 # CLIs the agent suites run (pinned versions from the npm registry, in install/lib/agent_clis.sh's
 # prefix). Idempotent: when everything is already installed it touches nothing and needs no root.
 # Under CI=true a failed agent install fails; otherwise it warns and the agent suites skip.
-# Usage: install/deps.sh [--with-podman] [--with-gvisor] [--without-agents]
+# --product (install/setup.sh): only what building the product (no tests) and running it need:
+# no test, lint, fuzz or packaging tools, no test fixtures, no agent CLIs unless --with-agents.
+# Usage: install/deps.sh [--product] [--with-podman] [--with-gvisor] [--without-agents | --with-agents]
 set -euo pipefail
 
 SANDSHIM_PREFIX=sandshim-deps
@@ -12,17 +14,26 @@ SANDSHIM_PREFIX=sandshim-deps
 # shellcheck source-path=SCRIPTDIR source=lib/agent_clis.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/agent_clis.sh"
 
-readonly k_packages=(
-    # build
-    build-essential cmake pkg-config clang clang-format git shellcheck
-    libclang-rt-dev # libFuzzer and the sanitizer runtimes for clang (only recommended by clang)
-    libboost-program-options-dev libboost-dev libspdlog-dev libfmt-dev libsqlite3-dev sqlite3
-    catch2 nlohmann-json3-dev libssl-dev
+# What the product build (-DSANDSHIM_BUILD_TESTS=OFF) and a machine that runs it need.
+readonly k_product_packages=(
+    # build: the compiler, CMake, and the libraries the binary links in (SANDSHIM_STATIC_DEPS)
+    build-essential cmake
+    libboost-program-options-dev libboost-dev libspdlog-dev libfmt-dev libsqlite3-dev nlohmann-json3-dev
     # libboost-dev: Boost's headers, Beast and Asio among them (engine/, the Engine API client)
     # engine and images (debootstrap verifies the Release file with this keyring)
     docker.io debootstrap debian-archive-keyring ca-certificates
+    # install/setup.sh's demo (its loopback listener on the host), pidof and pkill
+    python3 procps
+)
+# Everything install/test.sh builds and runs on top of the product's.
+readonly k_packages=(
+    "${k_product_packages[@]}"
+    # build: the tests' libraries, the linters, clang for the fuzz and sanitizer trees
+    pkg-config clang clang-format git shellcheck
+    libclang-rt-dev # libFuzzer and the sanitizer runtimes for clang (only recommended by clang)
+    sqlite3 catch2 libssl-dev
     # tests and demos
-    python3 uidmap iproute2 procps psmisc
+    uidmap iproute2 psmisc
     # suite_network: the test CA and the TLS upstream
     openssl
     # the .deb (cpack runs dpkg-shlibdeps) and its man page check
@@ -41,10 +52,13 @@ readonly k_update_max_age_min=360 # an apt-get update younger than this is trust
 
 usage() {
     cat >&2 <<'USAGE'
-usage: install/deps.sh [--with-podman] [--with-gvisor] [--without-agents]
+usage: install/deps.sh [--product] [--with-podman] [--with-gvisor] [--without-agents | --with-agents]
+  --product         only what building (without tests) and running sandshim need: no test tools,
+                    no test fixtures, no agent CLIs (install/setup.sh)
   --with-podman     also install podman (alternative engine)
   --with-gvisor     also install runsc and register it with docker (sandbox.runtime = runsc)
   --without-agents  skip the agent CLIs (Claude Code, Codex, Gemini CLI) the agent suites run
+  --with-agents     install them even with --product
 USAGE
 }
 
@@ -203,19 +217,31 @@ os.replace(path + ".new", path)
 '
 
 main() {
-    local args=("$@") packages=("${k_packages[@]}") missing agents=1 gvisor=0
+    local args=("$@") packages=() extras=() missing agents=1 gvisor=0 product=0
     while (($#)); do
         case $1 in
+            --product) product=1 ;;
             # tini: the same init as docker's (exit codes 126/127); the rest for rootless podman.
-            --with-podman) packages+=(podman tini catatonit fuse-overlayfs slirp4netns) ;;
+            --with-podman) extras+=(podman tini catatonit fuse-overlayfs slirp4netns) ;;
             # golang-github-containers-common: the seccomp profile sandshim derives for runsc runs
-            --with-gvisor) packages+=(runsc golang-github-containers-common) gvisor=1 ;;
+            --with-gvisor) extras+=(runsc golang-github-containers-common) gvisor=1 ;;
             --without-agents) agents=0 ;;
+            --with-agents) agents=2 ;;
             -h | --help) usage; exit 0 ;;
             *) usage; die "unknown option '$1'" ;;
         esac
         shift
     done
+    if ((product)); then
+        packages=("${k_product_packages[@]}" "${extras[@]}")
+        if ((agents == 2)); then
+            packages+=(nodejs) # the agent CLIs run on the host's node
+        else
+            agents=0
+        fi
+    else
+        packages=("${k_packages[@]}" "${extras[@]}")
+    fi
     command -v dpkg-query >/dev/null 2>&1 || die "dpkg-query not found: install/deps.sh supports Debian 12 (bookworm) and derivatives only"
     mapfile -t missing < <(missing_packages "${packages[@]}")
     if ((${#missing[@]} == 0)); then
@@ -227,7 +253,7 @@ main() {
         ((${#missing[@]} == 0)) || die "still not installed after apt-get: ${missing[*]}"
         say "installed; all ${#packages[@]} packages present"
     fi
-    if [[ ! -d $k_suites_dir/minimist/node_modules/tape ]]; then
+    if ((!product)) && [[ ! -d $k_suites_dir/minimist/node_modules/tape ]]; then
         reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" "${args[@]}"
         fetch_suite_fixtures
     fi
