@@ -2,17 +2,19 @@
 # The README's test command, and what CI runs: installs what is missing, makes sure a Docker engine
 # answers (stopping it at exit only if this script started it) and podman works, builds the images
 # (copied into podman's store too) and the project,
-# then runs the tests in tiers side by side (tests/tiers.txt) and exits non-zero when any failed.
-# Arguments go to one ctest run instead of the tiers (e.g. -L unit, -R docker.broker).
+# then runs the tests and exits non-zero when any failed. Arguments select tests (they go to ctest:
+# e.g. -L unit, -R 'docker\.broker$').
 # To fit CI's time (45 minutes), work that needs no engine overlaps work that waits on one: the
-# images build while the project compiles; the tiers (unit, docker, podman, agents, ...) run side
-# by side, each tier's tests one after another; the sanitizer and fuzz trees compile and run at the
-# lowest CPU and I/O priority meanwhile. At the end a table gives each stage's and tier's time
+# images build while the project compiles; one `ctest -j3` runs the tiers of tests/tiers.txt side
+# by side, each tier's tests one at a time (a resource lock per tier), and a suite marked
+# `sandshim-test-alone` with nothing beside it; one sanitizer tree (clang: the unit tests under ASan
+# and UBSan, then the fuzz targets) compiles and runs at the lowest CPU and I/O priority meanwhile. At the end a table gives each stage's and tier's time
 # against its budget, and the last line counts every test: "tests: N passed, N failed, N skipped".
 # Reads: CI (under CI=true a missing engine fails instead of skipping the engine steps),
 #        SANDSHIM_TEST_TIMEOUT (default per-test timeout in seconds, 900), and what the install/ scripts read.
-#        SANDSHIM_TEST_SANITIZE=0 / SANDSHIM_TEST_FUZZ=0 skip the sanitizer / fuzz stage;
-#        SANDSHIM_FUZZ_SECONDS (default 60) is how long each fuzz target runs.
+#        SANDSHIM_TEST_JOBS (tests at once, default 3),
+#        SANDSHIM_TEST_SANITIZE=0 skips the sanitizer tree, SANDSHIM_TEST_FUZZ=0 only its fuzz targets;
+#        SANDSHIM_FUZZ_SECONDS (default 30) is how long each fuzz target runs.
 set -euo pipefail
 
 SANDSHIM_PREFIX=sandshim-test
@@ -24,8 +26,7 @@ SANDSHIM_PREFIX=sandshim-test
 . "$(dirname "${BASH_SOURCE[0]}")/lib/broker.sh"
 
 readonly k_build_dir=build
-# What users get (install/setup.sh builds it too); the sanitizer tree is Debug and the fuzz tree
-# RelWithDebInfo, so CI compiles each build type once.
+# What users get (install/setup.sh builds it too); the sanitizer tree is RelWithDebInfo (clang).
 readonly k_build_type=Release
 
 # An engine that cannot be had fails under CI; elsewhere the docker-labelled tests skip themselves.
@@ -62,11 +63,14 @@ build() {
     cmake --build "$k_build_dir" -j"$(nproc)" >&2 || die "build failed (see above)"
 }
 
-readonly k_sanitize_dir=build-sanitize k_fuzz_dir=build-fuzz
+readonly k_fuzz_dir=build-fuzz
 readonly k_log_dir=build-logs
 readonly k_tiers_file=tests/tiers.txt
 readonly k_total_budget_s=2700 # CI's budget is 45 minutes, well inside its 90-minute limit
 readonly k_suite_share_s=${SANDSHIM_SUITE_SHARE_S:-300} # one suite past this is named in the table
+# Tests at once: the tiers side by side. On 2 cores four engine-heavy suites at once overloaded
+# dockerd until 30 s deadlines passed (measured); three keep every tier moving.
+readonly k_test_jobs=${SANDSHIM_TEST_JOBS:-3}
 
 # The closing table: one row per stage or tier, "name|seconds|budget|status|detail".
 g_rows=()
@@ -130,8 +134,8 @@ finish_background() {
     return "$rc"
 }
 
-# One tier's ctest: its tests one after another (a test with no TIMEOUT of its own gets the
-# default), a JUnit report beside its log for the closing table.
+# One ctest run: its tests at most JOBS at a time (a test with no TIMEOUT of its own gets the
+# default), a JUnit report build-logs/tier-NAME.xml for the closing table.
 tier_ctest() { # NAME TREE JOBS CTEST-ARGS...
     local name=$1 tree=$2 jobs=$3
     shift 3
@@ -139,115 +143,119 @@ tier_ctest() { # NAME TREE JOBS CTEST-ARGS...
         --timeout "${SANDSHIM_TEST_TIMEOUT:-900}" --output-junit "$PWD/$k_log_dir/tier-$name.xml" "$@"
 }
 
-# The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer (GCC), in a tree of
-# their own, built as Debug: the main tree is Release and the fuzz tree RelWithDebInfo, so every
-# build type compiles in CI, once.
+# One sanitizer tree (clang, RelWithDebInfo; every library under ASan, UBSan and libFuzzer's
+# coverage): the unit tests again under the sanitizers, then every libFuzzer target of tests/fuzz
+# for SANDSHIM_FUZZ_SECONDS each from its seeds, one per CPU (each is single-threaded and runs for a
+# fixed wall time). One tree, not a GCC sanitizer tree beside a clang fuzz tree: on 2 cores the
+# third full build was what kept CI past 45 minutes.
 sanitizer_tier() {
-    local launcher
+    local launcher targets=(sandshim_unit_tests)
     mapfile -t launcher < <(cache_launcher_args)
-    cmake -S . -B "$k_sanitize_dir" -DCMAKE_BUILD_TYPE=Debug -DSANDSHIM_SANITIZE=ON "${launcher[@]}" &&
-        cmake --build "$k_sanitize_dir" -j"$(nproc)" --target sandshim_unit_tests &&
-        tier_ctest sanitizer "$k_sanitize_dir" "$(nproc)" -L unit
-}
-
-# Every libFuzzer target (tests/fuzz, clang), run SANDSHIM_FUZZ_SECONDS each from its seeds, one
-# per CPU: each is single-threaded and runs for a fixed wall time.
-fuzz_tier() {
-    local launcher
-    mapfile -t launcher < <(cache_launcher_args)
+    [[ ${SANDSHIM_TEST_FUZZ:-1} == 0 ]] || targets+=(sandshim_fuzz_targets)
     cmake -S . -B "$k_fuzz_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSANDSHIM_FUZZ=ON "${launcher[@]}" \
-        -DCMAKE_CXX_COMPILER=clang++ -DSANDSHIM_FUZZ_SECONDS="${SANDSHIM_FUZZ_SECONDS:-60}" &&
-        cmake --build "$k_fuzz_dir" -j"$(nproc)" --target sandshim_fuzz_targets &&
-        tier_ctest fuzz "$k_fuzz_dir" "$(nproc)" -L fuzz
-}
-
-# The tiers of tests/tiers.txt as "name budget" lines, unit first.
-tier_table() {
-    echo "unit 300"
-    awk '/^[a-z]/ { print $1, $2 }' "$k_tiers_file"
-}
-
-declare -A g_tier_pid=() g_tier_started=() g_tier_budget=()
-
-# Starts one tier in the background (LOW=1 for the ones that only use idle CPU).
-start_tier() { # NAME BUDGET COMMAND...
-    local name=$1 budget=$2
-    shift 2
-    start_in_background "$k_log_dir/tier-$name.log" "$@"
-    g_tier_pid[$name]=$g_last_pid
-    g_tier_started[$name]=$SECONDS
-    g_tier_budget[$name]=$budget
-}
-
-start_test_tiers() { # [CTEST-ARGS...]: with arguments, one tier `selected` runs exactly them
-    local name budget
-    if (($# > 0)); then
-        start_tier selected 0 tier_ctest selected "$k_build_dir" 1 "$@"
-    else
-        while read -r name budget; do
-            if [[ $name == unit ]]; then
-                start_tier unit "$budget" tier_ctest unit "$k_build_dir" "$(nproc)" -L unit
-            else
-                start_tier "$name" "$budget" tier_ctest "$name" "$k_build_dir" 1 -L "tier-$name"
-            fi
-        done < <(tier_table)
-    fi
-    if [[ ${SANDSHIM_TEST_SANITIZE:-1} != 0 ]]; then
-        LOW=1 start_tier sanitizer 0 sanitizer_tier
-    fi
+        -DCMAKE_CXX_COMPILER=clang++ -DSANDSHIM_FUZZ_SECONDS="${SANDSHIM_FUZZ_SECONDS:-30}" &&
+        cmake --build "$k_fuzz_dir" -j"$(nproc)" --target "${targets[@]}" || return 1
+    local rc=0
+    tier_ctest sanitizer "$k_fuzz_dir" "$(nproc)" -L unit || rc=1
     if [[ ${SANDSHIM_TEST_FUZZ:-1} != 0 ]]; then
-        LOW=1 start_tier fuzz 0 fuzz_tier
+        tier_ctest fuzz "$k_fuzz_dir" "$(nproc)" -L fuzz || rc=1
     fi
-    say "tiers running side by side: ${!g_tier_pid[*]} (logs: $k_log_dir/tier-NAME.log)"
+    return "$rc"
 }
 
-# Waits for every tier; prints each one's log as it ends (whole when it failed, its result lines
-# when it passed) and adds its row. Returns 1 when any tier failed.
-await_tiers() {
-    local failed=0 pid name rc log elapsed
-    while ((${#g_tier_pid[@]} > 0)); do
+declare -A g_tier_pid=() g_tier_started=()
+
+# Starts the sanitizer tree at the lowest priority, beside the tests (SANDSHIM_TEST_SANITIZE=0
+# skips it); its row comes from await_background_tiers.
+start_background_tiers() {
+    if [[ ${SANDSHIM_TEST_SANITIZE:-1} == 0 ]]; then
+        say "sanitizer tier skipped (SANDSHIM_TEST_SANITIZE=0)"
+        return 0
+    fi
+    LOW=1 start_in_background "$k_log_dir/tier-sanitizer.log" sanitizer_tier
+    g_tier_pid[sanitizer]=$g_last_pid
+    g_tier_started[sanitizer]=$SECONDS
+    say "sanitizer tier (unit tests under ASan and UBSan, then the fuzz targets) building at the lowest priority (log: $k_log_dir/tier-sanitizer.log)"
+}
+
+# Waits for the background tiers; prints each one's log (whole when it failed, its result lines
+# when it passed) and adds its row. Returns 1 when any failed.
+await_background_tiers() {
+    local failed=0 name rc log
+    for name in "${!g_tier_pid[@]}"; do
         rc=0
-        wait -n -p pid "${g_tier_pid[@]}" || rc=$?
-        for name in "${!g_tier_pid[@]}"; do
-            [[ ${g_tier_pid[$name]} == "$pid" ]] && break
-        done
-        unset "g_tier_pid[$name]" "g_background_pids[$pid]"
-        elapsed=$((SECONDS - g_tier_started[$name]))
+        wait "${g_tier_pid[$name]}" || rc=$?
+        unset "g_background_pids[${g_tier_pid[$name]}]"
         log=$k_log_dir/tier-$name.log
         if ((rc == 0)); then
-            say "tier $name passed in ${elapsed}s"
-            grep -E '^ *[0-9]+/[0-9]+ Test +#|tests passed|Total Test time' "$log" >&2 || true
+            say "$name tier passed"
+            grep -E '^ *[0-9]+/[0-9]+ Test +#|tests passed|Total Test time' "$log" | tail -n 20 >&2 || true
         else
             failed=1
-            say "tier $name FAILED (exit $rc) after ${elapsed}s; its log ($log):"
+            say "$name tier FAILED (exit $rc); its log ($log):"
             cat "$log" >&2
         fi
-        add_row "tier $name" "$elapsed" "${g_tier_budget[$name]}" \
-            "$( ((rc == 0)) && echo ok || echo "FAILED ($rc)")" "$(tier_detail "$name")"
+        add_row "$name (build + run)" $((SECONDS - g_tier_started[$name])) 0 \
+            "$( ((rc == 0)) && echo ok || echo "FAILED ($rc)")" \
+            "unit: $(report_counts "$k_log_dir/tier-sanitizer.xml"); fuzz: $(report_counts "$k_log_dir/tier-fuzz.xml")"
     done
     return "$failed"
 }
 
-# A tier's counts and its slowest test, from its JUnit report; a suite past its share is named.
-tier_detail() { # NAME
-    local report=$k_log_dir/tier-$1.xml
-    [[ -s $report ]] || { echo "no report (build failed?)"; return 0; }
-    python3 - "$report" "$k_suite_share_s" <<'PY'
+# "N passed, N failed, N skipped" of one JUnit report.
+report_counts() { # REPORT
+    [[ -s $1 ]] || { echo "no report (its build failed?)"; return 0; }
+    python3 - "$1" <<'PY'
 import sys, xml.etree.ElementTree as ET
 suite = ET.parse(sys.argv[1]).getroot()
-share = float(sys.argv[2])
-cases = [(float(c.get("time") or 0), c.get("name")) for c in suite.iter("testcase")]
 n = lambda key: int(suite.get(key) or 0)
 skipped = n("skipped") + n("disabled")
-parts = ["%d passed, %d failed, %d skipped" % (n("tests") - n("failures") - skipped, n("failures"), skipped)]
-if cases:
-    slowest = max(cases)
-    parts.append("slowest %s %.0fs" % (slowest[1], slowest[0]))
-over = ["%s %.0fs" % (name, t) for t, name in sorted(cases, reverse=True) if t > share]
-if over:
-    parts.append("PAST ITS SHARE (%.0fs): %s" % (share, ", ".join(over)))
-print("; ".join(parts))
+print("%d passed, %d failed, %d skipped" % (n("tests") - n("failures") - skipped, n("failures"), skipped))
 PY
+}
+
+# One row per tier of the main run: its tests' times added up (the tier's time were it alone),
+# against its budget; its slowest test; any suite past its share is named.
+add_tier_rows() {
+    local report=$k_log_dir/tier-main.xml tests=$k_log_dir/tests.json line
+    [[ -s $report ]] || return 0
+    ctest --test-dir "$k_build_dir" --show-only=json-v1 >"$tests" 2>/dev/null || return 0
+    while IFS= read -r line; do
+        g_rows+=("$line")
+    done < <(python3 - "$report" "$tests" "$k_tiers_file" "$k_suite_share_s" <<'PY'
+import json, sys, xml.etree.ElementTree as ET
+report, tests, tiers_file, share = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+budgets = {"unit": 300}
+for row in open(tiers_file):
+    if row[:1].isalpha():
+        name, budget = row.split()[:2]
+        budgets[name] = int(budget)
+tier_of = {}
+for test in json.load(open(tests)).get("tests", []):
+    for prop in test.get("properties", []):
+        if prop.get("name") == "LABELS":
+            labels = prop.get("value") or []
+            tiers = [l[5:] for l in labels if l.startswith("tier-")]
+            tier_of[test["name"]] = tiers[0] if tiers else ("unit" if "unit" in labels else "other")
+cases = {}
+for case in ET.parse(report).getroot().iter("testcase"):
+    tier = tier_of.get(case.get("name"), "other")
+    cases.setdefault(tier, []).append((float(case.get("time") or 0), case.get("name"), case.get("status")))
+for tier in sorted(cases, key=lambda t: -sum(c[0] for c in cases[t])):
+    runs = cases[tier]
+    total = sum(c[0] for c in runs)
+    failed = sum(1 for c in runs if c[2] == "fail")
+    skipped = sum(1 for c in runs if c[2] in ("notrun", "disabled"))
+    detail = "%d passed, %d failed, %d skipped" % (len(runs) - failed - skipped, failed, skipped)
+    slowest = max(runs)
+    detail += "; slowest %s %.0fs" % (slowest[1], slowest[0])
+    over = ["%s %.0fs" % (n, t) for t, n, _ in sorted(runs, reverse=True) if t > share]
+    if over:
+        detail += "; PAST ITS SHARE (%.0fs): %s" % (share, ", ".join(over))
+    status = "ok" if failed == 0 else "FAILED"
+    print("tier %s (sum)|%.0f|%d|%s|%s" % (tier, total, budgets.get(tier, 0), status, detail))
+PY
+    )
 }
 
 # Every test counted over all tiers' reports; the last line CI reads.
@@ -300,8 +308,13 @@ main() {
         add_row "images (beside the build)" $((SECONDS - images_started)) 600 ok
         cat "$k_log_dir/images.log" >&2
     fi
-    start_test_tiers "$@"
-    await_tiers || rc=1
+    start_background_tiers
+    # Every test of the main tree in one ctest: tiers side by side (each tier's tests one at a time,
+    # tests/tiers.txt), a suite marked alone with nothing beside it; arguments select tests instead.
+    say "running the tests: ctest -j$k_test_jobs $* (each tier's tests one at a time; log below)"
+    timed_stage "tests (ctest -j$k_test_jobs)" 1500 tier_ctest main "$k_build_dir" "$k_test_jobs" "$@" || rc=1
+    add_tier_rows
+    await_background_tiers || rc=1
     add_row total $((SECONDS - started)) "$k_total_budget_s" "$( ((rc == 0)) && echo ok || echo FAILED)"
     print_table
     print_totals

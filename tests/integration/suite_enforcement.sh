@@ -5,6 +5,7 @@
 # unenforced limits) unless the policy says limits.unenforced = accept. Both directions are shown
 # on the real engines: docker stops a fork bomb at the pids limit, rootless podman does not.
 # sandshim-test-engines: docker
+# sandshim-test-alone: yes  # loads the whole machine or times it: no other test runs beside it in CI
 # (docker only: the rootless podman part drives podman itself, as the test user)
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
 # shellcheck source=lib.sh

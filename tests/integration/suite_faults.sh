@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # sandshim-test-engines: docker
+# sandshim-test-alone: yes  # loads the whole machine or times it: no other test runs beside it in CI
 # (docker only: the faults are injected into a private dockerd the suite starts for itself —
 # killed, paused, its socket moved away — which needs root and a daemon; the shared engine
 # other tests use is never touched.)

@@ -108,7 +108,7 @@ check "claude: an interpreter called by path is refused with what to run instead
 hook claude PreToolUse "$BYPASS" toolu_e2e_bypass
 expect_equal deny "$(json "$OUT" 'd["hookSpecificOutput"]["permissionDecision"]')" permissionDecision
 json "$OUT" 'd["hookSpecificOutput"]["permissionDecisionReason"]' >"$T/reason"
-expect_contains "Instead: `python3 …`" "$T/reason"
+expect_contains "Instead: \`python3 …\`" "$T/reason"
 audit_json "$T/decisions.json" decisions --tool-use toolu_e2e_bypass
 expect_equal interpreter-by-path "$(json "$T/decisions.json" 'd[0]["rule"]')" rule
 audit_json "$T/runs.json" list --tool-use toolu_e2e_bypass

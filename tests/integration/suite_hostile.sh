@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # sandshim-test-engines: docker podman
+# sandshim-test-alone: yes  # loads the whole machine or times it: no other test runs beside it in CI
 # On podman a probe whose `gap: podman …` header states a different outcome is held to that one
 # instead (a documented gap, listed in the table and in docs/engines.md, podman): podman 4.3
 # on cgroup v1 reports no OOM kill (res_memory_bomb.*: `killed`, not `oom`). Under runsc

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # sandshim-test-engines: docker
+# sandshim-test-alone: yes  # loads the whole machine or times it: no other test runs beside it in CI
 # (docker only: bench/soak.sh counts leaked containers in docker's container list.)
 #
 # The reduced soak: 100 mixed runs (ok, error, timeout, oom, refused), 16 at once, through the
