@@ -287,7 +287,10 @@ bool unmerge_event(JsonText& doc, const AgentSettings& settings, const std::stri
     return false;
   }
   std::vector<JsonPath> ours = our_commands(items, settings);
-  for (const JsonPath& command : std::ranges::reverse_view(ours)) {
+  // Reverse iterators, not std::ranges::reverse_view: clang 14 (the sanitizer tree's compiler)
+  // cannot instantiate libstdc++ 12's ranges over this element type.
+  for (auto it = ours.rbegin(); it != ours.rend(); ++it) {
+    const JsonPath& command = *it;
     JsonPath handler(command.begin(), command.end() - 1);  // drop "command"
     doc.remove(joined(event, handler));
     if (settings.layout == Layout::grouped) {

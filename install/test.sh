@@ -275,12 +275,12 @@ PY
 
 print_table() {
     local row name seconds budget status detail mark
-    printf '\n%-18s %7s %7s  %-12s %s\n' "stage or tier" "seconds" "budget" "status" "detail" >&2
+    printf '\n%-26s %7s %7s  %-12s %s\n' "stage or tier" "seconds" "budget" "status" "detail" >&2
     for row in "${g_rows[@]}"; do
         IFS='|' read -r name seconds budget status detail <<<"$row"
         mark=""
         ((budget > 0 && seconds > budget)) && mark=" OVER BUDGET"
-        printf '%-18s %7s %7s  %-12s %s\n' "$name" "$seconds" "$( ((budget > 0)) && echo "$budget" || echo -)" \
+        printf '%-26s %7s %7s  %-12s %s\n' "$name" "$seconds" "$( ((budget > 0)) && echo "$budget" || echo -)" \
             "$status$mark" "$detail" >&2
     done
 }
