@@ -175,7 +175,8 @@ TEST_CASE("a status request has no field: nothing the caller sends names a path"
   CHECK(verb_of(Request{StatusCall{}, ""}) == Verb::status);
   std::string status = R"({"v":2,"type":"request","verb":"status")";
   for (const char* key : {"db", "args", "cwd", "env", "path", "system_config", "uid"}) {
-    CHECK(error_of(status + ",\"" + key + "\":\"/x\"}") == std::string("unknown key \"") + key + "\"");
+    CHECK(error_of(status + ",\"" + key + "\":\"/x\"}") ==
+          std::string("unknown key \"") + key + "\"");
   }
 }
 
