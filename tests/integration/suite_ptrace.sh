@@ -21,12 +21,12 @@ done
 printf 'import time\nprint("ready", flush=True)\ntime.sleep(%s)\n' 60 >"$U/sleeper.py"
 chmod 644 "$U/sleeper.py"
 
-# The first of PIDS that lives in another pid namespace than the host's init: the sandboxed
+# The first of PIDS that lives in another pid namespace than this suite's (the host's): the sandboxed
 # program, not its client (whose command line is the same).
 in_container() { # PIDS
     local p
     for p in $1; do
-        [[ $(readlink "/proc/$p/ns/pid" 2>/dev/null) != "$(readlink /proc/1/ns/pid)" ]] || continue
+        [[ $(readlink "/proc/$p/ns/pid" 2>/dev/null) != "$(readlink /proc/$$/ns/pid)" ]] || continue
         [[ -e /proc/$p ]] && echo "$p" && return 0
     done
 }
@@ -45,8 +45,14 @@ start_sleeper() {
     fail "the sandboxed program did not start: $(cat "$T/bg.err")"
 }
 stop_sleeper() {
+    local i
     kill -TERM "$BG" 2>/dev/null || true
     wait "$BG" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do
+        [[ -e /proc/$PID ]] || return 0
+        sleep 0.1
+    done
+    fail "the sandboxed program $PID outlived its client"
 }
 
 # One word per way in, as WHO (a setpriv prefix): "traced" when it got in, "refused" when not.
@@ -108,6 +114,6 @@ expect_exit 0 as_nd "$U" sh -c 'ls /proc | grep -c "^[0-9]"'
 [[ $(cat "$OUT") -lt 10 ]] || fail "the sandbox sees $(cat "$OUT") processes"
 # Host processes of uid 65534 outside any container, on this machine, now (informational).
 say "host processes of uid 65534 outside containers: $(ps -eo uid=,pid= | awk '$1 == 65534 {print $2}' |
-    while read -r p; do [[ $(readlink "/proc/$p/ns/pid") == $(readlink /proc/1/ns/pid) ]] && echo "$p"; done | wc -l)"
+    while read -r p; do [[ $(readlink "/proc/$p/ns/pid") == $(readlink /proc/$$/ns/pid) ]] && echo "$p"; done | wc -l)"
 
 suite_done
