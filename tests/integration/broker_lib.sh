@@ -29,7 +29,9 @@ broker_suite_setup() { # ND_USER [SYSTEM_FILE_TAIL]
     [[ $(id -u) == 0 ]] || skip_or_fail "needs root to create $ND_USER and start the broker"
     broker_ensure_user || skip_or_fail "cannot create the broker's user"
     ensure_plain_test_user "$ND_USER" || skip_or_fail "cannot create the test user $ND_USER"
+    # shellcheck disable=SC2034 # read by the suites
     nd_uid=$(id -u "$ND_USER")
+    # shellcheck disable=SC2034 # read by the suites
     nd_gid=$(id -g "$ND_USER")
     # Root-owned binary, gate and shims the test user and the broker's user can both run.
     mkdir -p "$T/bin" "$T/shims"
