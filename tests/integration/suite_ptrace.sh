@@ -84,27 +84,20 @@ attempts() { # PID PREFIX...
 }
 as_caller=(setpriv --reuid="$nd_uid" --regid="$nd_gid" --init-groups)
 
+# Starts the sleeper, checks its host uid, and what the caller's attempts on it gave.
+expect_caller_attempts() { # HOST-UID EXPECTED-WORDS
+    start_sleeper
+    expect_equal "$1" "$(stat -c %u "/proc/$PID")" "host uid of the sandboxed program"
+    expect_equal "$2" "$(attempts "$PID" "${as_caller[@]}" | tr '\n' ' ')" "the caller's attempts"
+}
+
 check "sandbox.user = auto: the program runs as the caller's uid, and the caller traces it (the limit)"
-start_sleeper
-expect_equal "$nd_uid" "$(stat -c %u "/proc/$PID")" "host uid of the sandboxed program"
-attempts "$PID" "${as_caller[@]}" >"$T/auto"
-expect_file_is "$T/auto" "strace=traced
-gdb=traced
-mem=traced
-environ=traced
-nsenter=refused"
+expect_caller_attempts "$nd_uid" "strace=traced gdb=traced mem=traced environ=traced nsenter=refused "
 stop_sleeper
 
 check "sandbox.user = 65534:65534 in the broker's system file: every way in is refused to the caller"
 printf '\n[sandbox]\nuser = 65534:65534\n' >>"$SYSCONF"
-start_sleeper
-expect_equal 65534 "$(stat -c %u "/proc/$PID")" "host uid of the sandboxed program"
-attempts "$PID" "${as_caller[@]}" >"$T/nobody"
-expect_file_is "$T/nobody" "strace=refused
-gdb=refused
-mem=refused
-environ=refused
-nsenter=refused"
+expect_caller_attempts 65534 "strace=refused gdb=refused mem=refused environ=refused nsenter=refused "
 
 check "the reverse: a host process of uid 65534 traces that run; the run sees no host process"
 attempts "$PID" setpriv --reuid=65534 --regid=65534 --clear-groups >"$T/as-nobody"
