@@ -11,6 +11,7 @@
 #include "shim/engine_client.hpp"
 #include "shim/image_host.hpp"
 #include "shim/policy.hpp"
+#include "shim/pool.hpp"
 
 #ifndef SANDSHIM_VERSION
 #define SANDSHIM_VERSION "unknown"
@@ -76,13 +77,15 @@ void verify_audit(const audit::AuditContext& context, BrokerStatus& status) {
   }
 }
 
+// The pool's setting and how many warm containers wait now (its entries, read, not locked).
 std::string pool_line(const shim::Policy& policy) {
   if (policy.pool_size <= 0) {
     return "off (pool.size = 0): every run is cold";
   }
-  return std::to_string(policy.pool_size) + " warm container(s) per image, started by " +
-         (policy.pool_start == shim::PoolStart::launcher ? "the launcher" : "exec") +
-         ", idle for at most " + std::to_string(policy.pool_idle_ttl_ms / 1000) + " s";
+  return std::to_string(policy.pool_size) + " warm container(s) per image and workspace, runs " +
+         (policy.pool_start == shim::PoolStart::launcher ? "through the launcher" : "by exec") +
+         ", idle for at most " + std::to_string(policy.pool_idle_ttl_ms / 1000) + " s; " +
+         std::to_string(shim::list_pool_entries().size()) + " waiting now";
 }
 
 }  // namespace

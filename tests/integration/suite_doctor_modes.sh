@@ -99,6 +99,27 @@ doctor "${nd_command[@]}" --
 expect_contains "fail  audit    the broker's audit, through the broker: FAILED (changed): " "$OUT"
 expect_contains "; fix: \`sandshim audit verify\` names the row; tell the administrator (root)" "$OUT"
 
+check "the pool's setting and what waits, as the broker sees it"
+printf '\n[pool]\nsize = 1\n' >>"$SYSCONF" # read per request: no restart (and no run follows)
+doctor "${nd_command[@]}" --
+expect_contains "ok    pool     1 warm container(s) per image and workspace, runs through the launcher, idle for at most 600 s; 0 waiting now" "$OUT"
+
+check "a broker that runs as the caller's own uid is no boundary: fail"
+mkdir -p "$T/root-broker"
+env -i PATH=/usr/bin:/bin HOME="$T/root-broker" SANDSHIM_BROKER=off SANDSHIM_AUDIT_DB="$T/root-broker/audit.db" \
+    "$T/bin/sandshim" broker --allow-root --socket "$T/root-broker/broker.sock" --system-config "$SYSCONF" \
+    >"$T/root-broker/log" 2>&1 </dev/null &
+root_broker=$!
+BG_PIDS+=("$root_broker")
+for ((i = 0; i < 100; i++)); do
+    [[ -S $T/root-broker/broker.sock ]] && break
+    sleep 0.05
+done
+doctor "${root_command[@]}" -- SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$T/root-broker/broker.sock"
+expect_contains "fail  broker   the broker at $T/root-broker/broker.sock runs as uid 0 (root), your own: your processes can trace it and use its engine; fix: run the broker as its own system user: \`sudo install/setup.sh\`, or the package's sandshim.socket" "$OUT"
+kill "$root_broker"
+wait "$root_broker" || true # ended by the signal
+
 check "broker.mode = required and the broker is down: fail, naming the fix"
 broker_stop_if_started
 doctor "${nd_command[@]}" --
