@@ -272,6 +272,7 @@ Pipe make_pipe() {
   return {UniqueFd(ends[0]), UniqueFd(ends[1])};
 }
 
+// What a pipe holds once every writer closed it, up to `cap` bytes.
 std::string drain(int fd, size_t cap) {
   std::string text;
   char buffer[4096];
