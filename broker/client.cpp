@@ -185,13 +185,18 @@ std::optional<UniqueFd> connect_broker(const ClientSettings& settings) {
   return socket;
 }
 
-// Sends the request with this process's stdio and its directory, relays signals until the
-// broker's answer.
-int exchange(int socket, Request request, const fs::path& path) {
+struct Stdio {
+  int in = STDIN_FILENO;
+  int out = STDOUT_FILENO;
+  int err = STDERR_FILENO;
+};
+
+// Sends the request with this process's stdio (or `stdio`) and its directory, relays signals
+// until the broker's answer.
+int exchange(int socket, Request request, const fs::path& path, Stdio stdio = {}) {
   UniqueFd directory = directory_of(request);
   ForwardedSignals signals;
-  if (!send_frame(socket, encode(request),
-                  {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, directory.get()})) {
+  if (!send_frame(socket, encode(request), {stdio.in, stdio.out, stdio.err, directory.get()})) {
     return broker_gone(path, "it closed the connection before the request");
   }
   spdlog::debug("broker: request sent at {:.3f}", precise_monotonic_ms());
@@ -251,7 +256,76 @@ std::optional<int> record_through_broker(RecordCall call) {
   return code;
 }
 
+// A pipe whose write end goes to the broker; its read end holds what the worker wrote.
+struct Pipe {
+  UniqueFd read;
+  UniqueFd write;
+};
+
+Pipe make_pipe() {
+  int ends[2] = {-1, -1};
+  if (::pipe2(ends, O_CLOEXEC) != 0) {
+    throw Fatal(std::string("pipe2 failed: ") + std::strerror(errno));
+  }
+  // The answer is a few KiB; a larger pipe keeps a long one from blocking the worker.
+  ::fcntl(ends[1], F_SETPIPE_SZ, 1 << 20);
+  return {UniqueFd(ends[0]), UniqueFd(ends[1])};
+}
+
+// What a pipe holds once every writer closed it, up to `cap` bytes.
+std::string drain(int fd, size_t cap) {
+  std::string text;
+  char buffer[4096];
+  ssize_t n = 0;
+  while (text.size() < cap && (n = ::read(fd, buffer, sizeof buffer)) != 0) {
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      break;
+    }
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  return text;
+}
+
+// The status exchange on a connected socket: the worker's answer on a pipe, its errors on another.
+StatusAnswer ask_status(int socket, const fs::path& path) {
+  StatusAnswer answer;
+  answer.broker = peer_credentials(socket);
+  Pipe out = make_pipe();
+  Pipe err = make_pipe();
+  UniqueFd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  int code = exchange(socket, Request{StatusCall{}, ""}, path,
+                      {null.get(), out.write.get(), err.write.get()});
+  out.write.reset();
+  err.write.reset();
+  std::string text = drain(out.read.get(), k_max_frame_bytes);
+  std::string errors = drain(err.read.get(), 4096);
+  auto decoded = decode_status(text);
+  if (const auto* status = std::get_if<BrokerStatus>(&decoded)) {
+    answer.status = *status;
+  } else {
+    std::string why =
+        trim(errors).empty() ? std::get<ProtocolError>(decoded).message : trim(errors);
+    answer.problem = "the broker did not answer `status` (exit " + std::to_string(code) +
+                     "): " + why.substr(0, why.find('\n'));
+  }
+  return answer;
+}
+
 }  // namespace
+
+std::optional<StatusAnswer> status_through_broker(const ClientSettings& settings) {
+  if (settings.mode == BrokerMode::off) {
+    return std::nullopt;
+  }
+  std::optional<UniqueFd> socket = connect_unix(settings.socket);
+  if (!socket) {
+    return std::nullopt;
+  }
+  return ask_status(socket->get(), settings.socket);
+}
 
 Request run_request_for(std::string invoked_as, std::vector<std::string> argv) {
   shim::RunRequest local = shim::request_from_process(invoked_as, argv);

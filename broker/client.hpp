@@ -6,6 +6,8 @@
 
 #include "audit/decision_record.hpp"
 #include "broker/protocol.hpp"
+#include "broker/settings.hpp"
+#include "broker/unix_socket.hpp"
 
 namespace sandshim::broker {
 
@@ -28,5 +30,15 @@ std::optional<std::string> record_decision_through_broker(const audit::DecisionR
 // Whether the caller's own pending decision of tool_use_id was completed.
 std::optional<bool> complete_decision_through_broker(const std::string& tool_use_id,
                                                      const audit::DecisionCompletion& completion);
+
+// `sandshim doctor` in broker mode: who holds the socket (SO_PEERCRED of the connection, never
+// a frame's word) and the broker's read-only `status`, or the line saying why there is none.
+struct StatusAnswer {
+  PeerCredentials broker;
+  std::optional<BrokerStatus> status;
+  std::string problem;
+};
+// nullopt when the mode is off or no broker answers at the settings' socket.
+std::optional<StatusAnswer> status_through_broker(const ClientSettings& settings);
 
 }  // namespace sandshim::broker

@@ -1,7 +1,10 @@
 #include "broker/mode.hpp"
 
+#include <grp.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "broker/settings.hpp"
@@ -42,7 +45,41 @@ ModeReport direct_mode(const ClientSettings& settings) {
   return {ModeReport::Level::ok, why + "; this uid does not reach a rootful engine socket", ""};
 }
 
+bool in_group(gid_t gid) {
+  if (::getegid() == gid) {
+    return true;
+  }
+  std::vector<gid_t> groups(static_cast<size_t>(std::max(::getgroups(0, nullptr), 0)));
+  int n = ::getgroups(static_cast<int>(groups.size()), groups.data());
+  return std::find(groups.begin(), groups.begin() + std::max(n, 0), gid) != groups.end();
+}
+
+std::string group_name(gid_t gid) {
+  const group* gr = ::getgrgid(gid);
+  return gr != nullptr ? gr->gr_name : std::to_string(gid);
+}
+
 }  // namespace
+
+std::vector<std::string> engine_access() {
+  std::vector<std::string> ways;
+  const group* docker = ::getgrnam("docker");
+  if (docker != nullptr && in_group(docker->gr_gid)) {
+    ways.push_back("is a member of the group docker");
+  }
+  fs::path socket = engine_socket();
+  struct stat st {};
+  if (::stat(socket.c_str(), &st) != 0) {
+    return ways;
+  }
+  if ((docker == nullptr || st.st_gid != docker->gr_gid) && in_group(st.st_gid)) {
+    ways.push_back("is a member of the group " + group_name(st.st_gid) + " of " + socket.string());
+  }
+  if (::access(socket.c_str(), R_OK | W_OK) == 0) {
+    ways.push_back("may read and write " + socket.string());
+  }
+  return ways;
+}
 
 ModeReport mode_report() {
   ClientSettings settings;

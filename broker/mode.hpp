@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace sandshim::broker {
 
@@ -13,5 +14,9 @@ struct ModeReport {
   std::string fix;
 };
 ModeReport mode_report();
+
+// How this uid reaches the local engine around the broker ("member of the group docker", "may
+// write /var/run/docker.sock"), each a root-equivalent door on a rootful engine; empty: none.
+std::vector<std::string> engine_access();
 
 }  // namespace sandshim::broker

@@ -7,6 +7,7 @@
 #include <array>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 namespace sandshim::broker {
 
@@ -14,8 +15,10 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<Verb, std::string_view>, 3> k_verbs = {
-    {{Verb::run, "run"}, {Verb::record, "record"}, {Verb::audit, "audit"}}};
+constexpr std::array<std::pair<Verb, std::string_view>, 4> k_verbs = {{{Verb::run, "run"},
+                                                                       {Verb::record, "record"},
+                                                                       {Verb::audit, "audit"},
+                                                                       {Verb::status, "status"}}};
 
 constexpr std::array<std::string_view, 4> k_decisions = {"allow", "deny", "ask", "rewrite"};
 constexpr std::array<std::string_view, 2> k_outcomes = {"ran", "not-run"};
@@ -300,12 +303,20 @@ AuditCall decode_audit(const json& object) {
   return AuditCall{string_list(object, "args")};
 }
 
-std::variant<RunCall, RecordCall, AuditCall> decode_call(Verb verb, const json& object) {
+StatusCall decode_status_call(const json& object) {
+  require_keys(object, {"v", "type", "verb", "log"});
+  return StatusCall{};
+}
+
+std::variant<RunCall, RecordCall, AuditCall, StatusCall> decode_call(Verb verb,
+                                                                     const json& object) {
   switch (verb) {
     case Verb::record:
       return decode_record(object);
     case Verb::audit:
       return decode_audit(object);
+    case Verb::status:
+      return decode_status_call(object);
     case Verb::run:
       break;
   }
@@ -326,7 +337,7 @@ std::string log_level_field(const json& object) {
 Request decode_request(const json& object) {
   auto verb = parse_verb(text_of(object, "verb"));
   if (!verb) {
-    throw Violation{"verb is not one of run, record, audit"};
+    throw Violation{"verb is not one of run, record, audit, status"};
   }
   return Request{decode_call(*verb, object), log_level_field(object)};
 }
@@ -410,8 +421,8 @@ std::string encode(const Request& request) {
     add_run(object, *run);
   } else if (const auto* record = std::get_if<RecordCall>(&request.call)) {
     add_record(object, *record);
-  } else {
-    object["args"] = std::get<AuditCall>(request.call).args;
+  } else if (const auto* audit = std::get_if<AuditCall>(&request.call)) {
+    object["args"] = audit->args;
   }
   return object.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -467,6 +478,79 @@ std::variant<Exit, ProtocolError> decode_exit(std::string_view payload) {
   }
 }
 
+namespace {
+
+// The verdict-and-line pairs of a status, in one table: the encoder and the decoder both walk it.
+constexpr std::array<
+    std::tuple<const char*, const char*, bool BrokerStatus::*, std::string BrokerStatus::*>, 3>
+    k_status_parts = {{{"policy_ok", "policy", &BrokerStatus::policy_ok, &BrokerStatus::policy},
+                       {"engine_ok", "engine", &BrokerStatus::engine_ok, &BrokerStatus::engine},
+                       {"audit_ok", "audit", &BrokerStatus::audit_ok, &BrokerStatus::audit}}};
+
+ImageStatus decode_image(const json& object) {
+  if (!object.is_object()) {
+    throw Violation{"images holds an entry that is not an object"};
+  }
+  require_keys(object, {"image", "commands", "present"});
+  return {text_of(object, "image"), text_of(object, "commands"), bool_field(object, "present")};
+}
+
+std::vector<ImageStatus> images_field(const json& object) {
+  const json& list = member(object, "images");
+  if (!list.is_array() || list.size() > k_max_list_entries) {
+    throw Violation{"images is not a list of at most " + std::to_string(k_max_list_entries) +
+                    " images"};
+  }
+  std::vector<ImageStatus> images;
+  for (const auto& entry : list) {
+    images.push_back(decode_image(entry));
+  }
+  return images;
+}
+
+}  // namespace
+
+std::string encode(const BrokerStatus& status) {
+  json object = versioned("status");
+  object["version"] = status.version;
+  object["system_config"] = status.system_config;
+  for (const auto& [ok_key, line_key, ok, line] : k_status_parts) {
+    object[ok_key] = status.*ok;
+    object[line_key] = status.*line;
+  }
+  object["images"] = json::array();
+  for (const auto& image : status.images) {
+    object["images"].push_back(
+        {{"image", image.image}, {"commands", image.commands}, {"present", image.present}});
+  }
+  object["pool"] = status.pool;
+  return object.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::variant<BrokerStatus, ProtocolError> decode_status(std::string_view payload) {
+  try {
+    json object = parse_object(payload);
+    require_version(object);
+    require_keys(object, {"v", "type", "version", "system_config", "policy_ok", "policy",
+                          "engine_ok", "engine", "images", "audit_ok", "audit", "pool"});
+    if (type_of(object) != "status") {
+      return ProtocolError{"type is not status"};
+    }
+    BrokerStatus status;
+    status.version = text_of(object, "version");
+    status.system_config = text_of(object, "system_config");
+    for (const auto& [ok_key, line_key, ok, line] : k_status_parts) {
+      status.*ok = bool_field(object, ok_key);
+      status.*line = text_of(object, line_key);
+    }
+    status.images = images_field(object);
+    status.pool = text_of(object, "pool");
+    return status;
+  } catch (const Violation& violation) {
+    return ProtocolError{violation.message};
+  }
+}
+
 std::string frame_header(size_t payload_bytes) {
   auto n = static_cast<uint32_t>(payload_bytes);
   return {static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
@@ -493,10 +577,8 @@ double precise_monotonic_ms() {
 }
 
 Verb verb_of(const Request& request) {
-  if (std::holds_alternative<RunCall>(request.call)) {
-    return Verb::run;
-  }
-  return std::holds_alternative<RecordCall>(request.call) ? Verb::record : Verb::audit;
+  constexpr Verb k_by_index[] = {Verb::run, Verb::record, Verb::audit, Verb::status};
+  return k_by_index[request.call.index()];
 }
 
 std::string_view verb_name(Verb verb) {

@@ -10,7 +10,7 @@
 // SO_PEERCRED, never from a frame. Every object is parsed strictly: a version mismatch, an
 // unknown key, a wrong type, a string with a NUL byte, a value over a limit refuses the frame.
 //
-// A request is one of three typed verbs. The broker serves each field it knows and nothing else
+// A request is one of four typed verbs. The broker serves each field it knows and nothing else
 // of the client's process: no environment is adopted, no path the caller names is opened.
 
 #include <cstddef>
@@ -31,7 +31,7 @@ inline constexpr size_t k_max_nesting = 3;  // object > list > [path, text]
 inline constexpr size_t k_max_user_config_files = 4;
 inline constexpr int k_request_fds = 4;  // stdin, stdout, stderr, cwd
 
-enum class Verb { run, record, audit };
+enum class Verb { run, record, audit, status };
 
 struct TerminalSize {
   uint16_t rows = 0;
@@ -93,8 +93,13 @@ struct AuditCall {
   std::vector<std::string> args;
 };
 
+// `status`: `sandshim doctor`'s read-only question; it has no fields, so nothing the caller sends
+// can name a path or change what the broker reports. The answer is one BrokerStatus object the
+// worker writes on the stdout the client sent (a pipe of doctor's), then the Exit frame.
+struct StatusCall {};
+
 struct Request {
-  std::variant<RunCall, RecordCall, AuditCall> call;
+  std::variant<RunCall, RecordCall, AuditCall, StatusCall> call;
   std::string log_level;  // SANDSHIM_LOG: the level the worker logs at on the caller's stderr
 };
 
@@ -113,6 +118,28 @@ inline constexpr int k_record_not_pending = 3;
 
 using ClientMessage = std::variant<Request, Signal>;
 
+// One image of the broker's policy (images.COMMAND) and whether its engine holds it.
+struct ImageStatus {
+  std::string image;
+  std::string commands;  // "python, python3": a string, so a status nests no deeper than 3
+  bool present = false;
+};
+
+// What the broker sees, for `sandshim doctor` in broker mode: each part's verdict and one line.
+// It only reports: probing the engine, inspecting images and verifying the chain change nothing.
+struct BrokerStatus {
+  std::string version;        // the broker's sandshim version
+  std::string system_config;  // the broker's system file (its policy's floor)
+  bool policy_ok = false;
+  std::string policy;  // loaded, or why not
+  bool engine_ok = false;
+  std::string engine;  // "docker 20.10.24, rootful, cgroup v1", or why it does not answer
+  std::vector<ImageStatus> images;
+  bool audit_ok = false;
+  std::string audit;  // `sandshim audit verify`'s line, as the caller would see it
+  std::string pool;   // the warm pool's setting
+};
+
 // A frame that breaks the protocol: the message says which rule.
 struct ProtocolError {
   std::string message;
@@ -126,6 +153,8 @@ std::string encode(const Exit& exit);
 // Strict decoders of one frame's payload; never throw.
 std::variant<ClientMessage, ProtocolError> decode_client_message(std::string_view payload);
 std::variant<Exit, ProtocolError> decode_exit(std::string_view payload);
+std::string encode(const BrokerStatus& status);
+std::variant<BrokerStatus, ProtocolError> decode_status(std::string_view payload);
 
 // The 4-byte length prefix of a payload, and back (nullopt above the frame limit).
 std::string frame_header(size_t payload_bytes);

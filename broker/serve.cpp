@@ -6,6 +6,7 @@
 
 #include "audit/commands.hpp"
 #include "audit/store.hpp"
+#include "broker/status.hpp"
 #include "common/error.hpp"
 #include "common/process.hpp"
 #include "common/terminal.hpp"
@@ -120,17 +121,27 @@ void refuse_administrators_arguments(const std::vector<std::string>& args) {
 }
 
 // The broker's database, key and anchor as its system file names them, and the caller's own
-// rows only (root and the broker's user see all). A broken system file fails closed.
+// rows only (root and the broker's user see all).
+audit::AuditContext callers_audit(const shim::Policy& policy, const CallerFacts& facts) {
+  return {policy.effective_audit_db(), policy.audit_key_file, policy.audit_anchor_file,
+          audit::Viewer::caller(facts.peer.uid, static_cast<uint32_t>(::getuid()))};
+}
+
+// `sandshim audit ARGS` on the broker's audit. A broken system file fails closed.
 int serve_audit(const AuditCall& call, const CallerFacts& facts) {
   if (facts.peer.uid != 0) {
     refuse_administrators_arguments(call.args);
   }
-  shim::Policy policy = system_policy();
-  audit::AuditContext context{
-      policy.effective_audit_db(), policy.audit_key_file, policy.audit_anchor_file,
-      audit::Viewer::caller(facts.peer.uid, static_cast<uint32_t>(::getuid()))};
-  return audit::audit_main(call.args, context, std::cout, ::isatty(STDOUT_FILENO) == 1,
-                           terminal::use_color(STDOUT_FILENO));
+  return audit::audit_main(call.args, callers_audit(system_policy(), facts), std::cout,
+                           ::isatty(STDOUT_FILENO) == 1, terminal::use_color(STDOUT_FILENO));
+}
+
+// `status`: what the broker sees, on the stdout the client sent; the answer is 0 once written
+// (a broken system file is part of the answer, not a failure of the verb).
+int serve_status(const CallerFacts& facts) {
+  shim::Policy policy = floor_or_defaults();
+  std::cout << encode(broker_status(system_file(), callers_audit(policy, facts))) << std::flush;
+  return std::cout ? exit_code::k_ok : exit_code::k_sandbox_error;
 }
 
 }  // namespace
@@ -157,7 +168,10 @@ int serve_request(const Request& request, const CallerFacts& facts) {
   if (const auto* record = std::get_if<RecordCall>(&request.call)) {
     return serve_record(*record, facts);
   }
-  return serve_audit(std::get<AuditCall>(request.call), facts);
+  if (const auto* audit = std::get_if<AuditCall>(&request.call)) {
+    return serve_audit(*audit, facts);
+  }
+  return serve_status(facts);
 }
 
 int refuse_request(const Request& request, const CallerFacts& facts, const std::string& refusal) {

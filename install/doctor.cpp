@@ -1,5 +1,6 @@
 #include "install/doctor.hpp"
 
+#include <pwd.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -12,7 +13,9 @@
 
 #include "audit/chain.hpp"
 #include "audit/store.hpp"
+#include "broker/client.hpp"
 #include "broker/mode.hpp"
+#include "broker/settings.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
@@ -43,6 +46,11 @@ sandshim doctor --containers [--json] [CONTAINER...]
 
 Checks, one line each, that everything sandshim relies on is in place, and says how to fix
 what is not:
+  mode      direct or broker mode (broker.mode in /etc/sandshim/config, and whether a broker
+            answers); in direct mode, whether this uid reaches a rootful engine socket
+  broker    broker mode: who holds the socket (its uid by SO_PEERCRED: not yours), its version
+  access    broker mode: whether this uid can still reach the engine around the broker (the
+            docker group, a socket it may write): a warning, with the fix
   policy    the config files load
   engine    the engine answers; its version, cgroup version and driver, rootless or not; the
             path cold runs take (the API socket, podman's API service, or the client)
@@ -56,6 +64,9 @@ what is not:
   shims     a link for each shimmed command is in shim.dir (`sandshim install`)
   path      shim.dir is first on PATH, and which commands it covers
   audit     the audit database is writable and its hash chain verifies
+In broker mode the engine, image and audit lines are the broker's, asked through its read-only
+`status` verb (its engine, its images, its pool, its audit verified for this caller); runtime,
+seccomp, limits and version are not checked from a client.
   hooks     for each agent installed (project or user): that it will call the hooks — the
             hook binary exists; Claude Code: no disableAllHooks, no managed-only hooks; Codex:
             asked itself (`codex app-server`, hooks/list, the codex on PATH): each of sandshim's
@@ -103,6 +114,11 @@ struct Finding {
 // What the checks learn, in order: later checks need the policy and the engine.
 struct Context {
   fs::path workspace;
+  // Broker mode: the broker's identity and status, which the engine, image and audit lines
+  // report instead of this uid's own engine and database.
+  std::optional<broker::StatusAnswer> broker;
+  fs::path broker_socket;
+  std::string broker_missing_fix;  // broker.mode = required and none answers: nothing can run
   std::optional<shim::Policy> policy;
   std::optional<shim::Engine> engine;
   std::optional<shim::EngineFacts> facts;
@@ -135,12 +151,50 @@ void check_policy(Context& ctx) {
   }
 }
 
-std::string engine_start_fix(const shim::Policy& policy) {
+std::string engine_start_fix(const shim::Policy& policy, const std::string& why) {
+  if (why.find("permission denied") != std::string::npos) {
+    return "this uid may not use the engine: run through the broker (`sudo install/setup.sh`, "
+           "or the package's sandshim.socket), or, for a single user only, `sudo usermod -aG "
+           "docker $USER` (root-equivalent)";
+  }
   return policy.engine == "podman" ? "`podman info` shows why"
                                    : "`sudo systemctl start docker` (or install/setup.sh)";
 }
 
+const broker::BrokerStatus* broker_status(const Context& ctx) {
+  return ctx.broker && ctx.broker->status ? &*ctx.broker->status : nullptr;
+}
+
+// Broker mode: the engine the broker's policy names, as the broker reaches it.
+void check_engine_through_broker(Context& ctx) {
+  const broker::BrokerStatus* status = broker_status(ctx);
+  if (status == nullptr) {
+    ctx.add("engine", Status::fail, "not checked: the broker did not answer `status`",
+            "see the broker line");
+  } else if (!status->policy_ok) {
+    ctx.add("engine", Status::fail, "not checked: " + status->policy,
+            "fix " + status->system_config + " (root's file), then restart the broker");
+  } else if (status->engine_ok) {
+    ctx.add("engine", Status::ok, "through the broker: " + status->engine);
+  } else {
+    ctx.add("engine", Status::fail, "through the broker: " + status->engine,
+            "start the engine (`sudo systemctl start docker`); the broker's user must be in its "
+            "group (`id sandshim`)");
+  }
+}
+
 void check_engine(Context& ctx) {
+  if (!ctx.broker_missing_fix.empty()) {
+    ctx.add("engine", Status::fail,
+            "not checked: broker.mode = required and no broker answers at " +
+                ctx.broker_socket.string() + ": every run fails closed",
+            ctx.broker_missing_fix);
+    return;
+  }
+  if (ctx.broker) {
+    check_engine_through_broker(ctx);
+    return;
+  }
   if (!ctx.policy) {
     ctx.add("engine", Status::fail, "not checked: the policy does not load",
             "fix the policy first");
@@ -159,7 +213,7 @@ void check_engine(Context& ctx) {
     ctx.add("engine", Status::fail,
             ctx.engine->describe() + " (" + ctx.engine->client.string() +
                 ") does not answer: " + first_line_of(e.what()),
-            engine_start_fix(*ctx.policy));
+            engine_start_fix(*ctx.policy, first_line_of(e.what())));
     return;
   }
   const shim::EngineFacts& facts = *ctx.facts;
@@ -251,7 +305,29 @@ bool image_present(const shim::Engine& engine, const std::string& image) {
   return result.status.code == 0;
 }
 
+// Broker mode: the broker's images, and its pool.
+void check_images_through_broker(Context& ctx) {
+  const broker::BrokerStatus* status = broker_status(ctx);
+  if (status == nullptr || !status->engine_ok) {
+    return;
+  }
+  for (const auto& image : status->images) {
+    std::string what = image.image + " (" + image.commands + ")";
+    if (image.present) {
+      ctx.add("image", Status::ok, what + " present, through the broker");
+    } else {
+      ctx.add("image", Status::fail, what + " missing from the broker's engine",
+              "`sudo install/images.sh` (as root, on the broker's engine)");
+    }
+  }
+  ctx.add("pool", Status::ok, status->pool);
+}
+
 void check_images(Context& ctx) {
+  if (ctx.broker) {
+    check_images_through_broker(ctx);
+    return;
+  }
   if (!ctx.facts) {
     return;
   }
@@ -363,7 +439,28 @@ void check_path(Context& ctx) {
   }
 }
 
+// Broker mode: the broker's audit, verified as `sandshim audit verify` does for this caller.
+void check_audit_through_broker(Context& ctx) {
+  const broker::BrokerStatus* status = broker_status(ctx);
+  if (status == nullptr || !status->policy_ok) {
+    return;
+  }
+  if (status->audit_ok) {
+    ctx.add("audit", Status::ok, "the broker's audit, through the broker: " + status->audit);
+  } else {
+    ctx.add("audit", Status::fail, "the broker's audit, through the broker: " + status->audit,
+            "`sandshim audit verify` names the row; tell the administrator (root)");
+  }
+}
+
 void check_audit(Context& ctx) {
+  if (ctx.broker) {
+    check_audit_through_broker(ctx);
+    return;
+  }
+  if (!ctx.broker_missing_fix.empty()) {
+    return;  // runs fail closed: nothing writes this uid's own database
+  }
   fs::path db = ctx.policy ? ctx.policy->effective_audit_db() : shim::Policy{}.effective_audit_db();
   try {
     auto store = audit::Store::open({db});
@@ -409,11 +506,77 @@ void check_hooks(Context& ctx) {
   }
 }
 
-// Broker or direct mode, and in direct mode whether this uid's engine access is root-equivalent.
+std::string user_name_of(uid_t uid) {
+  const passwd* pw = ::getpwuid(uid);
+  return pw != nullptr && pw->pw_name != nullptr ? pw->pw_name : "";
+}
+
+std::string user_named(uid_t uid) {
+  std::string name = user_name_of(uid);
+  return "uid " + std::to_string(uid) + (name.empty() ? "" : " (" + name + ")");
+}
+
+// Who holds the socket, by SO_PEERCRED: a broker of the caller's own uid is no boundary.
+void check_broker_identity(Context& ctx) {
+  const broker::StatusAnswer& answer = *ctx.broker;
+  std::string who =
+      "the broker at " + ctx.broker_socket.string() + " runs as " + user_named(answer.broker.uid);
+  std::string fix =
+      "run the broker as its own system user: `sudo install/setup.sh`, or the "
+      "package's sandshim.socket";
+  if (answer.broker.uid == ::getuid()) {
+    ctx.add("broker", Status::fail,
+            who + ", your own: your processes can trace it and use its engine", fix);
+  } else if (!answer.status) {
+    ctx.add("broker", Status::fail, who + "; " + answer.problem,
+            "the broker's log (`journalctl -u sandshim`, or /var/log/sandshim-broker.log)");
+  } else if (answer.broker.uid == 0) {
+    ctx.add("broker", Status::warn, who + ": every run it serves holds root's rights", fix);
+  } else {
+    ctx.add("broker", Status::ok,
+            who + ", not yours (" + user_named(::getuid()) + "); sandshim " +
+                answer.status->version + ", policy " + answer.status->system_config);
+  }
+}
+
+// Broker mode: can this uid still reach the engine around the broker?
+void check_engine_access(Context& ctx) {
+  if (::getuid() == 0) {
+    ctx.add("access", Status::ok, "root reaches the engine directly (root needs no broker)");
+    return;
+  }
+  std::vector<std::string> ways = broker::engine_access();
+  if (ways.empty()) {
+    ctx.add("access", Status::ok, "this uid cannot reach the engine around the broker");
+    return;
+  }
+  ctx.add("access", Status::warn,
+          "this uid " + join(ways, ", ") +
+              ": it reaches the engine around the broker, which is root-equivalent on a rootful "
+              "engine",
+          "`sudo gpasswd -d " + user_name_of(::getuid()) + " docker`, then log in again");
+}
+
+// Broker or direct mode, and in direct mode whether this uid's engine access is root-equivalent;
+// in broker mode the broker's identity, its status and this uid's way around it.
 void check_broker(Context& ctx) {
   broker::ModeReport report = broker::mode_report();
   static constexpr Status k_levels[] = {Status::ok, Status::warn, Status::fail};
   ctx.add("mode", k_levels[static_cast<int>(report.level)], report.detail, report.fix);
+  broker::ClientSettings settings;
+  try {
+    settings = broker::client_settings();
+  } catch (const std::exception&) {
+    return;  // the mode line says why
+  }
+  ctx.broker_socket = settings.socket;
+  ctx.broker = broker::status_through_broker(settings);
+  if (ctx.broker) {
+    check_broker_identity(ctx);
+    check_engine_access(ctx);
+  } else if (settings.mode == broker::BrokerMode::required) {
+    ctx.broker_missing_fix = report.fix.empty() ? "systemctl start sandshim.socket" : report.fix;
+  }
 }
 
 std::vector<Finding> run_checks() {

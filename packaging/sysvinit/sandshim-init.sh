@@ -9,7 +9,8 @@
 # Default-Stop:      0 1 6
 # Short-Description: sandshim broker (sandboxed runs for every user)
 ### END INIT INFO
-# The broker where systemd is not PID 1: install/broker_setup.sh installs this file as
+# The broker where systemd is not PID 1: install/broker_setup.sh (and the .deb, through
+# packaging/debian/stage.cmake) installs this file as
 # /etc/init.d/sandshim with the paths below filled in and links it into the runlevels with
 # `update-rc.d sandshim defaults` (sysvinit and OpenRC on Debian both start /etc/init.d scripts
 # from those links at boot). The socket and the warm containers' launch directory go on a tmpfs:

@@ -1,6 +1,6 @@
 // The broker's wire protocol (broker/protocol.hpp): every frame a client may send is refused
 // with a ProtocolError or decoded; what is decoded encodes and decodes again to the same value,
-// and every decoded value is within the protocol's limits.
+// and every decoded value is within the protocol's limits; so is the broker's status answer.
 
 #include <cstddef>
 #include <cstdint>
@@ -74,6 +74,19 @@ void check_exit(std::string_view payload) {
   }
 }
 
+// The broker's status answer, decoded by `sandshim doctor`: strict, and it reads back the same.
+void check_status(std::string_view payload) {
+  auto decoded = decode_status(payload);
+  if (const auto* status = std::get_if<BrokerStatus>(&decoded)) {
+    fuzz::require(status->images.size() <= k_max_list_entries, "images over the limit");
+    std::string encoded = encode(*status);
+    auto again = decode_status(encoded);
+    fuzz::require(std::holds_alternative<BrokerStatus>(again) &&
+                      encode(std::get<BrokerStatus>(again)) == encoded,
+                  "a status does not read back the same");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -81,6 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view payload(reinterpret_cast<const char*>(data), size);
   check_client_message(payload);
   check_exit(payload);
+  check_status(payload);
   if (size >= 4) {
     (void)parse_frame_header(data);
   }

@@ -7,6 +7,7 @@
 #   broker_suite_setup sandshim-NAME-nd [TAIL of the system file]
 #   start_broker [broker flags...]
 #   as_nd DIR CMD...                  # as the test user, shims first on PATH, broker required
+#   broker_client_command USER HOME   # the same prefix for another user, in CLIENT_COMMAND
 # shellcheck source=../../install/lib/broker.sh
 . "$SOURCE_DIR/install/lib/broker.sh"
 
@@ -28,7 +29,9 @@ broker_suite_setup() { # ND_USER [SYSTEM_FILE_TAIL]
     [[ $(id -u) == 0 ]] || skip_or_fail "needs root to create $ND_USER and start the broker"
     broker_ensure_user || skip_or_fail "cannot create the broker's user"
     ensure_plain_test_user "$ND_USER" || skip_or_fail "cannot create the test user $ND_USER"
+    # shellcheck disable=SC2034 # read by the suites
     nd_uid=$(id -u "$ND_USER")
+    # shellcheck disable=SC2034 # read by the suites
     nd_gid=$(id -g "$ND_USER")
     # Root-owned binary, gate and shims the test user and the broker's user can both run.
     mkdir -p "$T/bin" "$T/shims"
@@ -49,8 +52,15 @@ broker_suite_setup() { # ND_USER [SYSTEM_FILE_TAIL]
     chown -R "$ND_USER:" "$U"
     chmod 755 "$U"
     # (The subshell execs the command, so a background one's $! is the client itself.)
-    nd_command=(setpriv --reuid="$nd_uid" --regid="$nd_gid" --init-groups
-        env -i PATH="$T/shims:/usr/bin:/bin" HOME="$U" LANG=C.UTF-8 SANDSHIM_BROKER=required
+    broker_client_command "$ND_USER" "$U"
+    nd_command=("${CLIENT_COMMAND[@]}")
+}
+
+# The prefix that runs a command as USER (its groups from /etc/group) with HOME, the shims first
+# on PATH and the suite's broker required. Sets CLIENT_COMMAND.
+broker_client_command() { # USER HOME
+    CLIENT_COMMAND=(setpriv --reuid="$(id -u "$1")" --regid="$(id -g "$1")" --init-groups
+        env -i PATH="$T/shims:/usr/bin:/bin" HOME="$2" LANG=C.UTF-8 SANDSHIM_BROKER=required
         SANDSHIM_BROKER_SOCKET="$SOCK")
 }
 

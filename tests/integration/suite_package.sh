@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The Debian package: cpack builds it from this build tree, dpkg installs it, python from the
-# installed shim directory runs in a container (hostname, read-only root, audit row), the shipped
-# config changes no default, and dpkg -P removes it, leaving the system as it was.
+# installed shim directory runs in a container (hostname, read-only root, audit row) through the
+# broker postinst started (broker.mode = required in the shipped config, the broker as the user
+# sandshim, its socket on a tmpfs, back at boot from the runlevels or systemd's socket unit), the
+# config changes no other default but the warm pool, and dpkg -P removes it, leaving the system
+# as it was (broker stopped, its runtime directory and runlevel links gone).
 # sandshim-test-engines: docker
 # (docker only: the suite tests the package, not the engine; the installed binary runs with the
 # default policy, engine.name = docker, and a podman run would add nothing it checks.)
@@ -24,7 +27,7 @@ done
 if [[ $(dpkg-query -W -f='${db:Status-Abbrev}' "$PKG" 2>/dev/null) == i* ]]; then
     skip_or_fail "a $PKG package is already installed; this suite would replace and purge it"
 fi
-for path in /usr/bin/sandshim /etc/sandshim "$SHIMS"; do
+for path in /usr/bin/sandshim /etc/sandshim "$SHIMS" /run/sandshim/broker.sock /etc/init.d/sandshim; do
     [[ ! -e $path ]] || skip_or_fail "$path exists; this suite would overwrite it"
 done
 
@@ -54,14 +57,15 @@ depends=$(dpkg-deb -f "$DEB" Depends)
 for dependency in "libc6 (>=" "docker.io | podman"; do
     [[ $depends == *"$dependency"* ]] || fail "Depends lacks $dependency: $depends"
 done
-expect_equal /etc/sandshim/config "$(dpkg-deb --info "$DEB" conffiles | tr -d '\n')" conffiles
+expect_equal "/etc/sandshim/config /etc/init.d/sandshim" "$(dpkg-deb --info "$DEB" conffiles | tr '\n' ' ' | sed 's/ $//')" conffiles
 dpkg-deb -c "$DEB" >"$T/contents"
 for file in ./usr/bin/sandshim ./etc/sandshim/config ./usr/share/man/man1/sandshim.1.gz \
     ./usr/share/bash-completion/completions/sandshim ./usr/share/zsh/vendor-completions/_sandshim \
     ./usr/share/fish/vendor_completions.d/sandshim.fish ./usr/share/sandshim/images.sh \
     ./usr/share/sandshim/lib/common.sh ./usr/share/sandshim/skill/SKILL.md "./usr/libexec/sandshim/shims/python " ./usr/libexec/sandshim/sandshim-gate \
     ./usr/libexec/sandshim/sandshim-forward \
-    ./usr/lib/systemd/system/sandshim.socket ./usr/lib/systemd/system/sandshim.service; do
+    ./usr/lib/systemd/system/sandshim.socket ./usr/lib/systemd/system/sandshim.service \
+    ./etc/init.d/sandshim; do
     grep -qF -- "$file" "$T/contents" || fail "the package lacks $file"
 done
 expect_not_contains "./usr/bin/python" "$T/contents" # the shims never shadow the system's
@@ -77,6 +81,27 @@ expect_equal "$("$SANDSHIM_BIN" version)" "$(/usr/bin/sandshim version)" "instal
 expect_equal /usr/share/man/man1/sandshim.1.gz "$(man -w sandshim)" "man -w sandshim"
 id -nG sandshim | tr ' ' '\n' | grep -qx docker || fail "postinst did not put the broker's user sandshim in the docker group"
 
+check "postinst requires the broker and starts it as the user sandshim, its socket on a tmpfs"
+awk '/^\[/ { section = $0 } section == "[broker]" && $0 == "mode = required" { found = 1 } END { exit !found }' \
+    /etc/sandshim/config || fail "/etc/sandshim/config does not set broker.mode = required: $(grep -v '^#' /etc/sandshim/config)"
+[[ -S /run/sandshim/broker.sock ]] || fail "no broker socket at /run/sandshim/broker.sock"
+expect_equal tmpfs "$(stat -f -c %T /run/sandshim)" "file system of /run/sandshim"
+if [[ -d /run/systemd/system ]]; then
+    systemctl is-active --quiet sandshim.socket || fail "sandshim.socket is not active"
+    systemctl is-enabled --quiet sandshim.socket || fail "sandshim.socket is not enabled"
+else
+    expect_exit 0 /etc/init.d/sandshim status
+    expect_contains "the broker runs (pid " "$ERR"
+    broker_pid=$(cat /run/sandshim.pid)
+    expect_equal sandshim "$(stat -c %U "/proc/$broker_pid")" "the broker's user"
+    compgen -G '/etc/rc2.d/S*sandshim' >/dev/null || fail "no runlevel link: the broker would not come back after a reboot"
+fi
+PATH=/usr/bin:/bin expect_exit 1 /usr/bin/sandshim doctor # 1: root's shims are not installed
+expect_contains "ok    mode     broker mode: the broker at /run/sandshim/broker.sock runs every request (its engine, policy and audit); mode required from /etc/sandshim/config" "$OUT"
+expect_contains "ok    broker   the broker at /run/sandshim/broker.sock runs as uid $(id -u sandshim) (sandshim), not yours (uid 0 (root))" "$OUT"
+expect_contains "ok    engine   through the broker: docker " "$OUT"
+AUDIT_DBS+=(/var/lib/sandshim/audit.db) # the broker's runs: lib.sh's cleanup removes their containers
+
 check "every default shimmed command has a link in $SHIMS to /usr/bin/sandshim"
 /usr/bin/sandshim policy show | sed -n 's/^images\.\([^ ]*\) .*/\1/p' >"$T/commands"
 expect_lines 4 "$T/commands"
@@ -84,22 +109,25 @@ while read -r command; do
     expect_equal /usr/bin/sandshim "$(readlink -f "$SHIMS/$command")" "$SHIMS/$command"
 done <"$T/commands"
 
-check "the shipped /etc/sandshim/config changes no default"
+check "the shipped /etc/sandshim/config sets only the broker mode and the warm pool"
 expect_contains "# memory = 512m" /etc/sandshim/config
 # Without the harness's own user config (it names the engine under test): /etc and defaults only.
 mkdir -p "$T/no-user-config"
 env -u SANDSHIM_AUDIT_DB XDG_CONFIG_HOME="$T/no-user-config" /usr/bin/sandshim policy show >"$T/policy"
-expect_not_contains "/etc/sandshim/config" "$T/policy"
-[[ $(grep -vc '# default$' "$T/policy") == 0 ]] || fail "values not at their default: $(grep -v '# default$' "$T/policy")"
+grep -v '# default$' "$T/policy" >"$T/not-default" || true
+sed -E 's/ +/ /g; s/ #.*//' "$T/not-default" >"$T/set"
+expect_file_is "$T/set" "broker.mode = required
+pool.size = 1
+pool.start = launcher"
 
 check "control: python from the system PATH runs on the host"
 [[ $(/usr/bin/python3 -c 'import socket; print(socket.gethostname())') != sandbox ]] ||
     fail "the host is called sandbox: the check below would prove nothing"
 
-check "python from the installed shim directory runs in a container: hostname, read-only root, audit"
-before=$(run_count)
+check "python from the installed shim directory runs in a container through the broker: hostname, read-only root, audit"
 expect_equal "$SHIMS/python" "$(PATH=$SHIMS:$PATH command -v python)" "python on PATH"
-PATH=$SHIMS:$PATH expect_exit 42 python -c '
+# (Without the harness's user config: engine.name is the broker's system file's alone.)
+PATH=$SHIMS:$PATH XDG_CONFIG_HOME="$T/no-user-config" expect_exit 42 python -c '
 import os, socket, sys
 print(socket.gethostname(), os.getuid())
 try:
@@ -109,9 +137,11 @@ except OSError as e:
 sys.exit(42)'
 expect_contains "sandbox 65534" "$OUT"
 expect_contains "Read-only file system" "$OUT"
-expect_equal $((before + 1)) "$(run_count)" "audit rows"
-expect_run last error 42
-expect_equal sandshim/python:bookworm "$(audit_field last image)" "image in the audit row"
+# The row is in the broker's audit (root reads all of it through the broker), not the suite's.
+/usr/bin/sandshim audit list --limit 1 --json >"$T/row"
+expect_equal "error 42 sandshim/python:bookworm $(id -u)" "$("$HOST_PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))[0]
+print(r["status"], r["exit_code"], r["image"], r["uid"])' "$T/row")" "the broker's audit row"
 
 check "the installed binary finds images.sh and its libraries in /usr/share/sandshim"
 expect_exit 1 /usr/bin/sandshim images build --only bogus
@@ -130,8 +160,11 @@ while read -r path; do
     [[ -d $path && ! -L $path ]] && continue # shared directories (/usr/bin) stay
     [[ ! -e $path && ! -L $path ]] || fail "$path is still there after dpkg -P"
 done <"$T/files"
-for path in /etc/sandshim /usr/libexec/sandshim /usr/share/sandshim; do
+for path in /etc/sandshim /usr/libexec/sandshim /usr/share/sandshim /etc/init.d/sandshim /run/sandshim \
+    /var/lib/sandshim; do
     [[ ! -e $path ]] || fail "$path is still there after dpkg -P"
 done
+! compgen -G '/etc/rc?.d/[SK]*sandshim' >/dev/null || fail "runlevel links left after dpkg -P: $(ls /etc/rc?.d/*sandshim)"
+[[ -z ${broker_pid:-} || ! -e /proc/$broker_pid ]] || fail "the broker (pid $broker_pid) still runs after dpkg -P"
 
 suite_done

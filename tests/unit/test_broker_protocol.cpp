@@ -170,6 +170,69 @@ TEST_CASE("record and audit requests read back as they were sent", "[broker]") {
         std::vector<std::string>{"list", "--json"});
 }
 
+TEST_CASE("a status request has no field: nothing the caller sends names a path", "[broker]") {
+  read_back<StatusCall>(Request{StatusCall{}, "debug"});
+  CHECK(verb_of(Request{StatusCall{}, ""}) == Verb::status);
+  std::string status = R"({"v":2,"type":"request","verb":"status")";
+  for (const char* key : {"db", "args", "cwd", "env", "path", "system_config", "uid"}) {
+    CHECK(error_of(status + ",\"" + key + "\":\"/x\"}") ==
+          std::string("unknown key \"") + key + "\"");
+  }
+}
+
+namespace {
+
+BrokerStatus sample_status() {
+  BrokerStatus status;
+  status.version = "0.9.0";
+  status.system_config = "/etc/sandshim/config";
+  status.policy_ok = true;
+  status.policy = "loads";
+  status.engine_ok = true;
+  status.engine = "docker 20.10.24, rootful, cgroup v1";
+  status.images = {{"sandshim/python:3.11", "python, python3", true},
+                   {"sandshim/node:20", "node", false}};
+  status.audit_ok = false;
+  status.audit = "FAILED (replaced): x";
+  status.pool = "off";
+  return status;
+}
+
+std::string status_error(std::string_view payload) {
+  auto decoded = decode_status(payload);
+  const auto* error = std::get_if<ProtocolError>(&decoded);
+  return error == nullptr ? "" : error->message;
+}
+
+}  // namespace
+
+TEST_CASE("the broker's status reads back as it was sent, and strictly", "[broker]") {
+  BrokerStatus sent = sample_status();
+  auto decoded = decode_status(encode(sent));
+  REQUIRE(std::holds_alternative<BrokerStatus>(decoded));
+  const auto& got = std::get<BrokerStatus>(decoded);
+  CHECK(got.version == sent.version);
+  CHECK(got.system_config == sent.system_config);
+  CHECK(got.policy_ok);
+  CHECK(got.engine == sent.engine);
+  REQUIRE(got.images.size() == 2);
+  CHECK(got.images[0].image == "sandshim/python:3.11");
+  CHECK(got.images[0].commands == "python, python3");
+  CHECK(got.images[0].present);
+  CHECK_FALSE(got.images[1].present);
+  CHECK_FALSE(got.audit_ok);
+  CHECK(got.audit == sent.audit);
+  CHECK(got.pool == "off");
+  CHECK(encode(got) == encode(sent));
+
+  std::string text = encode(sent);
+  CHECK(status_error(text.substr(0, text.size() - 1) + R"(,"uid":0})") == "unknown key \"uid\"");
+  CHECK(status_error(R"({"v":2,"type":"exit"})") == "type is not status");
+  std::string wrong = text;
+  wrong.replace(wrong.find("\"engine_ok\":true"), 16, "\"engine_ok\":1   ");
+  CHECK(status_error(wrong) == "engine_ok is not true or false");
+}
+
 TEST_CASE("signals and exits read back; only the run loop's signals are forwarded", "[broker]") {
   auto signal = decode_client_message(encode(Signal{2}));
   REQUIRE(std::holds_alternative<ClientMessage>(signal));
@@ -189,9 +252,9 @@ TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") 
   CHECK(error_of(R"({"v":2,"type":"signal","signal":2,"uid":0})") == "unknown key \"uid\"");
   CHECK(error_of(R"({"v":2,"type":"hello"})") == "type is not request or signal");
   CHECK(error_of(R"({"v":2,"type":"request","verb":"hook","argv":[]})") ==
-        "verb is not one of run, record, audit");
+        "verb is not one of run, record, audit, status");
   CHECK(error_of(R"({"v":2,"type":"request","verb":"shim","argv":[]})") ==
-        "verb is not one of run, record, audit");
+        "verb is not one of run, record, audit, status");
   CHECK(error_of(run_with("uid", "0")) == "unknown key \"uid\"");
   CHECK(error_of(run_with("environ", "[]")) == "unknown key \"environ\"");
   CHECK(error_of(run_with("invoked_as", R"("../x")")) == "invoked_as is not a plain command name");
@@ -260,6 +323,8 @@ TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") 
   CHECK(error_of(R"({"v":2,"type":"request","verb":"audit","args":["list"],"env":[]})") ==
         "unknown key \"env\"");
   CHECK(error_of(R"({"v":2,"type":"request","verb":"audit"})") == "missing key \"args\"");
+  CHECK(error_of(R"({"v":2,"type":"request","verb":"status","args":["verify"]})") ==
+        "unknown key \"args\"");
 }
 
 TEST_CASE("the frame length is bounded both ways", "[broker]") {

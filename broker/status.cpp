@@ -1,0 +1,116 @@
+#include "broker/status.hpp"
+
+#include <map>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "common/strings.hpp"
+#include "shim/broker_policy.hpp"
+#include "shim/enforcement.hpp"
+#include "shim/engine.hpp"
+#include "shim/engine_client.hpp"
+#include "shim/image_host.hpp"
+#include "shim/policy.hpp"
+#include "shim/pool.hpp"
+
+#ifndef SANDSHIM_VERSION
+#define SANDSHIM_VERSION "unknown"
+#endif
+
+namespace sandshim::broker {
+
+namespace {
+
+std::string first_line_of(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+std::string facts_line(const shim::Engine& engine, const shim::EngineFacts& facts) {
+  return engine.describe() + " " + facts.server_version + ", " +
+         (facts.rootless ? "rootless" : "rootful") + ", cgroup v" +
+         (facts.cgroup_version.empty() ? "?" : facts.cgroup_version);
+}
+
+// The engine the broker's policy names, when it answers.
+std::optional<shim::Engine> probe_engine(const shim::Policy& policy, BrokerStatus& status) {
+  try {
+    shim::Engine engine = shim::locate_engine(policy);
+    status.engine = facts_line(engine, shim::probe_engine_facts(engine));
+    status.engine_ok = true;
+    return engine;
+  } catch (const std::exception& e) {
+    status.engine = "the broker's engine does not answer: " + first_line_of(e.what());
+    return std::nullopt;
+  }
+}
+
+// Each image of images.COMMAND once, with the commands it serves; `image inspect` only.
+void check_images(const shim::Policy& policy, const shim::Engine& engine, BrokerStatus& status) {
+  std::map<std::string, std::vector<std::string>> commands_of;
+  for (const auto& [command, image] : policy.images) {
+    commands_of[image].push_back(command);
+  }
+  shim::EngineClient client(engine);
+  for (const auto& [image, commands] : commands_of) {
+    std::string inspected =
+        shim::is_host_mode(image) ? std::string(shim::k_host_base_image) : image;
+    bool present = client.inspect_image(inspected, std::chrono::seconds(20)).has_value();
+    status.images.push_back({image, join(commands, ", "), present});
+  }
+}
+
+// `sandshim audit verify` as this caller would run it through the broker: its first line.
+void verify_audit(const audit::AuditContext& context, BrokerStatus& status) {
+  std::error_code ec;
+  if (!context.configured_db.empty() && !std::filesystem::exists(context.configured_db, ec)) {
+    status.audit_ok = true;
+    status.audit = "no run recorded yet (" + context.configured_db.string() +
+                   " is created by the broker's first write)";
+    return;
+  }
+  std::ostringstream out;
+  try {
+    status.audit_ok = audit::audit_main({"verify"}, context, out, false, false) == 0;
+    status.audit = first_line_of(out.str());
+  } catch (const std::exception& e) {
+    status.audit = first_line_of(e.what());
+  }
+}
+
+// The pool's setting and how many warm containers wait now (its entries, read, not locked).
+std::string pool_line(const shim::Policy& policy) {
+  if (policy.pool_size <= 0) {
+    return "off (pool.size = 0): every run is cold";
+  }
+  return std::to_string(policy.pool_size) + " warm container(s) per image and workspace, runs " +
+         (policy.pool_start == shim::PoolStart::launcher ? "through the launcher" : "by exec") +
+         ", idle for at most " + std::to_string(policy.pool_idle_ttl_ms / 1000) + " s; " +
+         std::to_string(shim::list_pool_entries().size()) + " waiting now";
+}
+
+}  // namespace
+
+BrokerStatus broker_status(const std::filesystem::path& system_file,
+                           const audit::AuditContext& audit) {
+  BrokerStatus status;
+  status.version = SANDSHIM_VERSION;
+  status.system_config = system_file.string();
+  shim::Policy policy;
+  try {
+    policy =
+        shim::load_policy(shim::policy_inputs(shim::BrokerPolicySource{system_file, {}, {}}, {}));
+    status.policy_ok = true;
+    status.policy = "the broker's policy loads (" + system_file.string() + ")";
+  } catch (const Fatal& e) {
+    status.policy = first_line_of(e.what());
+    return status;
+  }
+  if (auto engine = probe_engine(policy, status)) {
+    check_images(policy, *engine, status);
+  }
+  verify_audit(audit, status);
+  status.pool = pool_line(policy);
+  return status;
+}
+
+}  // namespace sandshim::broker
