@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sandshim-test-alone: yes  # installs /etc/sandshim/config (broker required) and a broker on /run/sandshim, which every run on the machine reads: nothing runs beside it in CI
 # The Debian package: cpack builds it from this build tree, dpkg installs it, python from the
 # installed shim directory runs in a container (hostname, read-only root, audit row) through the
 # broker postinst started (broker.mode = required in the shipped config, the broker as the user
