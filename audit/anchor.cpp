@@ -14,6 +14,7 @@
 
 #include "common/error.hpp"
 #include "common/escape.hpp"
+#include "common/hex.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
 
@@ -80,7 +81,7 @@ std::optional<int64_t> number(std::string_view text) {
 }
 
 bool is_hash(std::string_view text) {
-  return text.size() == 64 && text.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+  return text.size() == 64 && is_lower_hex(text);
 }
 
 // KIND CHAIN SEQ HASH TIME_MS, the body both formats share.

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/hex.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
 #include "common/unique_fd.hpp"
@@ -39,26 +40,11 @@ std::string random_secret(const std::filesystem::path& path) {
   return secret;
 }
 
-std::string hex_of(std::string_view bytes) {
-  static constexpr char k_digits[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char byte : bytes) {
-    hex += k_digits[byte >> 4];
-    hex += k_digits[byte & 0xf];
-  }
-  return hex;
-}
-
 std::optional<std::string> bytes_of_hex(std::string_view hex) {
-  if (hex.size() != 2 * k_secret_bytes ||
-      hex.find_first_not_of("0123456789abcdef") != std::string_view::npos) {
+  if (hex.size() != 2 * k_secret_bytes) {
     return std::nullopt;
   }
-  std::string bytes;
-  for (size_t i = 0; i < hex.size(); i += 2) {
-    bytes += static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16));
-  }
-  return bytes;
+  return hex_decode(hex);
 }
 
 // Writes a new key beside `path` and links it into place: link() never replaces a key that a
@@ -71,7 +57,7 @@ void create_key_file(const std::filesystem::path& path) {
     key_error(path, "cannot create it: " + std::string(std::strerror(errno)),
               "make " + path.parent_path().string() + " writable by the audit's writer");
   }
-  std::string text = hex_of(random_secret(path)) + "\n";
+  std::string text = hex_encode(random_secret(path)) + "\n";
   bool written = ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
                  ::fsync(fd.get()) == 0;
   int linked = written ? ::link(temporary.c_str(), path.c_str()) : -1;

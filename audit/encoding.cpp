@@ -115,17 +115,6 @@ std::string to_valid_utf8(std::string_view text) {
   return result;
 }
 
-std::string to_hex(std::string_view bytes) {
-  static constexpr char k_digits[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    hex += k_digits[c >> 4];
-    hex += k_digits[c & 0xf];
-  }
-  return hex;
-}
-
 std::string printable(std::string_view text, bool keep_newlines) {
   if (!keep_newlines) {
     return escape_text(text, k_no_escape_cap);

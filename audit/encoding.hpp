@@ -20,8 +20,6 @@ bool is_valid_utf8(std::string_view text);
 // The text with each invalid byte replaced by U+FFFD, so it can go into JSON.
 std::string to_valid_utf8(std::string_view text);
 
-std::string to_hex(std::string_view bytes);
-
 // The text made safe to print on a terminal (escape_text, uncut): controls and invalid UTF-8 are
 // shown as \xNN; newlines are kept only when `keep_newlines`.
 std::string printable(std::string_view text, bool keep_newlines = false);

@@ -9,6 +9,7 @@
 #include "audit/run_record.hpp"
 #include "audit/time_spec.hpp"
 #include "common/error.hpp"
+#include "common/hex.hpp"
 #include "common/strings.hpp"
 
 namespace sandshim::audit {
@@ -306,7 +307,7 @@ nlohmann::ordered_json hex_if_invalid(const std::string& packed) {
   }
   auto hex = nlohmann::ordered_json::array();
   for (const auto& arg : args) {
-    hex.push_back(to_hex(arg));
+    hex.push_back(hex_encode(arg));
   }
   return hex;
 }

@@ -1,10 +1,8 @@
 #include "audit/run_record.hpp"
 
-#include <sys/random.h>
-
 #include "audit/encoding.hpp"
 #include "audit/enum_names.hpp"
-#include "common/error.hpp"
+#include "common/hex.hpp"
 
 namespace sandshim::audit {
 
@@ -37,11 +35,7 @@ std::vector<std::string> run_status_names() {
 }
 
 std::string new_record_id() {
-  unsigned char bytes[12];
-  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
-    throw Fatal("cannot make a record id: getrandom failed");
-  }
-  return to_hex(std::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes));
+  return random_hex(12);
 }
 
 }  // namespace sandshim::audit

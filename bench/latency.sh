@@ -16,9 +16,17 @@
 #                  starts the command (when this build has one)
 #   floor  the same command started by a process already inside a running container of the image
 #          (bench/spawn_timer, mounted in; its own wall time of fork, exec and wait)
-#   broker `sandshim run -- CMD` as a thin client of a private broker (as root, with the system
-#          user `sandshim` of install/lib/broker.sh; BROKER=0 leaves it out; BROKER_ENGINE_API=on
-#          or off gives the broker a system file with that engine.api, else the default's)
+#   broker `sandshim run -- CMD` as a thin client of a broker with the installed default's policy
+#          (install/lib/broker.sh: broker.mode = required, a warm pool of one started through the
+#          launcher; a private broker as root, with the system user `sandshim`, its socket and
+#          launch directory on /dev/shm's tmpfs as the installed one's are on /run's; INSTALLED=1
+#          times the installed broker itself, at $SANDSHIM_BROKER_SOCKET or /run/sandshim;
+#          BROKER=0 leaves it out; BROKER_ENGINE_API=on or off gives the private broker's system
+#          file that engine.api, else the default's). Each sample waits, untimed, for the
+#          broker's refill; then a burst of BURST (50) back-to-back python calls, not waiting,
+#          counts from the audit how many a warm container served
+#   bwrap  the same command under bubblewrap (the host's interpreter; read-only /usr and /etc,
+#          every namespace unshared, no capabilities): what a process-level sandbox costs
 # Prints p50/p95, each variant's ratio to raw and its CPU p50 (user + system of the process and
 # the children it waited for; with the spawn timer), the same ratios paired by round (the median
 # of each round's own ratio, and of launcher - floor), the shim's own peak RSS, the broker's per-run
@@ -60,7 +68,7 @@ cleanup() {
   fi
   stop_floor_containers
   chattr -a "$work/anchors/anchor.log" 2> /dev/null || true # the private broker's, append-only
-  rm -rf "$work"
+  rm -rf "$work" "$broker_run_dir"
 }
 trap cleanup EXIT
 export HOME=$work/home XDG_CONFIG_HOME=$work/config XDG_STATE_HOME=$work/state
@@ -219,17 +227,35 @@ variant() {
       settle_pool "$work/launcher.conf" "${argv[0]}"
       ;;
     floor) floor_ms "$key" "${argv[@]}" ;;
-    broker) time_ms "$key" "${broker_client[@]}" "$bin" run -- "${argv[@]}" ;;
+    broker)
+      local warm
+      warm=$(broker_warm_count)
+      time_ms "$key" "${broker_client[@]}" "$bin" run -- "${argv[@]}"
+      settle_broker_pool "$warm"
+      ;;
+    bwrap)
+      bwrap_line "${argv[@]}"
+      time_ms "$key" "${bwrap_argv[@]}"
+      ;;
   esac
   settle_run_containers "$engine_client" "$before"
 }
 
-# A private broker as the system user `sandshim`, on a socket in the bench's directory.
+# The broker the `broker` variant times: the installed one (INSTALLED=1), else a private one as
+# the system user `sandshim` with the installed default's policy, its socket on /dev/shm.
 broker_client=()
+broker_kind=""
+broker_pool_owner="" # the org.sandshim.pool.owner label of the broker's warm containers
+broker_run_dir=""
+# shellcheck source=../install/lib/broker.sh
+. "$here/../install/lib/broker.sh"
 start_bench_broker() {
-  [[ ${BROKER:-1} != 0 && $(id -u) == 0 ]] || return 1
-  # shellcheck source=../install/lib/broker.sh
-  . "$here/../install/lib/broker.sh"
+  [[ ${BROKER:-1} != 0 ]] || return 1
+  if [[ ${INSTALLED:-0} == 1 ]]; then
+    use_installed_broker
+    return
+  fi
+  [[ $(id -u) == 0 ]] || return 1
   broker_ensure_user > /dev/null 2>&1 || return 1
   install -m 755 "$bin" "$work/sandshim"
   broker_install_gate "$bin" "$work" || return 1
@@ -238,10 +264,52 @@ start_bench_broker() {
   # engine.api when BROKER_ENGINE_API names one.
   local engine=""
   [[ -z ${BROKER_ENGINE_API:-} ]] || engine=$(printf '[engine]\napi = %s\n' "$BROKER_ENGINE_API")
-  broker_write_system_config "$work/etc/config" "$work/broker" "$work/anchors" "$engine"
-  broker_start "$work/sandshim" "$work/run/broker.sock" "$work/broker" \
+  broker_write_system_config "$work/etc/config" "$work/broker" "$work/anchors" \
+    "$k_broker_default_policy$engine"
+  broker_run_dir=$(mktemp -d /dev/shm/sandshim-bench.XXXXXX) # the launcher's sockets need a tmpfs
+  broker_start "$work/sandshim" "$broker_run_dir/broker.sock" "$work/broker" \
     --system-config "$work/etc/config" --max-runs-per-user 64 || return 1
-  broker_client=(env SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$work/run/broker.sock")
+  broker_client=(env SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$broker_run_dir/broker.sock")
+  broker_pool_owner=$(pool_owner_label "$work/broker/state" "$(id -u "$k_broker_user")")
+  broker_kind="a private broker with the installed default's policy ($k_broker_user, pool.size = 1, launcher)"
+}
+use_installed_broker() {
+  local socket=${SANDSHIM_BROKER_SOCKET:-$k_broker_socket_dir/broker.sock}
+  if [[ ! -S $socket ]]; then
+    broker_note="n/a (INSTALLED=1, but no broker listens at $socket: run install/setup.sh)"
+    return 1
+  fi
+  broker_client=(env SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$socket")
+  broker_pool_owner=$(pool_owner_label "$k_broker_home/state" "$(id -u "$k_broker_user")")
+  broker_kind="the installed broker at $socket"
+}
+# shim/pool.cpp's owner_label: the pool directory under the broker's XDG_STATE_HOME, and its uid.
+pool_owner_label() { # XDG_STATE_HOME UID
+  printf '%s' "$1/sandshim/pool:$2" | sha256sum | cut -c1-16
+}
+broker_warm_count() {
+  docker ps -q --filter "label=org.sandshim.pool.owner=$broker_pool_owner" | wc -l
+}
+# Waits, untimed and for 10 s at most, until the broker's pool holds COUNT warm containers again.
+settle_broker_pool() { # COUNT
+  local i
+  for ((i = 0; i < 200; i++)); do
+    (($(broker_warm_count) >= $1)) && return 0
+    sleep 0.05
+  done
+}
+
+# The same command under bubblewrap: the host's interpreter (python3 where the host has no
+# `python`), read-only /usr and /etc, the workspace read-only, every namespace unshared.
+bwrap_argv=()
+bwrap_line() { # CMD...
+  local program=$1
+  [[ $program != python ]] || command -v python > /dev/null || program=python3
+  bwrap_argv=(bwrap --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib
+    --symlink usr/lib64 /lib64 --symlink usr/sbin /sbin --ro-bind /etc /etc --proc /proc
+    --dev /dev --tmpfs /tmp --ro-bind "$work/workspace" "$work/workspace"
+    --chdir "$work/workspace" --unshare-all --die-with-parent --new-session --cap-drop ALL
+    "$program" "${@:2}")
 }
 
 # Milliseconds the broker adds to one run: from the client's request to the worker's start, and
@@ -305,7 +373,15 @@ stop_bench_broker() { :; }
 if start_bench_broker; then
   variants+=(broker)
   broker_note=""
-  stop_bench_broker() { broker_stop_if_started; }
+  stop_bench_broker() {
+    "${broker_client[@]}" "$bin" pool drain > /dev/null 2>&1 || true
+    broker_stop_if_started
+  }
+fi
+bwrap_note="n/a (bubblewrap is not installed: install/deps.sh)"
+if command -v bwrap > /dev/null && bwrap --ro-bind / / true 2> /dev/null; then
+  variants+=(bwrap)
+  bwrap_note=""
 fi
 trap 'stop_bench_broker; cleanup' EXIT
 trap 'exit 130' INT
@@ -345,7 +421,7 @@ printf '  %-16s %-13s %8s %8s %10s %10s %8s %8s\n' command variant p50 p95 p50/r
 for cmd in "${k_commands[@]}"; do
   raw50=0 raw95=0
   [[ -z ${samples[raw/$cmd]:-} ]] || read -r raw50 raw95 <<< "$(percentiles "${samples[raw/$cmd]}")"
-  for name in raw seed cold api-floor warm-exec warm-launcher floor broker; do
+  for name in raw seed cold api-floor warm-exec warm-launcher floor broker bwrap; do
     if [[ -z ${samples[$name/$cmd]:-} ]]; then
       why="no run succeeded (${failures[$name/$cmd]:-0} failed)"
       [[ $name != warm-exec || -z $warm_note ]] || why=$warm_note
@@ -353,6 +429,7 @@ for cmd in "${k_commands[@]}"; do
       [[ $name != floor || -z $floor_note ]] || why=$floor_note
       [[ $name != api-floor || -z $api_floor_note ]] || why=$api_floor_note
       [[ $name != broker || -z $broker_note ]] || why=$broker_note
+      [[ $name != bwrap || -z $bwrap_note ]] || why=$bwrap_note
       printf '  %-16s %-13s %s\n' "$cmd" "$name" "$why"
       continue
     fi
@@ -406,6 +483,9 @@ for cmd in "${k_commands[@]}"; do
 done
 
 if [[ -z $broker_note ]]; then
+  echo "== broker: $broker_kind"
+  broker_targets
+  burst_warm_share
   echo "== broker per-run overhead, ms (request -> worker start, worker end -> client exit; sh -c true)"
   overhead_in="" overhead_out=""
   for ((i = 0; i < runs; i++)); do
@@ -417,6 +497,40 @@ if [[ -z $broker_note ]]; then
   printf '  request->start p50 %s p95 %s   end->exit p50 %s p95 %s\n' "$in50" "$in95" "$out50" "$out95"
   echo "== broker RSS at idle: $(awk '/VmRSS/ {print $2, $3}' "/proc/$(broker_started_pid)/status")"
 fi
+
+# The installed default's target: through the broker, p50 at most the in-container floor's + 10 ms.
+broker_targets() {
+  local cmd b50 floor50 w50 ignored
+  for cmd in "${k_commands[@]}"; do
+    [[ -n ${samples[broker/$cmd]:-} && -n ${samples[floor/$cmd]:-} ]] || continue
+    read -r b50 ignored <<< "$(percentiles "${samples[broker/$cmd]}")"
+    read -r floor50 ignored <<< "$(percentiles "${samples[floor/$cmd]}")"
+    w50=""
+    [[ -z ${samples[bwrap/$cmd]:-} ]] || read -r w50 ignored <<< "$(percentiles "${samples[bwrap/$cmd]}")"
+    awk -v c="$cmd" -v b="$b50" -v f="$floor50" -v w="$w50" 'BEGIN {
+      printf "  %-16s broker p50 %.1f ms - floor %.1f ms = %.1f ms (target <= 10 ms: %s)%s\n", c, b, f,
+        b - f, (b - f <= 10 ? "met" : "missed"), (w == "" ? "" : sprintf("; bwrap p50 %.1f ms", w)) }'
+  done
+}
+
+# BURST (50) python calls through the broker back to back, nothing waited for between them: how
+# many a warm container served (the audit's `warm`, the caller's own rows through the broker),
+# and their p50. Target: >= 95 %.
+burst_warm_share() {
+  local n=${BURST:-50} i times="" start end warm p50 ignored
+  for ((i = 0; i < n; i++)); do
+    start=$EPOCHREALTIME
+    "${broker_client[@]}" "$bin" run -- python -c pass < /dev/null > /dev/null 2>&1 || true
+    end=$EPOCHREALTIME
+    times+="$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", (e - s) * 1000 }') "
+  done
+  warm=$("${broker_client[@]}" "$bin" audit list --command python --limit "$n" --json |
+    jq '[.[] | select(.warm == true)] | length')
+  read -r p50 ignored <<< "$(percentiles "$times")"
+  awk -v n="$n" -v w="$warm" -v p="$p50" 'BEGIN {
+    printf "  burst of %d python calls back to back: %d warm (%.0f %%, target >= 95 %%: %s), p50 %.1f ms\n",
+      n, w, 100 * w / n, (w * 100 >= 95 * n ? "met" : "missed"), p }'
+}
 
 # The launcher's targets: p50 at most the floor's + 15 ms and 0.10x raw's.
 launcher_targets() {

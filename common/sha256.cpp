@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "common/hex.hpp"
+
 namespace sandshim {
 
 namespace {
@@ -88,14 +90,7 @@ std::array<uint8_t, 32> sha256(std::string_view bytes) {
 }
 
 std::string to_hex(const std::array<uint8_t, 32>& digest) {
-  static constexpr char k_digits[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(64);
-  for (uint8_t byte : digest) {
-    hex += k_digits[byte >> 4];
-    hex += k_digits[byte & 0xf];
-  }
-  return hex;
+  return hex_encode(std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
 }
 
 std::string sha256_hex(std::string_view bytes) {

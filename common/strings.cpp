@@ -83,6 +83,16 @@ std::string excerpt(std::string_view text, size_t max_bytes) {
   return text.size() <= max_bytes ? quoted(text) : quoted(text.substr(0, max_bytes)) + "...";
 }
 
+std::vector<std::string> split_lines(std::string_view text) {
+  std::vector<std::string> lines;
+  while (!text.empty()) {
+    size_t end = text.find('\n');
+    lines.emplace_back(text.substr(0, end));
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+  }
+  return lines;
+}
+
 std::vector<std::string> split_words(std::string_view text) {
   std::vector<std::string> words;
   std::string current;

@@ -24,10 +24,6 @@ SANDSHIM_PREFIX=sandshim-setup
 . "$(dirname "${BASH_SOURCE[0]}")/lib/setup_record.sh"
 
 readonly k_units_dir=/etc/systemd/system
-# The system file's policy beyond the audit: only the administrator's file decides the mode, so
-# no environment variable of a user's reaches the engine directly; one warm container per
-# image, workspace and policy, started through sandshim's launcher (pool.* in shim/policy.cpp).
-readonly k_safe_policy=$'[broker]\nmode = required\n[pool]\nsize = 1\nstart = launcher\n'
 
 g_root=""
 g_keep_group=0
@@ -89,7 +85,7 @@ stop_old_detached_broker() {
 # The keyed audit of the broker and the safe policy, when the administrator has not written a
 # file; a file this script wrote (its digest in the record) is rewritten, any other left alone.
 ensure_system_config() {
-    local config=$g_system_config tail_text=$k_safe_policy
+    local config=$g_system_config tail_text=$k_broker_default_policy
     [[ -z $g_root ]] || tail_text+=$'[broker]\nsocket = '"$g_run_dir/broker.sock"$'\n'
     if [[ -e $config ]] && ! record_owns_file "$config"; then
         grep -q '^key_file' "$config" ||

@@ -44,6 +44,8 @@ readonly k_packages=(
     python3-mpmath libpython3.11-testsuite python3-pytest python3-attr
     # bench/many_calls.sh: pyflakes' own tests (python3-pyflakes), and the script they start
     pyflakes3
+    # bench/latency.sh: the same call under bubblewrap, beside the container's
+    bubblewrap
 )
 # tests/suites: an npm package whose published tarball includes its tests, and its test runner.
 readonly k_suite_npm_packages=(minimist@1.2.8 tape@5.6.6)

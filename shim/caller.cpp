@@ -1,14 +1,12 @@
 #include "shim/caller.hpp"
 
-#include <sys/random.h>
 #include <unistd.h>
 
-#include <cstring>
-#include <ctime>
 #include <fstream>
 #include <optional>
 
 #include "common/env_list.hpp"
+#include "common/hex.hpp"
 #include "common/strings.hpp"
 
 namespace sandshim::shim {
@@ -90,19 +88,7 @@ void act_for_caller(const CallerIdentity& identity) {
 }
 
 std::string new_run_id() {
-  unsigned char bytes[8] = {};
-  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
-    auto fallback =
-        static_cast<uint64_t>(::getpid()) << 32 ^ static_cast<uint64_t>(::time(nullptr));
-    std::memcpy(bytes, &fallback, sizeof bytes);
-  }
-  static constexpr char k_hex[] = "0123456789abcdef";
-  std::string id;
-  for (unsigned char b : bytes) {
-    id += k_hex[b >> 4];
-    id += k_hex[b & 0xf];
-  }
-  return id;
+  return random_hex(8);
 }
 
 }  // namespace sandshim::shim

@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sstream>
 
 #include "common/strings.hpp"
 
@@ -22,17 +21,8 @@ bool contains_any(const std::string& text, std::initializer_list<const char*> ne
                      [&](const char* needle) { return contains(text, needle); });
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    lines.push_back(line);
-  }
-  return lines;
-}
-
 bool any_line(const std::string& text, const std::function<bool(const std::string&)>& test) {
-  auto lines = lines_of(text);
+  auto lines = split_lines(text);
   return std::any_of(lines.begin(), lines.end(), test);
 }
 
@@ -162,7 +152,7 @@ std::string limit_keys(const std::vector<LimitHint>& hints) {
 }
 
 std::optional<int64_t> parse_pids_events(const std::string& text) {
-  for (const auto& line : lines_of(text)) {
+  for (const auto& line : split_lines(text)) {
     if (line.starts_with("max ")) {
       try {
         return std::stoll(line.substr(4));

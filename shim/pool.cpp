@@ -10,6 +10,7 @@
 #include <memory>
 #include <sstream>
 
+#include "common/hex.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/sha256.hpp"
@@ -65,7 +66,7 @@ void ensure_directory(const fs::path& dir) {
 
 // Entry names are run ids; anything else in the directory (temporary files) is not an entry.
 bool is_entry_name(const std::string& name) {
-  return !name.empty() && name.find_first_not_of("0123456789abcdef") == std::string::npos;
+  return is_lower_hex(name);
 }
 
 std::string serialize(const PoolEntry& entry) {

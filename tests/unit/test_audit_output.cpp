@@ -5,6 +5,8 @@
 #include "audit/encoding.hpp"
 #include "audit/output.hpp"
 #include "common/escape.hpp"
+#include "common/hex.hpp"
+#include "common/strings.hpp"
 #include "test_escape_support.hpp"
 
 using namespace sandshim::audit;
@@ -79,7 +81,7 @@ TEST_CASE("encoding helpers", "[audit][output]") {
   CHECK(printable("line\nnext\t\x07") == "line\\x0anext\\x09\\x07");
   CHECK(printable("line\nnext\t\x07", true) == "line\nnext\\x09\\x07");
   CHECK(printable("c1 \xc2\x9b, bad \xff, \\") == "c1 \\xc2\\x9b, bad \\xff, \\\\");
-  CHECK(to_hex("\x01\xab") == "01ab");
+  CHECK(sandshim::hex_encode("\x01\xab") == "01ab");
   CHECK(unpack_args(pack_args({})).empty());
   CHECK(unpack_args(pack_args({""})) == std::vector<std::string>{""});
   CHECK(args_to_json({"a", "\xff"}) == "[\"a\",\"\xEF\xBF\xBD\"]");
@@ -109,40 +111,31 @@ std::vector<Row> hostile_rows() {
   return rows;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    lines.push_back(line);
-  }
-  return lines;
-}
-
 }  // namespace
 
 TEST_CASE("every format: one clean line a record, whatever the fields hold", "[audit][output]") {
   auto rows = hostile_rows();
   for (Format format : {Format::csv, Format::jsonl, Format::table}) {
-    auto lines = lines_of(render(format, rows, k_fields));
+    auto lines = sandshim::split_lines(render(format, rows, k_fields));
     REQUIRE(lines.size() == rows.size() + (format == Format::jsonl ? 0 : 1));
     for (const auto& line : lines) {
       INFO(line);
       REQUIRE_FALSE(sandshim::testing::has_raw_control(line));
     }
   }
-  auto csv = lines_of(render(Format::csv, rows, k_fields));
+  auto csv = sandshim::split_lines(render(Format::csv, rows, k_fields));
   for (size_t i = 0; i < rows.size(); ++i) {
     auto fields = sandshim::testing::read_csv_line(csv[i + 1]);
     REQUIRE(fields.size() == 3);
     REQUIRE(sandshim::unescape_text(fields[1]) == rows[i]["text"].get<std::string>());
   }
-  auto jsonl = lines_of(render(Format::jsonl, rows, k_fields));
+  auto jsonl = sandshim::split_lines(render(Format::jsonl, rows, k_fields));
   for (size_t i = 0; i < rows.size(); ++i) {
     auto text = rows[i]["text"].get<std::string>();
     auto read = Row::parse(jsonl[i])["text"];
     REQUIRE((is_valid_utf8(text) ? read == text : read.is_string()));  // else U+FFFD somewhere
   }
-  for (const auto& line : lines_of(render(Format::json, rows, k_fields))) {
+  for (const auto& line : sandshim::split_lines(render(Format::json, rows, k_fields))) {
     REQUIRE_FALSE(sandshim::testing::has_raw_control(line));
   }
 }

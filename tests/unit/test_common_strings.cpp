@@ -40,3 +40,12 @@ TEST_CASE("globs match whole names", "[strings]") {
   CHECK(glob_match("LC_*", "LC_ALL"));
   CHECK_FALSE(glob_match("LC_*", "XLC_ALL"));
 }
+
+TEST_CASE("texts split into lines as getline reads them", "[strings]") {
+  using Lines = std::vector<std::string>;
+  CHECK(split_lines("").empty());
+  CHECK(split_lines("a") == Lines{"a"});
+  CHECK(split_lines("a\n") == Lines{"a"});
+  CHECK(split_lines("a\n\nb") == Lines{"a", "", "b"});
+  CHECK(split_lines("\n") == Lines{""});
+}
