@@ -125,6 +125,12 @@ int serve_audit(const AuditCall& call, const CallerFacts& facts) {
   if (facts.peer.uid != 0) {
     refuse_administrators_arguments(call.args);
   }
+  if (audit::runs_as_caller(call.args)) {
+    throw Fatal(
+        "`sandshim audit` with --export, --output, --socket, --syslog, --follow or "
+        "--key-dir runs as its caller, not in the broker",
+        exit_code::k_usage);
+  }
   shim::Policy policy = system_policy();
   audit::AuditContext context{
       policy.effective_audit_db(), policy.audit_key_file, policy.audit_anchor_file,

@@ -111,7 +111,11 @@ int run_command(const Args& args) {
   return shim::run_main(args);
 }
 
+// Reading exports or writing a feed names the caller's own files: never the broker's work.
 int audit_through_broker(const Args& args) {
+  if (audit::runs_as_caller(args)) {
+    return audit_command(args);
+  }
   if (auto code = broker::run_through_broker(broker::audit_request_for(args))) {
     return *code;
   }
