@@ -422,7 +422,11 @@ std::unique_ptr<Database> load_exports(const std::vector<ExportRecord>& records)
   auto db =
       std::make_unique<Database>(":memory:", OpenMode::read_write, std::chrono::milliseconds(0));
   migrate(*db);
-  db->execute("DROP INDEX runs_chain; DROP INDEX decisions_chain;", "load the export");
+  db->execute(
+      "DROP INDEX runs_chain; DROP INDEX decisions_chain; CREATE TABLE exported (host TEXT NOT "
+      "NULL, chain_id TEXT NOT NULL, kind TEXT NOT NULL, chain_seq INTEGER NOT NULL, id TEXT NOT "
+      "NULL);",
+      "load the export");
   Transaction transaction(*db, Transaction::Mode::immediate);
   for (const auto& record : records) {
     if (record.record != "row") {
@@ -441,6 +445,13 @@ std::unique_ptr<Database> load_exports(const std::vector<ExportRecord>& records)
       insert->bind(index++, value);
     }
     insert->bind(index, record.json["row_hash"].get<std::string>()).run();
+    auto where = db->cached("INSERT INTO exported VALUES (?, ?, ?, ?, ?)", "load the export");
+    where->bind(1, record.host)
+        .bind(2, record.chain_id)
+        .bind(3, std::string(record.table->kind))
+        .bind(4, record.seq)
+        .bind(5, record.values.front())
+        .run();
   }
   transaction.commit();
   return db;

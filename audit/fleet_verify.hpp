@@ -72,7 +72,8 @@ struct ExportVerifyResult {
 ExportVerifyResult verify_exports(const std::vector<ExportRecord>& records, const HostKeys& keys);
 
 // An in-memory audit database (the same schema, chain indexes dropped because positions repeat
-// across hosts) holding every row record, for list, show, stats and sql over a merged export.
+// across hosts) holding every row record, for list, show, stats and sql over a merged export;
+// its table `exported` (host, chain_id, kind, chain_seq, id) names each row's exporting host.
 std::unique_ptr<Database> load_exports(const std::vector<ExportRecord>& records);
 
 }  // namespace sandshim::audit
