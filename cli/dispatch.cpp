@@ -186,7 +186,7 @@ const std::vector<Subcommand>& subcommands() {
       {"audit", audit_through_broker, audit::command_docs},
       {"hook", hook_command, docs_of<hooks::hook_doc>},
       {"broker", broker_command, docs_of<broker::broker_doc>},
-      {"policy", shim::policy_main, docs_of<shim::policy_doc>},
+      {"policy", shim::policy_main, docs_of<shim::policy_doc, shim::policy_k8s_doc>},
       {"doctor", install::doctor_main, docs_of<install::doctor_doc>},
       {"version", version_main, docs_of<version_doc>},
   };
