@@ -26,10 +26,14 @@ std::string string_field(const Row& json, const char* name, const std::string& s
   return found->get<std::string>();
 }
 
+// A chain position: 0 (before the first link) up to far below overflow.
 int64_t integer_field(const Row& json, const char* name, const std::string& source) {
+  constexpr int64_t k_max_position = int64_t{1} << 62;
   auto found = json.find(name);
-  if (found == json.end() || !found->is_number_integer()) {
-    bad_record(source, std::string("no integer field \"") + name + "\"");
+  if (found == json.end() || !found->is_number_integer() ||
+      (found->is_number_unsigned() && found->get<uint64_t>() > uint64_t{k_max_position}) ||
+      found->get<int64_t>() < 0 || found->get<int64_t>() > k_max_position) {
+    bad_record(source, std::string("no chain position in \"") + name + "\"");
   }
   return found->get<int64_t>();
 }
@@ -48,6 +52,9 @@ const ChainTable& table_of(const std::string& kind, const std::string& source) {
 void read_row(ExportRecord& record) {
   record.table = &table_of(string_field(record.json, "kind", record.source), record.source);
   record.seq = integer_field(record.json, "seq", record.source);
+  if (record.seq == 0) {
+    bad_record(record.source, "chain positions start at 1");
+  }
   string_field(record.json, "row_hash", record.source);
   auto columns = record.json.find("columns");
   std::vector<std::string> names = link_column_names(*record.table);
@@ -91,6 +98,10 @@ ExportRecord parse_record(const std::string& line, const std::string& source, si
     }
     for (const char* name : {"head_hash", "anchor_hash", "state_mac"}) {
       string_field(record.json, name, source);
+    }
+    auto key_id = record.json.find("key_id");
+    if (key_id != record.json.end() && !key_id->is_string() && !key_id->is_null()) {
+      bad_record(source, "key_id is neither a string nor null");
     }
   } else if (record.record == "begin") {
     integer_field(record.json, "after_seq", source);
@@ -259,9 +270,10 @@ class HostCheck {
 
   void check_key() {
     for (const auto* head : m_heads) {
-      if (head->json["key_id"].is_string()) {
+      auto key_id = head->json.find("key_id");
+      if (key_id != head->json.end() && key_id->is_string()) {
         m_keyed_from = head->json["keyed_from_seq"].get<int64_t>();
-        m_key_id = head->json["key_id"].get<std::string>();
+        m_key_id = key_id->get<std::string>();
       }
     }
     m_report.keyed = !m_key_id.empty();
@@ -445,7 +457,8 @@ std::unique_ptr<Database> load_exports(const std::vector<ExportRecord>& records)
       insert->bind(index++, value);
     }
     insert->bind(index, record.json["row_hash"].get<std::string>()).run();
-    auto where = db->cached("INSERT INTO exported VALUES (?, ?, ?, ?, ?)", "load the export");
+    auto where =
+        db->cached("INSERT OR IGNORE INTO exported VALUES (?, ?, ?, ?, ?)", "load the export");
     where->bind(1, record.host)
         .bind(2, record.chain_id)
         .bind(3, std::string(record.table->kind))

@@ -102,6 +102,25 @@ if "$bin" audit list --export "$T/merged.jsonl" --table | LC_ALL=C grep -q $'[\x
     fail "a raw control byte in the table"
 fi
 
+# --follow: a running export writes the rows chained after it started, after a new head.
+env -i PATH=/usr/bin:/bin HOME="$T/alpha" XDG_STATE_HOME="$T/alpha/state" SANDSHIM_BROKER=off \
+    "$bin" audit export --format fleet --hostname alpha --follow --output "$T/follow.jsonl" &
+exporter=$!
+for i in 5 6; do
+    as_host alpha run -- python -c "print($i)" 2>/dev/null && fail "a run from / ran"
+done
+rows=0
+for _ in $(seq 100); do
+    rows=$(grep -c '"record":"row"' "$T/follow.jsonl" || true)
+    ((rows >= 6)) && break
+    sleep 0.1
+done
+kill "$exporter"
+wait "$exporter" 2>/dev/null || true
+[[ $rows == 6 ]] || fail "--follow wrote $rows rows, expected 6"
+out=$("$bin" audit verify --export "$T/follow.jsonl") || fail "the followed export does not verify: $out"
+grep -q "6 rows, positions 1 to 6, head 6" <<<"$out" || fail "the followed export: $out"
+
 if ((failures > 0)); then
     echo "$failures failures" >&2
     exit 1

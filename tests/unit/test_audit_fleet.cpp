@@ -2,7 +2,12 @@
 // host by host, queried like a database, and every tamper of the merged file named with its host
 // and position (an edit, a dropped row, two swapped rows, a cut-off tail, a moved head).
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -383,4 +388,36 @@ TEST_CASE("fleet: files and feeds are the caller's, never the broker's", "[audit
   CHECK(runs_as_caller({"export", "--syslog"}));
   CHECK_FALSE(runs_as_caller({"export", "--format", "fleet"}));
   CHECK_FALSE(runs_as_caller({"list", "--since", "1d"}));
+}
+
+TEST_CASE("fleet export: to a collector's unix socket, one record a line", "[audit][fleet]") {
+  Host host("alpha", 2);
+  fs::path path = host.dir / "collector.sock";
+  int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(listener, 1) == 0);
+  CommandResult result = run_audit(
+      {"export", "--format", "fleet", "--hostname", "alpha", "--socket", path.string()}, host.db);
+  CHECK(result.code == 0);
+  CHECK(result.out.empty());
+  int connection = ::accept(listener, nullptr, nullptr);
+  REQUIRE(connection >= 0);
+  std::string received;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(connection, buffer, sizeof buffer)) > 0;) {
+    received.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(connection);
+  ::close(listener);
+  auto lines = lines_of(received);
+  REQUIRE(lines.size() == 2 + 3);
+  CHECK(nlohmann::json::parse(lines[1])["head_seq"] == 3);
+  fs::remove(path);
+  CommandResult refused =
+      run_audit({"export", "--format", "fleet", "--socket", path.string()}, host.db);
+  CHECK(refused.code == 125);
+  CHECK_THAT(refused.error, Contains("connect failed"));
 }
