@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "audit/encoding.hpp"
 #include "audit/time_spec.hpp"
 #include "common/escape.hpp"
 #include "common/process.hpp"
@@ -18,17 +19,6 @@
 namespace sandshim::audit {
 
 namespace {
-
-bool valid_utf8(std::string_view text) {
-  for (size_t at = 0; at < text.size();) {
-    size_t length = utf8_sequence_length(text, at);
-    if (length == 0) {
-      return false;
-    }
-    at += length;
-  }
-  return true;
-}
 
 std::string hex16(uint64_t bits) {
   static constexpr char k_digits[] = "0123456789abcdef";
@@ -129,7 +119,7 @@ Row encode_value(const SqlValue& value) {
     return Row{{"real", hex16(std::bit_cast<uint64_t>(*real))}};
   }
   if (const auto* text = std::get_if<std::string>(&value)) {
-    if (valid_utf8(*text)) {
+    if (is_valid_utf8(*text)) {
       return *text;
     }
     return Row{{"text", escape_text(*text, k_no_escape_cap)}};
@@ -286,16 +276,34 @@ std::string command_line(const Row& columns) {
   return shell_join(words);
 }
 
+// An OCSF event class and activity: the numbers and their names.
+struct OcsfClass {
+  int class_uid;
+  const char* class_name;
+  int category_uid;
+  const char* category_name;
+  int activity_id;
+  const char* activity_name;
+};
+
+constexpr OcsfClass k_process_launch{1007, "Process Activity", 1, "System Activity", 1, "Launch"};
+constexpr OcsfClass k_hook_decision{6003, "API Activity", 6, "Application Activity",
+                                    99,   "Hook decision"};
+
 Row ocsf_base(const ExportPlan& plan, const ChainState& state, const ExportedLink& link,
-              int class_uid, int category_uid, int activity_id) {
-  return Row{{"class_uid", class_uid},
-             {"category_uid", category_uid},
-             {"activity_id", activity_id},
-             {"type_uid", class_uid * 100 + activity_id},
+              const OcsfClass& ocsf, const std::string& uid) {
+  return Row{{"class_uid", ocsf.class_uid},
+             {"class_name", ocsf.class_name},
+             {"category_uid", ocsf.category_uid},
+             {"category_name", ocsf.category_name},
+             {"activity_id", ocsf.activity_id},
+             {"activity_name", ocsf.activity_name},
+             {"type_uid", ocsf.class_uid * 100 + ocsf.activity_id},
              {"severity_id", 1},
              {"metadata",
               {{"version", "1.3.0"},
                {"product", {{"name", "sandshim"}, {"vendor_name", "sandshim"}}},
+               {"uid", uid},
                {"log_name", link.table->table},
                {"sequence", link.seq}}},
              {"device", {{"hostname", plan.host}}},
@@ -312,12 +320,8 @@ int status_id_of(const std::string& status) {
 
 Row ocsf_run(const ExportPlan& plan, const ChainState& state, const ExportedLink& link,
              const Row& columns) {
-  Row event = ocsf_base(plan, state, link, 1007, 1, 1);  // System Activity, Launch
+  Row event = ocsf_base(plan, state, link, k_process_launch, text_of(columns, "run_id"));
   std::string status = text_of(columns, "status");
-  event["class_name"] = "Process Activity";
-  event["category_name"] = "System Activity";
-  event["activity_name"] = "Launch";
-  event["metadata"]["uid"] = text_of(columns, "run_id");
   event["time"] = columns["start_ms"];
   event["start_time"] = columns["start_ms"];
   event["end_time"] = columns["end_ms"];
@@ -358,12 +362,8 @@ int disposition_id_of(const std::string& decision) {
 
 Row ocsf_decision(const ExportPlan& plan, const ChainState& state, const ExportedLink& link,
                   const Row& columns) {
-  Row event = ocsf_base(plan, state, link, 6003, 6, 99);  // Application Activity, Other
+  Row event = ocsf_base(plan, state, link, k_hook_decision, text_of(columns, "decision_id"));
   std::string decision = text_of(columns, "decision");
-  event["class_name"] = "API Activity";
-  event["category_name"] = "Application Activity";
-  event["activity_name"] = "Hook decision";
-  event["metadata"]["uid"] = text_of(columns, "decision_id");
   event["time"] = columns["time_ms"];
   event["status"] = decision;
   event["status_id"] = decision == "deny" ? 2 : 1;

@@ -65,15 +65,6 @@ struct Host {
   }
 };
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    lines.push_back(line);
-  }
-  return lines;
-}
-
 // Two exports interleaved line by line, as a collector that receives both streams writes them.
 std::vector<std::string> interleaved(const std::string& a, const std::string& b) {
   auto left = lines_of(a);
@@ -96,6 +87,15 @@ fs::path write_lines(const fs::path& file, const std::vector<std::string>& lines
 }
 
 // Index of the line that is `host`'s row at chain position `seq`.
+size_t row_line(const std::vector<std::string>& lines, const std::string& host, int64_t seq);
+
+// The lines without `host`'s row at `seq`.
+std::vector<std::string> without(std::vector<std::string> lines, const std::string& host,
+                                 int64_t seq) {
+  lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(row_line(lines, host, seq)));
+  return lines;
+}
+
 size_t row_line(const std::vector<std::string>& lines, const std::string& host, int64_t seq) {
   for (size_t i = 0; i < lines.size(); ++i) {
     auto json = nlohmann::json::parse(lines[i]);
@@ -259,8 +259,7 @@ TEST_CASE("fleet verify: an edited row is a MAC mismatch at its host and positio
 
 TEST_CASE("fleet verify: a dropped row is a gap", "[audit][fleet]") {
   Fleet fleet;
-  auto lines = fleet.merged;
-  lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(row_line(lines, "beta", 3)));
+  auto lines = without(fleet.merged, "beta", 3);
   CHECK(fleet.faults(lines) == Faults{"beta gap 3"});
   CHECK_THAT(fleet.verify(lines).out, Contains("positions 3 to 3 are missing before position 4"));
 }
@@ -274,9 +273,7 @@ TEST_CASE("fleet verify: two swapped rows are a reordering", "[audit][fleet]") {
 
 TEST_CASE("fleet verify: a cut-off tail shows against the last head", "[audit][fleet]") {
   Fleet fleet;
-  auto lines = fleet.merged;
-  lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(row_line(lines, "alpha", 9)));
-  lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(row_line(lines, "alpha", 8)));
+  auto lines = without(without(fleet.merged, "alpha", 9), "alpha", 8);
   CHECK(fleet.faults(lines) == Faults{"alpha truncated 8"});
   CHECK_THAT(fleet.verify(lines).out, Contains("rows 8 to 9 were cut off"));
 }
@@ -291,8 +288,8 @@ TEST_CASE("fleet verify: a head moved back fails its HMAC", "[audit][fleet]") {
       line = json.dump();
     }
   }
-  lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(row_line(lines, "beta", 6)));
-  CHECK(fleet.faults(lines) == Faults{"beta head_edited 5", "beta rechained 5"});
+  CHECK(fleet.faults(without(lines, "beta", 6)) ==
+        Faults{"beta head_edited 5", "beta rechained 5"});
 }
 
 TEST_CASE("fleet verify: without a host's key, or with another, it says so", "[audit][fleet]") {

@@ -5,9 +5,11 @@
 #include "audit/encoding.hpp"
 #include "audit/output.hpp"
 #include "common/escape.hpp"
+#include "test_audit_support.hpp"
 #include "test_escape_support.hpp"
 
 using namespace sandshim::audit;
+using sandshim::audit::testing::lines_of;
 
 namespace {
 
@@ -107,15 +109,6 @@ std::vector<Row> hostile_rows() {
     rows.push_back(Row{{"id", std::to_string(id++)}, {"text", text}, {"n", Row::array({text})}});
   }
   return rows;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    lines.push_back(line);
-  }
-  return lines;
 }
 
 }  // namespace

@@ -173,6 +173,15 @@ void add_run(Store& store, const RunRecord& record) {
   store.complete_run(record);
 }
 
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+  }
+  return lines;
+}
+
 std::string read_bytes(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   std::ostringstream bytes;

@@ -48,6 +48,8 @@ Store open_test_store(const fs::path& db,
 void add_run(Store& store, const RunRecord& record);
 
 std::string read_bytes(const fs::path& file);
+// The text's lines, without their line feeds.
+std::vector<std::string> lines_of(const std::string& text);
 void write_bytes(const fs::path& file, const std::string& bytes);
 
 // Runs SQL through a separate raw connection, as someone editing the file with sqlite3 would.
