@@ -210,7 +210,9 @@ ChainState state_of(const Row& head) {
 // One host's records and what the walk over them found.
 class HostCheck {
  public:
-  HostCheck(HostReport& report, const ChainKey* key) : m_report(report), m_key(key) {}
+  // `fleet_keyed`: keys were given for some host, so every host is expected to have one.
+  HostCheck(HostReport& report, const ChainKey* key, bool fleet_keyed)
+      : m_report(report), m_key(key), m_fleet_keyed(fleet_keyed) {}
 
   void add(const ExportRecord& record) {
     if (m_report.chain_id.empty()) {
@@ -278,6 +280,15 @@ class HostCheck {
     }
     m_report.keyed = !m_key_id.empty();
     if (!m_report.keyed) {
+      if (m_key != nullptr) {  // re-hashed without the key, or its heads removed: a downgrade
+        fault("unkeyed", 0, "",
+              "a key was given for this host, but no head of its export is keyed: the heads "
+              "were removed or the chain re-hashed without the key");
+      } else if (m_fleet_keyed) {
+        fault("unknown_host", 0, "",
+              "the collector holds keys for other hosts but none for this one, and its export "
+              "is unkeyed: records of a host the fleet does not know");
+      }
       return;
     }
     if (m_key == nullptr) {
@@ -394,6 +405,7 @@ class HostCheck {
 
   HostReport& m_report;
   const ChainKey* m_key;
+  bool m_fleet_keyed;
   std::map<int64_t, const ExportRecord*> m_rows;
   std::vector<const ExportRecord*> m_heads;
   std::vector<const ExportRecord*> m_begins;
@@ -420,7 +432,7 @@ ExportVerifyResult verify_exports(const std::vector<ExportRecord>& records, cons
   for (const auto& host : order) {
     HostReport& report = result.hosts.emplace_back(HostReport{host, "", 0, 0, 0, 0, false, {}});
     auto key = keys.find(host);
-    HostCheck check(report, key == keys.end() ? nullptr : &key->second);
+    HostCheck check(report, key == keys.end() ? nullptr : &key->second, !keys.empty());
     for (const auto* record : by_host[host]) {
       check.add(*record);
     }

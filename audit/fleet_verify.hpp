@@ -44,7 +44,7 @@ HostKeys read_host_keys(const std::vector<std::string>& host_paths,
 // What verify found wrong in one host's records.
 struct ExportFault {
   std::string fault;  // gap, reordered, changed, relinked, duplicate, truncated, head_edited,
-                      // rechained, no_key, wrong_key, chain_changed
+                      // rechained, no_key, wrong_key, chain_changed, unkeyed, unknown_host
   int64_t seq = 0;
   std::string source;
   std::string problem;

@@ -418,3 +418,30 @@ TEST_CASE("fleet export: to a collector's unix socket, one record a line", "[aud
   CHECK(refused.code == 125);
   CHECK_THAT(refused.error, Contains("connect failed"));
 }
+
+TEST_CASE("fleet verify: a keyed host re-hashed without its key, or an unknown host, fails",
+          "[audit][fleet]") {
+  Fleet fleet;
+  auto lines = fleet.merged;
+  std::erase_if(lines, [](const std::string& line) {
+    auto json = nlohmann::json::parse(line);
+    return json["record"] == "head" && json["host"] == "beta";
+  });
+  auto faults = fleet.faults(lines);  // and each HMAC link fails as a SHA-256 one
+  REQUIRE(faults.size() == 7);
+  CHECK(faults[0] == "beta unkeyed 0");
+  CHECK(faults[6] == "beta changed 6");
+  Host gamma("gamma", 1);
+  TempDir unkeyed;
+  {
+    Store store = open_test_store(unkeyed / "audit.db");
+    add_run(store, sample_run("gamma-r1"));
+  }
+  auto with_gamma = fleet.merged;
+  for (const auto& line : lines_of(
+           run_audit({"export", "--format", "fleet", "--hostname", "gamma"}, unkeyed / "audit.db")
+               .out)) {
+    with_gamma.push_back(line);
+  }
+  CHECK(fleet.faults(with_gamma) == Faults{"gamma unknown_host 0"});
+}
