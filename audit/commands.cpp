@@ -165,6 +165,11 @@ int run_list(const Invocation& invocation) {
 }
 
 std::unique_ptr<RecordSink> export_sink(const Invocation& invocation, std::ofstream& file) {
+  if (invocation.options.count("syslog") + invocation.options.count("socket") +
+          invocation.options.count("output") >
+      1) {
+    throw Fatal("give one of --output, --syslog and --socket", exit_code::k_usage);
+  }
   if (invocation.options.count("syslog") != 0) {
     return syslog_sink();
   }
@@ -195,6 +200,9 @@ ExportPlan export_plan(const Invocation& invocation) {
                   : current_host();
   if (invocation.options.count("after") != 0) {
     plan.after_seq = invocation.options["after"].as<int64_t>();
+    if (plan.after_seq < 0) {
+      throw Fatal("--after takes a chain position, 0 or more", exit_code::k_usage);
+    }
   }
   return plan;
 }

@@ -196,6 +196,11 @@ TEST_CASE("fleet export: begin, head, then every link with its hash and host", "
   CHECK(later.size() == 2 + 2);
   CHECK(nlohmann::json::parse(later[0])["after_seq"] == 4);
   CHECK(run_audit({"export", "--follow"}, host.db).code == 2);  // needs --format
+  CHECK(run_audit({"export", "--format", "fleet", "--after", "-1"}, host.db).code == 2);
+  CHECK(run_audit({"export", "--format", "fleet", "--after", "99"}, host.db).code == 2);
+  CHECK(run_audit({"export", "--format", "xml"}, host.db).code == 2);
+  CHECK(run_audit({"export", "--format", "fleet", "--since", "1d"}, host.db).code == 2);
+  CHECK(run_audit({"export", "--format", "fleet", "--syslog", "--output", "x"}, host.db).code == 2);
 }
 
 TEST_CASE("fleet export: a later pass writes only the head and the new links", "[audit][fleet]") {
