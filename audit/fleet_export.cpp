@@ -265,6 +265,12 @@ std::string text_of(const Row& columns, const char* name) {
   return value.is_object() ? value.begin().value().get<std::string>() : "";
 }
 
+// OCSF's uid and status_code are strings: an integer column as its decimal text, null as "".
+std::string number_text(const Row& columns, const char* name) {
+  const Row& value = columns[name];
+  return value.is_number_integer() ? std::to_string(value.get<int64_t>()) : "";
+}
+
 std::string command_line(const Row& columns) {
   Row argv = Row::parse(text_of(columns, "argv"), nullptr, false);
   std::vector<std::string> words;
@@ -328,11 +334,11 @@ Row ocsf_run(const ExportPlan& plan, const ChainState& state, const ExportedLink
   event["duration"] = columns["duration_ms"];
   event["status"] = status;
   event["status_id"] = status_id_of(status);
-  event["status_code"] = columns["exit_code"];
+  event["status_code"] = number_text(columns, "exit_code");
   event["status_detail"] = text_of(columns, "message");
   event["exit_code"] = columns["exit_code"];
   event["actor"] = {
-      {"user", {{"uid", columns["uid"]}}},
+      {"user", {{"uid", number_text(columns, "uid")}}},
       {"process", {{"pid", columns["pid"]}, {"name", text_of(columns, "parent_name")}}},
       {"app_name", text_of(columns, "agent")},
       {"session", {{"uid", text_of(columns, "agent_session")}}}};
@@ -340,7 +346,7 @@ Row ocsf_run(const ExportPlan& plan, const ChainState& state, const ExportedLink
       {"cmd_line", command_line(columns)},
       {"name", text_of(columns, "invoked_as")},
       {"working_directory", text_of(columns, "cwd")},
-      {"user", {{"uid", columns["uid"]}}},
+      {"user", {{"uid", number_text(columns, "uid")}}},
       {"container",
        {{"name", text_of(columns, "container_name")},
         {"runtime", text_of(columns, "engine")},
@@ -370,7 +376,7 @@ Row ocsf_decision(const ExportPlan& plan, const ChainState& state, const Exporte
   event["status_detail"] = text_of(columns, "reason");
   event["disposition"] = decision;
   event["disposition_id"] = disposition_id_of(decision);
-  event["actor"] = {{"user", {{"uid", columns["uid"]}}},
+  event["actor"] = {{"user", {{"uid", number_text(columns, "uid")}}},
                     {"app_name", text_of(columns, "agent")},
                     {"session", {{"uid", text_of(columns, "session_id")}}}};
   event["api"] = {{"operation", text_of(columns, "event")},
