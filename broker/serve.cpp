@@ -132,6 +132,12 @@ int serve_audit(const AuditCall& call, const CallerFacts& facts) {
   if (facts.peer.uid != 0) {
     refuse_administrators_arguments(call.args);
   }
+  if (audit::runs_as_caller(call.args)) {
+    throw Fatal(
+        "`sandshim audit` with --export, --output, --socket, --syslog, --follow or "
+        "--key-dir runs as its caller, not in the broker",
+        exit_code::k_usage);
+  }
   return audit::audit_main(call.args, callers_audit(system_policy(), facts), std::cout,
                            ::isatty(STDOUT_FILENO) == 1, terminal::use_color(STDOUT_FILENO));
 }

@@ -111,7 +111,11 @@ int run_command(const Args& args) {
   return shim::run_main(args);
 }
 
+// Reading exports or writing a feed names the caller's own files: never the broker's work.
 int audit_through_broker(const Args& args) {
+  if (audit::runs_as_caller(args)) {
+    return audit_command(args);
+  }
   if (auto code = broker::run_through_broker(broker::audit_request_for(args))) {
     return *code;
   }
@@ -182,7 +186,7 @@ const std::vector<Subcommand>& subcommands() {
       {"audit", audit_through_broker, audit::command_docs},
       {"hook", hook_command, docs_of<hooks::hook_doc>},
       {"broker", broker_command, docs_of<broker::broker_doc>},
-      {"policy", shim::policy_main, docs_of<shim::policy_doc>},
+      {"policy", shim::policy_main, docs_of<shim::policy_doc, shim::policy_k8s_doc>},
       {"doctor", install::doctor_main, docs_of<install::doctor_doc>},
       {"version", version_main, docs_of<version_doc>},
   };
