@@ -19,7 +19,7 @@ check_standard_session
 
 interactive_shell_refused() {
     expect_decision "bash" deny
-    expect_result_contains 8 "sandshim:"
+    expect_result_contains "$FIRST_EXTRA_STEP" "sandshim:"
     [[ ! -e $WS/escaped-by-stdin ]] || fail "python typed into the interactive shell ran on the host"
 }
 run_check "codex: an interactive shell, whose later input no hook sees, is refused" interactive_shell_refused
