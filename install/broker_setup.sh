@@ -26,8 +26,10 @@ SANDSHIM_PREFIX=sandshim-setup
 readonly k_units_dir=/etc/systemd/system
 # The system file's policy beyond the audit: only the administrator's file decides the mode, so
 # no environment variable of a user's reaches the engine directly; one warm container per
-# image, workspace and policy, started through sandshim's launcher (pool.* in shim/policy.cpp).
-readonly k_safe_policy=$'[broker]\nmode = required\n[pool]\nsize = 1\nstart = launcher\n'
+# image, workspace and policy, started through sandshim's launcher (pool.* in shim/policy.cpp);
+# bash in the wrap image, which the hooks' wrap mode asks for (a user may name the floor's own
+# image, never another).
+readonly k_safe_policy=$'[broker]\nmode = required\n[pool]\nsize = 1\nstart = launcher\n[images]\nbash = sandshim/wrap:bookworm\n'
 
 g_root=""
 g_keep_group=0

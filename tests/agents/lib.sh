@@ -45,7 +45,9 @@ hand_over() { :; }
 case $AGENT_MODE in
     direct) ;;
     broker)
-        broker_suite_setup "sandshim-$(basename "$0" .sh | sed 's/^suite_//')-nd"
+        # The system file as install/broker_setup.sh writes it (k_safe_policy) but the pool.
+        broker_suite_setup "sandshim-$(basename "$0" .sh | sed 's/^suite_//')-nd" \
+            $'[images]\nbash = sandshim/wrap:bookworm\n'
         start_broker
         export SANDSHIM_AUDIT_DB=$BSTATE/audit.db # what audit_cmd reads, as root
         # The engine is the broker's (its system file): a new user has no config of their own.
@@ -383,11 +385,23 @@ standard_session() { # EXTRA_STEP...
 }
 
 FAILED_CHECKS=()
+KNOWN_FAILED=()   # known gaps that failed, as expected
+# Known gaps: check name -> why it fails today (a suite sets them, per mode). A known gap that
+# fails is counted as a failed scenario but does not fail the suite; one that passes does (the
+# entry is stale: remove it).
+declare -A KNOWN_GAPS=()
 
 # Runs one check in a subshell, so that a failed check does not hide the ones after it.
 run_check() { # NAME FUNCTION
     check "$1"
-    ("$2") || FAILED_CHECKS+=("$1")
+    if ("$2"); then
+        [[ -z ${KNOWN_GAPS[$1]:-} ]] || FAILED_CHECKS+=("$1 (a known gap that passes now: remove it from KNOWN_GAPS)")
+    elif [[ -n ${KNOWN_GAPS[$1]:-} ]]; then
+        say "known gap: ${KNOWN_GAPS[$1]}"
+        KNOWN_FAILED+=("$1: ${KNOWN_GAPS[$1]}")
+    else
+        FAILED_CHECKS+=("$1")
+    fi
 }
 
 session_completed() { expect_equal 0 "$AGENT_RC" "$AGENT exit code"; }
@@ -508,7 +522,12 @@ finish_agent_suite() {
     run_check "$AGENT: the hook binary missing blocks the command" expect_blocked_without_hook_binary
     run_check "$AGENT: sandshim audit verify passes" audit_verifies
     CHECK=""
-    say "scenarios $AGENT $AGENT_MODE: $((CHECKS_RUN - ${#FAILED_CHECKS[@]})) pass / ${#FAILED_CHECKS[@]} fail"
+    local failed=$((${#FAILED_CHECKS[@]} + ${#KNOWN_FAILED[@]}))
+    say "scenarios $AGENT $AGENT_MODE: $((CHECKS_RUN - failed)) pass / $failed fail (${#KNOWN_FAILED[@]} of them known gaps)"
+    if ((${#KNOWN_FAILED[@]} > 0)); then
+        say "known gaps:"
+        printf '  %s\n' "${KNOWN_FAILED[@]}" >&2
+    fi
     if ((${#FAILED_CHECKS[@]} > 0)); then
         say "FAILED ${#FAILED_CHECKS[@]} of $CHECKS_RUN checks:"
         printf '  %s\n' "${FAILED_CHECKS[@]}" >&2
