@@ -48,6 +48,7 @@ case $AGENT_MODE in
         # The system file as install/broker_setup.sh writes it (k_safe_policy) but the pool.
         broker_suite_setup "sandshim-$(basename "$0" .sh | sed 's/^suite_//')-nd" \
             $'[images]\nbash = sandshim/wrap:bookworm\n'
+        # shellcheck disable=SC2119 # no flags: the broker as setup starts it
         start_broker
         export SANDSHIM_AUDIT_DB=$BSTATE/audit.db # what audit_cmd reads, as root
         # The engine is the broker's (its system file): a new user has no config of their own.
