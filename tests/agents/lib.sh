@@ -163,13 +163,14 @@ after_install_codex() {
     CODEX_EXEC_FLAGS=()
     apply_codex_doctor_fix "Codex: $WS is not a trusted project"
     apply_codex_doctor_fix "Codex: sandshim's hooks are not trusted (preToolUse not reviewed, postToolUse not reviewed)"
-    codex_doctor
+    agent_doctor
     expect_contains "ok    hooks    codex (project): Codex calls them" "$OUT"
 }
 
-# `sandshim doctor` with the pinned codex on PATH (doctor asks its app-server), in a network
-# namespace like the sessions; its report in $OUT, its exit code in DOCTOR_RC.
-codex_doctor() {
+# `sandshim doctor` as the agent's user, with the pinned CLI on PATH (doctor asks Codex's
+# app-server), in a network namespace like the sessions; its report in $OUT, its exit code in
+# DOCTOR_RC.
+agent_doctor() {
     DOCTOR_RC=0
     hand_over
     (cd "$WS" && unshare --net -- "${AS_USER[@]}" env PATH="$(dirname "$AGENT_BIN"):$(agent_clis_node_dir):$USER_PATH" \
@@ -180,7 +181,7 @@ codex_doctor() {
 # "in CI") is run as a user would paste it.
 apply_codex_doctor_fix() { # TEXT
     local line fix
-    codex_doctor
+    agent_doctor
     line=$(grep '^fail  hooks    codex (project): ' "$OUT") || fail "doctor (exit $DOCTOR_RC) does not fail on Codex: $(cat "$OUT")"
     expect_equal 1 "$DOCTOR_RC" "doctor's exit code"
     [[ $line == *"$1"* ]] || fail "doctor's Codex line lacks '$1': $line"
@@ -477,18 +478,6 @@ hook_settings_file() {
         codex) printf '%s\n' "$WS/.codex/hooks.json" ;;
         gemini) printf '%s\n' "$WS/.gemini/settings.json" ;;
     esac
-}
-
-# `sandshim doctor` as the agent's user (in the namespace, the agent's CLI on PATH), into $OUT.
-agent_doctor() {
-    if [[ $AGENT == codex ]]; then
-        codex_doctor
-    else
-        DOCTOR_RC=0
-        hand_over
-        (cd "$WS" && unshare --net -- "${AS_USER[@]}" env PATH="$(dirname "$AGENT_BIN"):$(agent_clis_node_dir):$USER_PATH" \
-            "$SANDSHIM_BIN" doctor) >"$OUT" 2>"$ERR" || DOCTOR_RC=$?
-    fi
 }
 
 # Hooks tampered with: sandshim's pre-tool hook entry taken out of the agent's settings (as the

@@ -29,11 +29,11 @@ run_check "codex: an interactive shell, whose later input no hook sees, is refus
 changed_hook_fails_doctor() {
     cp "$WS/.codex/hooks.json" "$T/hooks.json.reviewed"
     sed -i '0,/"timeout": 60/s//"timeout": 61/' "$WS/.codex/hooks.json"
-    codex_doctor
+    agent_doctor
     cp "$T/hooks.json.reviewed" "$WS/.codex/hooks.json"
     expect_equal 1 "$DOCTOR_RC" "doctor's exit code"
     expect_contains "fail  hooks    codex (project): Codex: sandshim's hooks are not trusted (preToolUse changed since its review), so Codex runs commands without them; fix: start \`codex\`, open /hooks and trust sandshim's hooks; in CI (no /hooks): set trusted_hash = \"sha256:" "$OUT"
-    codex_doctor
+    agent_doctor
     expect_contains "ok    hooks    codex (project): Codex calls them" "$OUT"
 }
 run_check "codex: doctor fails on a hook changed since its review, naming its new hash" changed_hook_fails_doctor
