@@ -552,6 +552,21 @@ for run in json.load(sys.stdin):
         print(run["run_id"]); break' "$1" "$2"
 }
 
+# The newest decision for exactly COMMAND has an outcome: a call the agent itself refused after
+# the hook had no objection is closed, not left pending.
+expect_decision_closed() { # COMMAND
+    audit_cmd decisions --json >"$T/decisions.json"
+    "$HOST_PY" - "$T/decisions.json" "$1" <<'EOF' || fail "the refused call's audit row (see above)"
+import json, sys
+command = sys.argv[2]
+rows = [r for r in json.load(open(sys.argv[1])) if r.get("original_command") == command]
+if not rows:
+    sys.exit(f"no decision recorded for {command!r}")
+if not rows[0].get("outcome"):
+    sys.exit(f"the row of the call the agent refused is left pending: {json.dumps(rows[0])[:600]}")
+EOF
+}
+
 # The decision the hook recorded for the newest command starting with PREFIX is DECISION.
 expect_decision() { # PREFIX DECISION
     audit_cmd decisions --json >"$T/decisions.json"

@@ -40,18 +40,8 @@ unlisted_command_refused_by_claude() {
 run_check "claude: a command no rule allows is refused by Claude Code itself (nothing approved wholesale)" \
     unlisted_command_refused_by_claude
 
-# The decision row of the call Claude Code refused is closed (PermissionDenied), not pending.
-refused_call_row_closed() {
-    audit_cmd decisions --json >"$T/decisions.json"
-    "$HOST_PY" - "$T/decisions.json" <<'EOF' || fail "the refused call's audit row (see above)"
-import json, sys
-rows = [r for r in json.load(open(sys.argv[1])) if r.get("original_command") == "rm -f keep-me.txt"]
-if not rows:
-    sys.exit("no decision recorded for rm -f keep-me.txt")
-if not rows[0].get("outcome"):
-    sys.exit(f"the row of the call Claude Code refused is left pending: {json.dumps(rows[0])[:600]}")
-EOF
-}
+# The decision row of the call Claude Code refused is closed (by SessionEnd), not pending.
+refused_call_row_closed() { expect_decision_closed "rm -f keep-me.txt"; }
 run_check "claude: the audit row of a call Claude Code refused is closed" refused_call_row_closed
 
 # SessionStart's env file ($CLAUDE_ENV_FILE) was written by the hook as the agent's user (not by
