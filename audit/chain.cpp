@@ -78,6 +78,27 @@ bool added_after_encoding(std::string_view name) {
          name == "limit_hit" || name == "hidden_count" || name == "hidden_globs";
 }
 
+std::string encoding_start(std::string_view kind, bool keyed) {
+  std::string encoding(keyed ? std::string("sandshim-audit-chain-v2\0", 24)
+                             : std::string("sandshim-audit-chain-v1\0", 24));
+  encoding += kind;
+  encoding += '\0';
+  return encoding;
+}
+
+void append_column(std::string& encoding, const std::string& name, const SqlValue& value) {
+  if (std::holds_alternative<std::monostate>(value) && added_after_encoding(name)) {
+    return;  // a row chained before the column existed keeps its hash
+  }
+  encoding += name;
+  encoding += '\0';
+  append_value(encoding, value);
+}
+
+std::string digest(const std::string& encoding, const ChainKey* key) {
+  return key != nullptr ? key->mac(encoding) : sha256_hex(encoding);
+}
+
 // The hash of a link over its canonical encoding: a versioned domain tag, the kind, then every
 // hashed column as name, NUL, typed value. Reading the row back from SQLite makes writer and
 // verifier agree. `names` are the statement's column names from `first_column` on; the row holds
@@ -86,21 +107,12 @@ bool added_after_encoding(std::string_view name) {
 std::string link_hash(std::string_view kind, const Statement& row, int first_column,
                       const std::vector<std::string>& names, int hashed_count,
                       const ChainKey* key) {
-  std::string encoding(key != nullptr ? std::string("sandshim-audit-chain-v2\0", 24)
-                                      : std::string("sandshim-audit-chain-v1\0", 24));
-  encoding += kind;
-  encoding += '\0';
+  std::string encoding = encoding_start(kind, key != nullptr);
   int end = key != nullptr ? row.column_count() : first_column + hashed_count;
   for (int column = first_column; column < end; ++column) {
-    const std::string& name = names[static_cast<size_t>(column - first_column)];
-    if (row.column_is_null(column) && added_after_encoding(name)) {
-      continue;  // a row chained before the column existed keeps its hash
-    }
-    encoding += name;
-    encoding += '\0';
-    append_value(encoding, row.column(column));
+    append_column(encoding, names[static_cast<size_t>(column - first_column)], row.column(column));
   }
-  return key != nullptr ? key->mac(encoding) : sha256_hex(encoding);
+  return digest(encoding, key);
 }
 
 int count_columns(std::string_view list) {
@@ -783,6 +795,31 @@ PruneResult prune_chain(Database& db, int64_t cutoff_ms, int64_t now_ms, bool dr
     transaction.commit();
   }
   return result;
+}
+
+std::vector<std::string> link_column_names(const ChainTable& table) {
+  std::string columns = link_columns(table);
+  std::replace(columns.begin(), columns.end(), ',', ' ');
+  return split_words(columns);
+}
+
+int hashed_column_count(const ChainTable& table) {
+  return count_columns(table.hashed_columns);
+}
+
+std::string link_hash_of(const ChainTable& table, const std::vector<SqlValue>& values,
+                         const ChainKey* key) {
+  std::vector<std::string> names = link_column_names(table);
+  size_t end = key != nullptr ? names.size() : static_cast<size_t>(hashed_column_count(table));
+  std::string encoding = encoding_start(table.kind, key != nullptr);
+  for (size_t column = 0; column < end && column < values.size(); ++column) {
+    append_column(encoding, names[column], values[column]);
+  }
+  return digest(encoding, key);
+}
+
+std::string chain_state_mac(const ChainState& state, const ChainKey& key) {
+  return state_mac_of(state, key);
 }
 
 }  // namespace sandshim::audit

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "audit/anchor.hpp"
 #include "audit/chain_key.hpp"
@@ -46,6 +47,20 @@ struct ChainState {
 };
 
 std::optional<ChainState> read_chain_state(Database& db);
+
+// The columns a link of `table` is computed over, in order: the hashed ones, then the keyed ones
+// (hashed_column_count of them are hashed by unkeyed links).
+std::vector<std::string> link_column_names(const ChainTable& table);
+int hashed_column_count(const ChainTable& table);
+
+// The link of a row given its values in link_column_names order, as verify computes it from the
+// database (HMAC-SHA256 under `key` for a keyed position, else SHA-256): for a row that left the
+// database in an export.
+std::string link_hash_of(const ChainTable& table, const std::vector<SqlValue>& values,
+                         const ChainKey* key);
+
+// The HMAC that seals chain_state (head, anchor, where keying began) under `key`.
+std::string chain_state_mac(const ChainState& state, const ChainKey& key);
 
 // Makes the chain keyed from its next link on, the first time a writer opens it with a key;
 // refuses a key other than the one it was keyed with.

@@ -4,16 +4,23 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "audit/chain.hpp"
 #include "audit/encoding.hpp"
 #include "audit/environment.hpp"
+#include "audit/fleet_export.hpp"
+#include "audit/fleet_verify.hpp"
+#include "audit/liveness.hpp"
 #include "audit/query.hpp"
 #include "audit/store.hpp"
 #include "audit/time_spec.hpp"
 #include "common/error.hpp"
+#include "common/escape.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
 #include "common/terminal.hpp"
@@ -46,6 +53,8 @@ constexpr unsigned k_stats = 1U << 5;
 constexpr unsigned k_prune = 1U << 6;
 constexpr unsigned k_integrity = 1U << 7;
 constexpr unsigned k_connection_filters = 1U << 8;
+constexpr unsigned k_from_export = 1U << 9;
+constexpr unsigned k_fleet_export = 1U << 10;
 
 struct Subcommand {
   std::string_view name;
@@ -112,12 +121,42 @@ Store open_store(const Invocation& invocation, bool writable) {
       StoreOptions{invocation.db_path, std::chrono::milliseconds(5000), !writable, false});
 }
 
+std::vector<std::filesystem::path> export_files(const Invocation& invocation) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& file : invocation.options["export"].as<std::vector<std::string>>()) {
+    files.emplace_back(file);
+  }
+  return files;
+}
+
+bool from_export(const Invocation& invocation) {
+  return invocation.options.count("export") != 0;
+}
+
+// What a query reads: the audit database, or merged exports loaded into an in-memory one with
+// the same schema (--export), so every query below runs unchanged on a fleet's records.
+class Source {
+ public:
+  explicit Source(const Invocation& invocation) {
+    if (from_export(invocation)) {
+      m_memory = load_exports(read_exports(export_files(invocation)));
+    } else {
+      m_store.emplace(open_store(invocation, false));
+    }
+  }
+  Database& database() { return m_memory ? *m_memory : m_store->database(); }
+
+ private:
+  std::optional<Store> m_store;
+  std::unique_ptr<Database> m_memory;
+};
+
 int list_runs_as(const Invocation& invocation, Order order, std::optional<Format> fallback) {
-  Store store = open_store(invocation, false);
+  Source source(invocation);
   Filter filter = filter_for(invocation, Subject::runs);
   auto writer = make_row_writer(chosen_format(invocation, fallback), invocation.out, run_fields(),
                                 run_table_columns(), invocation.color);
-  query_runs(store.database(), filter, order, limit_of(invocation), *writer);
+  query_runs(source.database(), filter, order, limit_of(invocation), *writer);
   return 0;
 }
 
@@ -125,16 +164,89 @@ int run_list(const Invocation& invocation) {
   return list_runs_as(invocation, Order::newest_first, std::nullopt);
 }
 
+std::unique_ptr<RecordSink> export_sink(const Invocation& invocation, std::ofstream& file) {
+  if (invocation.options.count("syslog") + invocation.options.count("socket") +
+          invocation.options.count("output") >
+      1) {
+    throw Fatal("give one of --output, --syslog and --socket", exit_code::k_usage);
+  }
+  if (invocation.options.count("syslog") != 0) {
+    return syslog_sink();
+  }
+  if (invocation.options.count("socket") != 0) {
+    return socket_sink(invocation.options["socket"].as<std::string>());
+  }
+  if (invocation.options.count("output") != 0) {
+    std::string path = invocation.options["output"].as<std::string>();
+    file.open(path, std::ios::app | std::ios::binary);
+    if (!file) {
+      throw Fatal("cannot append to " + quoted(path), exit_code::k_usage);
+    }
+    return stream_sink(file);
+  }
+  return stream_sink(invocation.out);
+}
+
+ExportPlan export_plan(const Invocation& invocation) {
+  std::string format = invocation.options["format"].as<std::string>();
+  if (format != "fleet" && format != "ocsf") {
+    throw Fatal("bad value " + quoted(format) + " for --format: expected fleet or ocsf",
+                exit_code::k_usage);
+  }
+  ExportPlan plan;
+  plan.format = format == "ocsf" ? ExportFormat::ocsf : ExportFormat::fleet;
+  plan.host = invocation.options.count("hostname") != 0
+                  ? invocation.options["hostname"].as<std::string>()
+                  : current_host();
+  if (invocation.options.count("after") != 0) {
+    plan.after_seq = invocation.options["after"].as<int64_t>();
+    if (plan.after_seq < 0) {
+      throw Fatal("--after takes a chain position, 0 or more", exit_code::k_usage);
+    }
+  }
+  return plan;
+}
+
+// --format fleet|ocsf: the whole chain with its heads, once or (--follow) as it grows.
+int run_fleet_export(const Invocation& invocation) {
+  if (invocation.context.viewer.only_uid) {
+    administrators_only("export --format");  // the chain is every user's rows
+  }
+  ExportPlan plan = export_plan(invocation);
+  Store store = open_store(invocation, false);
+  std::ofstream file;
+  auto sink = export_sink(invocation, file);
+  int64_t exported = export_pass(store.database(), plan, -1, *sink);
+  while (invocation.options.count("follow") != 0 && sink->good()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    exported = export_pass(store.database(), plan, exported, *sink);
+  }
+  return sink->good() ? 0 : exit_code::k_sandbox_error;
+}
+
 int run_export(const Invocation& invocation) {
+  if (invocation.options.count("format") != 0) {
+    if (!filter_values(invocation).empty() || invocation.options["limit"].as<int64_t>() != 0) {
+      throw Fatal("--format exports the whole chain: it takes no filter or --limit (use --after)",
+                  exit_code::k_usage);
+    }
+    return run_fleet_export(invocation);
+  }
+  for (const char* option : {"follow", "syslog", "socket", "output", "hostname", "after"}) {
+    if (invocation.options.count(option) != 0) {
+      throw Fatal(std::string("--") + option + " needs --format fleet or --format ocsf",
+                  exit_code::k_usage);
+    }
+  }
   return list_runs_as(invocation, Order::oldest_first, Format::jsonl);
 }
 
 int run_decisions(const Invocation& invocation) {
-  Store store = open_store(invocation, false);
+  Source source(invocation);
   Filter filter = filter_for(invocation, Subject::decisions);
   auto writer = make_row_writer(chosen_format(invocation), invocation.out, decision_fields(),
                                 decision_table_columns(), invocation.color);
-  query_decisions(store.database(), filter, limit_of(invocation), *writer);
+  query_decisions(source.database(), filter, limit_of(invocation), *writer);
   return 0;
 }
 
@@ -161,11 +273,11 @@ Filter connection_filter(const Invocation& invocation) {
 }
 
 int run_connections(const Invocation& invocation) {
-  Store store = open_store(invocation, false);
+  Source source(invocation);
   Filter runs = filter_for(invocation, Subject::runs);
   auto writer = make_row_writer(chosen_format(invocation), invocation.out, connection_fields(),
                                 connection_table_columns(), invocation.color);
-  query_connections(store.database(), runs, connection_filter(invocation), limit_of(invocation),
+  query_connections(source.database(), runs, connection_filter(invocation), limit_of(invocation),
                     *writer);
   return 0;
 }
@@ -205,9 +317,9 @@ void write_run_details(std::ostream& out, const Row& run, bool color) {
 }
 
 int run_show(const Invocation& invocation) {
-  Store store = open_store(invocation, false);
+  Source source(invocation);
   std::string id = invocation.options["id"].as<std::string>();
-  auto run = find_run(store.database(), id, invocation.context.viewer.only_uid);
+  auto run = find_run(source.database(), id, invocation.context.viewer.only_uid);
   if (!run) {
     throw Fatal("no run matches " + quoted(id) + "; see `sandshim audit list`", 1);
   }
@@ -251,12 +363,12 @@ int run_daily_stats(const Invocation& invocation, Database& db, const Filter& fi
 }
 
 int run_stats(const Invocation& invocation) {
-  Store store = open_store(invocation, false);
+  Source source(invocation);
   Filter filter = filter_for(invocation, Subject::runs);
   if (invocation.options.count("by") != 0) {
-    return run_daily_stats(invocation, store.database(), filter);
+    return run_daily_stats(invocation, source.database(), filter);
   }
-  Stats stats = compute_stats(store.database(), filter);
+  Stats stats = compute_stats(source.database(), filter);
   Format format = chosen_format(invocation);
   if (format == Format::json || format == Format::jsonl) {
     write_document(invocation, stats_json(stats), format);
@@ -278,6 +390,9 @@ std::string describe_anchor(const ChainState& state) {
 std::filesystem::path integrity_file(const Invocation& invocation, const std::string& option,
                                      const std::filesystem::path& configured) {
   if (invocation.options.count(option) != 0) {
+    if (option == "key") {
+      return invocation.options[option].as<std::vector<std::string>>().back();
+    }
     return invocation.options[option].as<std::string>();
   }
   return invocation.is_configured_db ? configured : std::filesystem::path();
@@ -306,7 +421,67 @@ VerifyOptions options_of(const Integrity& integrity) {
   return options;
 }
 
+Row host_report_json(const HostReport& host) {
+  Row faults = Row::array();
+  for (const auto& fault : host.faults) {
+    faults.push_back(Row{{"fault", fault.fault},
+                         {"seq", fault.seq},
+                         {"source", fault.source},
+                         {"problem", fault.problem}});
+  }
+  return Row{{"host", host.host},         {"chain_id", host.chain_id},
+             {"rows", host.rows},         {"first_seq", host.first_seq},
+             {"last_seq", host.last_seq}, {"head_seq", host.head_seq},
+             {"keyed", host.keyed},       {"faults", faults}};
+}
+
+// One line a host, then one a fault; every text from the export is escaped (escape_text).
+void write_export_report(std::ostream& out, const ExportVerifyResult& result) {
+  size_t faults = 0;
+  for (const auto& host : result.hosts) {
+    out << "host " << escape_text(host.host) << " (chain " << escape_text(host.chain_id)
+        << "): " << host.rows << " rows, positions " << host.first_seq << " to " << host.last_seq
+        << ", head " << host.head_seq << (host.keyed ? ", keyed" : ", unkeyed") << ": "
+        << (host.faults.empty() ? "ok" : std::to_string(host.faults.size()) + " faults") << '\n';
+    for (const auto& fault : host.faults) {
+      out << "  FAILED (" << fault.fault << ") host " << escape_text(host.host) << " position "
+          << fault.seq << (fault.source.empty() ? "" : " at " + escape_text(fault.source)) << ": "
+          << escape_text(fault.problem) << '\n';
+    }
+    faults += host.faults.size();
+  }
+  out << (result.ok ? "ok: " : "FAILED: ") << result.hosts.size() << " hosts, " << faults
+      << " faults\n";
+}
+
+// verify --export: each host's records against its own key (--key HOST=PATH, --key-dir).
+int run_verify_exports(const Invocation& invocation) {
+  std::vector<std::string> pairs;
+  if (invocation.options.count("key") != 0) {
+    pairs = invocation.options["key"].as<std::vector<std::string>>();
+  }
+  std::filesystem::path key_dir;
+  if (invocation.options.count("key-dir") != 0) {
+    key_dir = invocation.options["key-dir"].as<std::string>();
+  }
+  ExportVerifyResult result =
+      verify_exports(read_exports(export_files(invocation)), read_host_keys(pairs, key_dir));
+  if (invocation.options.count("json") != 0) {
+    Row hosts = Row::array();
+    for (const auto& host : result.hosts) {
+      hosts.push_back(host_report_json(host));
+    }
+    write_document(invocation, Row{{"ok", result.ok}, {"hosts", hosts}}, Format::json);
+  } else {
+    write_export_report(invocation.out, result);
+  }
+  return result.ok ? 0 : 1;
+}
+
 int run_verify(const Invocation& invocation) {
+  if (from_export(invocation)) {
+    return run_verify_exports(invocation);
+  }
   Store store = open_store(invocation, false);
   Integrity integrity = integrity_of(invocation);
   VerifyResult result = verify_chain(store.database(), options_of(integrity));
@@ -388,9 +563,9 @@ int run_sql(const Invocation& invocation) {
   if (invocation.context.viewer.only_uid) {
     administrators_only("sql");  // a statement could read every user's rows
   }
-  Store store = open_store(invocation, false);
+  Source source(invocation);
   Statement statement =
-      prepare_read_only_sql(store.database(), invocation.options["query"].as<std::string>());
+      prepare_read_only_sql(source.database(), invocation.options["query"].as<std::string>());
   auto fields = column_names(statement);
   auto writer = make_row_writer(chosen_format(invocation), invocation.out, fields,
                                 plain_columns(fields), invocation.color);
@@ -407,33 +582,42 @@ constexpr Subcommand k_subcommands[] = {
      "  sandshim audit list --agent claude-code --cwd ~/src/app --limit 20\n"
      "  sandshim audit list --since 2024-05-01 --until 2024-05-02 --csv > may-1.csv\n"
      "  sandshim audit list --json | jq '.[] | select(.exit_code != 0) | .argv'\n",
-     "", k_run_filters | k_formats | k_limit, 100, run_list},
+     "", k_run_filters | k_formats | k_limit | k_from_export, 100, run_list},
     {"show", "everything about one run, output tails included",
      "Shows every field of one run, its stdout and stderr tails, and the hook decisions linked "
      "to it by tool_use_id. ID may be any unique prefix of a run id.",
      "  sandshim audit show 3f2a9c\n"
      "  sandshim audit show 3f2a9c --json | jq -r .stderr_tail\n",
-     "id", k_formats, 0, run_show},
+     "id", k_formats | k_from_export, 0, run_show},
     {"stats", "counts by status, command, image and agent; duration percentiles",
      "Counts runs by status, command, image and agent, with the p50, p95 and max duration of "
      "finished runs (nearest rank, milliseconds). --by day gives one row a day (UTC).",
      "  sandshim audit stats\n"
      "  sandshim audit stats --since 7d --by day\n"
      "  sandshim audit stats --agent codex --json\n",
-     "", k_run_filters | k_formats | k_stats, 0, run_stats},
-    {"export", "every field of every matching run, oldest first",
+     "", k_run_filters | k_formats | k_stats | k_from_export, 0, run_stats},
+    {"export", "every field of every matching run, oldest first; a fleet's feed",
      "Writes every field of the matching runs, oldest first, as JSON lines unless a format is "
-     "given: for archives and other tools.",
+     "given: for archives and other tools. --format fleet writes the whole chain instead (runs "
+     "and decisions, every chained column typed, each link's hash, the chain's heads with their "
+     "HMAC, the host's name) for `audit verify --export` and queries over merged exports; "
+     "--format ocsf writes OCSF events (Process Activity, API Activity). Both go to stdout, "
+     "--output, --syslog or --socket, once or with --follow as rows are chained.",
      "  sandshim audit export > audit.jsonl\n"
-     "  sandshim audit export --since 30d --csv > last-30-days.csv\n",
-     "", k_run_filters | k_formats | k_limit, 0, run_export},
+     "  sandshim audit export --since 30d --csv > last-30-days.csv\n"
+     "  sandshim audit export --format fleet --follow --output /var/log/sandshim-fleet.jsonl\n"
+     "  sandshim audit export --format ocsf --follow --syslog\n",
+     "", k_run_filters | k_formats | k_limit | k_fleet_export, 0, run_export},
     {"verify", "check the hash chain; exit 1 names the first tampered row",
      "Checks the file's integrity and recomputes the SHA-256 chain over every finished run and "
      "decision. Exit 0 when intact; exit 1 names the first row that was changed, deleted or "
-     "inserted out of order. Note the head hash elsewhere to detect a rewrite of the whole chain.",
+     "inserted out of order. Note the head hash elsewhere to detect a rewrite of the whole chain. "
+     "With --export FILE... it verifies merged fleet exports host by host and names every gap, "
+     "reordering, edit and cut-off tail with its host and position.",
      "  sandshim audit verify && echo intact\n"
-     "  sandshim audit verify --json\n",
-     "", k_json | k_integrity, 0, run_verify},
+     "  sandshim audit verify --json\n"
+     "  sandshim audit verify --export a.jsonl b.jsonl --key a=/keys/a.key --key b=/keys/b.key\n",
+     "", k_json | k_integrity | k_from_export, 0, run_verify},
     {"prune", "delete old rows; verify keeps passing",
      "Deletes runs and decisions finished before the cutoff (the oldest part of the chain) and "
      "records the last deleted row's hash as the chain's anchor, so `verify` still passes. "
@@ -450,13 +634,13 @@ constexpr Subcommand k_subcommands[] = {
      "  sandshim audit sql \"SELECT run_id, a.value FROM runs, json_each(runs.argv) AS a WHERE "
      "a.value LIKE '%curl%'\"\n"
      "  sandshim audit sql \"SELECT decision, count(*) FROM decisions GROUP BY 1\" --csv\n",
-     "query", k_formats, 0, run_sql},
+     "query", k_formats | k_from_export, 0, run_sql},
     {"decisions", "list hook decisions, newest first",
      "Lists what the agents' hooks asked and what sandshim answered (allow, deny, ask, rewrite), "
      "with the outcome PostToolUse reported.",
      "  sandshim audit decisions --decision deny --since 1d\n"
      "  sandshim audit decisions --tool-use toolu_01ABC --json\n",
-     "", k_decision_filters | k_formats | k_limit, 100, run_decisions},
+     "", k_decision_filters | k_formats | k_limit | k_from_export, 100, run_decisions},
     {"connections", "list the connections of egress proxies (sandbox.network = allowlist)",
      "Lists each connection a run's egress proxy saw, newest first: the name and port asked for, "
      "the address connected to, allowed or refused and why, bytes each way and duration. The run "
@@ -506,11 +690,35 @@ void add_group_options(po::options_description& options, const Subcommand& comma
                           "delete what finished before AGE ago (30d) or a date (2024-01-01)")(
         "dry-run", "say what would be deleted, delete nothing");
   }
+  if ((groups & k_from_export) != 0) {
+    options.add_options()(
+        "export",
+        po::value<std::vector<std::string>>()->multitoken()->composing()->value_name("FILE..."),
+        "read fleet exports (audit export --format fleet, merged) instead of the database");
+  }
+  if ((groups & k_fleet_export) != 0) {
+    options.add_options()("format", po::value<std::string>()->value_name("fleet|ocsf"),
+                          "the whole chain with its heads for a fleet's collector (fleet), or "
+                          "OCSF events (ocsf)")(
+        "hostname", po::value<std::string>()->value_name("NAME"),
+        "the name the records give this host (default: its host name)")(
+        "after", po::value<int64_t>()->value_name("SEQ"),
+        "start after chain position SEQ (default: the chain's start)")(
+        "follow", "keep writing new rows as they are chained")(
+        "output", po::value<std::string>()->value_name("FILE"), "append to FILE")(
+        "syslog", "one record a syslog(3) message")("socket",
+                                                    po::value<std::string>()->value_name("PATH"),
+                                                    "write to a collector's unix socket");
+  }
   if ((groups & k_integrity) != 0) {
-    options.add_options()("key", po::value<std::string>()->value_name("PATH"),
-                          "the chain's HMAC key (default: audit.key_file, for audit.db)")(
+    options.add_options()("key",
+                          po::value<std::vector<std::string>>()->composing()->value_name("PATH"),
+                          "the chain's HMAC key (default: audit.key_file, for audit.db); with "
+                          "--export, HOST=PATH once per host")(
         "anchor", po::value<std::string>()->value_name("PATH"),
-        "the anchor log (default: audit.anchor_file, for audit.db)");
+        "the anchor log (default: audit.anchor_file, for audit.db)")(
+        "key-dir", po::value<std::string>()->value_name("DIR"),
+        "with --export: each host's key as DIR/HOST.key");
   }
 }
 
@@ -736,6 +944,18 @@ int audit_main(const std::vector<std::string>& args, const std::filesystem::path
 
 int audit_main(const std::vector<std::string>& args) {
   return audit_main(args, {});
+}
+
+bool runs_as_caller(const std::vector<std::string>& args) {
+  for (const auto& arg : args) {
+    for (std::string_view option :
+         {"--export", "--output", "--socket", "--syslog", "--follow", "--key-dir"}) {
+      if (arg == option || arg.starts_with(std::string(option) + "=")) {
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 std::vector<CommandDoc> command_docs() {

@@ -55,6 +55,11 @@ int audit_main(const std::vector<std::string>& args, const std::filesystem::path
 int audit_main(const std::vector<std::string>& args, const std::filesystem::path& configured_db,
                std::ostream& out, bool out_is_tty, bool color = false);
 
+// Whether `sandshim audit ARGS` names files or destinations of its own (--export, --output,
+// --socket, --syslog, --follow, --key-dir): it runs as the caller, never in the broker, which
+// would open them with its rights.
+bool runs_as_caller(const std::vector<std::string>& args);
+
 // `sandshim audit` and each of its commands, as --help shows them: for the completions and the
 // man page.
 std::vector<CommandDoc> command_docs();

@@ -38,6 +38,8 @@ constexpr FilterSpec k_filter_specs[] = {
     {"tool-use", "ID", "only this tool call (links runs and hook decisions)", FilterKind::exact,
      "tool_use_id", "tool_use_id"},
     {"cwd", "DIR", "only what ran in DIR or below it", FilterKind::path_prefix, "cwd", "cwd"},
+    {"host", "NAME", "only runs on this host (the host field; a merged fleet export holds many)",
+     FilterKind::exact, "host", ""},
 };
 
 [[noreturn]] void bad_value(const FilterSpec& spec, const std::string& value,

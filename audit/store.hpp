@@ -67,9 +67,11 @@ class Store {
   bool complete_decision(const std::string& tool_use_id, const DecisionCompletion& completion,
                          uint32_t uid);
   // The tool-use id of the newest unfinished decision of this agent's session for exactly this
-  // command ("" when none): how a run that only knows its command joins its decision.
+  // command ("" when none): how a run that only knows its command joins its decision. With
+  // `uid`, only that user's decisions (a broker's caller joins only its own rows).
   std::string pending_tool_use_id(const std::string& agent, const std::string& session_id,
-                                  const std::string& command);
+                                  const std::string& command,
+                                  std::optional<uint32_t> uid = std::nullopt);
   // Chains decisions that never got a completion (denied by the user, hook not installed), so
   // they cannot stay editable forever. Returns how many it sealed.
   size_t seal_pending_decisions(std::chrono::milliseconds older_than);

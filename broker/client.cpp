@@ -327,7 +327,8 @@ std::optional<StatusAnswer> status_through_broker(const ClientSettings& settings
   return ask_status(socket->get(), settings.socket);
 }
 
-Request run_request_for(std::string invoked_as, std::vector<std::string> argv) {
+Request run_request_for(std::string invoked_as, std::vector<std::string> argv,
+                        std::string agent_command) {
   shim::RunRequest local = shim::request_from_process(invoked_as, argv);
   RunCall call;
   call.invoked_as = std::move(invoked_as);
@@ -339,6 +340,9 @@ Request run_request_for(std::string invoked_as, std::vector<std::string> argv) {
   call.agent = local.caller.agent;
   call.session_id = local.caller.agent_session;
   call.tool_use_id = local.caller.tool_use_id;
+  if (call.tool_use_id.empty()) {
+    call.agent_command = std::move(agent_command);
+  }
   call.dry_run = shim::dry_run_requested(local);
   call.user_config = user_config_texts();
   call.terminal = terminal_size();

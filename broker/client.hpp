@@ -19,7 +19,10 @@ std::optional<int> run_through_broker(Request request);
 // A `run` request of this process: the program's argv (or `sandshim run`'s arguments), only the
 // variables this caller's own policy lets into a sandbox, the informational ones typed, its
 // config files' text and, on a terminal, the terminal's size.
-Request run_request_for(std::string invoked_as, std::vector<std::string> argv);
+// agent_command: RunCall::agent_command (Claude Code's eval'd command, when the run has no
+// tool_use_id of its own).
+Request run_request_for(std::string invoked_as, std::vector<std::string> argv,
+                        std::string agent_command = "");
 // `sandshim audit ARGS` on the broker's audit.
 Request audit_request_for(std::vector<std::string> args);
 

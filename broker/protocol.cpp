@@ -231,8 +231,9 @@ Fields texts_of(const json& object,
 }
 
 RunCall decode_run(const json& object) {
-  require_keys(object, {"v", "type", "verb", "log", "invoked_as", "argv", "env", "agent",
-                        "session_id", "tool_use_id", "dry_run", "cwd", "user_config", "terminal"});
+  require_keys(object,
+               {"v", "type", "verb", "log", "invoked_as", "argv", "env", "agent", "session_id",
+                "tool_use_id", "agent_command", "dry_run", "cwd", "user_config", "terminal"});
   RunCall run;
   run.invoked_as = text_of(object, "invoked_as");
   if (run.invoked_as.empty() || run.invoked_as.size() > 255 ||
@@ -248,6 +249,7 @@ RunCall decode_run(const json& object) {
   run.agent = text_of(object, "agent");
   run.session_id = text_of(object, "session_id");
   run.tool_use_id = text_of(object, "tool_use_id");
+  run.agent_command = text_of(object, "agent_command");
   run.dry_run = bool_field(object, "dry_run");
   run.cwd = text_of(object, "cwd");
   if (run.cwd.empty() || run.cwd.front() != '/') {
@@ -370,6 +372,7 @@ void add_run(json& object, const RunCall& run) {
   object["agent"] = run.agent;
   object["session_id"] = run.session_id;
   object["tool_use_id"] = run.tool_use_id;
+  object["agent_command"] = run.agent_command;
   object["dry_run"] = run.dry_run;
   object["cwd"] = run.cwd;
   object["user_config"] = json::array();

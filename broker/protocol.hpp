@@ -49,8 +49,12 @@ struct RunCall {
   std::string agent;        // SANDSHIM_AGENT, else the agent its variables name
   std::string session_id;   // SANDSHIM_SESSION_ID
   std::string tool_use_id;  // SANDSHIM_TOOL_USE_ID
-  bool dry_run = false;     // SANDSHIM_DRY_RUN
-  std::string cwd;          // the path the client opened as its cwd descriptor
+  // Claude Code in path mode, with no tool_use_id: the command its shell evaluates (found by
+  // the client among its ancestors); the broker joins the run to the caller's own pending
+  // decision for exactly that command of the session.
+  std::string agent_command;
+  bool dry_run = false;  // SANDSHIM_DRY_RUN
+  std::string cwd;       // the path the client opened as its cwd descriptor
   // The caller's own config files (path, text): user layers the broker's policy may only let
   // tighten (the broker cannot open them itself).
   std::vector<std::pair<std::string, std::string>> user_config;

@@ -1,5 +1,7 @@
 #include "broker/serve.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <unistd.h>
 
 #include <iostream>
@@ -49,16 +51,33 @@ shim::Caller caller_of(const RunCall& call) {
   return caller;
 }
 
+audit::Store broker_store(const shim::Policy& policy) {
+  return audit::Store::open(shim::audit_store_options(policy, policy.effective_audit_db(), true));
+}
+
+// Claude Code in path mode: the caller's own pending decision for the command its shell
+// evaluates, in the broker's audit ("" when none, or the audit cannot be read: the run is then
+// joined by session alone).
+std::string callers_tool_use_id(const RunCall& call, uid_t uid) {
+  if (!call.tool_use_id.empty() || call.agent_command.empty() || call.session_id.empty()) {
+    return call.tool_use_id;
+  }
+  try {
+    audit::Store store = broker_store(system_policy());
+    return store.pending_tool_use_id(call.agent, call.session_id, call.agent_command, uid);
+  } catch (const std::exception& e) {
+    spdlog::debug("broker: no decision found for the run's command: {}", e.what());
+    return "";
+  }
+}
+
 int serve_run(const RunCall& call, const CallerFacts& facts) {
   shim::RunRequest request = run_request_of(call, facts, floor_or_defaults());
+  request.caller.tool_use_id = callers_tool_use_id(call, facts.peer.uid);
   if (call.invoked_as == "run") {
     return shim::run_command(call.argv, std::move(request));
   }
   return shim::shim_run(std::move(request));
-}
-
-audit::Store broker_store(const shim::Policy& policy) {
-  return audit::Store::open(shim::audit_store_options(policy, policy.effective_audit_db(), true));
 }
 
 audit::DecisionRecord decision_row(const DecisionFields& fields, uid_t uid) {
@@ -131,6 +150,12 @@ audit::AuditContext callers_audit(const shim::Policy& policy, const CallerFacts&
 int serve_audit(const AuditCall& call, const CallerFacts& facts) {
   if (facts.peer.uid != 0) {
     refuse_administrators_arguments(call.args);
+  }
+  if (audit::runs_as_caller(call.args)) {
+    throw Fatal(
+        "`sandshim audit` with --export, --output, --socket, --syslog, --follow or "
+        "--key-dir runs as its caller, not in the broker",
+        exit_code::k_usage);
   }
   return audit::audit_main(call.args, callers_audit(system_policy(), facts), std::cout,
                            ::isatty(STDOUT_FILENO) == 1, terminal::use_color(STDOUT_FILENO));

@@ -103,15 +103,25 @@ int audit_command(const Args& args) {
   return show_audit(args, context);
 }
 
-// `sandshim run`: the broker runs it when one answers; else it runs directly.
-int run_command(const Args& args) {
-  if (auto code = broker::run_through_broker(broker::run_request_for("run", args))) {
+// `sandshim run`: the broker runs it when one answers; else it runs directly. agent_command:
+// broker::RunCall::agent_command.
+int run_linked(const Args& args, std::string agent_command) {
+  if (auto code = broker::run_through_broker(
+          broker::run_request_for("run", args, std::move(agent_command)))) {
     return *code;
   }
   return shim::run_main(args);
 }
 
+int run_command(const Args& args) {
+  return run_linked(args, "");
+}
+
+// Reading exports or writing a feed names the caller's own files: never the broker's work.
 int audit_through_broker(const Args& args) {
+  if (audit::runs_as_caller(args)) {
+    return audit_command(args);
+  }
   if (auto code = broker::run_through_broker(broker::audit_request_for(args))) {
     return *code;
   }
@@ -166,7 +176,7 @@ int sandbox_shell_main(const Args& args) {
   for (const auto& [name, value] : run.link) {
     ::setenv(name.c_str(), value.c_str(), 1);
   }
-  return run_command(run.run_args);
+  return run_linked(run.run_args, run.agent_command);
 }
 
 const std::vector<Subcommand>& subcommands() {
@@ -182,7 +192,7 @@ const std::vector<Subcommand>& subcommands() {
       {"audit", audit_through_broker, audit::command_docs},
       {"hook", hook_command, docs_of<hooks::hook_doc>},
       {"broker", broker_command, docs_of<broker::broker_doc>},
-      {"policy", shim::policy_main, docs_of<shim::policy_doc>},
+      {"policy", shim::policy_main, docs_of<shim::policy_doc, shim::policy_k8s_doc>},
       {"doctor", install::doctor_main, docs_of<install::doctor_doc>},
       {"version", version_main, docs_of<version_doc>},
   };
@@ -344,11 +354,15 @@ int main_entry(int argc, char** argv) {
     if (invoked_as == "sandshim" || invoked_as.starts_with("sandshim")) {
       return tool_main(Args(args.begin() + (args.empty() ? 0 : 1), args.end()));
     }
-    if (std::optional<std::string> tool_use =
-            hooks::claude_path_mode_tool_use_id(environment_entries())) {
+    std::vector<std::string> environment = environment_entries();
+    std::string agent_command;  // a broker finds the decision in its own audit
+    if (std::optional<std::string> tool_use = hooks::claude_path_mode_tool_use_id(environment)) {
       ::setenv("SANDSHIM_TOOL_USE_ID", tool_use->c_str(), 1);
+    } else if (std::optional<std::string> command = hooks::claude_path_mode_command(environment)) {
+      agent_command = std::move(*command);
     }
-    if (auto code = broker::run_through_broker(broker::run_request_for(invoked_as, args))) {
+    if (auto code = broker::run_through_broker(
+            broker::run_request_for(invoked_as, args, std::move(agent_command)))) {
       return *code;
     }
     return shim::shim_main(invoked_as, args);

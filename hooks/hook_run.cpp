@@ -26,6 +26,45 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
+// How much of a transcript's end SessionEnd reads: the session's last calls are there.
+constexpr std::streamoff k_transcript_tail_bytes = 8 << 20;
+
+}  // namespace
+
+std::vector<std::string> claude_refused_tool_use_ids(const std::string& transcript) {
+  std::vector<std::string> ids;
+  std::ifstream in(transcript, std::ios::binary);
+  if (transcript.empty() || !in) {
+    return ids;
+  }
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  in.seekg(std::max<std::streamoff>(0, size - k_transcript_tail_bytes));
+  std::string line;
+  if (size > k_transcript_tail_bytes) {
+    std::getline(in, line);  // the first line read is cut
+  }
+  while (std::getline(in, line)) {
+    Json entry = Json::parse(line, nullptr, false);
+    if (!entry.is_object() || !entry.contains("permissionDecision") ||
+        !entry["permissionDecision"].is_object() ||
+        entry["permissionDecision"].value("decision", Json()) != "reject" ||
+        !entry.contains("message") || !entry["message"].is_object()) {
+      continue;
+    }
+    const Json& content = entry["message"].value("content", Json());
+    for (const Json& block : content.is_array() ? content : Json::array()) {
+      if (block.is_object() && block.value("type", Json()) == "tool_result" &&
+          block.value("tool_use_id", Json()).is_string()) {
+        ids.push_back(block["tool_use_id"].get<std::string>());
+      }
+    }
+  }
+  return ids;
+}
+
+namespace {
+
 fs::path workspace_of(const fs::path& cwd) {
   std::error_code ec;
   fs::path start = cwd.empty() ? fs::current_path(ec) : cwd;
@@ -124,6 +163,8 @@ class HookRun {
         return complete_event("not-run");
       case Phase::session_start:
         return start_session();
+      case Phase::session_end:
+        return close_refused_calls();
       case Phase::unsupported:
         break;
     }
@@ -269,6 +310,17 @@ class HookRun {
     if (!m_env.append_text(m_env.claude_env_file, script)) {
       spdlog::warn("cannot write the session environment to {}; commands get the PATH prefix",
                    quoted(m_env.claude_env_file));
+    }
+    return m_adapter->acknowledge(m_event);
+  }
+
+  // SessionEnd: Claude Code sends no event for a call its own permission rules refused in `-p`
+  // (PermissionDenied is its auto mode's); its transcript marks that call's tool result
+  // (permissionDecision.decision = reject). Each such call's decision is closed as not run.
+  HookReply close_refused_calls() {
+    for (const std::string& id : claude_refused_tool_use_ids(m_event.transcript_path)) {
+      m_event.tool_use_id = id;
+      complete_event("not-run");
     }
     return m_adapter->acknowledge(m_event);
   }

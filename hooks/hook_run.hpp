@@ -14,6 +14,11 @@
 
 namespace sandshim::hooks {
 
+// The tool-use ids of the calls Claude Code's own permission rules refused, from the end of its
+// transcript (JSONL; a tool result with permissionDecision.decision = "reject"); none when the
+// file cannot be read.
+std::vector<std::string> claude_refused_tool_use_ids(const std::string& transcript);
+
 // Larger payloads are refused unread: no agent sends a megabyte for one shell command.
 inline constexpr size_t k_max_payload_bytes = 1 << 20;
 

@@ -95,7 +95,7 @@ std::optional<std::string> claude_eval_command(std::string_view script) {
 
 SandboxShellRun sandbox_shell_run(const std::string& script,
                                   const std::vector<std::string>& environment) {
-  SandboxShellRun run{{"--image", std::string(k_wrap_image), "--", "bash", "-c", script}, {}};
+  SandboxShellRun run{{"--image", std::string(k_wrap_image), "--", "bash", "-c", script}, {}, ""};
   std::string session = value_of(environment, "CLAUDE_CODE_SESSION_ID");
   if (session.empty() || !value_of(environment, "SANDSHIM_SESSION_ID").empty()) {
     return run;
@@ -106,26 +106,36 @@ SandboxShellRun sandbox_shell_run(const std::string& script,
     std::string tool_use_id = tool_use_id_of(session, *command);
     if (!tool_use_id.empty()) {
       run.link.emplace_back("SANDSHIM_TOOL_USE_ID", tool_use_id);
+    } else {
+      run.agent_command = *command;
     }
   }
   return run;
 }
 
-std::optional<std::string> claude_path_mode_tool_use_id(
-    const std::vector<std::string>& environment) {
-  std::string session = value_of(environment, "SANDSHIM_SESSION_ID");
-  if (value_of(environment, "SANDSHIM_AGENT") != k_claude_audit_name || session.empty() ||
+std::optional<std::string> claude_path_mode_command(const std::vector<std::string>& environment) {
+  if (value_of(environment, "SANDSHIM_AGENT") != k_claude_audit_name ||
+      value_of(environment, "SANDSHIM_SESSION_ID").empty() ||
       !value_of(environment, "SANDSHIM_TOOL_USE_ID").empty()) {
     return std::nullopt;
   }
   pid_t pid = ::getppid();
   for (int level = 0; level < k_max_ancestors && pid > 1; ++level, pid = parent_pid(pid)) {
     if (std::optional<std::string> command = eval_command_of(pid)) {
-      std::string tool_use_id = tool_use_id_of(session, *command);
-      return tool_use_id.empty() ? std::nullopt : std::optional(tool_use_id);
+      return command;
     }
   }
   return std::nullopt;
+}
+
+std::optional<std::string> claude_path_mode_tool_use_id(
+    const std::vector<std::string>& environment) {
+  std::optional<std::string> command = claude_path_mode_command(environment);
+  if (!command) {
+    return std::nullopt;
+  }
+  std::string tool_use_id = tool_use_id_of(value_of(environment, "SANDSHIM_SESSION_ID"), *command);
+  return tool_use_id.empty() ? std::nullopt : std::optional(tool_use_id);
 }
 
 }  // namespace sandshim::hooks

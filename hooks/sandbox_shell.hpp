@@ -21,6 +21,9 @@ std::optional<std::string> claude_eval_command(std::string_view script);
 struct SandboxShellRun {
   std::vector<std::string> run_args;
   std::vector<std::pair<std::string, std::string>> link;
+  // The command Claude Code evaluates, when its decision was not found here (a broker's audit
+  // is not the caller's to read): the broker finds it (broker::RunCall::agent_command).
+  std::string agent_command;
 };
 SandboxShellRun sandbox_shell_run(const std::string& script,
                                   const std::vector<std::string>& environment);
@@ -32,5 +35,9 @@ SandboxShellRun sandbox_shell_run(const std::string& script,
 // is found (the run is then joined by session alone).
 std::optional<std::string> claude_path_mode_tool_use_id(
     const std::vector<std::string>& environment);
+
+// The command of that search alone (the eval'd command of Claude Code's shell among the
+// ancestors): what a broker's client sends, for the broker to find the caller's own decision.
+std::optional<std::string> claude_path_mode_command(const std::vector<std::string>& environment);
 
 }  // namespace sandshim::hooks

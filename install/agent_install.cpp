@@ -33,7 +33,9 @@ NAME        file (project / --user)                                  events
                                                                       on PATH), PreToolUse (Bash and
                                                                       file tools), PostToolUse,
                                                                       PostToolUseFailure,
-                                                                      PermissionDenied
+                                                                      PermissionDenied, SessionEnd
+                                                                      (closes calls Claude Code
+                                                                      refused itself)
   codex     .codex/hooks.json      / ~/.codex/hooks.json              PreToolUse (Bash, apply_patch),
                                                                       PostToolUse
   cursor    .cursor/hooks.json     / ~/.cursor/hooks.json             preToolUse (failClosed),

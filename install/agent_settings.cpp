@@ -77,7 +77,8 @@ AgentSettings claude(InstallMode mode) {
        {"PreToolUse", group(k_claude_tools, pre)},
        {"PostToolUse", group(k_claude_tools, other)},
        {"PostToolUseFailure", group(k_claude_tools, other)},
-       {"PermissionDenied", group(k_claude_tools, other)}},
+       {"PermissionDenied", group(k_claude_tools, other)},
+       {"SessionEnd", group("", other)}},
       Json::object(),
       {"Claude Code runs a project's hooks only once its folder is trusted: run `claude` in "
        "the project once and accept the workspace trust dialog (`claude -p` trusts it by "

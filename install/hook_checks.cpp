@@ -89,6 +89,27 @@ std::optional<std::string> missing_binary(const std::vector<OurHandler>& handler
   return std::nullopt;
 }
 
+// An event sandshim installs with no sandshim handler left under its matcher: taken out of the
+// file since the install (by hand, or by the agent for its next session), so that event's calls
+// go unchecked. "EVENT" or "EVENT (matcher M)".
+std::optional<std::string> missing_event(const Json& settings_json, const AgentSettings& settings,
+                                         const std::vector<OurHandler>& ours) {
+  if (settings.layout != Layout::grouped) {
+    return std::nullopt;
+  }
+  for (const HookEntry& entry : settings.entries) {
+    std::string matcher = entry.item.value("matcher", "");
+    bool present = std::any_of(ours.begin(), ours.end(), [&](const OurHandler& handler) {
+      const Json& group = settings_json["hooks"][handler.event][handler.group];
+      return handler.event == entry.event && group.value("matcher", "") == matcher;
+    });
+    if (!present) {
+      return matcher.empty() ? entry.event : entry.event + " (matcher " + quoted(matcher) + ")";
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> disabling_file(const std::vector<fs::path>& files, const char* key) {
   for (const fs::path& file : files) {
     Json value = json_file(file);
@@ -376,10 +397,17 @@ AgentConfigPaths AgentConfigPaths::from_environment() {
 
 HookCallCheck check_hook_will_run(const AgentSettings& settings, const fs::path& settings_file,
                                   const fs::path& project_root, const AgentConfigPaths& paths) {
-  std::vector<OurHandler> ours = our_handlers(json_file(settings_file), settings);
+  Json settings_json = json_file(settings_file);
+  std::vector<OurHandler> ours = our_handlers(settings_json, settings);
   if (std::optional<std::string> binary = missing_binary(ours)) {
     return blocked(settings.display + ": the hook command runs " + quoted(*binary) +
                        ", which is not an executable file: every command is blocked",
+                   "`sandshim install agent " + settings.name + "` again");
+  }
+  if (std::optional<std::string> event = missing_event(settings_json, settings, ours)) {
+    return blocked(settings.display + ": sandshim's " + *event + " hook is missing from " +
+                       settings_file.string() +
+                       " (changed since the install), so those calls go unchecked",
                    "`sandshim install agent " + settings.name + "` again");
   }
   if (settings.name == "claude") {

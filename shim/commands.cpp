@@ -9,6 +9,7 @@
 #include "audit/store.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
+#include "common/escape.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
@@ -16,6 +17,7 @@
 #include "shim/engine.hpp"
 #include "shim/engine_client.hpp"
 #include "shim/engine_names.hpp"
+#include "shim/k8s_manifests.hpp"
 #include "shim/policy.hpp"
 #include "shim/pool.hpp"
 #include "shim/reach.hpp"
@@ -404,11 +406,54 @@ void print_policy(const Policy& policy, std::ostream& out, bool color) {
 
 CommandDoc policy_doc() {
   return make_command_doc(
-      "policy", "show the effective policy (`policy show`) or its keys (`policy keys`)",
-      "sandshim policy [show|keys]\n\n"
+      "policy",
+      "show the effective policy (`policy show`), its keys (`policy keys`), or it as Kubernetes "
+      "objects (`policy k8s`)",
+      "sandshim policy [show|keys|k8s]\n\n"
       "show (the default) prints every key's effective value and where it came from (a default,\n"
-      "a config file and line, the environment); keys lists every key with its default and help.",
-      po::options_description("Options"), {}, {"show", "keys"});
+      "a config file and line, the environment); keys lists every key with its default and help;\n"
+      "k8s prints the policy as agent-sandbox objects (see `sandshim policy k8s --help`).",
+      po::options_description("Options"), {}, {"show", "keys", "k8s"});
+}
+
+CommandDoc policy_k8s_doc() {
+  po::options_description options("Options");
+  options.add_options()("command", po::value<std::string>()->default_value("python"),
+                        "whose image (images.COMMAND) the sandboxes run")(
+      "name", po::value<std::string>()->value_name("NAME"),
+      "the objects' name (default: sandshim-COMMAND)")(
+      "namespace", po::value<std::string>()->value_name("NS"), "metadata.namespace")(
+      "runtime-class", po::value<std::string>()->default_value("gvisor"),
+      "the pods' RuntimeClass (a gVisor or Kata one)")(
+      "warm-pool", po::value<int64_t>()->default_value(0)->value_name("N"),
+      "add a SandboxWarmPool of N sandboxes")("json", "a JSON list instead of YAML documents");
+  return make_command_doc(
+      "policy k8s", "print the effective policy as agent-sandbox objects (docs/kubernetes.md)",
+      "sandshim policy k8s [options]\n\n"
+      "Prints a NetworkPolicy and a SandboxTemplate (extensions.agents.x-k8s.io/v1beta1) whose\n"
+      "pod carries the policy's hardening: non-root uid 65534, a read-only root, no capability,\n"
+      "no privilege escalation, seccomp RuntimeDefault, the memory and CPU limits, /tmp's size,\n"
+      "the RuntimeClass, no service account token; egress denied, or only to the egress proxy\n"
+      "for an allowlist. Nothing is applied: pipe it to `kubectl apply -f -`.",
+      options,
+      "\nExamples:\n  sandshim policy k8s --namespace agents --warm-pool 4 | kubectl apply -f -\n");
+}
+
+int policy_k8s_main(const std::vector<std::string>& args) {
+  po::variables_map vm;
+  if (!parse_subcommand_options(args, policy_k8s_doc(), vm)) {
+    return exit_code::k_ok;
+  }
+  ManifestOptions options;
+  options.command = vm["command"].as<std::string>();
+  options.name = vm.count("name") != 0 ? vm["name"].as<std::string>() : "";
+  options.namespace_name = vm.count("namespace") != 0 ? vm["namespace"].as<std::string>() : "";
+  options.runtime_class = vm["runtime-class"].as<std::string>();
+  options.warm_pool = vm["warm-pool"].as<int64_t>();
+  auto objects = k8s_manifests(policy_here(), options);
+  std::cout << (vm.count("json") != 0 ? escape_json_controls(objects.dump(2)) + "\n"
+                                      : to_yaml_documents(objects));
+  return exit_code::k_ok;
 }
 
 int policy_main(const std::vector<std::string>& args) {
@@ -418,13 +463,16 @@ int policy_main(const std::vector<std::string>& args) {
     return exit_code::k_ok;
   }
   std::string what = args.empty() ? "show" : args.front();
+  if (what == "k8s") {
+    return policy_k8s_main(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
   if (what == "keys") {
     std::cout << format_policy_keys();
     return exit_code::k_ok;
   }
   if (what != "show") {
     throw Fatal("unknown policy command " + quoted(what) +
-                    ": use `sandshim policy show` or `sandshim policy keys`",
+                    ": use `sandshim policy show`, `sandshim policy keys` or `sandshim policy k8s`",
                 exit_code::k_usage);
   }
   print_policy(policy_here(), std::cout, terminal::use_color(STDOUT_FILENO));

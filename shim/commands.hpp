@@ -41,6 +41,7 @@ CommandDoc images_build_doc();
 CommandDoc gc_doc();
 CommandDoc pool_doc();
 CommandDoc policy_doc();
+CommandDoc policy_k8s_doc();
 
 // Shim mode: argv[0] named a shimmed command. argv belongs to the wrapped program: it is never
 // parsed; settings come from config files and the environment only.

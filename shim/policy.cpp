@@ -747,6 +747,11 @@ std::optional<std::string> check_floor(const Key& key, const std::string& name,
                           ? "the broker's policy comes from " + std::string(k_system_config)
                           : std::string(k_system_config) + " pins it (users.pin)";
   if (!key.looser) {
+    // images.COMMAND (the one key with a subkey) naming the floor's own image changes nothing:
+    // wrap mode's `--image` of the image the system file gives the command.
+    if (!subkey.empty() && key.render(current, subkey) == key.render(candidate, subkey)) {
+      return std::nullopt;
+    }
     return "may be set only in the system file: " + floor;
   }
   if (!key.looser(current, candidate, subkey)) {

@@ -19,6 +19,8 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=../../install/lib/agent_clis.sh
 . "$SOURCE_DIR/install/lib/agent_clis.sh"
+# shellcheck source-path=SCRIPTDIR source=../integration/broker_lib.sh
+. "$SOURCE_DIR/tests/integration/broker_lib.sh"
 
 readonly MODEL_SERVER=$SOURCE_DIR/tests/agents/modelserver.py
 readonly MODEL_PORT=18642 # any port: the namespace is fresh, nothing else listens in it
@@ -27,6 +29,47 @@ SESSIONS=0  # sessions run so far; session N logs to $T/model-N.jsonl
 CODEX_EXEC_FLAGS=()
 RESULTS=""  # JSON list of the tool results the last session sent back to the model
 MODEL_LOG=""
+
+# ---------------------------------------------------------------------------------------------
+# The mode: the same scenarios in both (ctest registers each suite once per mode).
+#   direct  the agent runs as root (the harness's user), sandshim reaches the engine itself;
+#   broker  the installed default: the agent runs as a user outside the docker group, with the
+#           broker required (a private one, tests/integration/broker_lib.sh); runs, decisions
+#           and `sandshim audit` go through it, and the audit is the broker's database.
+AGENT_MODE=${SANDSHIM_AGENT_MODE:-direct}
+AS_USER=()             # the prefix that runs a command as the agent's user (direct: none)
+USER_PATH=$PATH        # the agent user's PATH before the agent's own directories
+SANDBOX_UID=65534      # the uid the sandbox's programs run as (the broker's: the caller's)
+# Hands the harness's files in HOME and the workspace to the agent's user (broker mode).
+hand_over() { :; }
+case $AGENT_MODE in
+    direct) ;;
+    broker)
+        # The system file as install/broker_setup.sh writes it (k_safe_policy) but the pool.
+        broker_suite_setup "sandshim-$(basename "$0" .sh | sed 's/^suite_//')-nd" \
+            $'[images]\nbash = sandshim/wrap:bookworm\n'
+        # shellcheck disable=SC2119 # no flags: the broker as setup starts it
+        start_broker
+        export SANDSHIM_AUDIT_DB=$BSTATE/audit.db # what audit_cmd reads, as root
+        # The engine is the broker's (its system file): a new user has no config of their own.
+        rm -f "$XDG_CONFIG_HOME/sandshim/config"
+        USER_PATH=/usr/local/bin:/usr/bin:/bin
+        SANDBOX_UID=$nd_uid
+        AS_USER=(setpriv --reuid="$nd_uid" --regid="$nd_gid" --init-groups env -i HOME="$HOME"
+            XDG_CONFIG_HOME="$XDG_CONFIG_HOME" XDG_STATE_HOME="$XDG_STATE_HOME"
+            XDG_DATA_HOME="$XDG_DATA_HOME" USER="$ND_USER" LOGNAME="$ND_USER" SHELL=/bin/bash
+            LANG=C.UTF-8 TZ=UTC PATH="$USER_PATH" SANDSHIM_BROKER=required
+            SANDSHIM_BROKER_SOCKET="$SOCK")
+        hand_over() { chown -R "$ND_USER:" "$HOME" "$WS"; }
+        # The harness's `sandshim` (install, doctor, audit verify) is the agent's user's.
+        sandshim() {
+            hand_over
+            "${AS_USER[@]}" "$SANDSHIM_BIN" "$@"
+        }
+        ;;
+    *) die "SANDSHIM_AGENT_MODE='$AGENT_MODE': expected direct or broker" ;;
+esac
+say "mode: $AGENT_MODE${ND_USER:+ (the agent runs as $ND_USER, outside the docker group, broker required)}"
 
 # Fails under CI, skips otherwise, unless the agent's pinned CLI and a network namespace are here.
 require_agent() { # AGENT
@@ -60,7 +103,7 @@ unset_agent_environment() {
 # Variables every session gets: no proxy, no colour, the node that runs the JS CLIs first.
 common_agent_env() {
     AGENT_ENV=(NO_COLOR=1 TERM=dumb CI=true NO_PROXY='*' no_proxy='*'
-        PATH="$(agent_clis_node_dir):$PATH")
+        PATH="$(agent_clis_node_dir):$USER_PATH")
 }
 
 configure_claude() {
@@ -120,15 +163,17 @@ after_install_codex() {
     CODEX_EXEC_FLAGS=()
     apply_codex_doctor_fix "Codex: $WS is not a trusted project"
     apply_codex_doctor_fix "Codex: sandshim's hooks are not trusted (preToolUse not reviewed, postToolUse not reviewed)"
-    codex_doctor
+    agent_doctor
     expect_contains "ok    hooks    codex (project): Codex calls them" "$OUT"
 }
 
-# `sandshim doctor` with the pinned codex on PATH (doctor asks its app-server), in a network
-# namespace like the sessions; its report in $OUT, its exit code in DOCTOR_RC.
-codex_doctor() {
+# `sandshim doctor` as the agent's user, with the pinned CLI on PATH (doctor asks Codex's
+# app-server), in a network namespace like the sessions; its report in $OUT, its exit code in
+# DOCTOR_RC.
+agent_doctor() {
     DOCTOR_RC=0
-    (cd "$WS" && PATH="$(dirname "$AGENT_BIN"):$(agent_clis_node_dir):$PATH" unshare --net -- \
+    hand_over
+    (cd "$WS" && unshare --net -- "${AS_USER[@]}" env PATH="$(dirname "$AGENT_BIN"):$(agent_clis_node_dir):$USER_PATH" \
         "$SANDSHIM_BIN" doctor) >"$OUT" 2>"$ERR" || DOCTOR_RC=$?
 }
 
@@ -136,7 +181,7 @@ codex_doctor() {
 # "in CI") is run as a user would paste it.
 apply_codex_doctor_fix() { # TEXT
     local line fix
-    codex_doctor
+    agent_doctor
     line=$(grep '^fail  hooks    codex (project): ' "$OUT") || fail "doctor (exit $DOCTOR_RC) does not fail on Codex: $(cat "$OUT")"
     expect_equal 1 "$DOCTOR_RC" "doctor's exit code"
     [[ $line == *"$1"* ]] || fail "doctor's Codex line lacks '$1': $line"
@@ -212,9 +257,10 @@ run_session() {
     common_agent_env
     agent_command "Run the scripted steps."
     AGENT_RC=0
+    hand_over
     (cd "$WS" && env SCRIPT="$T/script.json" PORT_FILE="$T/port-$SESSIONS" MODEL_LOG="$MODEL_LOG" \
         MODEL_SERVER="$MODEL_SERVER" MODEL_PORT="$MODEL_PORT" HOST_PY="$HOST_PY" \
-        AGENT_TIMEOUT_S="$AGENT_TIMEOUT_S" unshare --net -- bash -c "$SESSION_SCRIPT" session "${AGENT_ENV[@]}" "${AGENT_VARS[@]}" \
+        AGENT_TIMEOUT_S="$AGENT_TIMEOUT_S" unshare --net -- bash -c "$SESSION_SCRIPT" session "${AS_USER[@]}" "${AGENT_ENV[@]}" "${AGENT_VARS[@]}" \
         "${AGENT_CMD[@]}") >"$OUT" 2>"$ERR" || AGENT_RC=$?
     say "session $SESSIONS ($AGENT): exit $AGENT_RC in $(($(ms_since "$started") / 1000))s"
     "$HOST_PY" "$MODEL_SERVER" results --log "$MODEL_LOG" >"$RESULTS"
@@ -257,7 +303,7 @@ readonly LOOSER_CONFIG=$'[engine]\nname = docker\n\n[sandbox]\nnetwork = bridge\
 # the binary (so a check can take it away), then the steps the installer tells the user to take.
 install_sandshim_for_agent() { # AGENT
     mkdir -p "$T/bin"
-    cp "$SANDSHIM_BIN" "$T/bin/sandshim"
+    [[ -x $T/bin/sandshim ]] || cp "$SANDSHIM_BIN" "$T/bin/sandshim" # the broker's runs from it
     SANDSHIM_BIN=$T/bin/sandshim
     expect_exit 0 sandshim install
     expect_exit 0 sandshim install agent "$1"
@@ -293,12 +339,40 @@ EOF
 # agent's file tools cannot reach outside the project (Gemini CLI), the project's .sandshim.conf.
 CONFIG_TARGET=$SANDSHIM_CONFIG_FILE
 
+# The workspace's node project and scripts the node and `#!` steps run: each prints where it
+# ran and the label it was given (probe.js its first argument).
+write_workspace_programs() {
+    printf 'const os = require("os");\nconsole.log("probe host=%%s uid=%%d label=%%s;", os.hostname(), process.getuid(), process.argv[2]);\n' >"$WS/probe.js"
+    printf '{"name": "probe", "version": "1.0.0", "scripts": {"test": "node probe.js npm-test"}}\n' >"$WS/package.json"
+    printf '#!/usr/bin/env python3\nimport os, socket, sys\nprint("probe host=%%s uid=%%d label=%%s;" %% (socket.gethostname(), os.getuid(), sys.argv[1]))\n' >"$WS/probe.py"
+    mkdir -p "$WS/node_modules/probe-bin/" "$WS/node_modules/.bin"
+    printf '{"name": "probe-bin", "version": "1.0.0", "bin": {"probe-bin": "cli.js"}}\n' >"$WS/node_modules/probe-bin/package.json"
+    printf '#!/usr/bin/env node\nrequire("../../probe.js");\n' >"$WS/node_modules/probe-bin/cli.js"
+    ln -sfn ../probe-bin/cli.js "$WS/node_modules/.bin/probe-bin"
+    chmod 755 "$WS/probe.py" "$WS/node_modules/probe-bin/cli.js"
+}
+
+# node by name, npm, a node_modules/.bin program, npx and a `#!/usr/bin/env python3` script
+# (steps 8-12): each prints its label from where it ran.
+readonly PROBE_JS='const os = require("os"); console.log("probe host=%s uid=%d label=%s;", os.hostname(), process.getuid(), process.argv[1])'
+NODE_STEPS=(
+    "node -e '$PROBE_JS' node-by-name"
+    "npm test"
+    "node_modules/.bin/probe-bin bin-link"
+    "npx --no-install probe-bin npx-bin"
+    "./probe.py shebang-script"
+)
+readonly FIRST_EXTRA_STEP=$((8 + ${#NODE_STEPS[@]})) # the suites' own steps start here
+
 # The session every suite runs: the standard steps (numbered as the checks below read them),
-# then the suite's own (EXTRA_STEPS, numbered from 8).
+# then the suite's own (EXTRA_STEPS, numbered from FIRST_EXTRA_STEP).
 standard_session() { # EXTRA_STEP...
+    local step node_steps=()
     touch "$WS/listed-marker.txt"
+    write_workspace_programs
     [[ -e $CONFIG_TARGET ]] || printf '# tighten-only settings of this project\n' >"$CONFIG_TARGET"
     CONFIG_BEFORE=$(cat "$CONFIG_TARGET")
+    for step in "${NODE_STEPS[@]}"; do node_steps+=("$(bash_step "$step")"); done
     write_script \
         "$(bash_step "ls")" \
         "$(bash_step "python3 -c '$PROBE_PY'")" \
@@ -307,24 +381,36 @@ standard_session() { # EXTRA_STEP...
         "$(read_step "$CONFIG_TARGET")" \
         "$(write_step "$CONFIG_TARGET" "$LOOSER_CONFIG")" \
         "$(write_step "$WS/written-by-agent.txt" "ok")" \
+        "${node_steps[@]}" \
         "$@"
     run_agent
 }
 
 FAILED_CHECKS=()
+KNOWN_FAILED=()   # known gaps that failed, as expected
+# Known gaps: check name -> why it fails today (a suite sets them, per mode). A known gap that
+# fails is counted as a failed scenario but does not fail the suite; one that passes does (the
+# entry is stale: remove it).
+declare -A KNOWN_GAPS=()
 
 # Runs one check in a subshell, so that a failed check does not hide the ones after it.
 run_check() { # NAME FUNCTION
     check "$1"
-    ("$2") || FAILED_CHECKS+=("$1")
+    if ("$2"); then
+        [[ -z ${KNOWN_GAPS[$1]:-} ]] || FAILED_CHECKS+=("$1 (a known gap that passes now: remove it from KNOWN_GAPS)")
+    elif [[ -n ${KNOWN_GAPS[$1]:-} ]]; then
+        say "known gap: ${KNOWN_GAPS[$1]}"
+        KNOWN_FAILED+=("$1: ${KNOWN_GAPS[$1]}")
+    else
+        FAILED_CHECKS+=("$1")
+    fi
 }
 
 session_completed() { expect_equal 0 "$AGENT_RC" "$AGENT exit code"; }
 ls_ran() { expect_result_contains 1 "listed-marker.txt"; }
 
 python_by_name_sandboxed() {
-    expect_result_contains 2 "probe host=sandbox uid="
-    expect_result_not_contains 2 "uid=$(id -u);"
+    expect_result_contains 2 "probe host=sandbox uid=$SANDBOX_UID;"
     expect_result_not_contains 2 "host=$HOST_NAME"
 }
 
@@ -347,6 +433,25 @@ config_write_refused() {
 }
 
 project_write_done() { expect_file_is "$WS/written-by-agent.txt" "ok"; }
+
+# Step N printed LABEL from the sandbox (its hostname and uid), not from the host, and the
+# audit has a run whose argv holds ARGV-TEXT.
+expect_step_sandboxed() { # N LABEL ARGV-TEXT
+    expect_result_contains "$1" "probe host=sandbox uid=$SANDBOX_UID label=$2;"
+    expect_result_not_contains "$1" "probe host=$HOST_NAME"
+    audit_cmd list --limit 100 --json >"$T/runs.json"
+    "$HOST_PY" - "$T/runs.json" "$3" <<'EOF' || fail "no audited run for step $1 ($2)"
+import json, sys
+runs, text = json.load(open(sys.argv[1])), sys.argv[2]
+if not any(text in " ".join(run.get("argv") or []) for run in runs):
+    sys.exit(f"no run in the audit with {text!r} in its argv")
+EOF
+}
+node_by_name_sandboxed() { expect_step_sandboxed 8 node-by-name node-by-name; }
+npm_test_sandboxed() { expect_step_sandboxed 9 npm-test npm; }
+bin_link_sandboxed() { expect_step_sandboxed 10 bin-link bin-link; }
+npx_sandboxed() { expect_step_sandboxed 11 npx-bin npx-bin; }
+shebang_script_sandboxed() { expect_step_sandboxed 12 shebang-script probe.py; }
 decision_linked() { expect_decision_linked_to_run "$PROBE_PY" 2; }
 audit_verifies() { expect_exit 0 sandshim audit verify; }
 
@@ -359,14 +464,60 @@ check_standard_session() {
     run_check "$AGENT: a file-tool write to sandshim's config is refused" config_write_refused
     run_check "$AGENT control: a file-tool write into the project goes through" project_write_done
     run_check "$AGENT: decisions are linked to runs" decision_linked
+    run_check "$AGENT: node by name runs in the sandbox" node_by_name_sandboxed
+    run_check "$AGENT: npm test runs in the sandbox (npm and its script)" npm_test_sandboxed
+    run_check "$AGENT: a node_modules/.bin program runs in the sandbox" bin_link_sandboxed
+    run_check "$AGENT: npx runs in the sandbox" npx_sandboxed
+    run_check "$AGENT: a #!/usr/bin/env python3 script run as ./probe.py runs in the sandbox" shebang_script_sandboxed
 }
 
-# The checks that close every suite: without the hook's binary nothing runs; the audit verifies;
-# then the verdict over every check.
+# The agent's project settings that hold sandshim's hooks.
+hook_settings_file() {
+    case $AGENT in
+        claude) printf '%s\n' "$WS/.claude/settings.json" ;;
+        codex) printf '%s\n' "$WS/.codex/hooks.json" ;;
+        gemini) printf '%s\n' "$WS/.gemini/settings.json" ;;
+    esac
+}
+
+# Hooks tampered with: sandshim's pre-tool hook entry taken out of the agent's settings (as the
+# agent could do for its next session). The hook that would say so never runs, so doctor must:
+# its hooks line fails and names the file; with the file back it is ok again.
+tampered_hooks_fail_doctor() {
+    local file
+    file=$(hook_settings_file)
+    cp "$file" "$T/hooks.reviewed"
+    "$HOST_PY" - "$file" <<'EOF'
+import json, re, sys
+settings = json.load(open(sys.argv[1]))
+hooks = settings["hooks"]
+pre = [event for event in hooks if re.fullmatch(r"(?i)(pre_?tool_?use|before_?tool)", event)]
+assert pre, f"no pre-tool event among {list(hooks)}"
+del hooks[pre[0]]
+json.dump(settings, open(sys.argv[1], "w"), indent=2)
+EOF
+    agent_doctor
+    cp "$T/hooks.reviewed" "$file"
+    grep '^fail  hooks' "$OUT" | grep -qF "$file" ||
+        fail "doctor (exit $DOCTOR_RC) names no failing hooks in $file: $(grep hooks "$OUT")"
+    expect_equal 1 "$DOCTOR_RC" "doctor's exit code"
+    agent_doctor
+    grep -q '^ok    hooks' "$OUT" || fail "doctor's hooks line with the file back: $(grep hooks "$OUT")"
+}
+
+# The checks that close every suite: hooks tampered with; without the hook's binary nothing
+# runs; the audit verifies; then the verdict over every check, and the scenario count.
 finish_agent_suite() {
+    run_check "$AGENT: hooks taken out of the agent's settings fail doctor, naming the file" tampered_hooks_fail_doctor
     run_check "$AGENT: the hook binary missing blocks the command" expect_blocked_without_hook_binary
     run_check "$AGENT: sandshim audit verify passes" audit_verifies
     CHECK=""
+    local failed=$((${#FAILED_CHECKS[@]} + ${#KNOWN_FAILED[@]}))
+    say "scenarios $AGENT $AGENT_MODE: $((CHECKS_RUN - failed)) pass / $failed fail (${#KNOWN_FAILED[@]} of them known gaps)"
+    if ((${#KNOWN_FAILED[@]} > 0)); then
+        say "known gaps:"
+        printf '  %s\n' "${KNOWN_FAILED[@]}" >&2
+    fi
     if ((${#FAILED_CHECKS[@]} > 0)); then
         say "FAILED ${#FAILED_CHECKS[@]} of $CHECKS_RUN checks:"
         printf '  %s\n' "${FAILED_CHECKS[@]}" >&2
@@ -393,12 +544,27 @@ readonly PROBE_PY='import os, socket; print("probe host=%s uid=%d;" % (socket.ge
 HOST_NAME=$(hostname)
 readonly HOST_NAME
 
-# The newest run whose argv starts with NAME, as JSON (from `sandshim audit list --json`).
-newest_run_of() { # NAME
+# The newest run whose argv starts with NAME and holds TEXT (from `sandshim audit list --json`).
+newest_run_of() { # NAME TEXT
     audit_cmd list --limit 50 --json | "$HOST_PY" -c 'import json, sys
 for run in json.load(sys.stdin):
-    if run["argv"] and run["argv"][0].endswith(sys.argv[1]):
-        print(run["run_id"]); break' "$1"
+    if run["argv"] and run["argv"][0].endswith(sys.argv[1]) and sys.argv[2] in " ".join(run["argv"]):
+        print(run["run_id"]); break' "$1" "$2"
+}
+
+# The newest decision for exactly COMMAND has an outcome: a call the agent itself refused after
+# the hook had no objection is closed, not left pending.
+expect_decision_closed() { # COMMAND
+    audit_cmd decisions --json >"$T/decisions.json"
+    "$HOST_PY" - "$T/decisions.json" "$1" <<'EOF' || fail "the refused call's audit row (see above)"
+import json, sys
+command = sys.argv[2]
+rows = [r for r in json.load(open(sys.argv[1])) if r.get("original_command") == command]
+if not rows:
+    sys.exit(f"no decision recorded for {command!r}")
+if not rows[0].get("outcome"):
+    sys.exit(f"the row of the call the agent refused is left pending: {json.dumps(rows[0])[:600]}")
+EOF
 }
 
 # The decision the hook recorded for the newest command starting with PREFIX is DECISION.
@@ -421,7 +587,7 @@ EOF
 # carries that id itself (not only a join by session).
 expect_decision_linked_to_run() { # COMMAND-SUBSTRING STEP [PROGRAM: python3; wrap mode: bash]
     local run_id call_id="" program=${3:-python3}
-    run_id=$(newest_run_of "$program")
+    run_id=$(newest_run_of "$program" "$1")
     [[ -n $run_id ]] || fail "no $program run in the audit: the sandboxed probe did not run"
     [[ $AGENT == gemini ]] || call_id=$("$HOST_PY" "$MODEL_SERVER" call-id --log "$MODEL_LOG" "$2")
     audit_cmd show "$run_id" --json >"$T/run.json"

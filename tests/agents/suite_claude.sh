@@ -15,7 +15,9 @@ cat >"$HOME/.claude/settings.json" <<JSON
   "permissions": {
     "additionalDirectories": ["/tmp"],
     "allow": ["Bash(python3:*)", "Bash(/usr/bin/python3:*)", "Bash(docker:*)", "Read", "Write",
-      "Bash(test:*)", "Bash(echo:*)", "Bash(break)", "Bash(tr:*)", "Bash(hostname)", "Bash(id:*)"]
+      "Bash(test:*)", "Bash(echo:*)", "Bash(break)", "Bash(tr:*)", "Bash(hostname)", "Bash(id:*)",
+      "Bash(node:*)", "Bash(npm test)", "Bash(npx:*)", "Bash(node_modules/.bin/probe-bin:*)",
+      "Bash(./probe.py:*)"]
   }
 }
 JSON
@@ -29,11 +31,29 @@ standard_session "$(bash_step "rm -f keep-me.txt")"
 check_standard_session
 
 unlisted_command_refused_by_claude() {
-    expect_result_not_contains 8 "sandshim:"
+    expect_result_not_contains "$FIRST_EXTRA_STEP" "sandshim:"
     [[ -e $WS/keep-me.txt ]] || fail "rm ran although no permission rule allows it"
 }
 run_check "claude: a command no rule allows is refused by Claude Code itself (nothing approved wholesale)" \
     unlisted_command_refused_by_claude
+
+# The decision row of the call Claude Code refused is closed (by SessionEnd), not pending.
+refused_call_row_closed() { expect_decision_closed "rm -f keep-me.txt"; }
+run_check "claude: the audit row of a call Claude Code refused is closed" refused_call_row_closed
+
+# SessionStart's env file ($CLAUDE_ENV_FILE) was written by the hook as the agent's user (not by
+# the broker's), and puts the user's own shim directory on PATH.
+env_file_written_as_caller() {
+    local file found=0
+    for file in "$HOME"/.claude/session-env/*/sessionstart-hook-*.sh; do
+        [[ -e $file ]] || continue
+        found=1
+        expect_equal "$(id -u "${ND_USER:-root}")" "$(stat -c %u "$file")" "owner of $file"
+        grep -qF "$XDG_DATA_HOME/sandshim/bin" "$file" || fail "$file does not put the shims on PATH: $(cat "$file")"
+    done
+    ((found)) || fail "no SessionStart env file under $HOME/.claude/session-env"
+}
+run_check "claude: SessionStart's env file is written as the agent's user, naming its shims" env_file_written_as_caller
 
 CLAUDE_PERMISSION_MODE=acceptEdits
 write_script "$(bash_step "$WRAP_COMMAND")"
@@ -54,9 +74,9 @@ run_agent
 whole_command_in_sandbox() {
     session_completed
     expect_result_contains 1 "loop sandbox"
-    expect_result_contains 1 "65534"
+    expect_result_contains 1 "$SANDBOX_UID"
     [[ ! -e $WRAP_MARKER ]] || fail "the loop's redirection wrote $WRAP_MARKER on the host"
-    expect_result_contains 2 "probe host=sandbox uid=65534;"
+    expect_result_contains 2 "probe host=sandbox uid=$SANDBOX_UID;"
     expect_decision "until test -s" allow
 }
 run_check "claude --mode wrap: a loop with a redirection runs whole in the sandbox, with no prompt added" \

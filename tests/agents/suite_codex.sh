@@ -11,29 +11,46 @@
 require_agent codex
 install_sandshim_for_agent codex
 
+# A refusal by Codex itself: its own exec policy forbids rm (the user's rules file), so the call
+# the hook had no objection to never runs.
+mkdir -p "$HOME/.codex/rules"
+printf 'prefix_rule(pattern=["rm"], decision="forbidden")\n' >"$HOME/.codex/rules/default.rules"
+touch "$WS/keep-me.txt"
+KNOWN_GAPS["codex: the audit row of a call Codex refused is closed"]="Codex sends no PostToolUse for an exec its own policy rejects, and sandshim installs no Codex event that could close the row (its Stop hook and the rollout file are not read yet)"
+
 # Codex sends no hook event for write_stdin: an interactive shell started by exec_command would
 # run whatever is typed into it later on the host, so the shell itself must not start there.
 standard_session '{"bash": "bash", "tty": true}' \
-    "$(printf '{"stdin": %s}' "$(json_string $'/usr/bin/python3 -c \'open("escaped-by-stdin", "w")\'\nexit\n')")"
+    "$(printf '{"stdin": %s}' "$(json_string $'/usr/bin/python3 -c \'open("escaped-by-stdin", "w")\'\nexit\n')")" \
+    "$(bash_step "rm -f keep-me.txt")"
 check_standard_session
 
 interactive_shell_refused() {
     expect_decision "bash" deny
-    expect_result_contains 8 "sandshim:"
+    expect_result_contains "$FIRST_EXTRA_STEP" "sandshim:"
     [[ ! -e $WS/escaped-by-stdin ]] || fail "python typed into the interactive shell ran on the host"
 }
 run_check "codex: an interactive shell, whose later input no hook sees, is refused" interactive_shell_refused
+
+refused_by_codex() {
+    expect_result_contains $((FIRST_EXTRA_STEP + 2)) "rejected"
+    expect_result_not_contains $((FIRST_EXTRA_STEP + 2)) "sandshim:"
+    [[ -e $WS/keep-me.txt ]] || fail "rm ran although Codex's own rules forbid it"
+}
+run_check "codex: a command Codex's own rules forbid is refused by Codex itself" refused_by_codex
+refused_call_row_closed() { expect_decision_closed "rm -f keep-me.txt"; }
+run_check "codex: the audit row of a call Codex refused is closed" refused_call_row_closed
 
 # A hook changed since its review (here its timeout) is one Codex does not run: doctor says so,
 # naming the hash to trust, and passes again once the file is back.
 changed_hook_fails_doctor() {
     cp "$WS/.codex/hooks.json" "$T/hooks.json.reviewed"
     sed -i '0,/"timeout": 60/s//"timeout": 61/' "$WS/.codex/hooks.json"
-    codex_doctor
+    agent_doctor
     cp "$T/hooks.json.reviewed" "$WS/.codex/hooks.json"
     expect_equal 1 "$DOCTOR_RC" "doctor's exit code"
     expect_contains "fail  hooks    codex (project): Codex: sandshim's hooks are not trusted (preToolUse changed since its review), so Codex runs commands without them; fix: start \`codex\`, open /hooks and trust sandshim's hooks; in CI (no /hooks): set trusted_hash = \"sha256:" "$OUT"
-    codex_doctor
+    agent_doctor
     expect_contains "ok    hooks    codex (project): Codex calls them" "$OUT"
 }
 run_check "codex: doctor fails on a hook changed since its review, naming its new hash" changed_hook_fails_doctor

@@ -469,6 +469,25 @@ TEST_CASE("hook decisions are recorded, completed and chained", "[audit][store][
   CHECK(verify_chain(store.database()).links_checked == 3);
 }
 
+TEST_CASE("a run finds its pending decision by its command; with a uid, only that user's",
+          "[audit][store][decisions]") {
+  TempDir dir;
+  Store store = open_test_store(dir / "audit.db");
+  const std::string command = "python -c 'print(1)'";
+  DecisionRecord theirs = sample_decision("toolu_theirs", Decision::allow, 1000);
+  theirs.uid = me + 1;
+  store.record_decision(theirs);
+  CHECK(store.pending_tool_use_id("claude-code", "session-1", command) == "toolu_theirs");
+  CHECK(store.pending_tool_use_id("claude-code", "session-1", command, me).empty());
+  DecisionRecord mine = sample_decision("toolu_mine", Decision::allow, 900);
+  mine.uid = me;
+  store.record_decision(mine);
+  CHECK(store.pending_tool_use_id("claude-code", "session-1", command, me) == "toolu_mine");
+  CHECK(store.pending_tool_use_id("claude-code", "session-1", command, me + 1) == "toolu_theirs");
+  CHECK(store.pending_tool_use_id("claude-code", "session-2", command, me).empty());
+  CHECK(store.pending_tool_use_id("claude-code", "session-1", "ls", me).empty());
+}
+
 TEST_CASE("decisions that never complete are sealed after a while", "[audit][store][decisions]") {
   TempDir dir;
   fs::path db = dir / "audit.db";

@@ -30,6 +30,7 @@ RunCall sample_run() {
   run.agent = "claude-code";
   run.session_id = "s-1";
   run.tool_use_id = "toolu_1";
+  run.agent_command = "python3 -c 'print(1)'";
   run.dry_run = true;
   run.cwd = "/srv/project/src";
   run.user_config = {{"/home/a/.config/sandshim/config", "[sandbox]\nmemory = 256m\n"}};
@@ -123,6 +124,7 @@ TEST_CASE("a run request reads back as it was sent, every field", "[broker]") {
   CHECK(run.agent == "claude-code");
   CHECK(run.session_id == "s-1");
   CHECK(run.tool_use_id == "toolu_1");
+  CHECK(run.agent_command == "python3 -c 'print(1)'");
   CHECK(run.dry_run);
   CHECK(run.cwd == "/srv/project/src");
   REQUIRE(run.user_config.size() == 1);

@@ -277,6 +277,35 @@ TEST_CASE("Claude Code: PermissionDenied closes the decision as not run",
   CHECK_FALSE(world.completions[0].second.exit_code.has_value());
 }
 
+// The shape of Claude Code 2.1.332's transcript lines (trimmed): a call its rules refused in -p,
+// a call that ran, and a line that is not JSON.
+TEST_CASE("Claude Code: SessionEnd closes, as not run, the calls its transcript shows refused",
+          "[hooks][agents][claude]") {
+  sandshim::testing::TempDir dir;
+  std::string transcript = (dir / "session.jsonl").string();
+  sandshim::testing::write_text(
+      transcript,
+      R"({"type": "user", "message": {"role": "user", "content": [{"tool_use_id": "toolu_ran", "type": "tool_result", "content": "ok", "is_error": false}]}, "permissionDecision": {"decision": "accept", "source": "config"}})"
+      "\nnot json\n"
+      R"({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "content": "rm needs approval", "is_error": true, "tool_use_id": "toolu_refused"}]}, "toolDenialKind": "user-rejected", "permissionDecision": {"decision": "reject", "source": "config"}})"
+      "\n");
+  CHECK(claude_refused_tool_use_ids(transcript) == std::vector<std::string>{"toolu_refused"});
+  CHECK(claude_refused_tool_use_ids((dir / "missing.jsonl").string()).empty());
+
+  FakeWorld world;
+  Json payload = {{"session_id", "abc123"},
+                  {"transcript_path", transcript},
+                  {"cwd", "/home/user/my-project"},
+                  {"hook_event_name", "SessionEnd"},
+                  {"reason", "other"}};
+  HookReply reply = world.run(payload.dump(), agent(Agent::claude));
+  CHECK(reply.out.empty());
+  CHECK(reply.exit_code == 0);
+  REQUIRE(world.completions.size() == 1);
+  CHECK(world.completions[0].first == "toolu_refused");
+  CHECK(world.completions[0].second.outcome == "not-run");
+}
+
 TEST_CASE("Claude Code: a bypass is denied with a reason for the model",
           "[hooks][agents][claude]") {
   FakeWorld world;

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "install/agent_settings.hpp"
+#include "install/atomic_file.hpp"
 #include "install/hook_checks.hpp"
 #include "test_hooks_support.hpp"
 
@@ -54,6 +55,34 @@ TEST_CASE("doctor: Claude Code's hooks run unless disableAllHooks or managed-onl
   HookCallCheck managed = claude.check();
   CHECK_FALSE(managed.will_run);
   CHECK(managed.detail.find("allowManagedHooksOnly") != std::string::npos);
+}
+
+TEST_CASE(
+    "doctor: a hook event taken out of the settings, or its matcher changed, fails and "
+    "names the file",
+    "[install][doctor]") {
+  // (Codex's and Gemini CLI's trust checks come after this one: not reached here.)
+  for (const char* agent : {"claude", "codex", "gemini"}) {
+    Installed installed(agent);
+    const std::string original = *read_file(installed.file);
+    const std::string pre = std::string(agent) == "gemini" ? "BeforeTool" : "PreToolUse";
+    auto settings = nlohmann::ordered_json::parse(original);
+    settings["hooks"].erase(pre);
+    write_text(installed.file, settings.dump(2));
+    HookCallCheck removed = installed.check();
+    CHECK_FALSE(removed.will_run);
+    CHECK(removed.detail.find("sandshim's " + pre) != std::string::npos);
+    CHECK(removed.detail.find(installed.file.string()) != std::string::npos);
+
+    settings = nlohmann::ordered_json::parse(original);
+    settings["hooks"][pre][0]["matcher"] = "NoSuchTool";
+    write_text(installed.file, settings.dump(2));
+    HookCallCheck changed = installed.check();
+    CHECK_FALSE(changed.will_run);
+    CHECK(changed.detail.find("sandshim's " + pre + " (matcher ") != std::string::npos);
+  }
+  Installed claude("claude");
+  CHECK(claude.check().will_run);
 }
 
 TEST_CASE("doctor: a hook binary that is gone blocks every command, and says so",

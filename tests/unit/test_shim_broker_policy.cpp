@@ -45,6 +45,24 @@ TEST_CASE("a sent config that loosens the broker's floor is refused; one that ti
                   PolicyError);
 }
 
+TEST_CASE("a caller may name the floor's own image for a command, never another",
+          "[broker_policy]") {
+  if (::geteuid() != 0) {
+    WARN("the system file must be root-owned: run the unit tests as root");
+    return;
+  }
+  ScratchDir dir;
+  auto system = dir.write("etc/config", "[images]\nbash = sandshim/wrap:bookworm\n");
+  std::filesystem::permissions(dir.path() / "etc", std::filesystem::perms::owner_all);
+  BrokerPolicySource source{system, {}, {}};
+  CHECK(load_policy(policy_inputs(source, {}, {{"images.bash", "sandshim/wrap:bookworm", {}}}))
+            .images.at("bash") == "sandshim/wrap:bookworm");
+  CHECK_THROWS_AS(load_policy(policy_inputs(source, {}, {{"images.bash", "debian:12", {}}})),
+                  PolicyError);
+  CHECK_THROWS_AS(load_policy(policy_inputs(source, {}, {{"images.perl", "debian:12", {}}})),
+                  PolicyError);
+}
+
 TEST_CASE("only a broker's store is keyed and anchored", "[broker_policy]") {
   ScratchDir dir;
   Policy policy;
