@@ -143,7 +143,7 @@ AttachStream ApiClient::attach(const std::string& container, bool tty) const {
   request.set(detail::http::field::connection, "Upgrade");
   request.set(detail::http::field::upgrade, "tcp");
   Reply reply =
-      detail::open_stream(state->session, m_socket, request, m_timeout, state->parser, {101, 200});
+      detail::open_stream(state->session, m_transport, request, m_timeout, state->parser, {101, 200});
   return AttachStream(std::move(state), std::move(reply), tty);
 }
 

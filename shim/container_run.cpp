@@ -321,6 +321,8 @@ class RunLoop {
  private:
   std::optional<ContainerResult> connect_to_launcher();
   pid_t spawn_client(const std::vector<std::string>& engine_args, Pipe& out, Pipe& err);
+  void ship_workspace(const Policy& policy);
+  std::string shipped_note();
   void choose_api_path(const std::vector<std::string>& engine_args, const Policy& policy,
                        const ApiPath& path);
   pid_t spawn_api_client(Pipe& out, Pipe& err);
@@ -367,6 +369,7 @@ class RunLoop {
   // container the `run` arguments describe. Unset: the engine's client runs.
   std::optional<engine::ApiClient> m_api;
   std::optional<CreateRequest> m_create;
+  std::string m_shipped_note;  // a remote engine: which snapshot the run used
 };
 
 // The API path where it can stand in for the client with the same container: engine.api = on, a
@@ -377,27 +380,78 @@ void RunLoop::choose_api_path(const std::vector<std::string>& engine_args, const
   if (m_spec.warm || m_launcher.valid()) {
     return;
   }
-  if (!path.socket) {
+  if (!path.transport) {
     spdlog::debug("engine {} run: over {}", m_engine.kind, path.reason);
     return;
   }
   // A loaded engine may take long to create and start a container: the run's deadline, not a
   // call's, bounds the API client (the loop removes the container and then stops the client).
-  m_api.emplace(*path.socket, std::chrono::milliseconds(policy.timeout_ms + k_client_grace_ms +
+  m_api.emplace(*path.transport, std::chrono::milliseconds(policy.timeout_ms + k_client_grace_ms +
                                                         k_client_bound_margin_ms));
   auto translate =
       m_engine.dialect.is_podman() ? translate_podman_run_arguments : translate_run_arguments;
   CreateTranslation translation =
       translate(engine_args, m_engine.env_with(m_spec.env), read_named_file);
   if (!translation.request) {
+    if (engine::is_remote(*path.transport)) {
+      throw Fatal("engine.endpoint is remote and " + quoted(translation.unsupported) +
+                  " has no API form: only the Engine API ships the workspace");
+    }
     spdlog::debug("engine {} run: the client runs it: {} has no API form", m_engine.kind,
                   quoted(translation.unsupported));
     m_api.reset();
     return;
   }
   m_create = std::move(translation.request);
+  if (engine::is_remote(*path.transport)) {
+    ship_workspace(policy);
+  }
   spdlog::debug("engine {} run: over the API socket {} ({})", m_engine.kind,
-                m_api->socket().string(), m_create->libpod ? "libpod create" : "create");
+                engine::describe(m_api->transport()), m_create->libpod ? "libpod create" : "create");
+}
+
+// A remote engine: the snapshot on the engine (sent once per tree), the create body with its
+// volumes in place of this machine's paths, and a file for what comes back.
+void RunLoop::ship_workspace(const Policy& policy) {
+  StepTimer step("workspace snapshot");
+  std::vector<std::filesystem::path> hidden;
+  for (const auto& masked : m_spec.masks.paths) {
+    hidden.push_back(masked.path);
+  }
+  engine::ApiClient api(m_api->transport(), std::chrono::milliseconds(policy.timeout_ms));
+  ShippedWorkspace shipped =
+      ship_snapshot(api, m_spec.workspace, hidden, m_spec.image, m_spec.user);
+  for (const auto& path : policy.writable) {
+    shipped.writable.push_back((m_spec.workspace / path).lexically_normal());
+  }
+  char report[] = "/tmp/sandshim-returned-XXXXXX";
+  UniqueFd report_fd(::mkostemp(report, O_CLOEXEC));
+  if (report_fd.valid()) {
+    shipped.report_file = report;
+  }
+  m_create->body = remote_create_body(m_create->body, shipped);
+  m_create->auto_remove = false;
+  m_shipped_note = "workspace snapshot " + shipped.volume + " (" +
+                   (shipped.reused ? "on the engine already" : "sent") + ": " +
+                   std::to_string(shipped.files) + " files, " + std::to_string(shipped.bytes) +
+                   " bytes)";
+  spdlog::debug("engine {} run: {}", m_engine.kind, m_shipped_note);
+  m_create->shipped = std::move(shipped);
+  step.done();
+}
+
+// What the run sent and what came back, for the audit row's message.
+std::string RunLoop::shipped_note() {
+  if (!m_create || !m_create->shipped) {
+    return "";
+  }
+  std::string returned;
+  if (const auto& file = m_create->shipped->report_file; !file.empty()) {
+    std::ifstream in(file);
+    std::getline(in, returned);
+    ::unlink(file.c_str());
+  }
+  return m_shipped_note + "; " + (returned.empty() ? "nothing came back" : returned);
 }
 
 pid_t RunLoop::spawn_api_client(Pipe& out, Pipe& err) {
@@ -412,7 +466,7 @@ pid_t RunLoop::spawn_api_client(Pipe& out, Pipe& err) {
 // From outside the container, never from its client: through the API when the run uses it.
 void RunLoop::remove_container() {
   if (m_api) {
-    engine::ApiClient api(m_api->socket());  // each attempt bounded: the next one retries
+    engine::ApiClient api(m_api->transport());  // each attempt bounded: the next one retries
     std::string name = m_spec.container_name();
     m_remover.start_call([api, name] { return removal_confirmed(api.remove(name)); });
   } else {
@@ -423,7 +477,7 @@ void RunLoop::remove_container() {
 void RunLoop::signal_container(int sig) {
   std::string name = signal_name(sig).substr(3);
   if (m_api) {
-    engine::ApiClient api(m_api->socket());
+    engine::ApiClient api(m_api->transport());
     std::string container = m_spec.container_name();
     m_signaller.start_call([api, container, name] { return api.kill(container, name).ok(); });
   } else {
@@ -484,7 +538,7 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   StepTimer guardian_step("guardian start");
   ApiPath api_path = engine_api_path(m_engine, policy);
   Guardian guardian = Guardian::start(m_engine, m_spec.container_name(),
-                                      m_deadline_ms + k_guardian_grace_ms, api_path.socket);
+                                      m_deadline_ms + k_guardian_grace_ms, api_path.transport);
   guardian_step.done();
   StepTimer launcher_step("launcher connect");
   if (auto failed = connect_to_launcher()) {
@@ -525,6 +579,9 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   loop_step.done();
   StepTimer classify_step("classify");
   ContainerResult result = classify(policy);
+  if (std::string note = shipped_note(); !note.empty()) {
+    result.message = result.message.empty() ? note : result.message + "; " + note;
+  }
   classify_step.done();
   if (m_spec.warm || (m_create && container_settled())) {
     // A warm container outlives its exec, and a cold one over the API returned at its exit,

@@ -21,6 +21,7 @@
 #include "shim/egress_session.hpp"
 #include "shim/enforcement.hpp"
 #include "shim/engine.hpp"
+#include "engine/endpoint.hpp"
 #include "shim/engine_api.hpp"
 #include "shim/environment.hpp"
 #include "shim/guardian.hpp"
@@ -354,6 +355,19 @@ Engine engine_for(const Policy& policy, const RunEngine& run_engine) {
   }
   if (auto refusal = remote_mount_refusal(engine)) {
     throw Refusal(RunStatus::refused, *refusal);
+  }
+  if (engine::is_local_endpoint(engine.endpoint)) {
+    return engine;
+  }
+  if (policy.pool_size > 0) {
+    throw Refusal(RunStatus::refused, "engine.endpoint " + quoted(engine.endpoint) +
+                                          ": the warm pool runs on a local engine only; set "
+                                          "pool.size = 0 for a remote engine");
+  }
+  if (policy.network == Network::allowlist) {
+    throw Refusal(RunStatus::refused,
+                  "engine.endpoint " + quoted(engine.endpoint) +
+                      ": sandbox.network = allowlist needs its proxy beside a local engine");
   }
   return engine;
 }
