@@ -322,6 +322,7 @@ class RunLoop {
   std::optional<ContainerResult> connect_to_launcher();
   pid_t spawn_client(const std::vector<std::string>& engine_args, Pipe& out, Pipe& err);
   void ship_workspace(const Policy& policy);
+  ContainerResult not_started(const std::string& why) const;
   std::string shipped_note();
   void choose_api_path(const std::vector<std::string>& engine_args, const Policy& policy,
                        const ApiPath& path);
@@ -424,12 +425,12 @@ void RunLoop::ship_workspace(const Policy& policy) {
   for (const auto& path : policy.writable) {
     shipped.writable.push_back((m_spec.workspace / path).lexically_normal());
   }
+  m_create->body = remote_create_body(m_create->body, shipped);
   char report[] = "/tmp/sandshim-returned-XXXXXX";
   UniqueFd report_fd(::mkostemp(report, O_CLOEXEC));
   if (report_fd.valid()) {
     shipped.report_file = report;
   }
-  m_create->body = remote_create_body(m_create->body, shipped);
   m_create->auto_remove = false;
   m_shipped_note = "workspace snapshot " + shipped.volume + " (" +
                    (shipped.reused ? "on the engine already" : "sent") + ": " +
@@ -450,6 +451,9 @@ std::string RunLoop::shipped_note() {
     std::ifstream in(file);
     std::getline(in, returned);
     ::unlink(file.c_str());
+  }
+  if (m_create->shipped->writable.empty()) {
+    return m_shipped_note + "; nothing comes back (no sandbox.writable)";
   }
   return m_shipped_note + "; " + (returned.empty() ? "nothing came back" : returned);
 }
@@ -516,6 +520,16 @@ pid_t RunLoop::spawn_client(const std::vector<std::string>& engine_args, Pipe& o
 
 // The launcher of a claimed warm container is asked once, before anything runs: missing, wrong
 // or late, the run goes cold (its outcome says why) and nothing ran in the container.
+// A run that failed before its container started: nothing ran.
+ContainerResult RunLoop::not_started(const std::string& why) const {
+  ContainerResult result;
+  result.status = RunStatus::engine_error;
+  result.exit_code = exit_code::k_sandbox_error;
+  result.message = why + "; nothing ran";
+  result.image_id = m_spec.image_id;
+  return result;
+}
+
 std::optional<ContainerResult> RunLoop::connect_to_launcher() {
   if (m_spec.launcher_pid <= 0) {
     return std::nullopt;
@@ -556,7 +570,12 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   oom_step.done();
   Pipe out = make_pipe();
   Pipe err = make_pipe();
-  choose_api_path(engine_args, policy, api_path);
+  try {
+    choose_api_path(engine_args, policy, api_path);
+  } catch (const Fatal& e) {  // a remote engine that cannot take this run, or its snapshot
+    guardian.remove_now();
+    return not_started(e.what());
+  }
   StepTimer client_step("client spawn");
   m_client = spawn_client(engine_args, out, err);
   client_step.done();

@@ -386,6 +386,9 @@ std::vector<int> cpu_choices_for(const Engine& client, const RunEngine& engine) 
 // own /sys).
 void narrow_cpus(RunSpec& spec, const Policy& policy, const RunEngine& engine,
                  const Engine& client) {
+  if (!engine::is_local_endpoint(client.endpoint)) {
+    return;  // this machine's CPUs say nothing of the engine's: the quota alone limits the run
+  }
   spec.cpu_choices = cpu_choices_for(client, engine);
   size_t seen = cpus_seen(policy.cpus, spec.cpu_choices.size());
   if (seen == spec.cpu_choices.size() || policy.runtime != Runtime::runc) {

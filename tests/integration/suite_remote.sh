@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# A remote engine (engine.endpoint = tcp://… with TLS): a second dockerd in network and mount
+# namespaces of the suite's own (remote_engine.sh), where the workspace's path does not exist.
+# The workspace travels as a snapshot volume, read-only in the run; stdio, exit codes and the
+# deadline behave as locally; only sandbox.writable comes back, through a careful tar reader;
+# the audit row names the engine.
+# sandshim-test-engines: docker
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=remote_engine.sh
+. "$SOURCE_DIR/tests/integration/remote_engine.sh"
+
+trap 'remote_engine_stop; cleanup' EXIT
+remote_engine_start sandshim/python:bookworm
+
+remote_config() { # extra config lines on stdin
+    write_user_config < <(printf 'endpoint = %s\ntls_cert_path = %s\n' "$REMOTE_ENGINE_ENDPOINT" "$REMOTE_ENGINE_CERTS"; cat)
+}
+
+mkdir -p "$WS/pkg" "$WS/out"
+printf 'VALUE = 42\n' >"$WS/pkg/data.py"
+cat >"$WS/main.py" <<'PY'
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pkg.data import VALUE
+print("value", VALUE, "cwd", os.getcwd())
+print("to stderr", file=sys.stderr)
+sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+PY
+git -C "$WS" add -A >/dev/null
+
+check "the workspace's path does not exist on the remote engine's machine"
+expect_exit 0 ip netns exec "$REMOTE_ENGINE_NETNS" true
+[[ ! -e /proc/$(remote_engine_pid)/root$WS ]] || fail "the remote engine's mount namespace shows $WS"
+
+check "a script in the workspace runs on the remote engine and sees the workspace's files"
+remote_config </dev/null
+expect_exit 42 sandshim run -- python main.py 42
+expect_contains "value 42 cwd $WS" "$OUT"
+expect_contains "to stderr" "$ERR"
+expect_run last error 42
+expect_equal "docker@$REMOTE_ENGINE_ENDPOINT" "$(audit_field last engine)" "the audit row's engine"
+expect_contains "sent" <(audit_field last message)
+
+check "an unchanged tree is not sent again"
+expect_exit 0 sandshim run -- python main.py
+expect_contains "on the engine already" <(audit_field last message)
+expect_run last ok 0
+
+check "stdin reaches the program and its stdout comes back byte for byte"
+printf 'line one\nline two\n' >"$T/stdin"
+EXPECT_STDIN=$T/stdin expect_exit 0 sandshim run -- python -c 'import sys; sys.stdout.write(sys.stdin.read().upper())'
+expect_file_is "$OUT" "$(printf 'LINE ONE\nLINE TWO')"
+
+check "the workspace is read-only in the run"
+expect_exit 73 sandshim run -- python -c 'import sys
+try:
+    open("main.py", "a").write("x")
+except OSError as e:
+    print(e, file=sys.stderr); sys.exit(73)
+sys.exit(42)'
+expect_contains "Read-only file system" "$ERR"
+
+check "the deadline ends a run on the remote engine as it does locally"
+remote_config <<<$'[limits]\ntimeout = 2s'
+expect_exit 124 sandshim run -- python -c 'import time; time.sleep(30)'
+expect_run last timeout 124
+remote_config </dev/null
+
+check "no container is left on the remote engine"
+left=$(remote_docker ps -aq)
+[[ -z $left ]] || fail "containers left on the remote engine: $left"
+
+suite_done
