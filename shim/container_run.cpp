@@ -425,6 +425,7 @@ void RunLoop::ship_workspace(const Policy& policy) {
   for (const auto& path : policy.writable) {
     shipped.writable.push_back((m_spec.workspace / path).lexically_normal());
   }
+  ship_writable(api, shipped, m_spec.container_name(), m_spec.image, hidden);
   m_create->body = remote_create_body(m_create->body, shipped);
   char report[] = "/tmp/sandshim-returned-XXXXXX";
   UniqueFd report_fd(::mkostemp(report, O_CLOEXEC));
@@ -598,8 +599,11 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   loop_step.done();
   StepTimer classify_step("classify");
   ContainerResult result = classify(policy);
-  if (std::string note = shipped_note(); !note.empty()) {
-    result.message = result.message.empty() ? note : result.message + "; " + note;
+  result.transfer = shipped_note();
+  if (result.transfer.find("; refused") != std::string::npos ||
+      result.transfer.find("; nothing came back from") != std::string::npos) {
+    std::string failure = result.transfer.substr(result.transfer.rfind("; ") + 2);
+    result.message = result.message.empty() ? failure : result.message + "; " + failure;
   }
   classify_step.done();
   if (m_spec.warm || (m_create && container_settled())) {

@@ -346,14 +346,6 @@ int run_over_api(const engine::ApiClient& api, const CreateRequest& request,
     return refusal_code(created);
   }
   write_cidfile(cidfile, created);
-  if (request.shipped) {
-    if (std::string failed = ship_writable_in(api, request.name, *request.shipped);
-        !failed.empty()) {
-      say(2, "sandshim: " + failed);
-      api.remove(request.name);
-      return exit_code::k_sandbox_error;
-    }
-  }
   int code = attach_and_run(api, request);
   if (request.shipped) {
     fetch_writable_back(api, request.name, *request.shipped);
@@ -361,6 +353,9 @@ int run_over_api(const engine::ApiClient& api, const CreateRequest& request,
   if (!request.auto_remove || code == exit_code::k_sandbox_error ||
       code == exit_code::k_cannot_execute || code == exit_code::k_not_found) {
     api.remove(request.name);  // never started, or not the engine's to remove
+  }
+  if (request.shipped) {
+    remove_writable_volumes(api, *request.shipped);
   }
   return code;
 }

@@ -17,6 +17,7 @@
 #include "common/strings.hpp"
 #include "common/tar.hpp"
 #include "common/tar_extract.hpp"
+#include "shim/reach.hpp"
 
 namespace sandshim::shim {
 
@@ -29,6 +30,7 @@ constexpr std::string_view k_volume_prefix = "sandshim-ws-";
 constexpr std::string_view k_fill_prefix = "sandshim-wsfill-";
 constexpr const char* k_label_snapshot = "org.sandshim.snapshot";
 constexpr const char* k_label_fill = "org.sandshim.snapshot.fill";
+constexpr const char* k_label_writable = "org.sandshim.writable";
 constexpr const char* k_helper_root = "/.sandshim-fill";
 constexpr auto k_fill_wait = std::chrono::seconds(120);
 
@@ -317,9 +319,13 @@ std::string remote_create_body(const std::string& body_text, const ShippedWorksp
                         {"Source", shipped.volume},
                         {"Target", target.string()},
                         {"ReadOnly", true}});
-    } else if (std::find(shipped.writable.begin(), shipped.writable.end(), source) !=
-               shipped.writable.end()) {
-      mounts.push_back({{"Type", "volume"}, {"Target", target.string()}, {"ReadOnly", false}});
+    } else if (auto it = std::find(shipped.writable.begin(), shipped.writable.end(), source);
+               it != shipped.writable.end() &&
+               shipped.writable_volumes.size() == shipped.writable.size()) {
+      mounts.push_back({{"Type", "volume"},
+                        {"Source", shipped.writable_volumes[it - shipped.writable.begin()]},
+                        {"Target", target.string()},
+                        {"ReadOnly", false}});
     } else if (is_hidden(target, {shipped.workspace}) && mount.value("ReadOnly", false)) {
       continue;  // a mask or a protected name: the snapshot never held what it covers
     } else {
@@ -334,12 +340,85 @@ std::string remote_create_body(const std::string& body_text, const ShippedWorksp
   return body.dump();
 }
 
-std::string ship_writable_in(const engine::ApiClient& api, const std::string& container,
-                             const ShippedWorkspace& shipped) {
-  (void)api;
-  (void)container;
-  (void)shipped;
-  return "";
+namespace {
+
+// `dir`'s tree under `top` in the archive, owned by the run's user with its modes (no set-id).
+void add_writable_tree(tar::Writer& writer, const fs::path& dir, const std::string& top,
+                       const ShippedWorkspace& shipped, const std::vector<fs::path>& hidden) {
+  writer.add({top, tar::Kind::directory, 0755, shipped.uid, shipped.gid, 0, "", ""});
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (is_hidden(it->path(), hidden)) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    auto entry = tree_entry(dir, it->path());
+    if (!entry) {
+      continue;
+    }
+    struct stat st {};
+    ::lstat(it->path().c_str(), &st);
+    tar::Entry out{top + "/" + entry->relative, entry->kind, st.st_mode & 0777, shipped.uid,
+                   shipped.gid, 0, "", ""};
+    if (entry->kind == tar::Kind::symlink) {
+      out.link = entry->digest;
+    } else if (entry->kind == tar::Kind::file) {
+      out.data = read_whole(it->path());
+    }
+    writer.add(out);
+  }
+  if (ec) {
+    throw Fatal("sandbox.writable " + quoted(dir.string()) + " cannot be listed: " + ec.message());
+  }
+}
+
+bool is_protected(const std::string& relative) {
+  std::string first = relative.substr(0, relative.find('/'));
+  const auto& names = protected_names();
+  return std::find(names.begin(), names.end(), first) != names.end();
+}
+
+}  // namespace
+
+void ship_writable(const engine::ApiClient& api, ShippedWorkspace& shipped,
+                   const std::string& container, const std::string& image,
+                   const std::vector<fs::path>& hidden) {
+  if (shipped.writable.empty()) {
+    return;
+  }
+  json mounts = json::array();
+  tar::Writer writer;
+  for (size_t i = 0; i < shipped.writable.size(); ++i) {
+    std::string volume = container + "-rw" + std::to_string(i);
+    engine::Reply created = api.create_volume(volume, {{k_label_writable, container}});
+    if (!created.ok()) {
+      engine_failure("creating the volume for sandbox.writable", created);
+    }
+    shipped.writable_volumes.push_back(volume);
+    mounts.push_back({{"Type", "volume"},
+                      {"Source", volume},
+                      {"Target", std::string(k_helper_root) + "/" + std::to_string(i)}});
+    add_writable_tree(writer, shipped.writable[i], std::to_string(i), shipped, hidden);
+  }
+  std::string helper = container + "-rwfill";
+  try {
+    create_helper(api, helper, image, mounts, container);
+  } catch (const std::runtime_error&) {
+    throw Fatal("the remote engine: the helper container " + quoted(helper) + " exists already");
+  }
+  engine::Reply put = api.put_archive(helper, k_helper_root, writer.finish());
+  api.remove(helper);
+  if (!put.ok()) {
+    remove_writable_volumes(api, shipped);
+    engine_failure("sending sandbox.writable", put);
+  }
+}
+
+void remove_writable_volumes(const engine::ApiClient& api, const ShippedWorkspace& shipped) {
+  for (const auto& volume : shipped.writable_volumes) {
+    api.remove_volume(volume);
+  }
 }
 
 std::string fetch_writable_back(const engine::ApiClient& api, const std::string& container,
@@ -360,7 +439,12 @@ std::string fetch_writable_back(const engine::ApiClient& api, const std::string&
       outcome = "refused what came back from " + quoted(dir.string()) + ": " + archive.error;
       break;
     }
-    tar::Extracted written = tar::extract_beneath(dir, archive.entries, dir.filename().string());
+    std::string top = dir.filename().string();
+    std::erase_if(archive.entries, [&](const tar::Entry& entry) {
+      return entry.path.size() > top.size() + 1 && entry.path.starts_with(top + "/") &&
+             is_protected(entry.path.substr(top.size() + 1));
+    });
+    tar::Extracted written = tar::extract_beneath(dir, archive.entries, top);
     if (!written.error.empty()) {
       outcome = "refused what came back from " + quoted(dir.string()) + ": " + written.error;
       break;

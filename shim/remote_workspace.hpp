@@ -23,6 +23,7 @@ struct ShippedWorkspace {
   uint64_t files = 0;    // in the snapshot
   uint64_t bytes = 0;    // of file content in the snapshot
   std::vector<std::filesystem::path> writable;  // sandbox.writable, absolute: in, then back
+  std::vector<std::string> writable_volumes;     // one per writable path, this run's alone
   uint32_t uid = 0;      // the run's user, who owns what it may write
   uint32_t gid = 0;
   std::string report_file;  // where the API client writes what came back (one line)
@@ -44,13 +45,19 @@ ShippedWorkspace ship_snapshot(const engine::ApiClient& api, const std::filesyst
 // wrote is fetched after its exit.
 std::string remote_create_body(const std::string& body, const ShippedWorkspace& shipped);
 
-// In the API client, between create and start: the writable paths' contents into the
-// container. Empty, or the failure.
-std::string ship_writable_in(const engine::ApiClient& api, const std::string& container,
-                             const ShippedWorkspace& shipped);
+// The writable paths' contents, each into a volume of this run's own (named after
+// `container`), owned by the run's user, through a helper container created from `image`
+// (never started). Hidden paths stay here. Throws Fatal with the engine's words.
+void ship_writable(const engine::ApiClient& api, ShippedWorkspace& shipped,
+                   const std::string& container, const std::string& image,
+                   const std::vector<std::filesystem::path>& hidden);
+
+// Removes the run's writable volumes (after its container is gone).
+void remove_writable_volumes(const engine::ApiClient& api, const ShippedWorkspace& shipped);
 
 // In the API client, after exit: the writable paths back into this machine's workspace, through
-// the careful reader (size cap, no links, nothing outside the path); one line for the audit
+// the careful reader (size cap, no links, nothing outside the path; names that always stay
+// read-only, such as .git, are not written back); one line for the audit
 // ("returned 2 files, 18 bytes: out" or "refused …"), also written to the report file.
 std::string fetch_writable_back(const engine::ApiClient& api, const std::string& container,
                                 const ShippedWorkspace& shipped);

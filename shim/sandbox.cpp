@@ -364,6 +364,13 @@ Engine engine_for(const Policy& policy, const RunEngine& run_engine) {
                                           ": the warm pool runs on a local engine only; set "
                                           "pool.size = 0 for a remote engine");
   }
+  if (policy.workspace_mode == WorkspaceMode::rw) {
+    throw Refusal(RunStatus::refused,
+                  "engine.endpoint " + quoted(engine.endpoint) +
+                      ": workspace = rw needs a local engine (the workspace travels as a "
+                      "read-only snapshot); name the directories that should come back in "
+                      "sandbox.writable");
+  }
   if (policy.network == Network::allowlist) {
     throw Refusal(RunStatus::refused,
                   "engine.endpoint " + quoted(engine.endpoint) +

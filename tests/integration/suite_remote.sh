@@ -59,16 +59,57 @@ try:
 except OSError as e:
     print(e, file=sys.stderr); sys.exit(73)
 sys.exit(42)'
-expect_contains "Read-only file system" "$ERR"
+expect_contains "Permission denied" "$ERR"
+check "the workspace's volume is mounted read-only"
+expect_exit 0 sandshim run -- python -c 'import sys
+for line in open("/proc/self/mountinfo"):
+    fields = line.split()
+    if fields[4] == sys.argv[1]:
+        print("options", fields[5])' "$WS"
+expect_contains "options ro," "$OUT"
+
+check "workspace = rw is refused on a remote engine with one line"
+expect_exit 125 sandshim run --workspace rw -- python -c 'pass'
+expect_file_is "$ERR" "sandshim: engine.endpoint \"$REMOTE_ENGINE_ENDPOINT\": workspace = rw needs a local engine (the workspace travels as a read-only snapshot); name the directories that should come back in sandbox.writable; nothing ran"
+expect_run last refused 125
 
 check "the deadline ends a run on the remote engine as it does locally"
-remote_config <<<$'[limits]\ntimeout = 2s'
-expect_exit 124 sandshim run -- python -c 'import time; time.sleep(30)'
+expect_exit 124 sandshim run --timeout 2s -- python -c 'import time; time.sleep(30)'
 expect_run last timeout 124
+((ELAPSED_MS < 10000)) || fail "the 2 s deadline took ${ELAPSED_MS} ms"
+
+check "what the run writes in sandbox.writable comes back; writes elsewhere do not"
+printf 'before\n' >"$WS/out/old.txt"
+remote_config <<<$'[sandbox]\nwritable = out'
+expect_exit 0 sandshim run -- python -c 'import os
+print(open("out/old.txt").read().strip())
+os.makedirs("out/sub", exist_ok=True)
+open("out/sub/result.txt", "w").write("computed remotely\n")
+open("/tmp/elsewhere.txt", "w").write("stays\n")
+try:
+    open("escape.txt", "w").write("no")
+except OSError as e:
+    print("workspace:", e.strerror)'
+expect_contains "before" "$OUT"
+expect_contains "workspace: Read-only file system" "$OUT"
+expect_file_is "$WS/out/sub/result.txt" "computed remotely"
+[[ ! -e $WS/escape.txt && ! -e $WS/elsewhere.txt ]] || fail "a write outside sandbox.writable came back"
+expect_contains "returned 2 files" <(audit_field last message)
+expect_run last ok 0
+
+check "what comes back with a link in it is refused whole: nothing is written"
+expect_exit 0 sandshim run -- python -c 'import os
+open("out/innocent.txt", "w").write("x")
+os.symlink("/etc/passwd", "out/link")'
+[[ ! -e $WS/out/innocent.txt && ! -L $WS/out/link ]] || fail "an archive with a link was unpacked"
+expect_contains "refused what came back" <(audit_field last message)
+expect_contains "a link" <(audit_field last message)
 remote_config </dev/null
 
-check "no container is left on the remote engine"
+check "no container and no writable volume is left on the remote engine"
 left=$(remote_docker ps -aq)
 [[ -z $left ]] || fail "containers left on the remote engine: $left"
+left=$(remote_docker volume ls -q --filter label=org.sandshim.writable)
+[[ -z $left ]] || fail "writable volumes left on the remote engine: $left"
 
 suite_done
