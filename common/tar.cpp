@@ -95,7 +95,7 @@ bool split_ustar(const std::string& path, std::string& prefix, std::string& name
 
 std::string archive_path(const Entry& entry) {
   return entry.kind == Kind::directory && !entry.path.ends_with('/') ? entry.path + "/"
-                                                                      : entry.path;
+                                                                     : entry.path;
 }
 
 }  // namespace
@@ -191,6 +191,7 @@ class Reader {
   std::optional<std::string> m_long_path;
   std::optional<std::string> m_long_link;
   std::optional<uint64_t> m_pax_size;
+  bool m_ended = false;  // the end-of-archive block was seen: nothing was cut off
   std::string m_error;
 };
 
@@ -323,6 +324,7 @@ bool Reader::next(ReadResult& result) {
   const char* header = m_archive.data() + m_at;
   if (std::all_of(header, header + k_block, [](char c) { return c == '\0'; })) {
     m_at = m_archive.size();  // end of archive; what follows is padding
+    m_ended = true;
     return true;
   }
   uint64_t stored = 0;
@@ -376,8 +378,7 @@ bool Reader::next(ReadResult& result) {
     return true;
   }
   if (result.entries.size() >= m_limits.max_entries) {
-    return fail("the archive holds more than " + std::to_string(m_limits.max_entries) +
-                " entries");
+    return fail("the archive holds more than " + std::to_string(m_limits.max_entries) + " entries");
   }
   Entry entry = entry_of(header, type);
   entry.mode = static_cast<uint32_t>(mode & 07777);
@@ -396,7 +397,7 @@ bool Reader::next(ReadResult& result) {
 
 ReadResult Reader::run() {
   ReadResult result;
-  while (m_at < m_archive.size()) {
+  while (m_at < m_archive.size() || !m_ended) {
     if (!next(result)) {
       result.entries.clear();
       result.error = m_error;

@@ -81,8 +81,8 @@ Reply ApiClient::get_archive(const std::string& container, const std::string& pa
                   {}, "", max_bytes);
 }
 
-Reply ApiClient::create_volume(const std::string& name,
-                               const std::vector<std::pair<std::string, std::string>>& labels) const {
+Reply ApiClient::create_volume(
+    const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels) const {
   nlohmann::json body = {{"Name", name}, {"Labels", nlohmann::json::object()}};
   for (const auto& [key, value] : labels) {
     body["Labels"][key] = value;
@@ -98,8 +98,10 @@ Reply ApiClient::remove_volume(const std::string& name) const {
   return call("DELETE", "/volumes/" + detail::url_escape(name), {}, m_timeout);
 }
 
-Reply ApiClient::list_volumes_by_label(const std::string& label) const {
-  return call("GET", "/volumes?filters=" + detail::url_escape(label_filter(label)), {}, m_timeout);
+Reply ApiClient::list_volumes_by_name(const std::string& part) const {
+  return call("GET",
+              "/volumes?filters=" + detail::url_escape(nlohmann::json{{"name", {part}}}.dump()), {},
+              m_timeout);
 }
 
 struct PendingReply::State {

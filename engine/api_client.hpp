@@ -43,8 +43,8 @@ class PendingReply {
 };
 
 // The Engine API (Docker's, which podman's service speaks too) on a local socket or over TLS
-// (transport.hpp), one named verb per call. Every call is bounded by the client's timeout, so an engine that stopped answering
-// costs the caller that long at most and never a hang.
+// (transport.hpp), one named verb per call. Every call is bounded by the client's timeout, so an
+// engine that stopped answering costs the caller that long at most and never a hang.
 class ApiClient {
  public:
   static constexpr std::chrono::milliseconds k_default_timeout{5000};
@@ -101,8 +101,8 @@ class ApiClient {
   Reply inspect_volume(const std::string& name) const;
   // Removes the named volume (DELETE /volumes/{name}); 409 while a container uses it.
   Reply remove_volume(const std::string& name) const;
-  // Every volume carrying `label` (or `label=value`), as JSON ({"Volumes": [...]}).
-  Reply list_volumes_by_label(const std::string& label) const;
+  // Every volume whose name contains `part`, as JSON ({"Volumes": [...]}).
+  Reply list_volumes_by_name(const std::string& part) const;
   // The event stream with these filters, subscribed once the engine answered its header.
   EventStream events(const EventFilter& filter) const;
   // The container's stdin, stdout and stderr as one hijacked connection.

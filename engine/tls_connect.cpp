@@ -93,13 +93,14 @@ class Relay {
         m_local.shutdown(net::socket_base::shutdown_send, ignored);
         return;
       }
-      net::async_write(m_local, net::buffer(m_in.data(), n), [this](const ErrorCode& failed, size_t) {
-        if (failed) {
-          m_io.stop();
-        } else {
-          from_engine();
-        }
-      });
+      net::async_write(m_local, net::buffer(m_in.data(), n),
+                       [this](const ErrorCode& failed, size_t) {
+                         if (failed) {
+                           m_io.stop();
+                         } else {
+                           from_engine();
+                         }
+                       });
     });
   }
 
@@ -112,11 +113,12 @@ class Relay {
         m_tls.next_layer().shutdown(net::socket_base::shutdown_send, ignored);
         return;
       }
-      net::async_write(m_tls, net::buffer(m_out.data(), n), [this](const ErrorCode& failed, size_t) {
-        if (!failed) {
-          to_engine();
-        }
-      });
+      net::async_write(m_tls, net::buffer(m_out.data(), n),
+                       [this](const ErrorCode& failed, size_t) {
+                         if (!failed) {
+                           to_engine();
+                         }
+                       });
     });
   }
 
@@ -210,10 +212,11 @@ TlsConnection connect_tls(const TlsEndpoint& endpoint, Clock::time_point deadlin
                    "resolving " + endpoint.host + ": " + (done ? result.message() : "timed out"));
   }
   done = false;
-  net::async_connect(tls.next_layer(), addresses, [&](const ErrorCode& error, const Tcp::endpoint&) {
-    result = error;
-    done = true;
-  });
+  net::async_connect(tls.next_layer(), addresses,
+                     [&](const ErrorCode& error, const Tcp::endpoint&) {
+                       result = error;
+                       done = true;
+                     });
   if (!run_until(io, tls.next_layer(), deadline, done) || result) {
     return failure(done ? Fault::unreachable : Fault::timeout,
                    done ? result.message() : "connecting timed out");

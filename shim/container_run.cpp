@@ -388,7 +388,7 @@ void RunLoop::choose_api_path(const std::vector<std::string>& engine_args, const
   // A loaded engine may take long to create and start a container: the run's deadline, not a
   // call's, bounds the API client (the loop removes the container and then stops the client).
   m_api.emplace(*path.transport, std::chrono::milliseconds(policy.timeout_ms + k_client_grace_ms +
-                                                        k_client_bound_margin_ms));
+                                                           k_client_bound_margin_ms));
   auto translate =
       m_engine.dialect.is_podman() ? translate_podman_run_arguments : translate_run_arguments;
   CreateTranslation translation =
@@ -408,7 +408,8 @@ void RunLoop::choose_api_path(const std::vector<std::string>& engine_args, const
     ship_workspace(policy);
   }
   spdlog::debug("engine {} run: over the API socket {} ({})", m_engine.kind,
-                engine::describe(m_api->transport()), m_create->libpod ? "libpod create" : "create");
+                engine::describe(m_api->transport()),
+                m_create->libpod ? "libpod create" : "create");
 }
 
 // A remote engine: the snapshot on the engine (sent once per tree), the create body with its

@@ -27,7 +27,7 @@ std::optional<engine::ApiClient> engine_api(const Engine& engine,
 // Which path a cold run takes to the engine, and why: the API socket, or the client.
 struct ApiPath {
   std::optional<engine::Transport> transport;  // set: the run may go over this transport
-  std::string reason;                         // one clause for doctor and the debug log
+  std::string reason;                          // one clause for doctor and the debug log
 };
 
 // The path in force for `policy`: docker's API socket with engine.api = on; podman's API service

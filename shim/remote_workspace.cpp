@@ -28,7 +28,6 @@ namespace {
 
 constexpr std::string_view k_volume_prefix = "sandshim-ws-";
 constexpr std::string_view k_fill_prefix = "sandshim-wsfill-";
-constexpr const char* k_label_snapshot = "org.sandshim.snapshot";
 constexpr const char* k_label_fill = "org.sandshim.snapshot.fill";
 constexpr const char* k_label_writable = "org.sandshim.writable";
 constexpr const char* k_helper_root = "/.sandshim-fill";
@@ -142,8 +141,8 @@ std::vector<TreeEntry> walk_tree(const fs::path& workspace, const std::vector<fs
   std::error_code ec;
   auto it = fs::recursive_directory_iterator(workspace, ec);
   if (ec) {
-    throw Fatal("the workspace " + quoted(workspace.string()) + " cannot be listed: " +
-                ec.message());
+    throw Fatal("the workspace " + quoted(workspace.string()) +
+                " cannot be listed: " + ec.message());
   }
   for (; it != fs::end(it); it.increment(ec)) {
     if (ec) {
@@ -231,29 +230,41 @@ void create_helper(const engine::ApiClient& api, const std::string& name, const 
 }
 
 bool fill_in_progress(const engine::ApiClient& api, const std::string& volume) {
-  return !engine::container_ids(api.list_by_label(std::string(k_label_fill) + "=" + volume)).empty();
+  return !engine::container_ids(api.list_by_label(std::string(k_label_fill) + "=" + volume))
+              .empty();
 }
 
-void wait_for_fill(const engine::ApiClient& api, const std::string& volume) {
+// Another run fills the same snapshot: wait for it. One that never ends (its shim was killed
+// mid-send) is cleared, so the next run sends the tree again.
+void wait_for_fill(const engine::ApiClient& api, const std::string& volume,
+                   const std::string& helper) {
   auto until = std::chrono::steady_clock::now() + k_fill_wait;
   while (fill_in_progress(api, volume)) {
     if (std::chrono::steady_clock::now() > until) {
+      api.remove(helper);
+      api.remove_volume(volume);
       throw Fatal("the remote engine: the snapshot " + volume +
-                  " is still being filled by another run");
+                  " was still being filled after 120 s; it was cleared: run again");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
 }
 
+std::string fill_helper_name(const std::string& volume) {
+  return std::string(k_fill_prefix) + volume.substr(k_volume_prefix.size());
+}
+
+// The helper's create makes the volume too, so no run sees the volume without the helper that
+// says it is being filled.
 void fill_snapshot(const engine::ApiClient& api, const std::string& volume,
                    const std::string& archive_text, const std::string& image) {
-  std::string helper = std::string(k_fill_prefix) + volume.substr(k_volume_prefix.size());
+  std::string helper = fill_helper_name(volume);
   json mounts = json::array(
       {{{"Type", "volume"}, {"Source", volume}, {"Target", std::string(k_helper_root) + "/ws"}}});
   try {
     create_helper(api, helper, image, mounts, volume);
   } catch (const std::runtime_error&) {
-    wait_for_fill(api, volume);  // another run fills the same snapshot
+    wait_for_fill(api, volume, helper);
     return;
   }
   engine::Reply put = api.put_archive(helper, k_helper_root, archive_text);
@@ -266,8 +277,8 @@ void fill_snapshot(const engine::ApiClient& api, const std::string& volume,
 
 uint32_t user_part(const std::string& user, bool group) {
   auto colon = user.find(':');
-  std::string text = group ? (colon == std::string::npos ? "" : user.substr(colon + 1))
-                           : user.substr(0, colon);
+  std::string text =
+      group ? (colon == std::string::npos ? "" : user.substr(colon + 1)) : user.substr(0, colon);
   return text.empty() || text.find_first_not_of("0123456789") != std::string::npos
              ? 0
              : static_cast<uint32_t>(std::stoul(text));
@@ -290,17 +301,13 @@ ShippedWorkspace ship_snapshot(const engine::ApiClient& api, const fs::path& wor
     shipped.bytes += entry.size;
   }
   engine::Reply existing = api.inspect_volume(shipped.volume);
-  if (existing.ok() && !fill_in_progress(api, shipped.volume)) {
+  if (existing.ok()) {
+    wait_for_fill(api, shipped.volume, fill_helper_name(shipped.volume));
     shipped.reused = true;
     return shipped;
   }
-  if (!existing.ok() && existing.status != 404) {
+  if (existing.status != 404) {
     engine_failure("looking for the snapshot " + shipped.volume, existing);
-  }
-  engine::Reply created = api.create_volume(
-      shipped.volume, {{k_label_snapshot, short_hex(workspace.string(), 12)}});
-  if (!created.ok()) {
-    engine_failure("creating the snapshot volume " + shipped.volume, created);
   }
   fill_snapshot(api, shipped.volume, snapshot_archive(workspace, tree, "ws"), image);
   collect_snapshots(api, workspace);
@@ -359,8 +366,14 @@ void add_writable_tree(tar::Writer& writer, const fs::path& dir, const std::stri
     }
     struct stat st {};
     ::lstat(it->path().c_str(), &st);
-    tar::Entry out{top + "/" + entry->relative, entry->kind, st.st_mode & 0777, shipped.uid,
-                   shipped.gid, 0, "", ""};
+    tar::Entry out{top + "/" + entry->relative,
+                   entry->kind,
+                   st.st_mode & 0777,
+                   shipped.uid,
+                   shipped.gid,
+                   0,
+                   "",
+                   ""};
     if (entry->kind == tar::Kind::symlink) {
       out.link = entry->digest;
     } else if (entry->kind == tar::Kind::file) {
@@ -430,8 +443,8 @@ std::string fetch_writable_back(const engine::ApiClient& api, const std::string&
   for (const auto& dir : shipped.writable) {
     engine::Reply reply = api.get_archive(container, dir.string(), k_max_returned_bytes - bytes);
     if (!reply.ok()) {
-      outcome = "nothing came back from " + quoted(dir.string()) + ": " +
-                engine::error_message(reply);
+      outcome =
+          "nothing came back from " + quoted(dir.string()) + ": " + engine::error_message(reply);
       break;
     }
     tar::ReadResult archive = tar::read(reply.body, {100000, k_max_returned_bytes - bytes});
@@ -465,15 +478,15 @@ std::string fetch_writable_back(const engine::ApiClient& api, const std::string&
 }
 
 void collect_snapshots(const engine::ApiClient& api, const fs::path& workspace) {
-  engine::Reply listed = api.list_volumes_by_label(std::string(k_label_snapshot) + "=" +
-                                                   short_hex(workspace.string(), 12));
+  std::string prefix = std::string(k_volume_prefix) + short_hex(workspace.string(), 12) + "-";
+  engine::Reply listed = api.list_volumes_by_name(prefix);
   auto body = json::parse(listed.ok() ? listed.body : "{}", nullptr, false);
   if (!body.is_object() || !body.contains("Volumes") || !body["Volumes"].is_array()) {
     return;
   }
   std::vector<std::pair<std::string, std::string>> volumes;  // created, name
   for (const auto& volume : body["Volumes"]) {
-    if (volume.is_object() && volume.value("Name", "").starts_with(k_volume_prefix)) {
+    if (volume.is_object() && volume.value("Name", "").starts_with(prefix)) {
       volumes.emplace_back(volume.value("CreatedAt", ""), volume.value("Name", ""));
     }
   }

@@ -18,13 +18,13 @@ namespace sandshim::shim {
 // What a remote run ships, decided on this machine before the container exists.
 struct ShippedWorkspace {
   std::filesystem::path workspace;
-  std::string volume;    // sandshim-ws-<tree digest>: the snapshot, read-only in the run
-  bool reused = false;   // the engine already held this snapshot: nothing was sent
-  uint64_t files = 0;    // in the snapshot
-  uint64_t bytes = 0;    // of file content in the snapshot
+  std::string volume;   // sandshim-ws-<tree digest>: the snapshot, read-only in the run
+  bool reused = false;  // the engine already held this snapshot: nothing was sent
+  uint64_t files = 0;   // in the snapshot
+  uint64_t bytes = 0;   // of file content in the snapshot
   std::vector<std::filesystem::path> writable;  // sandbox.writable, absolute: in, then back
-  std::vector<std::string> writable_volumes;     // one per writable path, this run's alone
-  uint32_t uid = 0;      // the run's user, who owns what it may write
+  std::vector<std::string> writable_volumes;    // one per writable path, this run's alone
+  uint32_t uid = 0;                             // the run's user, who owns what it may write
   uint32_t gid = 0;
   std::string report_file;  // where the API client writes what came back (one line)
 };

@@ -326,8 +326,8 @@ TEST_CASE("only unix:// and the default endpoint are local", "[engine_api]") {
 
 TEST_CASE("a tcp:// endpoint with certificates is a TLS transport; plain TCP is none",
           "[engine_api]") {
-  using sandshim::engine::TlsEndpoint;
   using sandshim::engine::tls_endpoint;
+  using sandshim::engine::TlsEndpoint;
   CHECK(tls_endpoint("tcp://10.0.0.2:2376", "/certs") == TlsEndpoint{"10.0.0.2", "2376", "/certs"});
   CHECK(tls_endpoint("tcp://builder.example:2376/", "/c") ==
         TlsEndpoint{"builder.example", "2376", "/c"});

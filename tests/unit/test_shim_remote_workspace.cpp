@@ -57,6 +57,7 @@ TEST_CASE("remote create body: a mount of another host path is refused", "[remot
                 {{"Mounts",
                   {bind("/home/me/repo", "/home/me/repo", true),
                    bind("/usr/lib/python3", "/usr/lib/python3", true)}}}}};
-  CHECK_THROWS_WITH(remote_create_body(body.dump(), shipped()),
-                    Catch::Contains("the mount of \"/usr/lib/python3\" names a file of this machine"));
+  CHECK_THROWS_WITH(
+      remote_create_body(body.dump(), shipped()),
+      Catch::Contains("the mount of \"/usr/lib/python3\" names a file of this machine"));
 }
