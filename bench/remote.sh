@@ -50,7 +50,7 @@ mkdir -p "$ws"
 git -C "$ws" init -q
 for ((i = 0; i < 400; i++)); do
   mkdir -p "$ws/pkg$((i % 20))"
-  head -c $((megabytes * 1024 * 1024 / 400)) /dev/urandom | base64 -w 100 > "$ws/pkg$((i % 20))/data$i.txt"
+  head -c $((megabytes * 1024 * 1024 / 400 * 3 / 4)) /dev/urandom | base64 -w 100 > "$ws/pkg$((i % 20))/data$i.txt"
 done
 printf 'import os\nprint(sum(len(f) for _, _, f in os.walk(".")))\n' > "$ws/main.py"
 say "repository: $(du -sm "$ws" | cut -f1) MB in $(find "$ws" -type f | wc -l) files"
@@ -73,7 +73,7 @@ sample() { # VARIANT: one run's wall milliseconds
     remote-repeat) config=$T/remote.conf ;;
   esac
   started=$EPOCHREALTIME
-  (cd "$ws" && SANDSHIM_CONFIG=$config "$bin" run -- python main.py > /dev/null 2> "$T/err") ||
+  (cd "$ws" && SANDSHIM_CONFIG=$config "$bin" run -- python main.py < /dev/null > /dev/null 2> "$T/err") ||
     fail "$1: $(cat "$T/err")"
   ms_since "$started"
 }
@@ -94,10 +94,12 @@ done
 
 say "seed $bench_seed, $runs rounds"
 local_p50=$(percentile 50 ${samples[local]})
-printf '%-14s %8s %8s %10s\n' variant p50_ms p95_ms vs_local
+printf '%-14s %4s %8s %8s %10s\n' variant runs p50_ms p95_ms vs_local
 for variant in "${variants[@]}"; do
   # shellcheck disable=SC2086 # the samples are words on purpose
   p50=$(percentile 50 ${samples[$variant]})
   p95=$(percentile 95 ${samples[$variant]})
-  printf '%-14s %8s %8s %9.2fx\n' "$variant" "$p50" "$p95" "$(echo "$p50 / $local_p50" | bc -l)"
+  # shellcheck disable=SC2086
+  printf '%-14s %4s %8s %8s %9.2fx\n' "$variant" "$(wc -w <<<"${samples[$variant]}")" "$p50" "$p95" \
+    "$(echo "$p50 / $local_p50" | bc -l)"
 done
