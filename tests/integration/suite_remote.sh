@@ -78,6 +78,22 @@ expect_exit 124 sandshim run --timeout 2s -- python -c 'import time; time.sleep(
 expect_run last timeout 124
 ((ELAPSED_MS < 10000)) || fail "the 2 s deadline took ${ELAPSED_MS} ms"
 
+check "a shim killed by SIGKILL leaves no container on the remote engine (its guardian removes it over TLS)"
+"$SANDSHIM_BIN" run -- python -c 'import time; time.sleep(60)' >/dev/null 2>&1 &
+shim_pid=$!
+BG_PIDS+=("$shim_pid")
+until [[ -n $(remote_docker ps -q --filter label=org.sandshim.run) ]]; do
+    kill -0 "$shim_pid" 2>/dev/null || fail "the run ended before its container started"
+    sleep 0.1
+done
+kill -KILL "$shim_pid"
+wait "$shim_pid" 2>/dev/null || true
+deadline=$((SECONDS + 15))
+while [[ -n $(remote_docker ps -aq --filter label=org.sandshim.run) ]]; do
+    ((SECONDS < deadline)) || fail "the remote container outlived its killed shim by 15 s"
+    sleep 0.2
+done
+
 check "what the run writes in sandbox.writable comes back; writes elsewhere do not"
 printf 'before\n' >"$WS/out/old.txt"
 remote_config <<<$'[sandbox]\nwritable = out'
