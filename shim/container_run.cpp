@@ -428,8 +428,8 @@ void RunLoop::ship_workspace(const Policy& policy) {
   }
   ship_writable(api, shipped, m_spec.container_name(), m_spec.image, hidden);
   m_create->body = remote_create_body(m_create->body, shipped);
-  char report[] = "/tmp/sandshim-returned-XXXXXX";
-  UniqueFd report_fd(::mkostemp(report, O_CLOEXEC));
+  char report[] = "/tmp/sandshim-returned-XXXXXX";  // the API client's line for the audit
+  UniqueFd report_fd(shipped.writable.empty() ? -1 : ::mkostemp(report, O_CLOEXEC));
   if (report_fd.valid()) {
     shipped.report_file = report;
   }
