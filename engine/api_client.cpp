@@ -15,7 +15,15 @@ using detail::http::verb;
 constexpr uint64_t k_max_body_bytes = 8 << 20;
 
 verb verb_of(const std::string& method) {
+  if (method == "PUT") {
+    return verb::put;
+  }
   return method == "POST" ? verb::post : method == "DELETE" ? verb::delete_ : verb::get;
+}
+
+// /containers/{id} and what follows it.
+std::string container_target(const std::string& container, const std::string& rest) {
+  return "/containers/" + detail::url_escape(container) + rest;
 }
 
 // {"label":["a","b=c"]} for the engine's `filters` parameter.
@@ -33,8 +41,8 @@ nlohmann::json parsed_body(const Reply& reply) {
 
 }  // namespace
 
-ApiClient::ApiClient(std::filesystem::path socket, std::chrono::milliseconds timeout)
-    : m_socket(std::move(socket)), m_timeout(timeout) {}
+ApiClient::ApiClient(Transport transport, std::chrono::milliseconds timeout)
+    : m_transport(std::move(transport)), m_timeout(timeout) {}
 
 Reply ApiClient::call(const std::string& method, const std::string& target, std::string body,
                       std::chrono::milliseconds timeout) const {
@@ -42,10 +50,58 @@ Reply ApiClient::call(const std::string& method, const std::string& target, std:
   auto request = detail::make_request(verb_of(method), target, std::move(body));
   detail::http::response_parser<detail::http::string_body> parser;
   parser.body_limit(k_max_body_bytes);
-  if (detail::connect_and_send(session, m_socket, request, timeout)) {
+  if (detail::connect_and_send(session, m_transport, request, timeout)) {
     detail::read_message(session, parser);
   }
   return detail::reply_of(session, parser);
+}
+
+Reply ApiClient::exchange(const std::string& method, const std::string& target, std::string body,
+                          const std::string& content_type, uint64_t max_body_bytes) const {
+  detail::Session session;
+  auto request = detail::make_request(verb_of(method), target, std::move(body), content_type);
+  detail::http::response_parser<detail::http::string_body> parser;
+  parser.body_limit(max_body_bytes);
+  if (detail::connect_and_send(session, m_transport, request, m_timeout)) {
+    detail::read_message(session, parser);
+  }
+  return detail::reply_of(session, parser);
+}
+
+Reply ApiClient::put_archive(const std::string& container, const std::string& directory,
+                             std::string archive) const {
+  return exchange("PUT",
+                  container_target(container, "/archive?path=" + detail::url_escape(directory)),
+                  std::move(archive), "application/x-tar", k_max_body_bytes);
+}
+
+Reply ApiClient::get_archive(const std::string& container, const std::string& path,
+                             uint64_t max_bytes) const {
+  return exchange("GET", container_target(container, "/archive?path=" + detail::url_escape(path)),
+                  {}, "", max_bytes);
+}
+
+Reply ApiClient::create_volume(
+    const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels) const {
+  nlohmann::json body = {{"Name", name}, {"Labels", nlohmann::json::object()}};
+  for (const auto& [key, value] : labels) {
+    body["Labels"][key] = value;
+  }
+  return call("POST", "/volumes/create", body.dump(), m_timeout);
+}
+
+Reply ApiClient::inspect_volume(const std::string& name) const {
+  return call("GET", "/volumes/" + detail::url_escape(name), {}, m_timeout);
+}
+
+Reply ApiClient::remove_volume(const std::string& name) const {
+  return call("DELETE", "/volumes/" + detail::url_escape(name), {}, m_timeout);
+}
+
+Reply ApiClient::list_volumes_by_name(const std::string& part) const {
+  return call("GET",
+              "/volumes?filters=" + detail::url_escape(nlohmann::json{{"name", {part}}}.dump()), {},
+              m_timeout);
 }
 
 struct PendingReply::State {
@@ -79,7 +135,7 @@ PendingReply ApiClient::send(const std::string& method, const std::string& targe
   auto state = std::make_unique<PendingReply::State>();
   state->parser.body_limit(k_max_body_bytes);
   auto request = detail::make_request(verb_of(method), target);
-  detail::connect_and_send(state->session, m_socket, request, m_timeout);
+  detail::connect_and_send(state->session, m_transport, request, m_timeout);
   return PendingReply(std::move(state));
 }
 

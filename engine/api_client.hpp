@@ -10,6 +10,7 @@
 #include "engine/attach_stream.hpp"
 #include "engine/event_stream.hpp"
 #include "engine/reply.hpp"
+#include "engine/transport.hpp"
 
 namespace sandshim::engine {
 
@@ -41,17 +42,16 @@ class PendingReply {
   std::optional<Reply> m_reply;
 };
 
-// The Engine API (Docker's, which podman's service speaks too) on a local socket, one named verb
-// per call. Every call is bounded by the client's timeout, so an engine that stopped answering
-// costs the caller that long at most and never a hang.
+// The Engine API (Docker's, which podman's service speaks too) on a local socket or over TLS
+// (transport.hpp), one named verb per call. Every call is bounded by the client's timeout, so an
+// engine that stopped answering costs the caller that long at most and never a hang.
 class ApiClient {
  public:
   static constexpr std::chrono::milliseconds k_default_timeout{5000};
 
-  explicit ApiClient(std::filesystem::path socket,
-                     std::chrono::milliseconds timeout = k_default_timeout);
+  explicit ApiClient(Transport transport, std::chrono::milliseconds timeout = k_default_timeout);
 
-  const std::filesystem::path& socket() const { return m_socket; }
+  const Transport& transport() const { return m_transport; }
   std::chrono::milliseconds timeout() const { return m_timeout; }
 
   // Whether the engine answers at all (GET /_ping).
@@ -86,6 +86,23 @@ class ApiClient {
   Reply remove(const std::string& container) const;
   // Every container carrying `label` (or `label=value`), running or not, as JSON.
   Reply list_by_label(const std::string& label) const;
+  // Unpacks the tar `archive` into the created or stopped container at `directory`
+  // (PUT /containers/{id}/archive); the directory must exist there.
+  Reply put_archive(const std::string& container, const std::string& directory,
+                    std::string archive) const;
+  // `path` of the container as a tar (GET /containers/{id}/archive); a body past `max_bytes` is
+  // a too_large fault, never a truncated tar.
+  Reply get_archive(const std::string& container, const std::string& path,
+                    uint64_t max_bytes) const;
+  // Creates the named volume with `labels` (POST /volumes/create); an existing one is kept.
+  Reply create_volume(const std::string& name,
+                      const std::vector<std::pair<std::string, std::string>>& labels) const;
+  // The named volume's details (GET /volumes/{name}); 404 when there is none.
+  Reply inspect_volume(const std::string& name) const;
+  // Removes the named volume (DELETE /volumes/{name}); 409 while a container uses it.
+  Reply remove_volume(const std::string& name) const;
+  // Every volume whose name contains `part`, as JSON ({"Volumes": [...]}).
+  Reply list_volumes_by_name(const std::string& part) const;
   // The event stream with these filters, subscribed once the engine answered its header.
   EventStream events(const EventFilter& filter) const;
   // The container's stdin, stdout and stderr as one hijacked connection.
@@ -94,10 +111,12 @@ class ApiClient {
  private:
   Reply call(const std::string& method, const std::string& target, std::string body,
              std::chrono::milliseconds timeout) const;
+  Reply exchange(const std::string& method, const std::string& target, std::string body,
+                 const std::string& content_type, uint64_t max_body_bytes) const;
   PendingReply send(const std::string& method, const std::string& target) const;
   static std::string wait_target(const std::string& container, const std::string& condition);
 
-  std::filesystem::path m_socket;
+  Transport m_transport;
   std::chrono::milliseconds m_timeout;
 };
 

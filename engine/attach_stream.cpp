@@ -142,8 +142,8 @@ AttachStream ApiClient::attach(const std::string& container, bool tty) const {
                                           "/attach?stream=1&stdin=1&stdout=1&stderr=1");
   request.set(detail::http::field::connection, "Upgrade");
   request.set(detail::http::field::upgrade, "tcp");
-  Reply reply =
-      detail::open_stream(state->session, m_socket, request, m_timeout, state->parser, {101, 200});
+  Reply reply = detail::open_stream(state->session, m_transport, request, m_timeout, state->parser,
+                                    {101, 200});
   return AttachStream(std::move(state), std::move(reply), tty);
 }
 

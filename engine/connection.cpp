@@ -1,5 +1,7 @@
 #include "engine/connection.hpp"
 
+#include "engine/tls_connect.hpp"
+
 #include <boost/asio/error.hpp>
 #include <cctype>
 #include <cstring>
@@ -38,25 +40,52 @@ void Session::run() {
   io.run();
 }
 
-Request make_request(http::verb verb, const std::string& target, std::string body) {
+Request make_request(http::verb verb, const std::string& target, std::string body,
+                     const std::string& content_type) {
   Request request{verb, target, 11};
   request.set(http::field::host, "docker");
   request.set(http::field::user_agent, "sandshim");
   if (!body.empty()) {
-    request.set(http::field::content_type, "application/json");
+    request.set(http::field::content_type, content_type);
     request.body() = std::move(body);
   }
   request.prepare_payload();
   return request;
 }
 
-bool connect_and_send(Session& session, const std::filesystem::path& socket, Request& request,
+namespace {
+
+// The session's stream on the local end of a TLS connection's relay (tls_connect.hpp).
+beast::error_code connect_tls(Session& session, const TlsEndpoint& endpoint,
+                              std::chrono::milliseconds timeout) {
+  TlsConnection tls = detail::connect_tls(endpoint, std::chrono::steady_clock::now() + timeout);
+  beast::error_code result;
+  if (tls.fd < 0) {
+    session.fault = tls.fault;
+    session.detail = tls.detail;
+    return net::error::not_connected;
+  }
+  session.stream.socket().assign(Protocol(), tls.fd, result);
+  return result;
+}
+
+}  // namespace
+
+bool connect_and_send(Session& session, const Transport& transport, Request& request,
                       std::chrono::milliseconds timeout) {
   session.stream.expires_after(timeout);
   beast::error_code result;
-  session.stream.async_connect(Protocol::endpoint(socket.string()),
-                               [&](const beast::error_code& error) { result = error; });
-  session.run();
+  if (const auto* tls = std::get_if<TlsEndpoint>(&transport)) {
+    result = connect_tls(session, *tls, timeout);
+    if (session.failed()) {
+      return false;
+    }
+  } else {
+    const auto& socket = std::get<std::filesystem::path>(transport);
+    session.stream.async_connect(Protocol::endpoint(socket.string()),
+                                 [&](const beast::error_code& error) { result = error; });
+    session.run();
+  }
   if (result && result != beast::error::timeout) {
     session.fault = Fault::unreachable;
     session.detail = result.message();

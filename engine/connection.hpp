@@ -14,6 +14,7 @@
 #include <string>
 
 #include "engine/reply.hpp"
+#include "engine/transport.hpp"
 
 namespace sandshim::engine::detail {
 
@@ -40,11 +41,12 @@ struct Session {
 };
 
 // A request with the headers every call sends.
-Request make_request(http::verb verb, const std::string& target, std::string body = {});
+Request make_request(http::verb verb, const std::string& target, std::string body = {},
+                     const std::string& content_type = "application/json");
 
-// Connects to `socket` and sends `request`, both before `timeout` from now; false (and the
+// Connects over `transport` and sends `request`, both before `timeout` from now; false (and the
 // session's fault) when either failed. Later reads on the session share the same deadline.
-bool connect_and_send(Session& session, const std::filesystem::path& socket, Request& request,
+bool connect_and_send(Session& session, const Transport& transport, Request& request,
                       std::chrono::milliseconds timeout);
 
 // Reads the answer's header into `parser` (under the session's deadline).
@@ -84,10 +86,10 @@ Reply reply_of(const Session& session, Parser& parser) {
 // `streaming` leaves the session's socket non-blocking for the caller's poll loop (bytes already
 // read stay in the session's buffer); any other status reads the body too, for the reply.
 template <class Parser>
-Reply open_stream(Session& session, const std::filesystem::path& socket, Request& request,
+Reply open_stream(Session& session, const Transport& transport, Request& request,
                   std::chrono::milliseconds timeout, Parser& parser,
                   std::initializer_list<unsigned> streaming) {
-  if (connect_and_send(session, socket, request, timeout) && read_header(session, parser)) {
+  if (connect_and_send(session, transport, request, timeout) && read_header(session, parser)) {
     unsigned status = parser.get().result_int();
     if (std::find(streaming.begin(), streaming.end(), status) != streaming.end()) {
       session.stream.expires_never();

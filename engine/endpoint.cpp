@@ -12,6 +12,23 @@ constexpr const char* k_podman_root_socket = "/run/podman/podman.sock";
 
 }  // namespace
 
+std::optional<TlsEndpoint> tls_endpoint(const std::string& endpoint, const std::string& cert_dir) {
+  const std::string scheme = "tcp://";
+  if (!endpoint.starts_with(scheme) || cert_dir.empty()) {
+    return std::nullopt;
+  }
+  std::string rest = endpoint.substr(scheme.size());
+  if (auto slash = rest.find('/'); slash != std::string::npos) {
+    rest.resize(slash);
+  }
+  auto colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size() ||
+      rest.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
+    return std::nullopt;
+  }
+  return TlsEndpoint{rest.substr(0, colon), rest.substr(colon + 1), cert_dir};
+}
+
 bool is_local_endpoint(const std::string& endpoint) {
   return endpoint.empty() || endpoint.starts_with(k_unix_scheme);
 }

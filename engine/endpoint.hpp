@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include "engine/transport.hpp"
+
 namespace sandshim::engine {
 
 // Whether `endpoint` (engine.endpoint) names an engine on this machine: empty (the default
@@ -17,5 +19,9 @@ bool is_local_endpoint(const std::string& endpoint);
 std::optional<std::filesystem::path> api_socket(const std::string& kind,
                                                 const std::string& endpoint, bool rootless,
                                                 const std::string& runtime_dir);
+
+// The TLS endpoint of `endpoint` when it is tcp://HOST:PORT and `cert_dir` names the client's
+// certificates; nullopt otherwise (plain TCP is never a transport).
+std::optional<TlsEndpoint> tls_endpoint(const std::string& endpoint, const std::string& cert_dir);
 
 }  // namespace sandshim::engine

@@ -200,7 +200,7 @@ EventStream ApiClient::events(const EventFilter& filter) const {
   state->parser.body_limit(boost::none);
   auto request = detail::make_request(detail::http::verb::get, events_target(filter));
   Reply reply;
-  if (detail::connect_and_send(state->session, m_socket, request, m_timeout)) {
+  if (detail::connect_and_send(state->session, m_transport, request, m_timeout)) {
     state->session.stream.expires_never();
     detail::beast::error_code error;
     state->session.stream.socket().non_blocking(true, error);

@@ -254,11 +254,13 @@ class Judge {
                            " is the dynamic loader, which runs any program outside the sandbox. "
                            "Run the program by name instead.");
     } else if (invocation.privileged) {
+      // `sudo CMD` is peeled by no wrapper: the privileged program is the command itself.
+      std::string program = invocation.wrapper.empty() ? invocation.command : invocation.wrapper;
       refuse("privilege-escalation",
-             "sandshim: " + code(invocation.wrapper) +
+             "sandshim: " + code(program) +
                  " runs its command as another user or under another root, where PATH and the "
                  "shims are not this one's; agent commands may not. Run it without " +
-                 code(invocation.wrapper) + ".");
+                 code(program) + ".");
     } else if (invocation.lookup == Lookup::dynamic) {
       refuse("dynamic-command", "sandshim: the command name " + code(invocation.command) +
                                     " is only known when the command runs, so sandshim cannot "

@@ -107,6 +107,15 @@ constexpr std::array<std::string_view, 38> k_git_command_keys = {"core.fsmonitor
                                                                  "submodule.*.update",
                                                                  "url.*.insteadof"};
 
+// Settings whose value is one program that git (or `man`, `less`) starts for a message or a page,
+// and the programs among those values that run nothing else: `GIT_EDITOR=true git rebase
+// --continue` keeps the message as is, `GIT_PAGER=cat` prints the page. A value naming any other
+// program, or with anything more than that name, is still a command sandshim cannot follow.
+constexpr std::array<std::string_view, 10> k_program_settings = {
+    "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER",   "EDITOR",         "VISUAL", "PAGER",
+    "MANPAGER",   "core.pager",          "core.editor", "sequence.editor"};
+constexpr std::array<std::string_view, 4> k_inert_programs = {"true", "false", ":", "cat"};
+
 // ssh options (-o NAME=…) that run a local command.
 constexpr std::array<std::string_view, 5> k_ssh_command_options = {
     "proxycommand", "localcommand", "knownhostscommand", "permitlocalcommand", "match"};
@@ -159,6 +168,9 @@ bool git_key_runs_command(const std::string& key, std::string_view value) {
   std::string name = lower(key);
   if (name.starts_with("alias.")) {
     return value.starts_with('!');
+  }
+  if (runs_only_inert_program(name, value)) {
+    return false;
   }
   return std::any_of(k_git_command_keys.begin(), k_git_command_keys.end(),
                      [&](std::string_view pattern) { return git_key_matches(pattern, name); });
@@ -468,6 +480,11 @@ std::optional<std::string> hidden_command_of(std::string_view name, Argv argv) {
     return option_prefixed(name, argv, {"SHELL=", "--eval", "-E", "MAKESHELL="});
   }
   return std::nullopt;
+}
+
+bool runs_only_inert_program(std::string_view setting, std::string_view value) {
+  bool names_a_program = one_of(k_program_settings, setting) || setting.starts_with("pager.");
+  return names_a_program && one_of(k_inert_programs, value);
 }
 
 bool is_command_variable(std::string_view name) {

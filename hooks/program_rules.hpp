@@ -31,6 +31,10 @@ std::optional<std::string> hidden_command_of(std::string_view name, std::span<co
 // GIT_SSH_COMMAND, PAGER, PS4, PROMPT_COMMAND, BASH_ENV, BASH_CMDS, EXECIGNORE…).
 bool is_command_variable(std::string_view name);
 
+// A setting naming the program git, man or less start (GIT_EDITOR, GIT_PAGER, core.pager…) set to
+// one that runs nothing (`true`, `:`, `cat`): `value` is the literal value, quotes removed.
+bool runs_only_inert_program(std::string_view setting, std::string_view value);
+
 // Programs that copy or rebuild a file's bytes: an interpreter among their operands becomes an
 // interpreter under another name.
 bool copies_files(std::string_view name);

@@ -64,6 +64,7 @@ const std::vector<WrapperSpec>& wrapper_specs() {
       {"chrt", "", {}, 1},
       {"unbuffer", "", {}, 0},
       {"catchsegv", "", {}, 0},
+      {"valgrind", "", {}, 0},  // its options are all --name=value
       {"busybox", "", {}, 0},
       {"strace",
        "abeEIoOpPsSuUX",
@@ -121,10 +122,10 @@ constexpr std::array<std::string_view, 10> k_privileged = {
 
 // Programs that run commands sandshim does not follow (later, elsewhere, or from their own
 // input): refused as unanalysable.
-constexpr std::array<std::string_view, 18> k_unfollowed_runners = {
-    "tmux",  "screen",      "at",     "batch",    "crontab",   "parallel",
-    "sem",   "systemd-run", "bwrap",  "firejail", "valgrind",  "perf",
-    "dtach", "byobu",       "zellij", "cgexec",   "trace-cmd", "fc"};
+constexpr std::array<std::string_view, 17> k_unfollowed_runners = {
+    "tmux",  "screen",      "at",     "batch",     "crontab", "parallel",
+    "sem",   "systemd-run", "bwrap",  "firejail",  "perf",    "dtach",
+    "byobu", "zellij",      "cgexec", "trace-cmd", "fc"};
 
 // Builtins whose operands are variable names, whose subscripts bash evaluates.
 constexpr std::array<std::string_view, 14> k_name_builtins = {
@@ -1004,9 +1005,18 @@ class Analyser {
       add_finding(FindingKind::path_override, "PATH=" + excerpt(value), "", scope.enclosing_shell);
     } else if (is_protected_variable(name)) {
       add_finding(FindingKind::protected_variable, name, "", scope.enclosing_shell);
-    } else if (is_command_variable(name)) {
+    } else if (is_command_variable(name) && !runs_only_inert_program(name, literal_value(word))) {
       add_finding(FindingKind::command_variable, name, "", scope.enclosing_shell);
     }
+  }
+
+  // The value of an assignment word whose text is fixed once quotes are removed, else "".
+  static std::string literal_value(const Word& word) {
+    if (word.substitutes_commands || word.arithmetic || word.evaluates_later ||
+        !word.parameters.empty() || word.globs) {
+      return "";
+    }
+    return word.value.substr(word.value.find('=') + 1);
   }
 
   // A variable that `read`, `for`, `printf -v`, `mapfile`… set to a value known only at run time.

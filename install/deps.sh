@@ -20,6 +20,8 @@ readonly k_product_packages=(
     build-essential cmake
     libboost-program-options-dev libboost-dev libspdlog-dev libfmt-dev libsqlite3-dev nlohmann-json3-dev
     # libboost-dev: Boost's headers, Beast and Asio among them (engine/, the Engine API client)
+    # libssl-dev: TLS to a remote engine (engine.endpoint = tcp://…), linked in
+    libssl-dev
     # engine and images (debootstrap verifies the Release file with this keyring)
     docker.io debootstrap debian-archive-keyring ca-certificates
     # install/setup.sh's demo (its loopback listener on the host), pidof and pkill

@@ -321,6 +321,9 @@ class RunLoop {
  private:
   std::optional<ContainerResult> connect_to_launcher();
   pid_t spawn_client(const std::vector<std::string>& engine_args, Pipe& out, Pipe& err);
+  void ship_workspace(const Policy& policy);
+  ContainerResult not_started(const std::string& why) const;
+  std::string shipped_note();
   void choose_api_path(const std::vector<std::string>& engine_args, const Policy& policy,
                        const ApiPath& path);
   pid_t spawn_api_client(Pipe& out, Pipe& err);
@@ -367,6 +370,7 @@ class RunLoop {
   // container the `run` arguments describe. Unset: the engine's client runs.
   std::optional<engine::ApiClient> m_api;
   std::optional<CreateRequest> m_create;
+  std::string m_shipped_note;  // a remote engine: which snapshot the run used
 };
 
 // The API path where it can stand in for the client with the same container: engine.api = on, a
@@ -377,27 +381,83 @@ void RunLoop::choose_api_path(const std::vector<std::string>& engine_args, const
   if (m_spec.warm || m_launcher.valid()) {
     return;
   }
-  if (!path.socket) {
+  if (!path.transport) {
     spdlog::debug("engine {} run: over {}", m_engine.kind, path.reason);
     return;
   }
   // A loaded engine may take long to create and start a container: the run's deadline, not a
   // call's, bounds the API client (the loop removes the container and then stops the client).
-  m_api.emplace(*path.socket, std::chrono::milliseconds(policy.timeout_ms + k_client_grace_ms +
-                                                        k_client_bound_margin_ms));
+  m_api.emplace(*path.transport, std::chrono::milliseconds(policy.timeout_ms + k_client_grace_ms +
+                                                           k_client_bound_margin_ms));
   auto translate =
       m_engine.dialect.is_podman() ? translate_podman_run_arguments : translate_run_arguments;
   CreateTranslation translation =
       translate(engine_args, m_engine.env_with(m_spec.env), read_named_file);
   if (!translation.request) {
+    if (engine::is_remote(*path.transport)) {
+      throw Fatal("engine.endpoint is remote and " + quoted(translation.unsupported) +
+                  " has no API form: only the Engine API ships the workspace");
+    }
     spdlog::debug("engine {} run: the client runs it: {} has no API form", m_engine.kind,
                   quoted(translation.unsupported));
     m_api.reset();
     return;
   }
   m_create = std::move(translation.request);
+  if (engine::is_remote(*path.transport)) {
+    ship_workspace(policy);
+  }
   spdlog::debug("engine {} run: over the API socket {} ({})", m_engine.kind,
-                m_api->socket().string(), m_create->libpod ? "libpod create" : "create");
+                engine::describe(m_api->transport()),
+                m_create->libpod ? "libpod create" : "create");
+}
+
+// A remote engine: the snapshot on the engine (sent once per tree), the create body with its
+// volumes in place of this machine's paths, and a file for what comes back.
+void RunLoop::ship_workspace(const Policy& policy) {
+  StepTimer step("workspace snapshot");
+  std::vector<std::filesystem::path> hidden;
+  for (const auto& masked : m_spec.masks.paths) {
+    hidden.push_back(masked.path);
+  }
+  engine::ApiClient api(m_api->transport(), std::chrono::milliseconds(policy.timeout_ms));
+  ShippedWorkspace shipped =
+      ship_snapshot(api, m_spec.workspace, hidden, m_spec.image, m_spec.user);
+  for (const auto& path : policy.writable) {
+    shipped.writable.push_back((m_spec.workspace / path).lexically_normal());
+  }
+  ship_writable(api, shipped, m_spec.container_name(), m_spec.image, hidden);
+  m_create->body = remote_create_body(m_create->body, shipped);
+  char report[] = "/tmp/sandshim-returned-XXXXXX";  // the API client's line for the audit
+  UniqueFd report_fd(shipped.writable.empty() ? -1 : ::mkostemp(report, O_CLOEXEC));
+  if (report_fd.valid()) {
+    shipped.report_file = report;
+  }
+  m_create->auto_remove = false;
+  m_shipped_note = "workspace snapshot " + shipped.volume + " (" +
+                   (shipped.reused ? "on the engine already" : "sent") + ": " +
+                   std::to_string(shipped.files) + " files, " + std::to_string(shipped.bytes) +
+                   " bytes)";
+  spdlog::debug("engine {} run: {}", m_engine.kind, m_shipped_note);
+  m_create->shipped = std::move(shipped);
+  step.done();
+}
+
+// What the run sent and what came back, for the audit row's message.
+std::string RunLoop::shipped_note() {
+  if (!m_create || !m_create->shipped) {
+    return "";
+  }
+  std::string returned;
+  if (const auto& file = m_create->shipped->report_file; !file.empty()) {
+    std::ifstream in(file);
+    std::getline(in, returned);
+    ::unlink(file.c_str());
+  }
+  if (m_create->shipped->writable.empty()) {
+    return m_shipped_note + "; nothing comes back (no sandbox.writable)";
+  }
+  return m_shipped_note + "; " + (returned.empty() ? "nothing came back" : returned);
 }
 
 pid_t RunLoop::spawn_api_client(Pipe& out, Pipe& err) {
@@ -412,7 +472,7 @@ pid_t RunLoop::spawn_api_client(Pipe& out, Pipe& err) {
 // From outside the container, never from its client: through the API when the run uses it.
 void RunLoop::remove_container() {
   if (m_api) {
-    engine::ApiClient api(m_api->socket());  // each attempt bounded: the next one retries
+    engine::ApiClient api(m_api->transport());  // each attempt bounded: the next one retries
     std::string name = m_spec.container_name();
     m_remover.start_call([api, name] { return removal_confirmed(api.remove(name)); });
   } else {
@@ -423,7 +483,7 @@ void RunLoop::remove_container() {
 void RunLoop::signal_container(int sig) {
   std::string name = signal_name(sig).substr(3);
   if (m_api) {
-    engine::ApiClient api(m_api->socket());
+    engine::ApiClient api(m_api->transport());
     std::string container = m_spec.container_name();
     m_signaller.start_call([api, container, name] { return api.kill(container, name).ok(); });
   } else {
@@ -462,6 +522,16 @@ pid_t RunLoop::spawn_client(const std::vector<std::string>& engine_args, Pipe& o
 
 // The launcher of a claimed warm container is asked once, before anything runs: missing, wrong
 // or late, the run goes cold (its outcome says why) and nothing ran in the container.
+// A run that failed before its container started: nothing ran.
+ContainerResult RunLoop::not_started(const std::string& why) const {
+  ContainerResult result;
+  result.status = RunStatus::engine_error;
+  result.exit_code = exit_code::k_sandbox_error;
+  result.message = why + "; nothing ran";
+  result.image_id = m_spec.image_id;
+  return result;
+}
+
 std::optional<ContainerResult> RunLoop::connect_to_launcher() {
   if (m_spec.launcher_pid <= 0) {
     return std::nullopt;
@@ -484,7 +554,7 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   StepTimer guardian_step("guardian start");
   ApiPath api_path = engine_api_path(m_engine, policy);
   Guardian guardian = Guardian::start(m_engine, m_spec.container_name(),
-                                      m_deadline_ms + k_guardian_grace_ms, api_path.socket);
+                                      m_deadline_ms + k_guardian_grace_ms, api_path.transport);
   guardian_step.done();
   StepTimer launcher_step("launcher connect");
   if (auto failed = connect_to_launcher()) {
@@ -502,7 +572,12 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   oom_step.done();
   Pipe out = make_pipe();
   Pipe err = make_pipe();
-  choose_api_path(engine_args, policy, api_path);
+  try {
+    choose_api_path(engine_args, policy, api_path);
+  } catch (const Fatal& e) {  // a remote engine that cannot take this run, or its snapshot
+    guardian.remove_now();
+    return not_started(e.what());
+  }
   StepTimer client_step("client spawn");
   m_client = spawn_client(engine_args, out, err);
   client_step.done();
@@ -525,6 +600,12 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   loop_step.done();
   StepTimer classify_step("classify");
   ContainerResult result = classify(policy);
+  result.transfer = shipped_note();
+  if (result.transfer.find("; refused") != std::string::npos ||
+      result.transfer.find("; nothing came back from") != std::string::npos) {
+    std::string failure = result.transfer.substr(result.transfer.rfind("; ") + 2);
+    result.message = result.message.empty() ? failure : result.message + "; " + failure;
+  }
   classify_step.done();
   if (m_spec.warm || (m_create && container_settled())) {
     // A warm container outlives its exec, and a cold one over the API returned at its exit,

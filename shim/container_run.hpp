@@ -27,6 +27,7 @@ struct ContainerResult {
   std::string image_id;    // the image's content digest, asked for while the container runs
   LimitFacts limit_facts;  // what the run showed of the limits it met
   std::string limit_hit;   // the keys of the limits it hit, comma-separated, for the audit
+  std::string transfer;    // a remote engine: what travelled, for the audit row's message only
 };
 
 // What the run loop observed by the time the engine client ended: the outcome is decided from

@@ -192,8 +192,12 @@ Engine locate_engine(const Policy& policy) {
                 "); install it (install/deps.sh, or `apt-get install docker.io`) or set "
                 "engine.path");
   }
-  return Engine{kind, *client, engine_environment(policy, kind), policy.endpoint,
-                make_dialect(kind, policy.engine_search_path)};
+  return Engine{kind,
+                *client,
+                engine_environment(policy, kind),
+                policy.endpoint,
+                make_dialect(kind, policy.engine_search_path),
+                policy.tls_cert_path};
 }
 
 }  // namespace sandshim::shim

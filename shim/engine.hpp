@@ -56,6 +56,7 @@ struct Engine {
   std::vector<std::string> env;  // the client's complete environment
   std::string endpoint;          // empty: local
   EngineDialect dialect;
+  std::string tls_cert_path = {};  // tcp://: ca.pem, cert.pem, key.pem (engine.tls_cert_path)
 
   // "docker", or "docker@ssh://host" for a remote engine, for records and messages.
   std::string describe() const;

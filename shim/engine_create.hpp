@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "shim/remote_workspace.hpp"
+
 namespace sandshim::shim {
 
 // One container as the Engine API creates it: the same container `docker run` with these
@@ -17,6 +19,8 @@ struct CreateRequest {
   bool interactive = false;  // --interactive: the caller's stdin reaches it
   bool libpod = false;       // podman: the body is libpod's SpecGenerator, not docker's Config,
                              // and the wait goes after start (engine_run.cpp)
+  // A remote engine: the workspace travels (remote_workspace.hpp) instead of a bind mount.
+  std::optional<ShippedWorkspace> shipped;
 };
 
 // A translation, or the flag it could not carry (the caller then keeps the client).

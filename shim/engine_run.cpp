@@ -64,10 +64,10 @@ void report_refusal(const engine::ApiClient& api, const engine::Reply& reply) {
   if (reply.answered()) {
     say(2, "Error response from daemon: " + engine::error_message(reply));
   } else if (reply.detail.find("ermission denied") != std::string::npos) {
-    say(2, "permission denied while trying to connect to the Docker daemon socket at unix://" +
-               api.socket().string() + ": " + reply.detail);
+    say(2, "permission denied while trying to connect to the Docker daemon socket at " +
+               engine::describe(api.transport()) + ": " + reply.detail);
   } else {
-    say(2, "Cannot connect to the Docker daemon at unix://" + api.socket().string() + " (" +
+    say(2, "Cannot connect to the Docker daemon at " + engine::describe(api.transport()) + " (" +
                reply.describe() + "). Is the docker daemon running?");
   }
 }
@@ -347,9 +347,15 @@ int run_over_api(const engine::ApiClient& api, const CreateRequest& request,
   }
   write_cidfile(cidfile, created);
   int code = attach_and_run(api, request);
+  if (request.shipped) {
+    fetch_writable_back(api, request.name, *request.shipped);
+  }
   if (!request.auto_remove || code == exit_code::k_sandbox_error ||
       code == exit_code::k_cannot_execute || code == exit_code::k_not_found) {
     api.remove(request.name);  // never started, or not the engine's to remove
+  }
+  if (request.shipped) {
+    remove_writable_volumes(api, *request.shipped);
   }
   return code;
 }

@@ -75,15 +75,15 @@ void reap_exited_middles() {
 // How the guardian reaches the engine: its API socket, or its client.
 struct Remover {
   const Engine& engine;
-  std::optional<std::filesystem::path> api_socket;
+  std::optional<engine::Transport> api_transport;
 };
 
 // One removal attempt; true when the engine answered that the container is gone. Over the API,
 // a socket nobody answers on (moved, or no permission) falls back to the client for that attempt.
 bool remove_once(const Remover& remover, const std::string& name) {
   std::chrono::milliseconds timeout(k_attempt_timeout_ms);
-  if (remover.api_socket) {
-    engine::Reply reply = engine::ApiClient(*remover.api_socket, timeout).remove(name);
+  if (remover.api_transport) {
+    engine::Reply reply = engine::ApiClient(*remover.api_transport, timeout).remove(name);
     if (reply.fault != engine::Fault::unreachable) {
       return removal_confirmed(reply);
     }
@@ -198,10 +198,10 @@ void run_detached_after_exit(const std::function<void(const std::function<void()
 
 Guardian Guardian::start(const Engine& engine, const std::string& container_name,
                          int64_t deadline_monotonic_ms,
-                         std::optional<std::filesystem::path> api_socket) {
+                         std::optional<engine::Transport> api_transport) {
   Pipe pipe = make_pipe();
   int read_fd = pipe.read.get();
-  Remover remover{engine, std::move(api_socket)};
+  Remover remover{engine, std::move(api_transport)};
   run_detached(
       [&] {
         pipe.write.reset();

@@ -9,6 +9,7 @@
 
 #include "common/unique_fd.hpp"
 #include "engine/reply.hpp"
+#include "engine/transport.hpp"
 #include "shim/engine.hpp"
 #include "shim/run_spec.hpp"
 
@@ -17,13 +18,13 @@ namespace sandshim::shim {
 // A detached process, in its own session, that removes the container if the shim dies (even by
 // SIGKILL) and at the deadline at the latest. The shim releases it once the container is gone;
 // when the engine stopped answering, the shim drops it unreleased and the guardian takes over.
-// With `api_socket` (docker with engine.api = on) it removes through the Engine API, else with
+// With `api_transport` (docker with engine.api = on) it removes through the Engine API, else with
 // the engine's client.
 class Guardian {
  public:
   static Guardian start(const Engine& engine, const std::string& container_name,
                         int64_t deadline_monotonic_ms,
-                        std::optional<std::filesystem::path> api_socket = std::nullopt);
+                        std::optional<engine::Transport> api_transport = std::nullopt);
   Guardian(Guardian&&) = default;
   Guardian& operator=(Guardian&&) = default;
   ~Guardian();

@@ -16,6 +16,7 @@
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
+#include "engine/endpoint.hpp"
 #include "shim/container_run.hpp"
 #include "shim/cpu_share.hpp"
 #include "shim/egress_session.hpp"
@@ -355,6 +356,26 @@ Engine engine_for(const Policy& policy, const RunEngine& run_engine) {
   if (auto refusal = remote_mount_refusal(engine)) {
     throw Refusal(RunStatus::refused, *refusal);
   }
+  if (engine::is_local_endpoint(engine.endpoint)) {
+    return engine;
+  }
+  if (policy.pool_size > 0) {
+    throw Refusal(RunStatus::refused, "engine.endpoint " + quoted(engine.endpoint) +
+                                          ": the warm pool runs on a local engine only; set "
+                                          "pool.size = 0 for a remote engine");
+  }
+  if (policy.workspace_mode == WorkspaceMode::rw) {
+    throw Refusal(RunStatus::refused,
+                  "engine.endpoint " + quoted(engine.endpoint) +
+                      ": workspace = rw needs a local engine (the workspace travels as a "
+                      "read-only snapshot); name the directories that should come back in "
+                      "sandbox.writable");
+  }
+  if (policy.network == Network::allowlist) {
+    throw Refusal(RunStatus::refused,
+                  "engine.endpoint " + quoted(engine.endpoint) +
+                      ": sandbox.network = allowlist needs its proxy beside a local engine");
+  }
   return engine;
 }
 
@@ -372,6 +393,9 @@ std::vector<int> cpu_choices_for(const Engine& client, const RunEngine& engine) 
 // own /sys).
 void narrow_cpus(RunSpec& spec, const Policy& policy, const RunEngine& engine,
                  const Engine& client) {
+  if (!engine::is_local_endpoint(client.endpoint)) {
+    return;  // this machine's CPUs say nothing of the engine's: the quota alone limits the run
+  }
   spec.cpu_choices = cpu_choices_for(client, engine);
   size_t seen = cpus_seen(policy.cpus, spec.cpu_choices.size());
   if (seen == spec.cpu_choices.size() || policy.runtime != Runtime::runc) {

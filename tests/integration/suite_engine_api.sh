@@ -39,7 +39,7 @@ expect_exit 0 live "[.engine_live_run]"
 check "a remote engine.endpoint is refused with one line before anything is mounted"
 write_user_config <<<'endpoint = ssh://sandshim-nobody@127.0.0.1'
 expect_exit 125 sandshim run -- sh -c 'exit 42'
-expect_file_is "$ERR" "sandshim: engine.endpoint \"ssh://sandshim-nobody@127.0.0.1\" is not on this machine: the workspace would be bind-mounted from that machine's file system, not this one's; run sandshim on the engine's machine, or set engine.endpoint to a local engine (empty, or unix:///path); nothing ran"
+expect_file_is "$ERR" "sandshim: engine.endpoint \"ssh://sandshim-nobody@127.0.0.1\" is not on this machine and only docker's tcp:// with engine.tls_cert_path ships the workspace there: a bind mount would name that machine's files; use tcp:// with TLS, run sandshim on the engine's machine, or set engine.endpoint to a local engine (empty, or unix:///path); nothing ran"
 expect_run last refused 125
 
 check "control: a local unix:// endpoint runs"

@@ -323,3 +323,25 @@ TEST_CASE("only unix:// and the default endpoint are local", "[engine_api]") {
         std::filesystem::path("/tmp/p.sock"));
   CHECK_FALSE(api_socket("docker", "ssh://me@builder", false, ""));
 }
+
+TEST_CASE("a tcp:// endpoint with certificates is a TLS transport; plain TCP is none",
+          "[engine_api]") {
+  using sandshim::engine::tls_endpoint;
+  using sandshim::engine::TlsEndpoint;
+  CHECK(tls_endpoint("tcp://10.0.0.2:2376", "/certs") == TlsEndpoint{"10.0.0.2", "2376", "/certs"});
+  CHECK(tls_endpoint("tcp://builder.example:2376/", "/c") ==
+        TlsEndpoint{"builder.example", "2376", "/c"});
+  CHECK_FALSE(tls_endpoint("tcp://10.0.0.2:2376", ""));
+  CHECK_FALSE(tls_endpoint("tcp://10.0.0.2", "/certs"));
+  CHECK_FALSE(tls_endpoint("tcp://10.0.0.2:x", "/certs"));
+  CHECK_FALSE(tls_endpoint("ssh://me@builder", "/certs"));
+  CHECK(sandshim::engine::describe(TlsEndpoint{"h", "2376", "/c"}) == "tcp://h:2376 (TLS)");
+  CHECK(sandshim::engine::describe(std::filesystem::path("/run/d.sock")) == "unix:///run/d.sock");
+}
+
+TEST_CASE("TLS files that are missing are a fault naming the directory", "[engine_api]") {
+  ScratchDir dir;
+  auto reply = ApiClient(sandshim::engine::TlsEndpoint{"127.0.0.1", "9", dir.path()}, 500ms).ping();
+  CHECK(reply.fault == Fault::unreachable);
+  CHECK_THAT(reply.detail, Catch::Contains(dir.path().string()));
+}

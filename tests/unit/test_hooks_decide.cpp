@@ -140,6 +140,18 @@ const Row k_table[] = {
     {"sed '1e id' f", "path", k_deny, "hidden-command"},
     {"ssh -o ProxyCommand='id' host", "path", k_deny, "hidden-command"},
     {"GIT_EDITOR=vim git commit", "path", k_deny, "command-variable"},
+    {"GIT_EDITOR='true;id' git commit", "path", k_deny, "command-variable"},
+    {"GIT_EDITOR=$E git commit", "path", k_deny, "command-variable"},
+    {"GIT_CONFIG=cat git log", "path", k_deny, "command-variable"},
+    {"git -c core.pager=less log", "path", k_deny, "hidden-command"},
+    {"git -c include.path=cat log", "path", k_deny, "hidden-command"},
+    // a program setting that runs nothing (the everyday corpus: rebase --continue, a pager)
+    {"GIT_EDITOR=true git rebase --continue", "path", k_rewrite, "path-rewrite"},
+    {"GIT_PAGER=cat git log -5", "path", k_rewrite, "path-rewrite"},
+    {"git -c core.pager=cat log -3", "path", k_rewrite, "path-rewrite"},
+    {"valgrind --leak-check=full ./build/app", "path", k_rewrite, "path-rewrite"},
+    {"valgrind -q python3 x.py", "path", k_rewrite, "path-rewrite"},
+    {"valgrind /usr/bin/python3 x.py", "path", k_deny, "interpreter-by-path"},
     {"PS4='$(id)'; set -x; true", "path", k_deny, "command-variable"},
     {"BASH_CMDS[python3]=/usr/bin/python3; python3 x.py", "path", k_deny, "command-variable"},
     {"for PATH in /usr/bin; do python3 x.py; done", "path", k_deny, "path-override"},
@@ -245,6 +257,9 @@ TEST_CASE("a refusal tells the model what to run instead", "[hooks][decide]") {
   Decision several = decide("/usr/bin/python3 a; env -i node b; sudo ls", inputs("path", true));
   CHECK(several.rule == "interpreter-by-path");
   CHECK(std::count(several.reason.begin(), several.reason.end(), '\n') == 2);
+  Decision sudo = decide("sudo apt-get install -y jq", inputs("path", true));
+  CHECK(sudo.reason.find("`sudo` runs its command as another user") != std::string::npos);
+  CHECK(sudo.reason.find("Run it without `sudo`") != std::string::npos);
 }
 
 TEST_CASE("the path rewrite only prefixes the command", "[hooks][decide]") {

@@ -60,8 +60,11 @@ TEST_CASE(
   };
   Policy policy;
   REQUIRE(policy.engine_api == EngineApi::on);  // the default
-  auto socket = [&policy](const Engine& engine) { return engine_api_path(engine, policy).socket; };
-  CHECK(socket(with("docker", "")) == std::filesystem::path("/var/run/docker.sock"));
+  auto socket = [&policy](const Engine& engine) {
+    return engine_api_path(engine, policy).transport;
+  };
+  CHECK(socket(with("docker", "")) ==
+        sandshim::engine::Transport(std::filesystem::path("/var/run/docker.sock")));
   // podman's service socket counts only when it answers (one nobody listens on: the default one
   // may have a service behind it on this machine).
   sandshim::test::ScratchDir dir;
