@@ -6,8 +6,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "shim/engine.hpp"
@@ -47,9 +49,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "probe_bench: the engine has no local API socket\n");
     return 1;
   }
+  const auto* socket = std::get_if<std::filesystem::path>(&api->transport());
+  if (socket == nullptr) {
+    std::fprintf(stderr, "probe_bench: the engine is remote; this bench times a local socket\n");
+    return 1;
+  }
   Engine client_only = engine;
   client_only.endpoint = "ssh://probe-bench.invalid";  // no socket: the probe's client fallback
-  client_only.env.push_back("DOCKER_HOST=unix://" + api->socket().string());
+  client_only.env.push_back("DOCKER_HOST=unix://" + socket->string());
   auto [api_p50, api_p95] = percentiles_us(
       iterations, [&] { return !sandshim::engine::image_id(api->inspect_image(image)).empty(); });
   auto [cli_p50, cli_p95] = percentiles_us(
