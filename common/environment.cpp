@@ -104,4 +104,12 @@ std::optional<std::string> docker_host() {
   return text("DOCKER_HOST");
 }
 
+std::optional<fs::path> zdotdir() {
+  return absolute("ZDOTDIR");
+}
+
+std::optional<std::string> shell_variable(const std::string& name) {
+  return text(name.c_str());
+}
+
 }  // namespace sandshim::environment

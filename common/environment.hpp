@@ -56,5 +56,10 @@ std::optional<std::string> broker_mode();
 std::optional<std::filesystem::path> broker_socket();
 // DOCKER_HOST, as text: the engine endpoint the docker client would use.
 std::optional<std::string> docker_host();
+// ZDOTDIR, absolute: where zsh reads the user's start-up files instead of HOME.
+std::optional<std::filesystem::path> zdotdir();
+// Any variable of the agent's shell, as text: the hook resolves `$NAME` in a write target
+// with it, to refuse a write it names (the value steers nothing of sandshim's own).
+std::optional<std::string> shell_variable(const std::string& name);
 
 }  // namespace sandshim::environment

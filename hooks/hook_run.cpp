@@ -228,6 +228,7 @@ class HookRun {
     in.home = home_directory();
     in.workspace = find_git_root(in.cwd).value_or(in.cwd);
     in.protected_paths = protected_paths(*m_policy, in.workspace);
+    in.variable = environment::shell_variable;
     in.python_image = python_image_of(*m_policy);
     if (m_env.locate) {
       in.locate = [this, cwd = in.cwd](const std::string& command) {

@@ -331,7 +331,14 @@ TEST_CASE("Claude Code: file tools may not write what the sandbox depends on",
       {"Write", ".codex/hooks.json", true},
       {"Write", ".gemini/settings.json", true},
       {"Write", k_shim_dir + "/python3", true},
+      {"Write", (home / ".bashrc").string(), true},
+      {"Edit", (home / ".profile").string(), true},
+      {"MultiEdit", (home / ".zshrc").string(), true},
+      {"Write", (home / ".config/fish/conf.d/x.fish").string(), true},
+      {"Write", "/etc/profile.d/agent.sh", true},
+      {"Write", "../.bash_profile", true},
       {"NotebookEdit", "notes.ipynb", false},
+      {"Write", "project.bashrc", false},
       {"Write", "src/main.py", false},
       {"Write", ".claude/skills/x/SKILL.md", false},
       {"Edit", "docs/settings.json", false},
@@ -451,6 +458,15 @@ TEST_CASE("Codex: apply_patch may not touch what the sandbox depends on",
   CHECK(out_json(world.run(payload.dump(),
                            agent(Agent::codex)))["hookSpecificOutput"]["permissionDecision"] ==
         "deny");
+  sandshim::testing::TempDir home;
+  sandshim::testing::EnvOverride env{{"HOME", home.path().string()}};
+  payload["tool_input"]["command"] =
+      "*** Begin Patch\n*** Update File: " + (home / ".bashrc").string() +
+      "\n@@\n+python3 /tmp/x.py\n*** End Patch";
+  Json startup = out_json(world.run(payload.dump(), agent(Agent::codex)))["hookSpecificOutput"];
+  CHECK(startup["permissionDecision"] == "deny");
+  CHECK(std::string(startup["permissionDecisionReason"]).find("a shell start-up file") !=
+        std::string::npos);
 }
 
 TEST_CASE("Codex: every answer sandshim gives validates against Codex's output schema",
@@ -621,6 +637,14 @@ TEST_CASE("Gemini CLI: write_file and replace may not touch what the sandbox dep
   payload["tool_input"] = {
       {"file_path", "/home/user/my-project/src/a.ts"}, {"old_string", "a"}, {"new_string", "b"}};
   CHECK(world.run(payload.dump(), agent(Agent::gemini)).out == "{}\n");
+  sandshim::testing::TempDir home;
+  sandshim::testing::EnvOverride env{{"HOME", home.path().string()}};
+  payload["tool_input"] = {{"file_path", (home / ".profile").string()},
+                           {"old_string", "a"},
+                           {"new_string", "python3 /tmp/x.py"}};
+  Json startup = out_json(world.run(payload.dump(), agent(Agent::gemini)));
+  CHECK(startup["decision"] == "deny");
+  CHECK(std::string(startup["reason"]).find("a shell start-up file") != std::string::npos);
 }
 
 TEST_CASE("reasons are one line per fact, one prefix each, no final period", "[hooks]") {
