@@ -35,6 +35,8 @@ std::string claude_shell_prefix();
 std::optional<std::filesystem::path> codex_home();
 // GEMINI_CLI_TRUSTED_FOLDERS_PATH, absolute: where Gemini CLI keeps its trusted folders.
 std::optional<std::filesystem::path> gemini_trusted_folders_file();
+// GEMINI_CLI_SYSTEM_SETTINGS_PATH, absolute: Gemini CLI's system settings file (it honours it too).
+std::optional<std::filesystem::path> gemini_system_settings_file();
 // GEMINI_CLI_TRUST_WORKSPACE=true: Gemini CLI trusts every folder.
 bool gemini_trust_workspace();
 

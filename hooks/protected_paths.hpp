@@ -2,8 +2,9 @@
 
 // The files the sandbox depends on, which no agent may write: sandshim's config and state, the
 // audit database, the shim directory, the agents' own settings and hook files, `.sandshim.conf`,
-// `.git/hooks`, git's core.hooksPath and the shell start-up files (`~/.bashrc` and kin). The one place that knows them: the file-tool check of
-// the hook and the shell analysis of Bash-side writes (redirections, tee, cp…) both ask here.
+// `.git/hooks`, git's core.hooksPath and the shell start-up files (`~/.bashrc` and kin). The one
+// place that knows them: the file-tool check of the hook and the shell analysis of Bash-side writes
+// (redirections, tee, cp…) both ask here.
 
 #include <filesystem>
 #include <optional>

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <initializer_list>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
@@ -124,6 +125,57 @@ std::optional<HookCallCheck> claude_shell_problem(const fs::path& settings_file,
                          hooks::sandbox_shell_prefix(hook_binary(handler)) +
                          "`: Bash commands would run on the host, so the hook refuses them",
                      fix);
+    }
+  }
+  return std::nullopt;
+}
+
+// The handler sandshim installs under `event` for this group, when it is in `groups`.
+const Json* matching_group(const Json& groups, const Json& handler) {
+  if (!groups.is_array()) {
+    return nullptr;
+  }
+  for (const Json& group : groups) {
+    const Json* hooks = group.is_object() && group.contains("hooks") ? &group["hooks"] : nullptr;
+    if (hooks != nullptr && hooks->is_array() &&
+        std::find(hooks->begin(), hooks->end(), handler) != hooks->end()) {
+      return &group;
+    }
+  }
+  return nullptr;
+}
+
+// What differs between the file's sandshim hooks and what sandshim would install there (the
+// same binary, the same mode): a hook removed, a command, timeout or matcher changed.
+std::optional<std::string> tampering(const Json& installed, const AgentSettings& settings,
+                                     const std::vector<OurHandler>& ours) {
+  if (ours.empty() || settings.layout != Layout::grouped) {
+    return std::nullopt;
+  }
+  bool wrap = std::any_of(ours.begin(), ours.end(), [](const auto& h) { return h.exec_form; });
+  std::optional<AgentSettings> expected_settings =
+      agent_settings_named(settings.name, wrap ? InstallMode::wrap : InstallMode::path);
+  fs::path binary = hook_binary(ours.front());
+  std::string command = hook_command_for(binary, settings.name);
+  Json expected =
+      Json::parse(merge_hooks(std::nullopt, *expected_settings, command, binary).text)["hooks"];
+  const Json& hooks = installed["hooks"];
+  for (const auto& [event, groups] : expected.items()) {
+    for (const Json& group : groups) {
+      const Json& handler = group["hooks"][0];
+      const Json* found = hooks.contains(event) ? matching_group(hooks[event], handler) : nullptr;
+      bool ours_there = std::any_of(ours.begin(), ours.end(),
+                                    [&, e = event](const auto& h) { return h.event == e; });
+      if (found == nullptr) {
+        return ours_there ? "its " + event + " hook is not the one sandshim installs (its " +
+                                "command or settings were changed)"
+                          : "its " + event + " hook was removed";
+      }
+      Json matcher = group.value("matcher", Json());
+      if (found->value("matcher", Json()) != matcher) {
+        return "its " + event + " hook's matcher is " + found->value("matcher", Json()).dump() +
+               ", not " + matcher.dump();
+      }
     }
   }
   return std::nullopt;
@@ -271,9 +323,43 @@ std::optional<HookCallCheck> codex_untrusted(const std::vector<const CodexHook*>
                      codex_ci_trust(hooks, config));
 }
 
+// `[features] hooks = false` (or its old name codex_hooks) in a Codex config.toml: no hook runs.
+bool codex_hooks_disabled(const fs::path& config) {
+  std::string table;
+  std::string text = read_file(config).value_or("");
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = std::min(text.find('\n', start), text.size());
+    std::string line = trim(text.substr(start, end - start));
+    start = end + 1;
+    if (line.starts_with('[')) {
+      table = line;
+      continue;
+    }
+    std::string compact;
+    std::copy_if(line.begin(), line.end(), std::back_inserter(compact),
+                 [](char c) { return c != ' ' && c != '\t'; });
+    bool feature = table == "[features]" &&
+                   (compact.starts_with("hooks=false") || compact.starts_with("codex_hooks=false"));
+    if (feature || compact.starts_with("features.hooks=false") ||
+        compact.starts_with("features.codex_hooks=false")) {
+      return true;
+    }
+  }
+  return false;
+}
+
 HookCallCheck check_codex(const fs::path& settings_file, const std::vector<OurHandler>& ours,
                           const fs::path& project_root, const AgentConfigPaths& paths) {
   fs::path config = paths.codex_home / "config.toml";
+  for (const fs::path& file :
+       {config, fs::path("/etc/codex/config.toml"),
+        project_root.empty() ? fs::path() : project_root / ".codex/config.toml"}) {
+    if (!file.empty() && codex_hooks_disabled(file)) {
+      return blocked("Codex: " + file.string() + " sets [features] hooks = false, so no hook runs",
+                     "remove that line from " + file.string());
+    }
+  }
   fs::path cwd = project_root.empty() ? paths.workspace : project_root;
   CodexHookList list = paths.list_codex_hooks(cwd);
   if (list.problem) {
@@ -376,11 +462,18 @@ AgentConfigPaths AgentConfigPaths::from_environment() {
 
 HookCallCheck check_hook_will_run(const AgentSettings& settings, const fs::path& settings_file,
                                   const fs::path& project_root, const AgentConfigPaths& paths) {
-  std::vector<OurHandler> ours = our_handlers(json_file(settings_file), settings);
+  Json installed = json_file(settings_file);
+  std::vector<OurHandler> ours = our_handlers(installed, settings);
   if (std::optional<std::string> binary = missing_binary(ours)) {
     return blocked(settings.display + ": the hook command runs " + quoted(*binary) +
                        ", which is not an executable file: every command is blocked",
                    "`sandshim install agent " + settings.name + "` again");
+  }
+  if (std::optional<std::string> change = tampering(installed, settings, ours)) {
+    return blocked(settings.display + ": " + settings_file.string() +
+                       " does not hold what sandshim installs: " + *change,
+                   "look at who changed it, then `sandshim install agent " + settings.name +
+                       "` again (with the same --user, --project or --managed)");
   }
   if (settings.name == "claude") {
     if (std::optional<HookCallCheck> problem = claude_shell_problem(settings_file, ours)) {

@@ -19,6 +19,7 @@ enum class Phase {
   after_failure,  // it ran and failed: complete the decision
   not_run,        // the agent refused it after sandshim had no objection: close the decision
   session_start,  // a session begins: put the shims first on its PATH where the agent can
+  turn_end,       // the agent's turn is over: close the decisions no post-event completed
   unsupported,    // an event sandshim does not handle: refused
 };
 

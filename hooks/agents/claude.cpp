@@ -30,6 +30,9 @@ Phase phase_of(const std::string& event) {
   if (event == "PermissionDenied") {
     return Phase::not_run;
   }
+  if (event == "Stop" || event == "SessionEnd") {
+    return Phase::turn_end;
+  }
   return event == "SessionStart" ? Phase::session_start : Phase::unsupported;
 }
 

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <set>
 
+#include "audit/store.hpp"
 #include "common/error.hpp"
 #include "hooks/hook_run.hpp"
 #include "test_hooks_json_schema.hpp"
@@ -400,12 +401,37 @@ TEST_CASE("Claude Code: PostToolUse and PostToolUseFailure complete the decision
 
 TEST_CASE("Claude Code: an event sandshim does not handle is refused", "[hooks][agents][claude]") {
   FakeWorld world;
-  HookReply reply = world.run(fixture("claude/stop.json"), agent(Agent::claude));
+  Json payload = Json::parse(fixture("claude/stop.json"));
+  payload["hook_event_name"] = "Notification";
+  HookReply reply = world.run(payload.dump(), agent(Agent::claude));
   CHECK(reply.exit_code == 2);
   CHECK(reply.out.empty());
-  CHECK(reply.err.find("\"Stop\"") != std::string::npos);
+  CHECK(reply.err.find("\"Notification\"") != std::string::npos);
   REQUIRE(world.records.size() == 1);
   CHECK(world.records[0].rule == "unknown-event");
+}
+
+TEST_CASE("Claude Code: Stop closes the session's decisions the agent itself refused",
+          "[hooks][agents][claude]") {
+  FakeWorld world;
+  HookReply reply = world.run(fixture("claude/stop.json"), agent(Agent::claude));
+  CHECK(reply.exit_code == 0);
+  CHECK(reply.out.empty());
+  CHECK(world.records.empty());
+  REQUIRE(world.completions.size() == 1);
+  CHECK(world.completions[0].first.empty());
+  CHECK(world.completions[0].second.outcome == sandshim::audit::Store::k_turn_end);
+  CHECK(world.completions[0].second.session_id == "abc123");
+}
+
+TEST_CASE("a refusal of the workspace's own .sandshim.conf is recorded in the user's audit",
+          "[hooks][agents]") {
+  FakeWorld world;
+  world.policy_fails = true;
+  HookReply reply = world.run(fixture("claude/pre_tool_use.json"), agent(Agent::claude));
+  CHECK(reply.exit_code == 2);
+  REQUIRE(world.records.size() == 1);
+  CHECK(world.records[0].decision == sandshim::audit::Decision::deny);
 }
 
 TEST_CASE("Codex: fixtures match the input schema Codex 0.171 embeds", "[hooks][agents][codex]") {
