@@ -169,6 +169,9 @@ std::optional<AgentInstallOptions> parse_options(const std::vector<std::string>&
 }
 
 std::string shown(const fs::path& file, const fs::path& root) {
+  if (root == "/") {
+    return file.string();
+  }
   fs::path relative = file.lexically_relative(root);
   return relative.empty() || relative.begin()->string() == ".." ? file.string() : relative.string();
 }

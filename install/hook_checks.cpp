@@ -181,7 +181,8 @@ std::optional<std::string> tampering(const Json& installed, const AgentSettings&
   return std::nullopt;
 }
 
-HookCallCheck check_claude(const fs::path& project_root, const AgentConfigPaths& paths) {
+HookCallCheck check_claude(const AgentSettings& settings, const fs::path& project_root,
+                           const AgentConfigPaths& paths) {
   fs::path managed = paths.claude_managed_dir / "managed-settings.json";
   std::vector<fs::path> files = {managed, paths.claude_dir / "settings.json"};
   if (!project_root.empty()) {
@@ -191,6 +192,10 @@ HookCallCheck check_claude(const fs::path& project_root, const AgentConfigPaths&
   if (std::optional<std::string> file = disabling_file(files, "disableAllHooks")) {
     return blocked("Claude Code: disableAllHooks is true in " + *file + ", so no hook runs",
                    "remove \"disableAllHooks\" from " + *file);
+  }
+  bool managed_ours = has_sandshim_hooks(read_file(managed).value_or(""), settings);
+  if (disabling_file({managed}, "allowManagedHooksOnly") && managed_ours) {
+    return runs("Claude Code calls them (sandshim's managed hooks; only managed hooks run)");
   }
   if (disabling_file({managed}, "allowManagedHooksOnly")) {
     return blocked("Claude Code: " + managed.string() +
@@ -479,7 +484,7 @@ HookCallCheck check_hook_will_run(const AgentSettings& settings, const fs::path&
     if (std::optional<HookCallCheck> problem = claude_shell_problem(settings_file, ours)) {
       return *problem;
     }
-    return check_claude(project_root, paths);
+    return check_claude(settings, project_root, paths);
   }
   if (settings.name == "codex") {
     return check_codex(settings_file, ours, project_root, paths);
