@@ -642,12 +642,7 @@ size_t Store::seal_pending_decisions(std::chrono::milliseconds older_than) {
                     "SELECT id FROM decisions WHERE chain_seq IS NULL AND time_ms < ? ORDER BY id",
                     "look for unfinished decisions");
   pending.bind(1, wall_clock_ms() - older_than.count());
-  std::vector<int64_t> rowids = selected_ids(pending);
-  std::optional<AnchorEntry> head = close_unfinished(
-      db, rowids, [&](int64_t rowid) { return m_impl->seal(k_decision_chain, rowid); });
-  transaction.commit();
-  m_impl->anchor_head(head);
-  return rowids.size();
+  return close_selected(pending, transaction);
 }
 
 size_t Store::close_session_decisions(const std::string& session_id, uint32_t uid) {
@@ -662,9 +657,13 @@ size_t Store::close_session_decisions(const std::string& session_id, uint32_t ui
                     "look for the session's unfinished decisions");
   pending.bind(1, session_id).bind(2, static_cast<int64_t>(uid));
   pending.bind(3, static_cast<int64_t>(::getuid()));  // rows from before the uid column
+  return close_selected(pending, transaction);
+}
+
+size_t Store::close_selected(Statement& pending, Transaction& transaction) {
   std::vector<int64_t> rowids = selected_ids(pending);
   std::optional<AnchorEntry> head = close_unfinished(
-      db, rowids, [&](int64_t rowid) { return m_impl->seal(k_decision_chain, rowid); });
+      m_impl->db, rowids, [&](int64_t rowid) { return m_impl->seal(k_decision_chain, rowid); });
   transaction.commit();
   m_impl->anchor_head(head);
   return rowids.size();

@@ -17,6 +17,8 @@
 namespace sandshim::audit {
 
 class Database;
+class Statement;
+class Transaction;
 
 struct StoreOptions {
   std::filesystem::path path;
@@ -101,6 +103,8 @@ class Store {
  private:
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
+  // Closes the unfinished decisions `pending` selects (their ids) and commits.
+  size_t close_selected(Statement& pending, Transaction& transaction);
   std::unique_ptr<Impl> m_impl;
 };
 
