@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <span>
 #include <thread>
 
@@ -602,19 +603,12 @@ std::string Store::pending_tool_use_id(const std::string& agent, const std::stri
   return select.step() ? select.column_text(0) : "";
 }
 
-size_t Store::seal_pending_decisions(std::chrono::milliseconds older_than) {
-  Database& db = m_impl->db;
-  Transaction transaction(db, Transaction::Mode::immediate);
-  Statement pending(db,
-                    "SELECT id FROM decisions WHERE chain_seq IS NULL AND time_ms < ? ORDER BY id",
-                    "look for unfinished decisions");
-  pending.bind(1, wall_clock_ms() - older_than.count());
-  std::vector<int64_t> rowids;
-  while (pending.step()) {
-    rowids.push_back(pending.column_int(0));
-  }
-  // No post-event came: the command ran only if a run joins it (the agent refused it, or it
-  // ran no interpreter and the agent never reported back).
+namespace {
+
+// Closes and chains unfinished decisions: no post-event came, so the command ran only if a run
+// joins it (the agent refused it, or it ran no interpreter and the agent never reported back).
+std::optional<AnchorEntry> close_unfinished(Database& db, const std::vector<int64_t>& rowids,
+                                            const std::function<AnchorEntry(int64_t)>& seal) {
   Statement close(db,
                   "UPDATE decisions SET outcome = CASE WHEN EXISTS (SELECT 1 FROM runs WHERE "
                   "runs.tool_use_id = decisions.tool_use_id AND decisions.tool_use_id != '') "
@@ -627,8 +621,50 @@ size_t Store::seal_pending_decisions(std::chrono::milliseconds older_than) {
     close.bind(1, rowid);
     close.step();
     close.reset();
-    head = m_impl->seal(k_decision_chain, rowid);
+    head = seal(rowid);
   }
+  return head;
+}
+
+std::vector<int64_t> selected_ids(Statement& select) {
+  std::vector<int64_t> rowids;
+  while (select.step()) {
+    rowids.push_back(select.column_int(0));
+  }
+  return rowids;
+}
+
+}  // namespace
+
+size_t Store::seal_pending_decisions(std::chrono::milliseconds older_than) {
+  Database& db = m_impl->db;
+  Transaction transaction(db, Transaction::Mode::immediate);
+  Statement pending(db,
+                    "SELECT id FROM decisions WHERE chain_seq IS NULL AND time_ms < ? ORDER BY id",
+                    "look for unfinished decisions");
+  pending.bind(1, wall_clock_ms() - older_than.count());
+  return close_selected(pending, transaction);
+}
+
+size_t Store::close_session_decisions(const std::string& session_id, uint32_t uid) {
+  if (session_id.empty()) {
+    return 0;
+  }
+  Database& db = m_impl->db;
+  Transaction transaction(db, Transaction::Mode::immediate);
+  Statement pending(db,
+                    "SELECT id FROM decisions WHERE chain_seq IS NULL AND session_id = ?1 "
+                    "AND COALESCE(uid, ?3) = ?2 ORDER BY id",
+                    "look for the session's unfinished decisions");
+  pending.bind(1, session_id).bind(2, static_cast<int64_t>(uid));
+  pending.bind(3, static_cast<int64_t>(::getuid()));  // rows from before the uid column
+  return close_selected(pending, transaction);
+}
+
+size_t Store::close_selected(Statement& pending, Transaction& transaction) {
+  std::vector<int64_t> rowids = selected_ids(pending);
+  std::optional<AnchorEntry> head = close_unfinished(
+      m_impl->db, rowids, [&](int64_t rowid) { return m_impl->seal(k_decision_chain, rowid); });
   transaction.commit();
   m_impl->anchor_head(head);
   return rowids.size();

@@ -21,7 +21,8 @@ constexpr std::array<std::pair<Verb, std::string_view>, 4> k_verbs = {{{Verb::ru
                                                                        {Verb::status, "status"}}};
 
 constexpr std::array<std::string_view, 4> k_decisions = {"allow", "deny", "ask", "rewrite"};
-constexpr std::array<std::string_view, 2> k_outcomes = {"ran", "not-run"};
+// "turn-end", with no tool_use_id: the session's turn is over; close its unfinished decisions.
+constexpr std::array<std::string_view, 3> k_outcomes = {"ran", "not-run", "turn-end"};
 
 // The text fields of a decision, in one table: the encoder and the decoder both walk it.
 constexpr std::array<std::pair<const char*, std::string DecisionFields::*>, 12> k_decision_texts = {
@@ -269,10 +270,14 @@ DecisionFields decode_decision(const json& object) {
 
 CompletionFields decode_completion(const json& object) {
   auto completion = texts_of(object, k_completion_texts, "exit_code");
-  if (completion.tool_use_id.empty()) {
-    throw Violation{"tool_use_id is empty"};
-  }
   require_one_of(completion.outcome, k_outcomes, "outcome");
+  if (completion.tool_use_id.empty() != (completion.outcome == "turn-end")) {
+    throw Violation{completion.tool_use_id.empty() ? "tool_use_id is empty"
+                                                   : "a turn-end names no tool_use_id"};
+  }
+  if (completion.outcome == "turn-end" && completion.session_id.empty()) {
+    throw Violation{"a turn-end names no session_id"};
+  }
   if (object.contains("exit_code")) {
     completion.exit_code =
         static_cast<int>(integer_field(object, "exit_code", INT32_MIN, INT32_MAX));

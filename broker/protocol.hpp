@@ -82,7 +82,7 @@ struct DecisionFields {
 struct CompletionFields {
   std::string tool_use_id;
   std::string session_id;
-  std::string outcome;  // ran, not-run
+  std::string outcome;  // ran, not-run; turn-end (no tool_use_id): close the session's pending
   std::optional<int> exit_code;
   std::string tool_response_tail;
 };

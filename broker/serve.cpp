@@ -107,6 +107,10 @@ int write_record(audit::Store& store, const RecordCall& call, uid_t uid) {
     return exit_code::k_ok;
   }
   const auto& done = std::get<CompletionFields>(call.write);
+  if (done.outcome == audit::Store::k_turn_end) {
+    store.close_session_decisions(done.session_id, uid);
+    return exit_code::k_ok;
+  }
   audit::DecisionCompletion completion{done.session_id, done.outcome, done.exit_code,
                                        wall_clock_ms(), done.tool_response_tail};
   return store.complete_decision(done.tool_use_id, completion, uid) ? exit_code::k_ok

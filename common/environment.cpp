@@ -104,4 +104,16 @@ std::optional<std::string> docker_host() {
   return text("DOCKER_HOST");
 }
 
+std::optional<fs::path> gemini_system_settings_file() {
+  return absolute("GEMINI_CLI_SYSTEM_SETTINGS_PATH");
+}
+
+std::optional<fs::path> zdotdir() {
+  return absolute("ZDOTDIR");
+}
+
+std::optional<std::string> shell_variable(const std::string& name) {
+  return text(name.c_str());
+}
+
 }  // namespace sandshim::environment

@@ -35,6 +35,8 @@ std::string claude_shell_prefix();
 std::optional<std::filesystem::path> codex_home();
 // GEMINI_CLI_TRUSTED_FOLDERS_PATH, absolute: where Gemini CLI keeps its trusted folders.
 std::optional<std::filesystem::path> gemini_trusted_folders_file();
+// GEMINI_CLI_SYSTEM_SETTINGS_PATH, absolute: Gemini CLI's system settings file (it honours it too).
+std::optional<std::filesystem::path> gemini_system_settings_file();
 // GEMINI_CLI_TRUST_WORKSPACE=true: Gemini CLI trusts every folder.
 bool gemini_trust_workspace();
 
@@ -56,5 +58,10 @@ std::optional<std::string> broker_mode();
 std::optional<std::filesystem::path> broker_socket();
 // DOCKER_HOST, as text: the engine endpoint the docker client would use.
 std::optional<std::string> docker_host();
+// ZDOTDIR, absolute: where zsh reads the user's start-up files instead of HOME.
+std::optional<std::filesystem::path> zdotdir();
+// Any variable of the agent's shell, as text: the hook resolves `$NAME` in a write target
+// with it, to refuse a write it names (the value steers nothing of sandshim's own).
+std::optional<std::string> shell_variable(const std::string& name);
 
 }  // namespace sandshim::environment

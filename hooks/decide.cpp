@@ -160,6 +160,14 @@ class Judge {
       case FindingKind::protected_write:
         refuse("protected-write", protected_write_refusal(finding.subject, finding.detail) + ".");
         return;
+      case FindingKind::unresolved_write:
+        refuse("unresolved-write",
+               "sandshim: cannot tell which file " + code(finding.subject) +
+                   " writes: " + finding.detail +
+                   " is only known when the command runs, and it may name a file the sandbox "
+                   "depends on (agent settings, shell start-up files, sandshim's config). Write "
+                   "to a literal path.");
+        return;
       case FindingKind::interpreter_copy:
         refuse("interpreter-copy", "sandshim: " + code(finding.subject) + " copies " +
                                        code(finding.detail) +
@@ -562,6 +570,7 @@ AnalysisOptions analysis_options(const DecisionInputs& inputs) {
   options.cwd = inputs.cwd;
   options.home = inputs.home;
   options.protected_paths = inputs.protected_paths;
+  options.variable = inputs.variable;
   return options;
 }
 

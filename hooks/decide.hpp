@@ -51,6 +51,8 @@ struct DecisionInputs {
   std::filesystem::path workspace;  // what the sandbox mounts: the git root, else cwd
   std::string python_image;         // where `sandshim run -- VENV/bin/python` would run
   ProtectedPaths protected_paths;
+  // The agent's environment, by name: `$NAME` in a write target (hooks/word_values.hpp).
+  std::function<std::optional<std::string>(const std::string& name)> variable;
   RunLink link;
 };
 

@@ -26,45 +26,6 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-// How much of a transcript's end SessionEnd reads: the session's last calls are there.
-constexpr std::streamoff k_transcript_tail_bytes = 8 << 20;
-
-}  // namespace
-
-std::vector<std::string> claude_refused_tool_use_ids(const std::string& transcript) {
-  std::vector<std::string> ids;
-  std::ifstream in(transcript, std::ios::binary);
-  if (transcript.empty() || !in) {
-    return ids;
-  }
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  in.seekg(std::max<std::streamoff>(0, size - k_transcript_tail_bytes));
-  std::string line;
-  if (size > k_transcript_tail_bytes) {
-    std::getline(in, line);  // the first line read is cut
-  }
-  while (std::getline(in, line)) {
-    Json entry = Json::parse(line, nullptr, false);
-    if (!entry.is_object() || !entry.contains("permissionDecision") ||
-        !entry["permissionDecision"].is_object() ||
-        entry["permissionDecision"].value("decision", Json()) != "reject" ||
-        !entry.contains("message") || !entry["message"].is_object()) {
-      continue;
-    }
-    const Json& content = entry["message"].value("content", Json());
-    for (const Json& block : content.is_array() ? content : Json::array()) {
-      if (block.is_object() && block.value("type", Json()) == "tool_result" &&
-          block.value("tool_use_id", Json()).is_string()) {
-        ids.push_back(block["tool_use_id"].get<std::string>());
-      }
-    }
-  }
-  return ids;
-}
-
-namespace {
-
 fs::path workspace_of(const fs::path& cwd) {
   std::error_code ec;
   fs::path start = cwd.empty() ? fs::current_path(ec) : cwd;
@@ -107,6 +68,9 @@ class HookRun {
   HookReply answer(std::string_view text) {
     try {
       return answer_payload(text);
+    } catch (const shim::PolicyError& e) {
+      return fail_closed("policy-refused", "sandshim: " + std::string(e.what()) +
+                                               "; nothing runs until the user fixes it");
     } catch (const std::exception& e) {
       return fail_closed("internal-error", "sandshim: internal error (" + std::string(e.what()) +
                                                "); the command was not run");
@@ -163,8 +127,8 @@ class HookRun {
         return complete_event("not-run");
       case Phase::session_start:
         return start_session();
-      case Phase::session_end:
-        return close_refused_calls();
+      case Phase::turn_end:
+        return end_turn();
       case Phase::unsupported:
         break;
     }
@@ -269,6 +233,7 @@ class HookRun {
     in.home = home_directory();
     in.workspace = find_git_root(in.cwd).value_or(in.cwd);
     in.protected_paths = protected_paths(*m_policy, in.workspace);
+    in.variable = environment::shell_variable;
     in.python_image = python_image_of(*m_policy);
     if (m_env.locate) {
       in.locate = [this, cwd = in.cwd](const std::string& command) {
@@ -314,20 +279,9 @@ class HookRun {
     return m_adapter->acknowledge(m_event);
   }
 
-  // SessionEnd: Claude Code sends no event for a call its own permission rules refused in `-p`
-  // (PermissionDenied is its auto mode's); its transcript marks that call's tool result
-  // (permissionDecision.decision = reject). Each such call's decision is closed as not run.
-  HookReply close_refused_calls() {
-    for (const std::string& id : claude_refused_tool_use_ids(m_event.transcript_path)) {
-      m_event.tool_use_id = id;
-      complete_event("not-run");
-    }
-    return m_adapter->acknowledge(m_event);
-  }
-
   HookReply complete_event(const std::string& outcome) {
     try {
-      m_policy = m_env.load_policy(m_event.cwd);
+      m_policy = load_policy_for_audit();
       audit::DecisionCompletion completion{m_event.session_id, outcome, m_event.exit_code,
                                            m_env.now_ms(), m_event.response_tail};
       if (!m_env.complete_decision(*m_policy, m_event.tool_use_id, completion)) {
@@ -338,6 +292,42 @@ class HookRun {
       spdlog::warn("cannot record the outcome of a {} command: {}", m_adapter->flag, e.what());
     }
     return m_adapter->acknowledge(m_event);
+  }
+
+  // The turn is over: a decision still pending got no post-event, so the agent did not run the
+  // tool (its own permission system or the user refused it; Claude Code's PermissionDenied
+  // fires only for its auto-mode classifier). Closed as not-run, or ran when a run joins it.
+  HookReply end_turn() {
+    try {
+      m_policy = load_policy_for_audit();
+      audit::DecisionCompletion completion{m_event.session_id, audit::Store::k_turn_end,
+                                           std::nullopt, m_env.now_ms(), ""};
+      m_env.complete_decision(*m_policy, "", completion);
+    } catch (const std::exception& e) {
+      spdlog::warn("cannot close the {} session's pending decisions: {}", m_adapter->flag,
+                   e.what());
+    }
+    return m_adapter->acknowledge(m_event);
+  }
+
+  // The policy whose audit gets this event's row: the workspace's, or when the workspace's own
+  // file is what is refused, the user's (else the defaults), so that refusal is recorded too.
+  shim::Policy load_policy_for_audit() const {
+    try {
+      return m_env.load_policy(m_event.cwd);
+    } catch (const std::exception& e) {
+      spdlog::debug("the workspace's policy is refused ({}); the user's gets the audit row",
+                    e.what());
+    }
+    try {
+      if (m_env.load_user_policy) {
+        return m_env.load_user_policy();
+      }
+    } catch (const std::exception& e) {
+      spdlog::debug("the user's policy is refused too ({}); the defaults get the audit row",
+                    e.what());
+    }
+    return shim::Policy{};
   }
 
   // Refuses in the way the agent honours; after-events have nothing left to refuse.
@@ -370,7 +360,7 @@ class HookRun {
   bool record(const Decision& decision, const std::string& sent) {
     try {
       if (!m_policy) {
-        m_policy = m_env.load_policy(m_event.cwd);
+        m_policy = load_policy_for_audit();
       }
       audit::DecisionRecord row = decision_record(decision);
       row.answer = sent;
@@ -491,6 +481,9 @@ HookEnvironment system_environment() {
   env.load_policy = [](const fs::path& cwd) {
     return shim::load_policy(shim::policy_inputs(shim::broker_policy_source(), workspace_of(cwd)));
   };
+  env.load_user_policy = [] {
+    return shim::load_policy(shim::policy_inputs(shim::broker_policy_source(), {}));
+  };
   env.record_decision = [](const shim::Policy& policy, const audit::DecisionRecord& record) {
     audit::DecisionRecord mine = record;
     mine.uid = mine.uid.value_or(shim::identify_caller({}).uid);  // a broker's peer, not getuid
@@ -500,7 +493,11 @@ HookEnvironment system_environment() {
   env.complete_decision = [](const shim::Policy& policy, const std::string& tool_use_id,
                              const audit::DecisionCompletion& completion) {
     return write_then_fold(policy, [&](audit::Store& store) {
-      return store.complete_decision(tool_use_id, completion, shim::identify_caller({}).uid);
+      uint32_t uid = shim::identify_caller({}).uid;
+      if (completion.outcome == audit::Store::k_turn_end) {
+        return store.close_session_decisions(completion.session_id, uid) > 0;
+      }
+      return store.complete_decision(tool_use_id, completion, uid);
     });
   };
   env.sandshim = self_executable();

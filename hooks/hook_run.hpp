@@ -14,11 +14,6 @@
 
 namespace sandshim::hooks {
 
-// The tool-use ids of the calls Claude Code's own permission rules refused, from the end of its
-// transcript (JSONL; a tool result with permissionDecision.decision = "reject"); none when the
-// file cannot be read.
-std::vector<std::string> claude_refused_tool_use_ids(const std::string& transcript);
-
 // Larger payloads are refused unread: no agent sends a megabyte for one shell command.
 inline constexpr size_t k_max_payload_bytes = 1 << 20;
 
@@ -34,6 +29,9 @@ struct HookOptions {
 // Everything a hook run reads or writes outside its payload, so tests can stub it.
 struct HookEnvironment {
   std::function<shim::Policy(const std::filesystem::path& cwd)> load_policy;
+  // The policy without the workspace's layer: where the audit row of a refusal goes when the
+  // workspace's own .sandshim.conf is what is refused. Empty: the defaults.
+  std::function<shim::Policy()> load_user_policy;
   std::function<std::string(const shim::Policy&, const audit::DecisionRecord&)> record_decision;
   std::function<bool(const shim::Policy&, const std::string& tool_use_id,
                      const audit::DecisionCompletion&)>

@@ -8,6 +8,7 @@
 #include "common/environment.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
+#include "hooks/path_patterns.hpp"
 
 namespace sandshim::hooks {
 
@@ -97,37 +98,74 @@ void add_agent_places(std::vector<ProtectedPlace>& places) {
   places.push_back({home / ".codeium" / "windsurf" / "hooks.json", false, "Windsurf's hooks"});
 }
 
+// The start-up files a host shell reads before anything else (Claude Code's shell snapshot runs
+// a login shell on the host): a line there runs, unsandboxed, in every later session.
+void add_startup_places(std::vector<ProtectedPlace>& places) {
+  static constexpr std::array<std::string_view, 19> k_home_files = {
+      ".bashrc",  ".bash_profile", ".bash_login", ".bash_logout",    ".bash_aliases",
+      ".profile", ".zshrc",        ".zshenv",     ".zprofile",       ".zlogin",
+      ".zlogout", ".kshrc",        ".mkshrc",     ".cshrc",          ".tcshrc",
+      ".login",   ".logout",       ".xprofile",   ".pam_environment"};
+  static constexpr std::array<std::string_view, 9> k_system_files = {
+      "/etc/profile", "/etc/bash.bashrc", "/etc/bashrc", "/etc/bash.bash_logout", "/etc/zshrc",
+      "/etc/zshenv",  "/etc/zprofile",    "/etc/zlogin", "/etc/environment"};
+  static constexpr std::array<std::string_view, 4> k_system_trees = {
+      "/etc/profile.d", "/etc/zsh", "/etc/fish", "/etc/bash_completion.d"};
+  const std::string what = "a shell start-up file";
+  fs::path home = home_directory();
+  std::vector<fs::path> homes = {home};
+  if (std::optional<fs::path> zdotdir = environment::zdotdir()) {
+    homes.push_back(*zdotdir);
+  }
+  for (const fs::path& dir : homes) {
+    for (std::string_view name : k_home_files) {
+      places.push_back({dir / name, false, what});
+    }
+  }
+  places.push_back({xdg_directory("config") / "fish", true, what});
+  places.push_back({home / ".config" / "fish", true, what});
+  places.push_back({xdg_directory("config") / "environment.d", true, what});
+  for (std::string_view file : k_system_files) {
+    places.push_back({fs::path(file), false, what});
+  }
+  for (std::string_view tree : k_system_trees) {
+    places.push_back({fs::path(tree), true, what});
+  }
+}
+
 // Names that are protected wherever they are: workspace files compose up the tree, and an
-// agent's project settings are read from whatever directory it runs in.
-std::optional<std::string> protected_name(const fs::path& path) {
-  std::vector<std::string> parts;
-  for (const fs::path& part : path) {
-    parts.push_back(part.string());
-  }
-  const std::string& name = parts.empty() ? std::string() : parts.back();
-  if (name == ".sandshim.conf") {
-    return "a sandshim workspace policy (.sandshim.conf)";
-  }
-  for (size_t i = 0; i + 1 < parts.size(); ++i) {
-    const std::string& dir = parts[i];
-    const std::string& next = parts[i + 1];
-    bool last = i + 2 == parts.size();
-    if (dir == ".codex") {
-      return "Codex's project settings and hooks (.codex/)";
-    }
-    if (dir == ".gemini") {
-      return "Gemini CLI's project settings and hooks (.gemini/)";
-    }
-    if (dir == ".claude" &&
-        (next == "hooks" || (last && next.starts_with("settings") && next.ends_with(".json")))) {
-      return "Claude Code's settings and hooks (.claude/settings*.json)";
-    }
-    if (dir == ".git" && (next == "hooks" || (last && next == "config"))) {
-      return next == "hooks" ? "git's hooks (.git/hooks)"
-                             : "git's config (.git/config can set core.hooksPath)";
-    }
-    if ((dir == ".cursor" || dir == ".windsurf") && last && next == "hooks.json") {
-      return "an agent's hooks (" + dir + "/hooks.json)";
+// agent's project settings are read from whatever directory it runs in. As patterns, so a write
+// whose target is only partly known is judged by the same table.
+struct ProtectedName {
+  std::string pattern;
+  std::string_view what;
+};
+
+const std::vector<ProtectedName>& protected_names() {
+  static const std::vector<ProtectedName> names = [] {
+    std::string any(1, k_any_text);
+    return std::vector<ProtectedName>{
+        {any + "/.sandshim.conf", "a sandshim workspace policy (.sandshim.conf)"},
+        {any + "/.codex/" + any, "Codex's project settings and hooks (.codex/)"},
+        {any + "/.gemini/" + any, "Gemini CLI's project settings and hooks (.gemini/)"},
+        {any + "/.claude/hooks", "Claude Code's settings and hooks (.claude/settings*.json)"},
+        {any + "/.claude/hooks/" + any,
+         "Claude Code's settings and hooks (.claude/settings*.json)"},
+        {any + "/.claude/settings" + std::string(1, k_any_name) + ".json",
+         "Claude Code's settings and hooks (.claude/settings*.json)"},
+        {any + "/.git/hooks", "git's hooks (.git/hooks)"},
+        {any + "/.git/hooks/" + any, "git's hooks (.git/hooks)"},
+        {any + "/.git/config", "git's config (.git/config can set core.hooksPath)"},
+        {any + "/.cursor/hooks.json", "an agent's hooks (.cursor/hooks.json)"},
+        {any + "/.windsurf/hooks.json", "an agent's hooks (.windsurf/hooks.json)"}};
+  }();
+  return names;
+}
+
+std::optional<std::string> protected_name(const std::string& pattern) {
+  for (const ProtectedName& name : protected_names()) {
+    if (patterns_overlap(pattern, name.pattern)) {
+      return std::string(name.what);
     }
   }
   return std::nullopt;
@@ -139,7 +177,32 @@ std::optional<std::string> place_of(const fs::path& path, const ProtectedPaths& 
       return place.what + " (" + place.path.string() + ")";
     }
   }
-  return protected_name(path);
+  return protected_name(path.string());
+}
+
+bool place_overlaps(const ProtectedPlace& place, const std::string& pattern) {
+  std::string path = place.path.string();
+  return patterns_overlap(pattern, path) ||
+         (place.tree && patterns_overlap(pattern, path + "/" + k_unknown_pattern));
+}
+
+std::optional<std::string> pattern_place(const std::string& pattern, const ProtectedPaths& paths) {
+  for (const ProtectedPlace& place : paths.places) {
+    if (place_overlaps(place, pattern)) {
+      return place.what + " (" + place.path.string() + ")";
+    }
+  }
+  return protected_name(pattern);
+}
+
+// The pattern with the directory before its first wildcard resolved through links.
+std::string resolved_pattern(const std::string& pattern) {
+  size_t wildcard = pattern.find_first_of(std::string{k_any_name, k_any_text, k_first_char});
+  size_t slash = pattern.rfind('/', wildcard);
+  if (slash == std::string::npos || slash == 0) {
+    return pattern;
+  }
+  return resolved(pattern.substr(0, slash)).string() + pattern.substr(slash);
 }
 
 }  // namespace
@@ -148,6 +211,7 @@ ProtectedPaths protected_paths(const shim::Policy& policy, const fs::path& works
   std::vector<ProtectedPlace> places;
   add_sandshim_places(places, policy);
   add_agent_places(places);
+  add_startup_places(places);
   if (std::optional<fs::path> hooks = git_hooks_path(workspace)) {
     places.push_back({*hooks, true, "git's hooks (core.hooksPath)"});
   }
@@ -170,6 +234,17 @@ std::optional<std::string> protected_path_reason(const fs::path& target, const f
     return what;
   }
   return place_of(resolved(absolute), paths);
+}
+
+std::optional<std::string> protected_pattern_reason(const std::string& pattern,
+                                                    const ProtectedPaths& paths) {
+  if (!has_wildcard(pattern)) {
+    return protected_path_reason(pattern, "/", paths);
+  }
+  if (std::optional<std::string> what = pattern_place(pattern, paths)) {
+    return what;
+  }
+  return pattern_place(resolved_pattern(pattern), paths);
 }
 
 std::string protected_write_refusal(const std::string& target, const std::string& what) {

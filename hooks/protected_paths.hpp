@@ -2,8 +2,9 @@
 
 // The files the sandbox depends on, which no agent may write: sandshim's config and state, the
 // audit database, the shim directory, the agents' own settings and hook files, `.sandshim.conf`,
-// `.git/hooks` and git's core.hooksPath. The one place that knows them: the file-tool check of
-// the hook and the shell analysis of Bash-side writes (redirections, tee, cp…) both ask here.
+// `.git/hooks`, git's core.hooksPath and the shell start-up files (`~/.bashrc` and kin). The one
+// place that knows them: the file-tool check of the hook and the shell analysis of Bash-side writes
+// (redirections, tee, cp…) both ask here.
 
 #include <filesystem>
 #include <optional>
@@ -35,6 +36,11 @@ ProtectedPaths protected_paths(const shim::Policy& policy, const std::filesystem
 std::optional<std::string> protected_path_reason(const std::filesystem::path& target,
                                                  const std::filesystem::path& cwd,
                                                  const ProtectedPaths& paths);
+
+// The same for a path pattern (hooks/path_patterns.hpp), absolute: what a file it may name is,
+// when one of them is protected.
+std::optional<std::string> protected_pattern_reason(const std::string& pattern,
+                                                    const ProtectedPaths& paths);
 
 // The refusal sent to the model for a write to `target`, one line.
 std::string protected_write_refusal(const std::string& target, const std::string& what);

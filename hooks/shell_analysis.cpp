@@ -7,8 +7,10 @@
 #include <unordered_map>
 
 #include "common/strings.hpp"
+#include "hooks/path_patterns.hpp"
 #include "hooks/program_rules.hpp"
 #include "hooks/shell_parser.hpp"
+#include "hooks/word_values.hpp"
 
 namespace sandshim::hooks {
 
@@ -40,6 +42,7 @@ struct Scope {
   NameSet assigned;                      // variables this script sets: their values may be anything
   std::vector<fs::path> appended_path;   // directories this script appends to PATH
   std::vector<fs::path> cd_directories;  // literal `cd DIR` targets: relative paths may start there
+  std::string cd_unknown;  // a `cd` whose directory only the running command knows: "cd \"$d\""
 };
 
 // Option syntax of a wrapper that runs the command after its options: table-driven so each
@@ -243,7 +246,10 @@ ShellArguments parse_shell_arguments(Argv argv) {
 
 class Analyser {
  public:
-  Analyser(const AnalysisOptions& options, CommandAnalysis& out) : m_options(options), m_out(out) {}
+  Analyser(const AnalysisOptions& options, CommandAnalysis& out)
+      : m_options(options),
+        m_out(out),
+        m_values(ValueContext{options.home, options.cwd, options.variable}) {}
 
   void analyse_script(std::string_view script, std::optional<size_t> enclosing, int depth) {
     if (depth > k_max_script_depth) {
@@ -255,7 +261,8 @@ class Analyser {
       add_finding(FindingKind::parse_error, "", *parse.error, enclosing);
       return;
     }
-    Scope scope{enclosing, depth, assigned_names(parse), {}, {}};
+    Scope scope{enclosing, depth, assigned_names(parse), {}, {}, ""};
+    m_values.learn(parse);
     collect_directories(parse, scope);
     collect_writes(parse, scope);
     check_late_evaluation(parse, scope);
@@ -384,17 +391,37 @@ class Analyser {
       for (const Word& word : command.assignments) {
         collect_appended_path(word, scope);
       }
-      if (command.words.size() >= 2 &&
+      if (!command.words.empty() &&
           (command.words[0].value == "cd" || command.words[0].value == "pushd")) {
-        if (auto dir = literal_path(command.words.back(), m_options.cwd)) {
-          scope.cd_directories.push_back(*dir);
-        }
+        collect_cd(command.words, scope);
       }
       if (!command.words.empty() && one_of(k_declarations, command.words[0].value)) {
         for (const Word& word : command.words) {
           collect_appended_path(word, scope);
         }
       }
+    }
+  }
+
+  // Where a `cd` goes: a literal directory, one its variables resolve to, or unknown.
+  void collect_cd(const std::vector<Word>& words, Scope& scope) const {
+    const Word& operand = words.back();
+    if (words.size() == 1) {
+      scope.cd_directories.push_back(m_options.home);
+      return;
+    }
+    if (auto dir = literal_path(operand, m_options.cwd)) {
+      scope.cd_directories.push_back(*dir);
+      return;
+    }
+    Expansion expansion = m_values.expand(operand);
+    for (const std::string& pattern : expansion.patterns) {
+      std::string absolute = absolute_pattern(pattern, m_options.cwd.string());
+      if (has_wildcard(absolute) || operand.value == "-") {
+        scope.cd_unknown = words[0].value + " " + operand.source;
+        return;
+      }
+      scope.cd_directories.emplace_back(absolute);
     }
   }
 
@@ -572,7 +599,7 @@ class Analyser {
     }
     for (const Redirection& redirection : command.redirections) {
       if (writes_file(redirection)) {
-        check_protected_write(redirection.target, "a redirection", scope);
+        check_protected_write(redirection.target, redirection.op, scope);
       }
     }
     analyse_argv(command.words, Peel{}, scope, command);
@@ -769,39 +796,140 @@ class Analyser {
 
   // Programs that write, remove or move the files named by their operands.
   void check_program_writes(const std::string& name, Argv argv, const Scope& scope) {
-    static constexpr std::array<std::string_view, 17> k_writers = {
-        "tee",   "cp",       "mv",    "ln",    "install", "rsync", "rm",    "unlink", "rmdir",
-        "shred", "truncate", "touch", "chmod", "chown",   "chgrp", "mkdir", "sqlite3"};
-    bool in_place = name == "sed" && std::any_of(argv.begin() + 1, argv.end(), [](const Word& w) {
-                      return w.value.starts_with("-i") || w.value.starts_with("--in-place");
-                    });
-    bool writer = one_of(k_writers, name) || in_place;
-    for (const Word& word : argv.subspan(1)) {
-      if (name == "dd" && word.value.starts_with("of=")) {
-        Word target = word;
-        target.value = word.value.substr(3);
-        check_protected_write(target, "dd of=", scope);
-      } else if (writer && !is_option(word)) {
-        check_protected_write(word, name, scope);
+    for (const auto& [target, how] : written_targets(name, argv)) {
+      if (check_protected_write(target, how, scope)) {
+        return;  // one refusal a command is enough to fix it
       }
     }
   }
 
-  // A write to one of the files the sandbox depends on; for removals and moves also a
-  // directory holding one (`rm -rf ~/.config`).
-  void check_protected_write(const Word& target, const std::string& how, const Scope& scope) {
-    bool removes = how == "rm" || how == "mv" || how == "rmdir" || how == "shred";
-    for (const fs::path& path : candidate_paths(target, scope)) {
-      std::optional<std::string> what =
-          protected_path_reason(path, m_options.cwd, m_options.protected_paths);
-      if (!what && removes) {
-        what = protected_place_below(path);
-      }
-      if (what) {
-        add_finding(FindingKind::protected_write, target.value, *what, scope.enclosing_shell);
-        return;
+  // The words a program writes to, each with how (for messages). A copy's sources are only
+  // read, but its destination directory gains each source's name (`cp .bashrc ~`).
+  static std::vector<std::pair<Word, std::string>> written_targets(const std::string& name,
+                                                                   Argv argv) {
+    static constexpr std::array<std::string_view, 14> k_writers = {
+        "tee",   "ln",    "rm",    "unlink", "rmdir", "shred",   "truncate",
+        "touch", "chmod", "chown", "chgrp",  "mkdir", "sqlite3", "sponge"};
+    static constexpr std::array<std::string_view, 4> k_copiers = {"cp", "mv", "install", "rsync"};
+    auto has_option = [&](std::string_view prefix) {
+      return std::any_of(argv.begin() + 1, argv.end(),
+                         [&](const Word& w) { return w.value.starts_with(prefix); });
+    };
+    bool in_place =
+        (name == "sed" && (has_option("-i") || has_option("--in-place"))) ||
+        (name == "perl" && (has_option("-i") || has_option("-pi") || has_option("-ni")));
+    std::vector<std::pair<Word, std::string>> targets;
+    if (one_of(k_copiers, name) &&
+        !(name == "cp" && (has_option("-l") || has_option("-s") || has_option("--link") ||
+                           has_option("--symbolic-link")))) {
+      return copy_targets(name, argv);
+    }
+    bool writer = one_of(k_writers, name) || in_place || one_of(k_copiers, name);
+    for (size_t i = 1; i < argv.size(); ++i) {
+      const Word& word = argv[i];
+      const std::string& value = word.value;
+      bool output_option = ((name == "curl" || name == "sort") && value == "-o") ||
+                           (name == "wget" && value == "-O") || value == "--output" ||
+                           value == "--output-document";
+      size_t eq = value.find('=');
+      bool output_assign =
+          (name == "dd" && value.starts_with("of=")) ||
+          ((name == "curl" || name == "wget" || name == "sort") &&
+           (value.starts_with("--output=") || value.starts_with("--output-document=")));
+      if (output_option && i + 1 < argv.size()) {
+        targets.emplace_back(argv[++i], name + " " + value);
+      } else if (output_assign) {
+        Word target = word;
+        target.value = value.substr(eq + 1);
+        targets.emplace_back(target, name == "dd" ? "dd of=" : name + " " + value.substr(0, eq));
+      } else if (writer && !is_option(word)) {
+        targets.emplace_back(word, name);
       }
     }
+    return targets;
+  }
+
+  static std::vector<std::pair<Word, std::string>> copy_targets(const std::string& name,
+                                                                Argv argv) {
+    std::vector<Word> operands;
+    std::optional<Word> directory;
+    for (size_t i = 1; i < argv.size(); ++i) {
+      const std::string& value = argv[i].value;
+      if ((value == "-t" || value == "--target-directory") && i + 1 < argv.size()) {
+        directory = argv[++i];
+      } else if (value.starts_with("--target-directory=")) {
+        directory = argv[i];
+        directory->value = value.substr(value.find('=') + 1);
+      } else if ((value == "-S" || value == "--suffix" || value == "-m" || value == "--mode" ||
+                  value == "-o" || value == "-g" || value == "--owner" || value == "--group") &&
+                 i + 1 < argv.size()) {
+        ++i;
+      } else if (!is_option(argv[i])) {
+        operands.push_back(argv[i]);
+      }
+    }
+    if (!directory && !operands.empty()) {
+      directory = operands.back();
+      operands.pop_back();
+    }
+    std::vector<std::pair<Word, std::string>> targets;
+    if (!directory) {
+      return targets;
+    }
+    targets.emplace_back(*directory, name);
+    for (const Word& source : operands) {
+      if (name == "mv") {
+        targets.emplace_back(source, name);  // the source goes away
+      }
+      Word inside = *directory;
+      std::string base = last_component(source.value);
+      inside.value = directory->value + "/" + (base.empty() ? source.value : base);
+      inside.parameters.insert(inside.parameters.end(), source.parameters.begin(),
+                               source.parameters.end());
+      inside.globs = inside.globs || source.globs;
+      inside.substitutes_commands = inside.substitutes_commands || source.substitutes_commands;
+      inside.arithmetic = inside.arithmetic || source.arithmetic;
+      targets.emplace_back(inside, name);
+    }
+    return targets;
+  }
+
+  // A write to one of the files the sandbox depends on, by every value its target may take;
+  // for removals and moves also a directory holding one (`rm -rf ~/.config`). A target only the
+  // running command knows that may be such a file fails closed.
+  bool check_protected_write(const Word& target, const std::string& how, const Scope& scope) {
+    bool removes = how == "rm" || how == "mv" || how == "rmdir" || how == "shred";
+    Expansion expansion = m_values.expand(target);
+    for (const std::string& pattern : expansion.patterns) {
+      bool relative = !pattern.starts_with('/') && !pattern.starts_with(k_any_text);
+      std::vector<std::string> bases = {m_options.cwd.string()};
+      for (const fs::path& dir : relative ? scope.cd_directories : std::vector<fs::path>{}) {
+        bases.push_back(dir.string());
+      }
+      if (relative && !scope.cd_unknown.empty()) {
+        bases.push_back(k_unknown_pattern);
+      }
+      for (const std::string& base : bases) {
+        std::string absolute = absolute_pattern(pattern, base);
+        std::optional<std::string> what =
+            protected_pattern_reason(absolute, m_options.protected_paths);
+        if (!what && removes && !has_wildcard(absolute)) {
+          what = protected_place_below(absolute);
+        }
+        if (!what) {
+          continue;
+        }
+        std::string unknown = base == k_unknown_pattern ? scope.cd_unknown : expansion.unknown;
+        if (has_wildcard(absolute) && !unknown.empty()) {
+          add_finding(FindingKind::unresolved_write, how + " " + target.value, unknown,
+                      scope.enclosing_shell);
+        } else {
+          add_finding(FindingKind::protected_write, target.value, *what, scope.enclosing_shell);
+        }
+        return true;
+      }
+    }
+    return false;
   }
 
   std::optional<std::string> protected_place_below(const fs::path& directory) const {
@@ -1675,6 +1803,7 @@ class Analyser {
   const AnalysisOptions& m_options;
   CommandAnalysis& m_out;
   std::vector<fs::path> m_written;  // files this command writes, as far as they are literal
+  VariableValues m_values;          // what the command's variables may hold
   std::deque<std::vector<Word>> m_owned_words;  // argv copies runtime_words marked (stable)
 };
 

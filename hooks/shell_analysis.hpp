@@ -56,6 +56,7 @@ enum class FindingKind {
   protected_write,   // a write to sandshim's config, state, shims, agent settings, .git/hooks
   interpreter_copy,  // an interpreter's file copied or linked under another name
   venv_activation,   // `source .venv/bin/activate`: the venv's python first on PATH
+  unresolved_write,  // a write whose target only the running command knows, that may be protected
 };
 
 struct Finding {
@@ -88,6 +89,8 @@ struct AnalysisOptions {
   std::filesystem::path cwd;   // relative paths in the command start here
   std::filesystem::path home;  // ~ and $HOME
   ProtectedPaths protected_paths;
+  // The agent's environment, by name, for `$NAME` in a write target; empty: nothing is set.
+  std::function<std::optional<std::string>(const std::string& name)> variable;
 };
 
 // Finds every program a shell command would start and how each is reached, looking through

@@ -512,8 +512,8 @@ class Parser {
       Word scratch;
       read_arithmetic_body(scratch);
     } else {
-      read_loop_variable(keyword);
-      read_loop_words();
+      bool named = read_loop_variable(keyword);
+      read_loop_words(named);
     }
     skip_blanks_and_comment();
     if (peek_operator() == ";") {
@@ -524,18 +524,21 @@ class Parser {
 
   // bash reads any word here; one that is no variable name fails when the loop starts, before
   // its body runs (the body is analysed all the same).
-  void read_loop_variable(const std::string& keyword) {
+  bool read_loop_variable(const std::string& keyword) {
     Word name = read_word();
     if (name.source.empty()) {
       fail(literal(keyword) + " needs a variable name, found " + describe_next());
     }
-    if (is_name(name.source)) {
-      m_out.loop_variables.push_back(name.value);
+    if (!is_name(name.source)) {
+      return false;
     }
+    m_out.loop_variables.push_back(name.value);
+    m_out.loops.push_back({name.value, {}, false});
+    return true;
   }
 
   // `in WORDS` up to `;` or a newline, after optional newlines; nothing when `do` follows.
-  void read_loop_words() {
+  void read_loop_words(bool named) {
     size_t before = m_pos;
     skip_linebreaks();
     if (!consume_reserved("in")) {
@@ -544,10 +547,15 @@ class Parser {
       }
       return;
     }
+    std::vector<Word> words;
     for (skip_blanks(); !at_command_end(); skip_blanks()) {
-      if (read_word().source.empty()) {
+      words.push_back(read_word());
+      if (words.back().source.empty()) {
         fail("unexpected " + describe_next() + " in a word list");
       }
+    }
+    if (named) {
+      m_out.loops.back() = {m_out.loops.back().name, std::move(words), true};
     }
     skip_blanks_and_comment();
     if (peek_operator() != ";" && peek() != '\n') {

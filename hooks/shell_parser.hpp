@@ -41,9 +41,17 @@ struct SimpleCommand {
       context;  // "" on the command line itself, else "$(…)", "`…`", "<(…)", "here-document"
 };
 
+// The words a `for`/`select` loop gives its variable, when it names them (`for f in a b`).
+struct LoopWords {
+  std::string name;
+  std::vector<Word> words;
+  bool listed = false;  // false: `for f; do` takes the positional parameters
+};
+
 struct ShellParse {
   std::vector<SimpleCommand> commands;      // every simple command, in source order
   std::vector<std::string> loop_variables;  // names `for`/`select` and `{fd}>` redirections assign
+  std::vector<LoopWords> loops;             // every `for NAME`/`select NAME`, with its words
   bool arithmetic = false;              // ((…)), $((…)), $[…], for ((…)): values evaluated
   std::vector<Word> conditional_words;  // the words of every [[ … ]]
   std::optional<std::string> error;     // why the text is not a shell command bash would run

@@ -22,7 +22,7 @@ namespace po = boost::program_options;
 namespace {
 
 const char* const k_usage =
-    R"(sandshim install agent NAME [--project DIR | --user] [--mode path|wrap] [--uninstall] [--dry-run]
+    R"(sandshim install agent NAME [--project DIR | --user | --managed [--managed-only]] [--mode path|wrap] [--uninstall] [--dry-run]
 
 Wires sandshim into a coding agent: merges its hook entries into the agent's own settings, so
 every shell command the agent runs is checked by `sandshim hook` first, and installs a skill
@@ -51,6 +51,16 @@ timeout (60 s) is far above the hook's own 20-second deadline, past which it ref
 disableAllHooks, managed settings).
 The skill goes to .agents/skills/sandshim/ and .claude/skills/sandshim/.
 
+--managed (as root, for fleets): the hooks go where the agent's own uid cannot change them,
+merged into what is there (the administrator's other settings stay as they are):
+  claude    /etc/claude-code/managed-settings.json (--managed-only also sets
+            allowManagedHooksOnly: no user or project hook runs, sandshim's do)
+  gemini    /etc/gemini-cli/settings.json (GEMINI_CLI_SYSTEM_SETTINGS_PATH), which overrides
+            the user's and the workspace's settings
+Codex has no system hooks file sandshim writes: its requirements.toml ([hooks]) is the
+administrator's; `sandshim doctor` names what it finds. The user-level install stays for
+single users; no skill is installed by --managed.
+
 --mode wrap (Claude Code): Claude Code's own shell becomes `sandshim -c`
 (CLAUDE_CODE_SHELL_PREFIX in the settings' env), so every Bash command runs whole in the wrap
 image and nothing of it on the host; the hooks are written in exec form, which Claude Code runs
@@ -68,7 +78,8 @@ Examples:
   sandshim install agent codex --user            # every project, for this user
   sandshim install agent cursor --dry-run        # show what would change
   sandshim install agent claude --mode wrap      # every Bash command in the sandbox
-  sandshim install agent claude --uninstall)";
+  sandshim install agent claude --uninstall
+  sudo sandshim install agent claude --managed   # every user of this machine)";
 
 struct AgentInstallOptions {
   std::string agent;
@@ -77,6 +88,8 @@ struct AgentInstallOptions {
   bool uninstall = false;
   bool dry_run = false;
   InstallMode mode = InstallMode::path;
+  bool managed = false;       // the agent's managed (system) settings
+  bool managed_only = false;  // and only managed hooks run
 };
 
 }  // namespace
@@ -88,6 +101,8 @@ CommandDoc install_agent_doc() {
       "project", po::value<std::string>()->value_name("DIR"),
       "install into this project (default: the git root of the current directory)")(
       "user", "install into the user's own settings (every project)")(
+      "managed", "install into the agent's managed settings, which its user cannot change")(
+      "managed-only", "with --managed: only managed hooks run (Claude Code)")(
       "mode", po::value<std::string>()->value_name("MODE"),
       "path (default) or wrap: Claude Code's shell runs every command in the sandbox")(
       "uninstall", "remove what an earlier install added")("dry-run", "show the changes only");
@@ -135,8 +150,12 @@ std::optional<AgentInstallOptions> parse_options(const std::vector<std::string>&
     throw Fatal("which agent? sandshim install agent claude|codex|cursor|gemini|windsurf",
                 exit_code::k_usage);
   }
-  if (vm.count("user") != 0 && vm.count("project") != 0) {
-    throw Fatal("--project and --user exclude each other; give one of them", exit_code::k_usage);
+  if (vm.count("user") + vm.count("project") + vm.count("managed") > 1) {
+    throw Fatal("--project, --user and --managed exclude each other; give one of them",
+                exit_code::k_usage);
+  }
+  if (vm.count("managed-only") != 0 && vm.count("managed") == 0) {
+    throw Fatal("--managed-only goes with --managed", exit_code::k_usage);
   }
   AgentInstallOptions result{vm["agent"].as<std::string>(),
                              {},
@@ -144,11 +163,16 @@ std::optional<AgentInstallOptions> parse_options(const std::vector<std::string>&
                              vm.count("uninstall") != 0,
                              vm.count("dry-run") != 0};
   result.mode = install_mode(vm, result.agent);
-  result.root = result.user ? home_directory() : project_root(vm);
+  result.managed = vm.count("managed") != 0;
+  result.managed_only = vm.count("managed-only") != 0;
+  result.root = result.managed ? fs::path("/") : result.user ? home_directory() : project_root(vm);
   return result;
 }
 
 std::string shown(const fs::path& file, const fs::path& root) {
+  if (root == "/") {
+    return file.string();
+  }
   fs::path relative = file.lexically_relative(root);
   return relative.empty() || relative.begin()->string() == ".." ? file.string() : relative.string();
 }
@@ -225,6 +249,21 @@ Change apply(const fs::path& file, const Merged& merged, bool dry_run) {
 }
 
 fs::path settings_file(const AgentSettings& settings, const AgentInstallOptions& options) {
+  if (options.managed) {
+    if (managed_settings_file(settings).empty()) {
+      throw Fatal(settings.display + " has no managed settings file sandshim writes" +
+                      (settings.name == "codex"
+                           ? ": Codex's system hooks are the administrator's requirements.toml "
+                             "([hooks]); install with --user for each user instead"
+                           : "; install with --user or --project"),
+                  exit_code::k_usage);
+    }
+    if (options.managed_only && managed_only_key(settings).empty()) {
+      throw Fatal("--managed-only: " + settings.display + " has no managed-only switch",
+                  exit_code::k_usage);
+    }
+    return managed_settings_file(settings);
+  }
   return options.user ? settings.user_file : options.root / settings.project_file;
 }
 
@@ -243,6 +282,9 @@ bool skill_still_needed(const AgentInstallOptions& options) {
 }
 
 std::vector<SkillChange> update_skill(const AgentInstallOptions& options) {
+  if (options.managed) {
+    return {};
+  }
   std::vector<fs::path> directories = skill_directories(options.root, options.user);
   if (!options.uninstall) {
     std::error_code ec;
@@ -261,6 +303,12 @@ void print_next_steps(const AgentSettings& settings, const AgentInstallOptions& 
     std::cout << "The agent stops calling sandshim once it reloads its settings.\n";
     return;
   }
+  if (options.managed) {
+    std::cout << "The hooks are in " << settings.display
+              << "'s managed settings: its users cannot remove or change them. New sessions "
+                 "load them; `sandshim doctor` checks them.\n";
+    return;
+  }
   std::cout << "Next, in " << settings.display << ":\n";
   for (const std::string& step : settings.next_steps) {
     std::cout << "  - " << step << "\n";
@@ -277,9 +325,18 @@ int run(const AgentInstallOptions& options) {
   fs::path file = settings_file(*settings, options);
   std::string command = hook_command_for(self_executable(), settings->name);
   Merged merged = merged_or_explain(file, read_file(file), *settings, command, options.uninstall);
+  if (options.managed_only && !options.uninstall) {
+    std::string text = with_managed_only(merged.text, *settings);
+    merged.change =
+        text != merged.text && merged.change == Change::unchanged ? Change::updated : merged.change;
+    merged.text = text;
+  }
   Change change = apply(file, merged, options.dry_run);
   std::vector<SkillChange> skills = update_skill(options);
-  std::cout << "sandshim: " << settings->display << ", " << (options.user ? "user" : "project")
+  std::cout << "sandshim: " << settings->display << ", "
+            << (options.managed ? "managed"
+                : options.user  ? "user"
+                                : "project")
             << " " << options.root.string()
             << (options.dry_run ? " (dry run: nothing written)" : "") << "\n";
   print_change(to_string(change), file, options.root,

@@ -380,6 +380,33 @@ std::optional<AgentSettings> agent_settings_named(std::string_view name, Install
   return std::nullopt;
 }
 
+fs::path managed_settings_file(const AgentSettings& settings) {
+  if (settings.name == "claude") {
+    return "/etc/claude-code/managed-settings.json";  // Linux (the binary's managed path)
+  }
+  if (settings.name == "gemini") {
+    // Gemini CLI's system settings, which override the user's and the workspace's.
+    return environment::gemini_system_settings_file().value_or("/etc/gemini-cli/settings.json");
+  }
+  return {};
+}
+
+std::string managed_only_key(const AgentSettings& settings) {
+  return settings.name == "claude" ? "allowManagedHooksOnly" : "";
+}
+
+std::string with_managed_only(const std::string& text, const AgentSettings& settings) {
+  std::string name = managed_only_key(settings);
+  JsonText doc(text);
+  JsonPath key{name};
+  if (!doc.contains(key)) {
+    doc.add_member({}, name, true);
+  } else if (doc.value()[name] != true) {
+    doc.replace(key, true);
+  }
+  return doc.text();
+}
+
 std::string claude_shell_prefix_in(const std::string& text) {
   Json value = Json::parse(text, nullptr, false);
   if (!value.is_object() || !value.contains("env") || !value["env"].is_object() ||

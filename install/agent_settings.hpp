@@ -36,6 +36,12 @@ struct AgentSettings {
   bool sandbox_shell = false;
 };
 
+// Where the agent reads settings its user cannot change (root's, for fleets), as the installed
+// CLIs name them; empty: none sandshim writes (`install agent NAME --managed`).
+std::filesystem::path managed_settings_file(const AgentSettings& settings);
+// The top-level key of that file that makes only its hooks run ("" when the agent has none).
+std::string managed_only_key(const AgentSettings& settings);
+
 // How `install agent` wires the agent: `path` (its commands run on the host with the shims
 // first) or `wrap` (Claude Code's own shell runs every command in the wrap image).
 enum class InstallMode { path, wrap };
@@ -71,6 +77,10 @@ std::optional<std::string> handler_script(const nlohmann::ordered_json& handler)
 
 // True when the file holds a sandshim handler for this agent.
 bool has_sandshim_hooks(const std::string& text, const AgentSettings& settings);
+
+// `text` with the agent's managed-only key set (Claude Code's allowManagedHooksOnly): only the
+// hooks of the managed file run then, none the user or a project adds.
+std::string with_managed_only(const std::string& text, const AgentSettings& settings);
 
 // The settings' CLAUDE_CODE_SHELL_PREFIX ("" when none): Claude Code's shell in wrap mode.
 std::string claude_shell_prefix_in(const std::string& text);

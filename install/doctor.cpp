@@ -487,9 +487,10 @@ void check_hooks(Context& ctx) {
   for (const AgentSettings& settings : all_agent_settings()) {
     const std::tuple<const char*, fs::path, fs::path> scopes[] = {
         {"project", ctx.workspace / settings.project_file, ctx.workspace},
-        {"user", settings.user_file, fs::path()}};
+        {"user", settings.user_file, fs::path()},
+        {"managed", managed_settings_file(settings), fs::path()}};
     for (const auto& [scope, file, root] : scopes) {
-      std::optional<std::string> text = read_file(file);
+      std::optional<std::string> text = file.empty() ? std::nullopt : read_file(file);
       if (!text || !has_sandshim_hooks(*text, settings)) {
         continue;
       }

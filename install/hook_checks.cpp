@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <initializer_list>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
@@ -89,27 +90,6 @@ std::optional<std::string> missing_binary(const std::vector<OurHandler>& handler
   return std::nullopt;
 }
 
-// An event sandshim installs with no sandshim handler left under its matcher: taken out of the
-// file since the install (by hand, or by the agent for its next session), so that event's calls
-// go unchecked. "EVENT" or "EVENT (matcher M)".
-std::optional<std::string> missing_event(const Json& settings_json, const AgentSettings& settings,
-                                         const std::vector<OurHandler>& ours) {
-  if (settings.layout != Layout::grouped) {
-    return std::nullopt;
-  }
-  for (const HookEntry& entry : settings.entries) {
-    std::string matcher = entry.item.value("matcher", "");
-    bool present = std::any_of(ours.begin(), ours.end(), [&](const OurHandler& handler) {
-      const Json& group = settings_json["hooks"][handler.event][handler.group];
-      return handler.event == entry.event && group.value("matcher", "") == matcher;
-    });
-    if (!present) {
-      return matcher.empty() ? entry.event : entry.event + " (matcher " + quoted(matcher) + ")";
-    }
-  }
-  return std::nullopt;
-}
-
 std::optional<std::string> disabling_file(const std::vector<fs::path>& files, const char* key) {
   for (const fs::path& file : files) {
     Json value = json_file(file);
@@ -150,7 +130,59 @@ std::optional<HookCallCheck> claude_shell_problem(const fs::path& settings_file,
   return std::nullopt;
 }
 
-HookCallCheck check_claude(const fs::path& project_root, const AgentConfigPaths& paths) {
+// The handler sandshim installs under `event` for this group, when it is in `groups`.
+const Json* matching_group(const Json& groups, const Json& handler) {
+  if (!groups.is_array()) {
+    return nullptr;
+  }
+  for (const Json& group : groups) {
+    const Json* hooks = group.is_object() && group.contains("hooks") ? &group["hooks"] : nullptr;
+    if (hooks != nullptr && hooks->is_array() &&
+        std::find(hooks->begin(), hooks->end(), handler) != hooks->end()) {
+      return &group;
+    }
+  }
+  return nullptr;
+}
+
+// What differs between the file's sandshim hooks and what sandshim would install there (the
+// same binary, the same mode): a hook removed, a command, timeout or matcher changed.
+std::optional<std::string> tampering(const Json& installed, const AgentSettings& settings,
+                                     const std::vector<OurHandler>& ours) {
+  if (ours.empty() || settings.layout != Layout::grouped) {
+    return std::nullopt;
+  }
+  bool wrap = std::any_of(ours.begin(), ours.end(), [](const auto& h) { return h.exec_form; });
+  std::optional<AgentSettings> expected_settings =
+      agent_settings_named(settings.name, wrap ? InstallMode::wrap : InstallMode::path);
+  fs::path binary = hook_binary(ours.front());
+  std::string command = hook_command_for(binary, settings.name);
+  Json expected =
+      Json::parse(merge_hooks(std::nullopt, *expected_settings, command, binary).text)["hooks"];
+  const Json& hooks = installed["hooks"];
+  for (const auto& [event, groups] : expected.items()) {
+    for (const Json& group : groups) {
+      const Json& handler = group["hooks"][0];
+      const Json* found = hooks.contains(event) ? matching_group(hooks[event], handler) : nullptr;
+      bool ours_there = std::any_of(ours.begin(), ours.end(),
+                                    [&, e = event](const auto& h) { return h.event == e; });
+      if (found == nullptr) {
+        return ours_there ? "its " + event + " hook is not the one sandshim installs (its " +
+                                "command or settings were changed)"
+                          : "its " + event + " hook was removed";
+      }
+      Json matcher = group.value("matcher", Json());
+      if (found->value("matcher", Json()) != matcher) {
+        return "its " + event + " hook's matcher is " + found->value("matcher", Json()).dump() +
+               ", not " + matcher.dump();
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+HookCallCheck check_claude(const AgentSettings& settings, const fs::path& project_root,
+                           const AgentConfigPaths& paths) {
   fs::path managed = paths.claude_managed_dir / "managed-settings.json";
   std::vector<fs::path> files = {managed, paths.claude_dir / "settings.json"};
   if (!project_root.empty()) {
@@ -160,6 +192,10 @@ HookCallCheck check_claude(const fs::path& project_root, const AgentConfigPaths&
   if (std::optional<std::string> file = disabling_file(files, "disableAllHooks")) {
     return blocked("Claude Code: disableAllHooks is true in " + *file + ", so no hook runs",
                    "remove \"disableAllHooks\" from " + *file);
+  }
+  bool managed_ours = has_sandshim_hooks(read_file(managed).value_or(""), settings);
+  if (disabling_file({managed}, "allowManagedHooksOnly") && managed_ours) {
+    return runs("Claude Code calls them (sandshim's managed hooks; only managed hooks run)");
   }
   if (disabling_file({managed}, "allowManagedHooksOnly")) {
     return blocked("Claude Code: " + managed.string() +
@@ -292,9 +328,43 @@ std::optional<HookCallCheck> codex_untrusted(const std::vector<const CodexHook*>
                      codex_ci_trust(hooks, config));
 }
 
+// `[features] hooks = false` (or its old name codex_hooks) in a Codex config.toml: no hook runs.
+bool codex_hooks_disabled(const fs::path& config) {
+  std::string table;
+  std::string text = read_file(config).value_or("");
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = std::min(text.find('\n', start), text.size());
+    std::string line = trim(text.substr(start, end - start));
+    start = end + 1;
+    if (line.starts_with('[')) {
+      table = line;
+      continue;
+    }
+    std::string compact;
+    std::copy_if(line.begin(), line.end(), std::back_inserter(compact),
+                 [](char c) { return c != ' ' && c != '\t'; });
+    bool feature = table == "[features]" &&
+                   (compact.starts_with("hooks=false") || compact.starts_with("codex_hooks=false"));
+    if (feature || compact.starts_with("features.hooks=false") ||
+        compact.starts_with("features.codex_hooks=false")) {
+      return true;
+    }
+  }
+  return false;
+}
+
 HookCallCheck check_codex(const fs::path& settings_file, const std::vector<OurHandler>& ours,
                           const fs::path& project_root, const AgentConfigPaths& paths) {
   fs::path config = paths.codex_home / "config.toml";
+  for (const fs::path& file :
+       {config, fs::path("/etc/codex/config.toml"),
+        project_root.empty() ? fs::path() : project_root / ".codex/config.toml"}) {
+    if (!file.empty() && codex_hooks_disabled(file)) {
+      return blocked("Codex: " + file.string() + " sets [features] hooks = false, so no hook runs",
+                     "remove that line from " + file.string());
+    }
+  }
   fs::path cwd = project_root.empty() ? paths.workspace : project_root;
   CodexHookList list = paths.list_codex_hooks(cwd);
   if (list.problem) {
@@ -397,24 +467,24 @@ AgentConfigPaths AgentConfigPaths::from_environment() {
 
 HookCallCheck check_hook_will_run(const AgentSettings& settings, const fs::path& settings_file,
                                   const fs::path& project_root, const AgentConfigPaths& paths) {
-  Json settings_json = json_file(settings_file);
-  std::vector<OurHandler> ours = our_handlers(settings_json, settings);
+  Json installed = json_file(settings_file);
+  std::vector<OurHandler> ours = our_handlers(installed, settings);
   if (std::optional<std::string> binary = missing_binary(ours)) {
     return blocked(settings.display + ": the hook command runs " + quoted(*binary) +
                        ", which is not an executable file: every command is blocked",
                    "`sandshim install agent " + settings.name + "` again");
   }
-  if (std::optional<std::string> event = missing_event(settings_json, settings, ours)) {
-    return blocked(settings.display + ": sandshim's " + *event + " hook is missing from " +
-                       settings_file.string() +
-                       " (changed since the install), so those calls go unchecked",
-                   "`sandshim install agent " + settings.name + "` again");
+  if (std::optional<std::string> change = tampering(installed, settings, ours)) {
+    return blocked(settings.display + ": " + settings_file.string() +
+                       " does not hold what sandshim installs: " + *change,
+                   "look at who changed it, then `sandshim install agent " + settings.name +
+                       "` again (with the same --user, --project or --managed)");
   }
   if (settings.name == "claude") {
     if (std::optional<HookCallCheck> problem = claude_shell_problem(settings_file, ours)) {
       return *problem;
     }
-    return check_claude(project_root, paths);
+    return check_claude(settings, project_root, paths);
   }
   if (settings.name == "codex") {
     return check_codex(settings_file, ours, project_root, paths);

@@ -19,7 +19,7 @@ enum class Phase {
   after_failure,  // it ran and failed: complete the decision
   not_run,        // the agent refused it after sandshim had no objection: close the decision
   session_start,  // a session begins: put the shims first on its PATH where the agent can
-  session_end,    // a session ends: close the decisions of calls the agent refused by itself
+  turn_end,       // the agent's turn is over: close the decisions no post-event completed
   unsupported,    // an event sandshim does not handle: refused
 };
 
@@ -41,7 +41,6 @@ struct HookEvent {
   nlohmann::ordered_json tool_input = nlohmann::ordered_json::object();  // echoed in a rewrite
   std::optional<int> exit_code;  // after the tool ran, when the agent reports one
   std::string response_tail;     // after: the end of what the tool reported
-  std::string transcript_path;   // session_end: the agent's record of the session (the caller's)
 };
 
 // What goes back to the agent: stdout holds one JSON object or nothing, never anything else.

@@ -30,8 +30,8 @@ Phase phase_of(const std::string& event) {
   if (event == "PermissionDenied") {
     return Phase::not_run;
   }
-  if (event == "SessionEnd") {
-    return Phase::session_end;
+  if (event == "Stop" || event == "SessionEnd") {
+    return Phase::turn_end;
   }
   return event == "SessionStart" ? Phase::session_start : Phase::unsupported;
 }
@@ -117,13 +117,6 @@ HookEvent parse_claude_shape(const Json& body, Agent agent) {
   event.session_id = payload::text(body, "session_id");
   event.tool_use_id = payload::text(body, "tool_use_id");
   event.permission_mode = payload::text(body, "permission_mode");
-  if (event.phase == Phase::session_end) {
-    if (agent != Agent::claude) {
-      event.phase = Phase::unsupported;  // Codex's transcript is another format
-    }
-    event.transcript_path = payload::text(body, "transcript_path");
-    return event;
-  }
   if (event.shell_tool && event.phase != Phase::unsupported &&
       event.phase != Phase::session_start) {
     event.command = event.phase == Phase::before

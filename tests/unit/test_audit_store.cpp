@@ -569,3 +569,28 @@ TEST_CASE("a decision is completed only by its own uid", "[audit][store][decisio
   CHECK(query_text(db, "SELECT completed_ms || ' ' || tool_response_tail FROM decisions") ==
         "9 forged");
 }
+
+TEST_CASE("the end of a turn closes its session's pending decisions, the caller's own only",
+          "[audit][store][decisions]") {
+  TempDir dir;
+  fs::path db = dir / "audit.db";
+  Store store = open_test_store(db);
+  DecisionRecord refused = sample_decision("refused", Decision::allow);
+  refused.uid = me;
+  store.record_decision(refused);
+  DecisionRecord other_session = sample_decision("elsewhere", Decision::allow);
+  other_session.session_id = "session-2";
+  other_session.uid = me;
+  store.record_decision(other_session);
+  DecisionRecord other_user = sample_decision("theirs", Decision::allow);
+  other_user.uid = me + 1;
+  store.record_decision(other_user);
+  CHECK(store.close_session_decisions("", me) == 0);
+  CHECK(store.close_session_decisions("session-1", me) == 1);
+  CHECK(query_text(db,
+                   "SELECT group_concat(tool_use_id || '=' || coalesce(outcome, '-'), ' ') "
+                   "FROM (SELECT * FROM decisions ORDER BY id)") ==
+        "refused=not-run elsewhere=- theirs=-");
+  CHECK(store.close_session_decisions("session-1", me) == 0);  // sealed already
+  CHECK(verify_chain(store.database()).ok);
+}

@@ -311,8 +311,18 @@ TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") 
   CHECK(
       error_of(
           record +
+          R"("completion":{"tool_use_id":"t","session_id":"s","outcome":"turn-end","tool_response_tail":""}})") ==
+      "a turn-end names no tool_use_id");
+  CHECK(
+      error_of(
+          record +
+          R"("completion":{"tool_use_id":"","session_id":"","outcome":"turn-end","tool_response_tail":""}})") ==
+      "a turn-end names no session_id");
+  CHECK(
+      error_of(
+          record +
           R"("completion":{"tool_use_id":"t","session_id":"","outcome":"won","tool_response_tail":""}})") ==
-      "outcome is not one of ran, not-run");
+      "outcome is not one of ran, not-run, turn-end");
   CHECK(
       error_of(
           record +

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <set>
 
+#include "audit/store.hpp"
 #include "common/error.hpp"
 #include "hooks/hook_run.hpp"
 #include "test_hooks_json_schema.hpp"
@@ -277,35 +278,6 @@ TEST_CASE("Claude Code: PermissionDenied closes the decision as not run",
   CHECK_FALSE(world.completions[0].second.exit_code.has_value());
 }
 
-// The shape of Claude Code 2.1.332's transcript lines (trimmed): a call its rules refused in -p,
-// a call that ran, and a line that is not JSON.
-TEST_CASE("Claude Code: SessionEnd closes, as not run, the calls its transcript shows refused",
-          "[hooks][agents][claude]") {
-  sandshim::testing::TempDir dir;
-  std::string transcript = (dir / "session.jsonl").string();
-  sandshim::testing::write_text(
-      transcript,
-      R"({"type": "user", "message": {"role": "user", "content": [{"tool_use_id": "toolu_ran", "type": "tool_result", "content": "ok", "is_error": false}]}, "permissionDecision": {"decision": "accept", "source": "config"}})"
-      "\nnot json\n"
-      R"({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "content": "rm needs approval", "is_error": true, "tool_use_id": "toolu_refused"}]}, "toolDenialKind": "user-rejected", "permissionDecision": {"decision": "reject", "source": "config"}})"
-      "\n");
-  CHECK(claude_refused_tool_use_ids(transcript) == std::vector<std::string>{"toolu_refused"});
-  CHECK(claude_refused_tool_use_ids((dir / "missing.jsonl").string()).empty());
-
-  FakeWorld world;
-  Json payload = {{"session_id", "abc123"},
-                  {"transcript_path", transcript},
-                  {"cwd", "/home/user/my-project"},
-                  {"hook_event_name", "SessionEnd"},
-                  {"reason", "other"}};
-  HookReply reply = world.run(payload.dump(), agent(Agent::claude));
-  CHECK(reply.out.empty());
-  CHECK(reply.exit_code == 0);
-  REQUIRE(world.completions.size() == 1);
-  CHECK(world.completions[0].first == "toolu_refused");
-  CHECK(world.completions[0].second.outcome == "not-run");
-}
-
 TEST_CASE("Claude Code: a bypass is denied with a reason for the model",
           "[hooks][agents][claude]") {
   FakeWorld world;
@@ -360,7 +332,14 @@ TEST_CASE("Claude Code: file tools may not write what the sandbox depends on",
       {"Write", ".codex/hooks.json", true},
       {"Write", ".gemini/settings.json", true},
       {"Write", k_shim_dir + "/python3", true},
+      {"Write", (home / ".bashrc").string(), true},
+      {"Edit", (home / ".profile").string(), true},
+      {"MultiEdit", (home / ".zshrc").string(), true},
+      {"Write", (home / ".config/fish/conf.d/x.fish").string(), true},
+      {"Write", "/etc/profile.d/agent.sh", true},
+      {"Write", "../.bash_profile", true},
       {"NotebookEdit", "notes.ipynb", false},
+      {"Write", "project.bashrc", false},
       {"Write", "src/main.py", false},
       {"Write", ".claude/skills/x/SKILL.md", false},
       {"Edit", "docs/settings.json", false},
@@ -422,12 +401,37 @@ TEST_CASE("Claude Code: PostToolUse and PostToolUseFailure complete the decision
 
 TEST_CASE("Claude Code: an event sandshim does not handle is refused", "[hooks][agents][claude]") {
   FakeWorld world;
-  HookReply reply = world.run(fixture("claude/stop.json"), agent(Agent::claude));
+  Json payload = Json::parse(fixture("claude/stop.json"));
+  payload["hook_event_name"] = "Notification";
+  HookReply reply = world.run(payload.dump(), agent(Agent::claude));
   CHECK(reply.exit_code == 2);
   CHECK(reply.out.empty());
-  CHECK(reply.err.find("\"Stop\"") != std::string::npos);
+  CHECK(reply.err.find("\"Notification\"") != std::string::npos);
   REQUIRE(world.records.size() == 1);
   CHECK(world.records[0].rule == "unknown-event");
+}
+
+TEST_CASE("Claude Code: Stop closes the session's decisions the agent itself refused",
+          "[hooks][agents][claude]") {
+  FakeWorld world;
+  HookReply reply = world.run(fixture("claude/stop.json"), agent(Agent::claude));
+  CHECK(reply.exit_code == 0);
+  CHECK(reply.out.empty());
+  CHECK(world.records.empty());
+  REQUIRE(world.completions.size() == 1);
+  CHECK(world.completions[0].first.empty());
+  CHECK(world.completions[0].second.outcome == sandshim::audit::Store::k_turn_end);
+  CHECK(world.completions[0].second.session_id == "abc123");
+}
+
+TEST_CASE("a refusal of the workspace's own .sandshim.conf is recorded in the user's audit",
+          "[hooks][agents]") {
+  FakeWorld world;
+  world.policy_fails = true;
+  HookReply reply = world.run(fixture("claude/pre_tool_use.json"), agent(Agent::claude));
+  CHECK(reply.exit_code == 2);
+  REQUIRE(world.records.size() == 1);
+  CHECK(world.records[0].decision == sandshim::audit::Decision::deny);
 }
 
 TEST_CASE("Codex: fixtures match the input schema Codex 0.171 embeds", "[hooks][agents][codex]") {
@@ -480,6 +484,15 @@ TEST_CASE("Codex: apply_patch may not touch what the sandbox depends on",
   CHECK(out_json(world.run(payload.dump(),
                            agent(Agent::codex)))["hookSpecificOutput"]["permissionDecision"] ==
         "deny");
+  sandshim::testing::TempDir home;
+  sandshim::testing::EnvOverride env{{"HOME", home.path().string()}};
+  payload["tool_input"]["command"] =
+      "*** Begin Patch\n*** Update File: " + (home / ".bashrc").string() +
+      "\n@@\n+python3 /tmp/x.py\n*** End Patch";
+  Json startup = out_json(world.run(payload.dump(), agent(Agent::codex)))["hookSpecificOutput"];
+  CHECK(startup["permissionDecision"] == "deny");
+  CHECK(std::string(startup["permissionDecisionReason"]).find("a shell start-up file") !=
+        std::string::npos);
 }
 
 TEST_CASE("Codex: every answer sandshim gives validates against Codex's output schema",
@@ -650,6 +663,14 @@ TEST_CASE("Gemini CLI: write_file and replace may not touch what the sandbox dep
   payload["tool_input"] = {
       {"file_path", "/home/user/my-project/src/a.ts"}, {"old_string", "a"}, {"new_string", "b"}};
   CHECK(world.run(payload.dump(), agent(Agent::gemini)).out == "{}\n");
+  sandshim::testing::TempDir home;
+  sandshim::testing::EnvOverride env{{"HOME", home.path().string()}};
+  payload["tool_input"] = {{"file_path", (home / ".profile").string()},
+                           {"old_string", "a"},
+                           {"new_string", "python3 /tmp/x.py"}};
+  Json startup = out_json(world.run(payload.dump(), agent(Agent::gemini)));
+  CHECK(startup["decision"] == "deny");
+  CHECK(std::string(startup["reason"]).find("a shell start-up file") != std::string::npos);
 }
 
 TEST_CASE("reasons are one line per fact, one prefix each, no final period", "[hooks]") {

@@ -71,6 +71,16 @@ DecisionInputs corpus_inputs(const std::string& mode) {
   in.cwd = "/home/u/project";
   in.home = "/home/u";
   in.link = {"claude-code", "session-1", "toolu_1"};
+  // A few of each kind protected_paths() names (its own tests cover the list).
+  for (const char* file : {"/home/u/.bashrc", "/home/u/.bash_profile", "/home/u/.bash_login",
+                           "/home/u/.profile", "/home/u/.zshrc", "/home/u/.zshenv",
+                           "/home/u/.zprofile", "/home/u/.claude/settings.json"}) {
+    in.protected_paths.places.push_back({file, false, "a protected file"});
+  }
+  for (const char* tree : {"/home/u/.config/fish", "/etc/profile.d", "/home/u/.config/sandshim",
+                           "/home/u/.codex", "/home/u/.gemini"}) {
+    in.protected_paths.places.push_back({tree, true, "a protected directory"});
+  }
   return in;
 }
 

@@ -191,3 +191,49 @@ TEST_CASE("doctor: Gemini CLI needs a trusted folder and hooks enabled", "[insta
   write_text(gemini.paths.gemini_dir / "settings.json", R"({"hooksConfig": {"enabled": false}})");
   CHECK_FALSE(gemini.check().will_run);
 }
+
+TEST_CASE("doctor: a settings file whose sandshim hooks were changed is named, with the change",
+          "[install][doctor]") {
+  Installed claude("claude");
+  std::string original = sandshim::testing::read_text(claude.file);
+  auto tampered = [&](const std::string& from, const std::string& to) {
+    std::string text = original;
+    size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    write_text(claude.file, text.replace(at, from.size(), to));
+    return claude.check();
+  };
+  HookCallCheck narrowed = tampered("\"Bash|Write", "\"Write");
+  CHECK_FALSE(narrowed.will_run);
+  CHECK(narrowed.detail.find(claude.file.string() + " does not hold what sandshim installs: its "
+                                                    "PreToolUse hook's matcher is \"Write|") !=
+        std::string::npos);
+  CHECK(narrowed.fix.find("`sandshim install agent claude` again") != std::string::npos);
+  HookCallCheck removed = tampered("\"PostToolUseFailure\"", "\"Unrelated\"");
+  CHECK(removed.detail.find("its PostToolUseFailure hook was removed") != std::string::npos);
+  HookCallCheck changed = tampered("\"timeout\": 60", "\"timeout\": 1");
+  CHECK(changed.detail.find("is not the one sandshim installs") != std::string::npos);
+  write_text(claude.file, original);
+  CHECK(claude.check().will_run);
+}
+
+TEST_CASE("doctor: sandshim's own managed hooks run under allowManagedHooksOnly",
+          "[install][doctor]") {
+  Installed claude("claude");
+  fs::path managed = claude.paths.claude_managed_dir / "managed-settings.json";
+  write_text(managed,
+             with_managed_only(sandshim::testing::read_text(claude.file), claude.settings));
+  CHECK(claude.check().will_run);
+  HookCallCheck in_managed = check_hook_will_run(claude.settings, managed, {}, claude.paths);
+  CHECK(in_managed.will_run);
+  CHECK(in_managed.detail.find("only managed hooks run") != std::string::npos);
+}
+
+TEST_CASE("doctor: Codex's [features] hooks = false stops every hook", "[install][doctor]") {
+  Installed codex("codex");
+  codex.paths.list_codex_hooks = [](const fs::path&) { return CodexHookList{}; };
+  write_text(codex.paths.codex_home / "config.toml", "model = \"x\"\n[features]\nhooks = false\n");
+  HookCallCheck off = codex.check();
+  CHECK_FALSE(off.will_run);
+  CHECK(off.detail.find("sets [features] hooks = false") != std::string::npos);
+}
