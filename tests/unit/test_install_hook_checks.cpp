@@ -71,7 +71,7 @@ TEST_CASE(
     write_text(installed.file, settings.dump(2));
     HookCallCheck removed = installed.check();
     CHECK_FALSE(removed.will_run);
-    CHECK(removed.detail.find("sandshim's " + pre) != std::string::npos);
+    CHECK(removed.detail.find("its " + pre + " hook was removed") != std::string::npos);
     CHECK(removed.detail.find(installed.file.string()) != std::string::npos);
 
     settings = nlohmann::ordered_json::parse(original);
@@ -79,7 +79,9 @@ TEST_CASE(
     write_text(installed.file, settings.dump(2));
     HookCallCheck changed = installed.check();
     CHECK_FALSE(changed.will_run);
-    CHECK(changed.detail.find("sandshim's " + pre + " (matcher ") != std::string::npos);
+    CHECK(changed.detail.find("its " + pre + " hook's matcher is \"NoSuchTool\"") !=
+          std::string::npos);
+    CHECK(changed.detail.find(installed.file.string()) != std::string::npos);
   }
   Installed claude("claude");
   CHECK(claude.check().will_run);
