@@ -299,13 +299,13 @@ settle_broker_pool() { # COUNT
   done
 }
 
-# The same command under bubblewrap: the host's interpreter (python3 where the host has no
+# The same command under bubblewrap: the host's interpreter in /usr (python3 where it has no
 # `python`), read-only /usr and /etc, the workspace read-only, every namespace unshared.
 bwrap_argv=()
 bwrap_line() { # CMD...
   local program=$1
-  [[ $program != python ]] || command -v python > /dev/null || program=python3
-  bwrap_argv=(bwrap --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib
+  [[ $program != python || -x /usr/bin/python ]] || program=python3
+  bwrap_argv=("$(command -v bwrap)" --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib
     --symlink usr/lib64 /lib64 --symlink usr/sbin /sbin --ro-bind /etc /etc --proc /proc
     --dev /dev --tmpfs /tmp --ro-bind "$work/workspace" "$work/workspace"
     --chdir "$work/workspace" --unshare-all --die-with-parent --new-session --cap-drop ALL
@@ -483,9 +483,6 @@ for cmd in "${k_commands[@]}"; do
 done
 
 if [[ -z $broker_note ]]; then
-  echo "== broker: $broker_kind"
-  broker_targets
-  burst_warm_share
   echo "== broker per-run overhead, ms (request -> worker start, worker end -> client exit; sh -c true)"
   overhead_in="" overhead_out=""
   for ((i = 0; i < runs; i++)); do
@@ -524,7 +521,7 @@ burst_warm_share() {
     end=$EPOCHREALTIME
     times+="$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", (e - s) * 1000 }') "
   done
-  warm=$("${broker_client[@]}" "$bin" audit list --command python --limit "$n" --json |
+  warm=$("${broker_client[@]}" "$bin" audit list --limit "$n" --json |
     jq '[.[] | select(.warm == true)] | length')
   read -r p50 ignored <<< "$(percentiles "$times")"
   awk -v n="$n" -v w="$warm" -v p="$p50" 'BEGIN {
@@ -575,3 +572,8 @@ if [[ -n ${samples[floor/sh -c true]:-} ]]; then
   launcher_targets
 fi
 idle_container_cost
+if [[ -z $broker_note ]]; then
+  echo "== the installed default: $broker_kind"
+  broker_targets
+  burst_warm_share
+fi
