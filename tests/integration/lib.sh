@@ -339,6 +339,19 @@ expect_equal() { # EXPECTED ACTUAL [WHAT]
     [[ $1 == "$2" ]] || fail "${3:-value}: expected '$1', got '$2'"
 }
 
+# The first line of $ERR after a run killed at its deadline, then the limit hint. Its removal note
+# is "the container was killed", or, when the engine is too busy to confirm the removal within the
+# client's grace (other tiers beside this suite in CI), that the guardian keeps removing it.
+expect_deadline_outcome() { # PROGRAM DEADLINE
+    local line killed="the container was killed"
+    local busy="the engine did not confirm the container's removal within 5s: its guardian keeps removing it until the engine answers"
+    line=$(head -n 1 "$ERR")
+    [[ $line == "sandshim: $1 ran past its deadline of $2 (sandbox.timeout); $killed" ||
+        $line == "sandshim: $1 ran past its deadline of $2 (sandbox.timeout); $busy" ]] ||
+        fail "the outcome line: expected '$1 ran past its deadline of $2 (sandbox.timeout); $killed' (or the busy engine's note), got '$line'"
+    expect_contains "sandshim: limit hit: " "$ERR"
+}
+
 expect_file_is() { # FILE EXPECTED-CONTENT (compared without trailing newlines)
     expect_equal "$2" "$(cat "$1")" "$(basename "$1")"
 }

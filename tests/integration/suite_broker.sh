@@ -50,7 +50,7 @@ expect_equal "$U/ws" "$(broker_row "$id" workspace)" "workspace in the broker's 
 check "exit codes: the program's own (0, 42), deadline 124, refusal 125, OOM 137"
 expect_exit 42 as_nd "$U/ws" sh -c 'exit 42'
 expect_exit 124 as_nd "$U/ws" "$T/bin/sandshim" run --timeout 2s -- sh -c 'sleep 30'
-expect_equal "sandshim: sh ran past its deadline of 2s (sandbox.timeout); the container was killed" "$(head -n 1 "$ERR")" "the outcome line"; expect_contains "sandshim: limit hit: " "$ERR"
+expect_deadline_outcome "sh" 2s
 expect_exit 125 as_nd "$U/ws" "$T/bin/sandshim" run -- perl -e 1
 expect_contains 'no image is configured for "perl"' "$ERR"
 expect_lines 1 "$ERR"

@@ -76,7 +76,7 @@ expect_exit 0 sandshim run --dry-run -- sh -c true
 expect_contains " --memory=134217728 " "$OUT"
 printf '[sandbox]\ntimeout = 1s\n' >"$WS_CONFIG"
 expect_exit 124 sandshim run -- sh -c 'sleep 3; exit 42'
-expect_equal "sandshim: sh ran past its deadline of 1s (sandbox.timeout); the container was killed" "$(head -n 1 "$ERR")" "the outcome line"; expect_contains "sandshim: limit hit: " "$ERR"
+expect_deadline_outcome "sh" 1s
 expect_run last timeout 124
 audit_field last policy_sources >"$T/sources"
 expect_contains "$WS_CONFIG" "$T/sources"

@@ -15,7 +15,7 @@ expect_deadline_kill() { # PROGRAM CMD...
     shift
     expect_exit 124 sandshim run --timeout 2s -- "$program" "$@"
     ((ELAPSED_MS >= 2000 && ELAPSED_MS <= 6000)) || fail "ended after ${ELAPSED_MS} ms, expected 2-6 s"
-    expect_equal "sandshim: $program ran past its deadline of 2s (sandbox.timeout); the container was killed" "$(head -n 1 "$ERR")" "the outcome line"; expect_contains "sandshim: limit hit: " "$ERR"
+    expect_deadline_outcome "$program" 2s
     id=$(last_run_id)
     expect_run "$id" timeout 124
     assert_run_container_gone "sandshim-$id" "the deadline"
