@@ -41,17 +41,18 @@ run_check "codex: a command Codex's own rules forbid is refused by Codex itself"
 refused_call_row_closed() { expect_decision_closed "rm -f keep-me.txt"; }
 run_check "codex: the audit row of a call Codex refused is closed" refused_call_row_closed
 
-# A hook changed since its review (here its timeout) is one Codex does not run: doctor says so,
-# naming the hash to trust, and passes again once the file is back.
+# A hook changed since the install (here its timeout; Codex would not run it either, as changed
+# since its review): doctor's tamper check names the file and the change, and passes again once
+# the file is back.
 changed_hook_fails_doctor() {
     cp "$WS/.codex/hooks.json" "$T/hooks.json.reviewed"
     sed -i '0,/"timeout": 60/s//"timeout": 61/' "$WS/.codex/hooks.json"
     agent_doctor
     cp "$T/hooks.json.reviewed" "$WS/.codex/hooks.json"
     expect_equal 1 "$DOCTOR_RC" "doctor's exit code"
-    expect_contains "fail  hooks    codex (project): Codex: sandshim's hooks are not trusted (preToolUse changed since its review), so Codex runs commands without them; fix: start \`codex\`, open /hooks and trust sandshim's hooks; in CI (no /hooks): set trusted_hash = \"sha256:" "$OUT"
+    expect_contains "fail  hooks    codex (project): Codex: $WS/.codex/hooks.json does not hold what sandshim installs: its PreToolUse hook is not the one sandshim installs (its command or settings were changed)" "$OUT"
     agent_doctor
     expect_contains "ok    hooks    codex (project): Codex calls them" "$OUT"
 }
-run_check "codex: doctor fails on a hook changed since its review, naming its new hash" changed_hook_fails_doctor
+run_check "codex: doctor fails on a hook changed since the install, naming the file" changed_hook_fails_doctor
 finish_agent_suite

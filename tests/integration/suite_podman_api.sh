@@ -33,7 +33,7 @@ client_ran_run() { grep -q '^run ' "$T/client.log"; }
 check "the run goes over podman's API service (libpod create), and the client never runs"
 configure on
 expect_exit 42 env SANDSHIM_LOG=debug "$SANDSHIM_BIN" run -- sh -c 'exit 42'
-expect_contains "run: over the API socket $socket (libpod create)" "$ERR"
+expect_contains "run: over the API socket unix://$socket (libpod create)" "$ERR"
 ! client_ran_run || fail "the client ran the container: $(cat "$T/client.log")"
 expect_run last error 42
 check "control: engine.api = off: the same run goes through the client"
