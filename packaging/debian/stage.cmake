@@ -2,7 +2,8 @@
 # it and before the .deb is made: what only the package installs, never a plain `cmake --install`.
 #  - /etc/sandshim/config (a conffile, so dpkg keeps an administrator's edits on upgrade) turns
 #    the broker on for every user, as install/setup.sh does: broker.mode = required and one warm
-#    container per image with the launcher, and wrap mode's bash image, as setup writes them.
+#    container per image with the launcher. (Setup's system file also names wrap mode's bash
+#    image, which makes bash a shimmed command; the package leaves that to the administrator.)
 #  - /etc/init.d/sandshim starts the broker where systemd is not PID 1 (postinst links it into
 #    the runlevels); systemd ignores it, the native sandshim.service has the same name.
 set(root "${CPACK_TEMPORARY_INSTALL_DIRECTORY}")
@@ -13,8 +14,7 @@ set(replacements
     "# mode = auto\n" "# the package's default (docs/install.md): every run goes through the broker\nmode = required\n"
     "# [pool]\n" "[pool]\n"
     "# size = 0\n" "size = 1\n"
-    "# start = launcher\n" "start = launcher\n"
-    "# [images]\n" "[images]\n# the hooks' wrap mode asks for bash in this image (a user may name the floor's own only)\nbash = sandshim/wrap:bookworm\n")
+    "# start = launcher\n" "start = launcher\n")
 while(replacements)
   list(POP_FRONT replacements from to)
   string(FIND "${text}" "${from}" at)
