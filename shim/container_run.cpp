@@ -65,9 +65,8 @@ constexpr int64_t k_probe_wait_ms = 2000;
 // the report of the container's end too: containerd publishes the OOM and the exit on separate
 // paths, and on a loaded engine the OOM comes seconds after the exit (the 1,000-run soak at load
 // 50 recorded 11 of 101 as `killed` with a 1 s wait). An exec in a warm container has no end of
-// its own, so its wait is short.
-constexpr std::chrono::milliseconds k_oom_wait_cold{5000};
-constexpr std::chrono::milliseconds k_oom_wait_warm{1000};
+// its own and waits the whole time: a 1 s wait recorded a warm OOM as `killed` in CI at -j3.
+constexpr std::chrono::milliseconds k_oom_wait{5000};
 // How often the container's pids events are read while it runs: its cgroup is gone once it
 // exits, so the count is sampled, not read at the end.
 constexpr int64_t k_pids_sample_ms = 100;
@@ -778,8 +777,7 @@ void RunLoop::stop_waiting_for_client() {
 // The events watched since before the container existed decide; without them, the engine's
 // event log is asked after the fact (which a busy engine may have rotated past the OOM).
 bool RunLoop::oom_killed() {
-  auto wait = m_spec.warm ? k_oom_wait_warm : k_oom_wait_cold;
-  auto seen = m_oom.oom_killed(wait, wait);
+  auto seen = m_oom.oom_killed(k_oom_wait, k_oom_wait);
   return seen ? *seen : oom_from_event_log();
 }
 
