@@ -36,7 +36,7 @@ readonly PROBES=$WS/probes
 readonly NONCE=$$-$RANDOM
 # Every process this suite starts carries it (see processes_matching); nothing else on the host does.
 export HOSTILE_SUITE_MARK=hostile-$NONCE
-LEFTOVER_WAIT_TENTHS=50
+LEFTOVER_WAIT_TENTHS=150 # a loaded engine took over 5 s to remove a container whose PID 1 ignores SIGTERM
 readonly DAEMON_SECONDS=1000.$$ # a sleep no other process on the machine runs
 readonly SHIM_RSS_LIMIT_KIB=$((48 * 1024))
 readonly AUDIT_TAIL_BYTES=4096 # audit.tail_bytes, default
