@@ -154,7 +154,7 @@ TEST_CASE("fleet export: values keep their SQLite type and bytes", "[audit][flee
                                         SqlValue(int64_t{-42}),
                                         SqlValue(1.5),
                                         SqlValue(std::string("plain \"text\"\n\x1b")),
-                                        SqlValue(std::string("bad \xff utf-8\\", 14)),
+                                        SqlValue(std::string("bad \xff utf-8\\")),
                                         SqlValue(Blob{std::string("\0\x01\xff tail\n", 9)})};
   for (const auto& value : values) {
     Row json = encode_value(value);
