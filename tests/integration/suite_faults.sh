@@ -120,7 +120,9 @@ expect_exit 42 fault_run 20s 0
 expect_file_is "$OUT" "in sandbox"
 expect_not_on_host
 expect_run last error 42
-sh -c "$FAULT_SCRIPT" sh "$T/host-marker" 0 >/dev/null || true
+rc=0
+sh -c "$FAULT_SCRIPT" sh "$T/host-marker" 0 >/dev/null || rc=$?
+expect_equal 42 "$rc" "control: the script's exit code on the host"
 [[ -e $T/host-marker ]] || fail "control: the script does not leave its marker when run on the host"
 
 # ---------------------------------------------------------------------------------------------
@@ -226,6 +228,7 @@ for _ in 1 2 3 4 5 6; do
     delay=0.$((RANDOM % 40))
     fault_run_in_background 20s 0 --image sandshim-faults/victim:1
     sleep "$delay"
+    # The fault itself: the removal may lose the race to the run's create; the exit code is judged.
     private_docker rmi --force sandshim-faults/victim:1 >/dev/null 2>&1 || true
     rc=0
     wait "$BG_RUN" || rc=$?

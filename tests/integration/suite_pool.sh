@@ -33,8 +33,11 @@ fill() { # COMMAND
 }
 
 # Idle, unexpired containers of the pool POOL_KEY (the suite's HOME holds the pool state).
+# A failing `pool status` answers "status-failed", which no count comparison accepts.
 idle_count() {
-    "$SANDSHIM_BIN" pool status | grep -c "pool $POOL_KEY	idle" || true
+    local status
+    status=$("$SANDSHIM_BIN" pool status) || { echo status-failed; return; }
+    grep -c "pool $POOL_KEY	idle" <<<"$status" || true # grep -c prints 0 and exits 1 on none
 }
 
 wait_idle() { # N [SECONDS]
