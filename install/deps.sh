@@ -33,7 +33,7 @@ readonly k_packages=(
     # build: the tests' libraries, the linters, clang for the fuzz and sanitizer trees
     pkg-config clang clang-format git shellcheck
     libclang-rt-dev # libFuzzer and the sanitizer runtimes for clang (only recommended by clang)
-    sqlite3 catch2 libssl-dev
+    sqlite3 catch2
     # tests and demos
     uidmap iproute2 psmisc
     # suite_network: the test CA and the TLS upstream
@@ -46,8 +46,11 @@ readonly k_packages=(
     python3-mpmath libpython3.11-testsuite python3-pytest python3-attr
     # bench/many_calls.sh: pyflakes' own tests (python3-pyflakes), and the script they start
     pyflakes3
-    # bench/latency.sh: the same call under bubblewrap, beside the container's
-    bubblewrap
+    # bench/latency.sh: the same call under bubblewrap, beside the container's; jq and bc for
+    # the benches' figures
+    bubblewrap jq bc
+    # suite_ptrace: the caller's tracing attempts; the k8s manifests' YAML read back
+    strace gdb python3-yaml
 )
 # tests/suites: an npm package whose published tarball includes its tests, and its test runner.
 readonly k_suite_npm_packages=(minimist@1.2.8 tape@5.6.6)
