@@ -1,7 +1,6 @@
 #include "audit/chain_key.hpp"
 
 #include <fcntl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,17 +26,11 @@ constexpr size_t k_secret_bytes = 32;
 }
 
 std::string random_secret(const std::filesystem::path& path) {
-  std::string secret(k_secret_bytes, '\0');
-  size_t filled = 0;
-  while (filled < secret.size()) {
-    ssize_t n = ::getrandom(secret.data() + filled, secret.size() - filled, 0);
-    if (n < 0 && errno != EINTR) {
-      key_error(path, "getrandom failed: " + std::string(std::strerror(errno)),
-                "check the kernel's random source");
-    }
-    filled += static_cast<size_t>(std::max<ssize_t>(n, 0));
+  try {
+    return random_bytes(k_secret_bytes);
+  } catch (const Fatal& e) {
+    key_error(path, e.what(), "check the kernel's random source");
   }
-  return secret;
 }
 
 std::optional<std::string> bytes_of_hex(std::string_view hex) {

@@ -5,6 +5,8 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -12,6 +14,7 @@
 #include "audit/encoding.hpp"
 #include "audit/time_spec.hpp"
 #include "common/escape.hpp"
+#include "common/hex.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
 #include "common/unique_fd.hpp"
@@ -21,12 +24,7 @@ namespace sandshim::audit {
 namespace {
 
 std::string hex16(uint64_t bits) {
-  static constexpr char k_digits[] = "0123456789abcdef";
-  std::string hex(16, '0');
-  for (int i = 15; i >= 0; --i, bits >>= 4) {
-    hex[static_cast<size_t>(i)] = k_digits[bits & 0xf];
-  }
-  return hex;
+  return fmt::format("{:016x}", bits);
 }
 
 std::optional<SqlValue> decode_object(const Row& json) {
@@ -36,7 +34,7 @@ std::optional<SqlValue> decode_object(const Row& json) {
   const std::string& key = json.begin().key();
   const std::string& text = json.begin().value().get_ref<const std::string&>();
   if (key == "real") {
-    if (text.size() != 16 || text.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    if (text.size() != 16 || !is_lower_hex(text)) {
       return std::nullopt;
     }
     return SqlValue(std::bit_cast<double>(std::stoull(text, nullptr, 16)));

@@ -20,6 +20,7 @@
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
+#include "common/unique_fd.hpp"
 #include "shim/broker_policy.hpp"
 #include "shim/environment.hpp"
 #include "shim/run_request.hpp"
@@ -256,20 +257,12 @@ std::optional<int> record_through_broker(RecordCall call) {
   return code;
 }
 
-// A pipe whose write end goes to the broker; its read end holds what the worker wrote.
-struct Pipe {
-  UniqueFd read;
-  UniqueFd write;
-};
-
-Pipe make_pipe() {
-  int ends[2] = {-1, -1};
-  if (::pipe2(ends, O_CLOEXEC) != 0) {
-    throw Fatal(std::string("pipe2 failed: ") + std::strerror(errno));
-  }
-  // The answer is a few KiB; a larger pipe keeps a long one from blocking the worker.
-  ::fcntl(ends[1], F_SETPIPE_SZ, 1 << 20);
-  return {UniqueFd(ends[0]), UniqueFd(ends[1])};
+// A pipe whose write end goes to the broker; its read end holds what the worker wrote. The
+// answer is a few KiB; a larger pipe keeps a long one from blocking the worker.
+Pipe answer_pipe() {
+  Pipe pipe = make_pipe();
+  ::fcntl(pipe.write.get(), F_SETPIPE_SZ, 1 << 20);
+  return pipe;
 }
 
 // What a pipe holds once every writer closed it, up to `cap` bytes.
@@ -293,8 +286,8 @@ std::string drain(int fd, size_t cap) {
 StatusAnswer ask_status(int socket, const fs::path& path) {
   StatusAnswer answer;
   answer.broker = peer_credentials(socket);
-  Pipe out = make_pipe();
-  Pipe err = make_pipe();
+  Pipe out = answer_pipe();
+  Pipe err = answer_pipe();
   UniqueFd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   int code = exchange(socket, Request{StatusCall{}, ""}, path,
                       {null.get(), out.write.get(), err.write.get()});

@@ -355,15 +355,17 @@ int main_entry(int argc, char** argv) {
       return tool_main(Args(args.begin() + (args.empty() ? 0 : 1), args.end()));
     }
     std::vector<std::string> environment = environment_entries();
-    std::string agent_command;  // a broker finds the decision in its own audit
-    if (std::optional<std::string> tool_use = hooks::claude_path_mode_tool_use_id(environment)) {
-      ::setenv("SANDSHIM_TOOL_USE_ID", tool_use->c_str(), 1);
-    } else if (std::optional<std::string> command = hooks::claude_path_mode_command(environment)) {
-      agent_command = std::move(*command);
-    }
+    // Claude Code's path mode names no tool call: a broker finds the decision of the command in
+    // its own audit, direct mode in the caller's.
+    std::optional<std::string> agent_command = hooks::claude_path_mode_command(environment);
     if (auto code = broker::run_through_broker(
-            broker::run_request_for(invoked_as, args, std::move(agent_command)))) {
+            broker::run_request_for(invoked_as, args, agent_command.value_or("")))) {
       return *code;
+    }
+    if (agent_command) {
+      if (auto tool_use = hooks::claude_path_mode_tool_use_id(environment, *agent_command)) {
+        ::setenv("SANDSHIM_TOOL_USE_ID", tool_use->c_str(), 1);
+      }
     }
     return shim::shim_main(invoked_as, args);
   } catch (const Fatal& e) {

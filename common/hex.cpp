@@ -51,8 +51,8 @@ bool is_lower_hex(std::string_view text) {
   return !text.empty() && text.find_first_not_of(k_digits) == std::string_view::npos;
 }
 
-std::string random_hex(size_t bytes) {
-  std::string random(bytes, '\0');
+std::string random_bytes(size_t count) {
+  std::string random(count, '\0');
   size_t filled = 0;
   while (filled < random.size()) {
     ssize_t n = ::getrandom(random.data() + filled, random.size() - filled, 0);
@@ -62,7 +62,11 @@ std::string random_hex(size_t bytes) {
     }
     filled += static_cast<size_t>(n < 0 ? 0 : n);
   }
-  return hex_encode(random);
+  return random;
+}
+
+std::string random_hex(size_t bytes) {
+  return hex_encode(random_bytes(bytes));
 }
 
 }  // namespace sandshim

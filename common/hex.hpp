@@ -12,8 +12,10 @@ std::string hex_encode(std::string_view bytes);
 std::optional<std::string> hex_decode(std::string_view hex);
 // Only lower-case hex digits, and at least one.
 bool is_lower_hex(std::string_view text);
-// `bytes` random bytes from the kernel (getrandom), in hex. Throws Fatal when the kernel gives
-// none: an identifier or token never falls back to something guessable.
+// `count` random bytes from the kernel (getrandom). Throws Fatal when the kernel gives none: an
+// identifier, token or key never falls back to something guessable.
+std::string random_bytes(size_t count);
+// random_bytes(bytes) in hex.
 std::string random_hex(size_t bytes);
 
 }  // namespace sandshim

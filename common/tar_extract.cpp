@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/strings.hpp"
 #include "common/unique_fd.hpp"
 
 namespace sandshim::tar {
@@ -38,29 +39,30 @@ bool relative_to_top(const std::string& path, const std::string& top, std::strin
 
 std::string check(const std::vector<Entry>& entries, const std::string& top) {
   for (const auto& entry : entries) {
-    std::string quoted = "\"" + entry.path + "\"";
+    // The archive comes from a container: its names are quoted with their controls escaped.
+    std::string path = quoted(entry.path);
     if (auto why = unsafe_path(entry.path)) {
-      return *why + ": " + quoted;
+      return *why + ": " + path;
     }
     if (entry.kind == Kind::symlink || entry.kind == Kind::hardlink) {
-      return "a link: " + quoted + " -> \"" + entry.link + "\"";
+      return "a link: " + path + " -> " + quoted(entry.link);
     }
     if (entry.kind == Kind::other) {
-      return "neither a file nor a directory: " + quoted;
+      return "neither a file nor a directory: " + path;
     }
     std::string relative;
     if (!relative_to_top(entry.path, top, relative)) {
-      return "a path outside \"" + top + "\": " + quoted;
+      return "a path outside " + quoted(top) + ": " + path;
     }
     if (relative.empty() && entry.kind != Kind::directory) {
-      return "not a directory: " + quoted;
+      return "not a directory: " + path;
     }
   }
   return "";
 }
 
 std::string system_error(const char* call, const std::string& path) {
-  return std::string(call) + " \"" + path + "\": " + std::strerror(errno);
+  return std::string(call) + " " + quoted(path) + ": " + std::strerror(errno);
 }
 
 // mkdirat in the parent opened beneath the root: a name with slashes would follow links.

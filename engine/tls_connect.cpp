@@ -6,7 +6,6 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +19,8 @@
 #include <cerrno>
 #include <cstring>
 #include <vector>
+
+#include "common/process.hpp"
 
 namespace sandshim::engine::detail {
 
@@ -175,9 +176,7 @@ TlsConnection hand_to_relay(net::io_context& io, TlsStream& tls) {
     ::close(pair[0]);
     return {-1, Fault::unreachable, std::string("fork: ") + std::strerror(errno)};
   }
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
+  wait_for(child);
   return {pair[0], Fault::none, ""};
 }
 

@@ -51,8 +51,8 @@ internal error and a check that takes longer than 20 seconds are refused in the 
 honours (Claude Code and Codex: exit 2 with the reason on stderr; Cursor: exit 2; Gemini: a
 JSON deny; Windsurf: exit 2). Every decision is written to the audit database (`sandshim
 audit`), and the PostToolUse / AfterTool event that follows completes it with the command's
-exit code (Claude Code's PermissionDenied closes it as not run, and its SessionEnd every call its
-transcript shows its own permission rules refused).
+exit code (Claude Code's PermissionDenied closes it as not run, and its SessionEnd closes the
+session's decisions still open: the calls its own permission rules refused).
 
 Agents: claude (Claude Code: SessionStart, PreToolUse, PostToolUse, PostToolUseFailure,
 PermissionDenied, SessionEnd), codex (Codex CLI: PreToolUse, PostToolUse), cursor (preToolUse, beforeShellExecution, postToolUse,

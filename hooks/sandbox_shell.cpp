@@ -128,13 +128,9 @@ std::optional<std::string> claude_path_mode_command(const std::vector<std::strin
   return std::nullopt;
 }
 
-std::optional<std::string> claude_path_mode_tool_use_id(
-    const std::vector<std::string>& environment) {
-  std::optional<std::string> command = claude_path_mode_command(environment);
-  if (!command) {
-    return std::nullopt;
-  }
-  std::string tool_use_id = tool_use_id_of(value_of(environment, "SANDSHIM_SESSION_ID"), *command);
+std::optional<std::string> claude_path_mode_tool_use_id(const std::vector<std::string>& environment,
+                                                        const std::string& command) {
+  std::string tool_use_id = tool_use_id_of(value_of(environment, "SANDSHIM_SESSION_ID"), command);
   return tool_use_id.empty() ? std::nullopt : std::optional(tool_use_id);
 }
 

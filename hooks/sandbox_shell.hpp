@@ -33,11 +33,11 @@ SandboxShellRun sandbox_shell_run(const std::string& script,
 // ancestors (the command in its script's eval) and the session's unfinished decision for that
 // command. Nullopt outside such a session, when the run carries its id already, or when none
 // is found (the run is then joined by session alone).
-std::optional<std::string> claude_path_mode_tool_use_id(
-    const std::vector<std::string>& environment);
-
-// The command of that search alone (the eval'd command of Claude Code's shell among the
-// ancestors): what a broker's client sends, for the broker to find the caller's own decision.
+// First the command (the eval'd command of Claude Code's shell among the ancestors): what a
+// broker's client sends, for the broker to find the caller's own decision in its audit.
 std::optional<std::string> claude_path_mode_command(const std::vector<std::string>& environment);
+// Then, without a broker, that command's unfinished decision in the caller's own audit.
+std::optional<std::string> claude_path_mode_tool_use_id(const std::vector<std::string>& environment,
+                                                        const std::string& command);
 
 }  // namespace sandshim::hooks

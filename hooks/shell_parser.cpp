@@ -47,21 +47,8 @@ bool is_word_end(char c) {
   return c == '\0' || is_blank(c) || c == '\n' || is_operator_char(c);
 }
 
-bool is_name_start(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_';
-}
-
-bool is_name_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-}
-
 bool is_digit(char c) {
   return std::isdigit(static_cast<unsigned char>(c)) != 0;
-}
-
-bool is_name(std::string_view text) {
-  return !text.empty() && is_name_start(text[0]) &&
-         std::all_of(text.begin(), text.end(), is_name_char);
 }
 
 // A fixed piece of shell syntax, as messages name it: `fi`.

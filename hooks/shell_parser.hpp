@@ -1,5 +1,7 @@
 #pragma once
 
+#include <algorithm>
+#include <cctype>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,5 +69,17 @@ ShellParse parse_shell(std::string_view script);
 // The variable a word assigns ("PATH" for `PATH=/x`, `PATH+=:/x`, `a[1]=x`), when it is an
 // assignment as bash reads one: an unquoted name, then `=`.
 std::optional<std::string> assignment_name(std::string_view source);
+
+// A shell name (a variable's): a letter or `_`, then letters, digits and `_`.
+inline bool is_name_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+inline bool is_name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+inline bool is_name(std::string_view text) {
+  return !text.empty() && is_name_start(text[0]) &&
+         std::all_of(text.begin(), text.end(), is_name_char);
+}
 
 }  // namespace sandshim::hooks

@@ -18,13 +18,7 @@ constexpr size_t k_max_values = 32;
 const std::string k_number(1, k_any_name);
 
 bool name_char(char c, bool first) {
-  return c == '_' || std::isalpha(static_cast<unsigned char>(c)) != 0 ||
-         (!first && std::isdigit(static_cast<unsigned char>(c)) != 0);
-}
-
-bool is_name(std::string_view text) {
-  return !text.empty() && name_char(text[0], true) &&
-         std::all_of(text.begin() + 1, text.end(), [](char c) { return name_char(c, false); });
+  return first ? is_name_start(c) : is_name_char(c);
 }
 
 // The index just past the bracket that closes the one at `open`, by depth alone.

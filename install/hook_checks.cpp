@@ -193,11 +193,10 @@ HookCallCheck check_claude(const AgentSettings& settings, const fs::path& projec
     return blocked("Claude Code: disableAllHooks is true in " + *file + ", so no hook runs",
                    "remove \"disableAllHooks\" from " + *file);
   }
-  bool managed_ours = has_sandshim_hooks(read_file(managed).value_or(""), settings);
-  if (disabling_file({managed}, "allowManagedHooksOnly") && managed_ours) {
-    return runs("Claude Code calls them (sandshim's managed hooks; only managed hooks run)");
-  }
   if (disabling_file({managed}, "allowManagedHooksOnly")) {
+    if (has_sandshim_hooks(read_file(managed).value_or(""), settings)) {
+      return runs("Claude Code calls them (sandshim's managed hooks; only managed hooks run)");
+    }
     return blocked("Claude Code: " + managed.string() +
                        " sets allowManagedHooksOnly, so sandshim's hooks never run",
                    "ask the administrator to add sandshim's hooks to " + managed.string());
@@ -331,12 +330,8 @@ std::optional<HookCallCheck> codex_untrusted(const std::vector<const CodexHook*>
 // `[features] hooks = false` (or its old name codex_hooks) in a Codex config.toml: no hook runs.
 bool codex_hooks_disabled(const fs::path& config) {
   std::string table;
-  std::string text = read_file(config).value_or("");
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = std::min(text.find('\n', start), text.size());
-    std::string line = trim(text.substr(start, end - start));
-    start = end + 1;
+  for (const std::string& raw : split_lines(read_file(config).value_or(""))) {
+    std::string line = trim(raw);
     if (line.starts_with('[')) {
       table = line;
       continue;

@@ -519,8 +519,6 @@ pid_t RunLoop::spawn_client(const std::vector<std::string>& engine_args, Pipe& o
   return spawn(options);
 }
 
-// The launcher of a claimed warm container is asked once, before anything runs: missing, wrong
-// or late, the run goes cold (its outcome says why) and nothing ran in the container.
 // A run that failed before its container started: nothing ran.
 ContainerResult RunLoop::not_started(const std::string& why) const {
   ContainerResult result;
@@ -531,6 +529,8 @@ ContainerResult RunLoop::not_started(const std::string& why) const {
   return result;
 }
 
+// The launcher of a claimed warm container is asked once, before anything runs: missing, wrong
+// or late, the run goes cold (its outcome says why) and nothing ran in the container.
 std::optional<ContainerResult> RunLoop::connect_to_launcher() {
   if (m_spec.launcher_pid <= 0) {
     return std::nullopt;
