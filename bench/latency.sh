@@ -406,6 +406,10 @@ for cmd in "${k_commands[@]}"; do
     done
   done
 done
+if [[ -z $broker_note ]] && (($(broker_warm_count) == 0)); then
+  echo "  warning: no warm container of the broker's found by its owner label (shim/pool.cpp's" \
+    "owner_label and pool_owner_label here differ?): its samples are not settled" >&2
+fi
 for ((i = 0; i < runs; i++)); do
   round=$i
   for cmd in "${k_commands[@]}"; do

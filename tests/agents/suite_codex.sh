@@ -17,6 +17,7 @@ mkdir -p "$HOME/.codex/rules"
 printf 'prefix_rule(pattern=["rm"], decision="forbidden")\n' >"$HOME/.codex/rules/default.rules"
 touch "$WS/keep-me.txt"
 KNOWN_GAPS["codex: the audit row of a call Codex refused is closed"]="Codex sends no PostToolUse for an exec its own policy rejects, and sandshim installs no Codex event that could close the row (its Stop hook and the rollout file are not read yet)"
+KNOWN_GAP_FAILURES["codex: the audit row of a call Codex refused is closed"]="the row of the call the agent refused is left pending"
 
 # Codex sends no hook event for write_stdin: an interactive shell started by exec_command would
 # run whatever is typed into it later on the host, so the shell itself must not start there.

@@ -23,16 +23,19 @@ chown "$DG_USER:" "$DG"
 broker_client_command "$DG_USER" "$DG"
 dg_command=("${CLIENT_COMMAND[@]}")
 
-# doctor's lines, whatever its exit status (the shims are not installed for these users, so it
-# is 1): the lines are what this suite asserts. Sets OUT and ERR.
+# doctor's lines, which this suite asserts, and its exit status: 1, since every case has a fail
+# line (at least the shims, not installed for these users), and a doctor that printed one and
+# exited 0 would tell a script all is well. Sets OUT and ERR.
 doctor() { # PREFIX... -- [VAR=VALUE...]
-    local prefix=()
+    local prefix=() rc=0
     while [[ $1 != -- ]]; do
         prefix+=("$1")
         shift
     done
     shift
-    (cd "$T" && exec "${prefix[@]}" env "$@" "$T/bin/sandshim" doctor) >"$OUT" 2>"$ERR" </dev/null || true
+    (cd "$T" && exec "${prefix[@]}" env "$@" "$T/bin/sandshim" doctor) >"$OUT" 2>"$ERR" </dev/null || rc=$?
+    expect_equal 1 "$rc" "doctor's exit code (it printed a fail line)"
+    grep -q '^fail  ' "$OUT" || fail "doctor printed no fail line: $(cat "$OUT")"
 }
 root_command=(env -i PATH=/usr/bin:/bin HOME="$HOME" LANG=C.UTF-8 XDG_STATE_HOME="$XDG_STATE_HOME"
     XDG_CONFIG_HOME="$XDG_CONFIG_HOME" XDG_DATA_HOME="$XDG_DATA_HOME")
@@ -115,6 +118,7 @@ for ((i = 0; i < 100; i++)); do
     [[ -S $T/root-broker/broker.sock ]] && break
     sleep 0.05
 done
+[[ -S $T/root-broker/broker.sock ]] || fail "the root broker did not start: $(tail -n 5 "$T/root-broker/log")"
 doctor "${root_command[@]}" -- SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$T/root-broker/broker.sock"
 expect_contains "fail  broker   the broker at $T/root-broker/broker.sock runs as uid 0 (root), your own: your processes can trace it and use its engine; fix: run the broker as its own system user: \`sudo install/setup.sh\`, or the package's sandshim.socket" "$OUT"
 kill "$root_broker"

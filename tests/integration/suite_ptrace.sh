@@ -98,6 +98,9 @@ stop_sleeper
 check "sandbox.user = 65534:65534 in the broker's system file: every way in is refused to the caller"
 printf '\n[sandbox]\nuser = 65534:65534\n' >>"$SYSCONF"
 expect_caller_attempts 65534 "strace=refused gdb=refused mem=refused environ=refused nsenter=refused "
+# The control: every way in works for root, so each "refused" above could have read "traced".
+expect_equal "strace=traced gdb=traced mem=traced environ=traced nsenter=traced " \
+    "$(attempts "$PID" env | tr '\n' ' ')" "control: root's attempts"
 
 check "the reverse: a host process of uid 65534 traces that run; the run sees no host process"
 attempts "$PID" setpriv --reuid=65534 --regid=65534 --clear-groups >"$T/as-nobody"

@@ -30,8 +30,9 @@ PY
 git -C "$WS" add -A >/dev/null
 
 check "the workspace's path does not exist on the remote engine's machine"
-expect_exit 0 ip netns exec "$REMOTE_ENGINE_NETNS" true
-[[ ! -e /proc/$(remote_engine_pid)/root$WS ]] || fail "the remote engine's mount namespace shows $WS"
+engine_root=/proc/$(remote_engine_pid)/root
+[[ -e $WS && -d $engine_root$T ]] || fail "control: $WS here, and $T (its empty tmpfs) there"
+[[ ! -e $engine_root$WS ]] || fail "the remote engine's mount namespace shows $WS"
 
 check "a script in the workspace runs on the remote engine and sees the workspace's files"
 remote_config </dev/null

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -12,6 +13,8 @@
 #include "common/error.hpp"
 #include "shim/k8s_manifests.hpp"
 #include "shim/policy.hpp"
+#include "test_hooks_support.hpp"
+#include "test_shell_support.hpp"
 #include "test_shim_support.hpp"
 
 using namespace sandshim;
@@ -119,30 +122,20 @@ void check_network_policy(const Json& policy) {
   CHECK(policy["spec"]["ingress"] == Json::array());
 }
 
-// YAML read back by PyYAML, where the host has it: the same objects as the JSON form.
-std::optional<Json> yaml_as_json(const std::string& yaml) {
-  char dir[] = "/tmp/sandshim-k8s-XXXXXX";
-  if (::mkdtemp(dir) == nullptr) {
-    return std::nullopt;
-  }
-  std::string file = std::string(dir) + "/objects.yaml";
-  std::ofstream(file) << yaml;
-  std::string command =
+bool has_pyyaml() {
+  return std::system("python3 -c 'import yaml' >/dev/null 2>&1") == 0;
+}
+
+// YAML read back by PyYAML (install/deps.sh installs python3-yaml): the same objects as JSON.
+Json yaml_as_json(const std::string& yaml) {
+  sandshim::testing::TempDir dir;
+  sandshim::testing::write_text(dir / "objects.yaml", yaml);
+  std::string out = sandshim::test::output_of(
       "python3 -c 'import json, sys, yaml; "
       "print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))' " +
-      file + " 2>/dev/null";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  std::string out;
-  char buffer[4096];
-  while (pipe != nullptr && std::fgets(buffer, sizeof buffer, pipe) != nullptr) {
-    out += buffer;
-  }
-  int status = pipe != nullptr ? ::pclose(pipe) : -1;
-  std::remove(file.c_str());
-  ::rmdir(dir);
-  if (status != 0 || out.empty()) {
-    return std::nullopt;
-  }
+      (dir / "objects.yaml").string() + " 2>&1");
+  INFO("PyYAML's answer: " << out);
+  REQUIRE(Json::accept(out));
   return Json::parse(out);
 }
 
@@ -247,12 +240,13 @@ TEST_CASE("k8s manifests: YAML documents read back as the same objects", "[shim]
     CHECK((c == '\n' || (c >= 0x20 && c != 0x7f)));
   }
   CHECK(yaml.rfind("---\napiVersion: \"networking.k8s.io/v1\"\n", 0) == 0);
-  auto read_back = yaml_as_json(yaml);
-  if (!read_back) {
-    WARN("python3 with PyYAML is not here: the YAML was not read back");
+  if (!has_pyyaml()) {
+    WARN(
+        "python3 with PyYAML is not here (install/deps.sh installs python3-yaml): the YAML was "
+        "not read back");
     return;
   }
-  CHECK(*read_back == Json::parse(objects.dump()));
+  CHECK(yaml_as_json(yaml) == Json::parse(objects.dump()));
 }
 
 TEST_CASE("k8s manifests: what a pod cannot run is refused", "[shim][k8s]") {
