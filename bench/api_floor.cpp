@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "engine/api_client.hpp"
-#include "shim/engine_create.hpp"
-#include "shim/engine_run.hpp"
+#include "engine/engine_create.hpp"
+#include "engine/engine_run.hpp"
 
 extern char** environ;
 

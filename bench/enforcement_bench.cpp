@@ -8,9 +8,9 @@
 #include <functional>
 #include <string>
 
-#include "shim/enforcement.hpp"
-#include "shim/engine.hpp"
-#include "shim/policy.hpp"
+#include "engine/enforcement.hpp"
+#include "engine/engine.hpp"
+#include "policy/policy.hpp"
 
 namespace {
 

@@ -283,7 +283,7 @@ use_installed_broker() {
   broker_pool_owner=$(pool_owner_label "$k_broker_home/state" "$(id -u "$k_broker_user")")
   broker_kind="the installed broker at $socket"
 }
-# shim/pool.cpp's owner_label: the pool directory under the broker's XDG_STATE_HOME, and its uid.
+# pool/pool.cpp's owner_label: the pool directory under the broker's XDG_STATE_HOME, and its uid.
 pool_owner_label() { # XDG_STATE_HOME UID
   printf '%s' "$1/sandshim/pool:$2" | sha256sum | cut -c1-16
 }
@@ -407,7 +407,7 @@ for cmd in "${k_commands[@]}"; do
   done
 done
 if [[ -z $broker_note ]] && (($(broker_warm_count) == 0)); then
-  echo "  warning: no warm container of the broker's found by its owner label (shim/pool.cpp's" \
+  echo "  warning: no warm container of the broker's found by its owner label (pool/pool.cpp's" \
     "owner_label and pool_owner_label here differ?): its samples are not settled" >&2
 fi
 for ((i = 0; i < runs; i++)); do

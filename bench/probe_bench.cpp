@@ -12,10 +12,10 @@
 #include <variant>
 #include <vector>
 
-#include "shim/engine.hpp"
-#include "shim/engine_api.hpp"
-#include "shim/image_probe.hpp"
-#include "shim/policy.hpp"
+#include "engine/engine.hpp"
+#include "engine/engine_api.hpp"
+#include "engine/image_probe.hpp"
+#include "policy/policy.hpp"
 
 namespace {
 

@@ -21,9 +21,9 @@
 #include "common/paths.hpp"
 #include "common/strings.hpp"
 #include "common/unique_fd.hpp"
-#include "shim/broker_policy.hpp"
-#include "shim/environment.hpp"
-#include "shim/run_request.hpp"
+#include "policy/broker_policy.hpp"
+#include "policy/environment.hpp"
+#include "run/run_request.hpp"
 
 namespace sandshim::broker {
 

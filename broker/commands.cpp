@@ -6,10 +6,10 @@
 
 #include <boost/program_options.hpp>
 
+#include "common/command_doc.hpp"
 #include "common/error.hpp"
-#include "shim/broker_launch.hpp"
-#include "shim/broker_policy.hpp"
-#include "shim/commands.hpp"
+#include "policy/broker_policy.hpp"
+#include "run/broker_launch.hpp"
 
 namespace sandshim::broker {
 
@@ -64,7 +64,7 @@ BrokerFlags flags_of(const po::variables_map& vm) {
   return flags;
 }
 
-// Warm containers' launchers listen in a directory of the broker's (shim/broker_launch.hpp).
+// Warm containers' launchers listen in a directory of the broker's (run/broker_launch.hpp).
 void serve_launchers(const std::string& flag, const std::filesystem::path& socket) {
   std::filesystem::path dir =
       flag.empty() ? socket.parent_path() / "launch" : std::filesystem::path(flag);
@@ -93,13 +93,13 @@ CommandDoc broker_doc() {
       "a directory of the broker's on a tmpfs for warm containers' launcher sockets (default: "
       "beside the socket, DIR/launch; not on a tmpfs: warm runs use exec)")(
       "allow-root", "run as root anyway (the broker should be the sandshim user)");
-  return shim::make_command_doc("broker", "the daemon that holds the engine, policy and audit",
-                                k_broker_usage, options);
+  return make_command_doc("broker", "the daemon that holds the engine, policy and audit",
+                          k_broker_usage, options);
 }
 
 int broker_main(const std::vector<std::string>& args) {
   po::variables_map vm;
-  if (!shim::parse_subcommand_options(args, broker_doc(), vm)) {
+  if (!parse_subcommand_options(args, broker_doc(), vm)) {
     return exit_code::k_ok;
   }
   BrokerFlags flags = flags_of(vm);

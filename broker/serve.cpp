@@ -12,12 +12,12 @@
 #include "common/error.hpp"
 #include "common/process.hpp"
 #include "common/terminal.hpp"
-#include "shim/broker_policy.hpp"
-#include "shim/caller.hpp"
+#include "policy/broker_policy.hpp"
+#include "policy/environment.hpp"
+#include "run/caller.hpp"
+#include "run/guardian.hpp"
+#include "run/sandbox.hpp"
 #include "shim/commands.hpp"
-#include "shim/environment.hpp"
-#include "shim/guardian.hpp"
-#include "shim/sandbox.hpp"
 
 namespace sandshim::broker {
 

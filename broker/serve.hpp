@@ -9,8 +9,8 @@
 
 #include "broker/protocol.hpp"
 #include "broker/unix_socket.hpp"
-#include "shim/policy.hpp"
-#include "shim/run_request.hpp"
+#include "policy/policy.hpp"
+#include "run/run_request.hpp"
 
 namespace sandshim::broker {
 

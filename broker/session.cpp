@@ -22,7 +22,7 @@
 #include "broker/workspace_identity.hpp"
 #include "common/error.hpp"
 #include "common/process.hpp"
-#include "shim/caller.hpp"
+#include "run/caller.hpp"
 
 namespace sandshim::broker {
 

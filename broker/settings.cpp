@@ -4,7 +4,7 @@
 
 #include "common/environment.hpp"
 #include "common/error.hpp"
-#include "shim/policy.hpp"
+#include "policy/policy.hpp"
 
 namespace sandshim::broker {
 

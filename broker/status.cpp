@@ -5,13 +5,13 @@
 
 #include "common/error.hpp"
 #include "common/strings.hpp"
-#include "shim/broker_policy.hpp"
-#include "shim/enforcement.hpp"
-#include "shim/engine.hpp"
-#include "shim/engine_client.hpp"
-#include "shim/image_host.hpp"
-#include "shim/policy.hpp"
-#include "shim/pool.hpp"
+#include "engine/enforcement.hpp"
+#include "engine/engine.hpp"
+#include "engine/engine_client.hpp"
+#include "engine/image_host.hpp"
+#include "policy/broker_policy.hpp"
+#include "policy/policy.hpp"
+#include "pool/pool.hpp"
 
 #ifndef SANDSHIM_VERSION
 #define SANDSHIM_VERSION "unknown"

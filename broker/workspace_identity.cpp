@@ -14,7 +14,7 @@
 #include "common/paths.hpp"
 #include "common/strings.hpp"
 #include "common/unique_fd.hpp"
-#include "shim/workspace.hpp"
+#include "policy/workspace.hpp"
 
 namespace sandshim::broker {
 

@@ -1,7 +1,7 @@
 #include <sstream>
 
 #include "cli/completion.hpp"
-#include "shim/policy.hpp"
+#include "policy/policy.hpp"
 
 namespace sandshim::cli {
 

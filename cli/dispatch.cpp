@@ -35,8 +35,8 @@
 #include "install/git_hooks.hpp"
 #include "install/shim_links.hpp"
 #include "install/skill.hpp"
+#include "policy/policy.hpp"
 #include "shim/commands.hpp"
-#include "shim/policy.hpp"
 
 extern char** environ;
 
@@ -60,13 +60,13 @@ std::vector<CommandDoc> docs_of() {
 }
 
 CommandDoc version_doc() {
-  return shim::make_command_doc("version", "print the version", "sandshim version",
-                                boost::program_options::options_description("Options"));
+  return make_command_doc("version", "print the version", "sandshim version",
+                          boost::program_options::options_description("Options"));
 }
 
 int version_main(const Args& args) {
   boost::program_options::variables_map vm;
-  if (!shim::parse_subcommand_options(args, version_doc(), vm)) {
+  if (!parse_subcommand_options(args, version_doc(), vm)) {
     return exit_code::k_ok;
   }
   std::cout << "sandshim " << SANDSHIM_VERSION << "\n";
@@ -334,7 +334,7 @@ std::vector<CommandDoc> command_docs() {
     names.emplace_back(command.name);
   }
   std::vector<CommandDoc> docs = {
-      shim::make_command_doc("", "the sandshim program", usage_text(), options, {}, names)};
+      make_command_doc("", "the sandshim program", usage_text(), options, {}, names)};
   for (const auto& command : subcommands()) {
     auto more = command.docs();
     docs.insert(docs.end(), more.begin(), more.end());

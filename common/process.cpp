@@ -195,4 +195,9 @@ int64_t wall_clock_ms() {
   return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
+std::string signal_name(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  return abbrev != nullptr ? std::string("SIG") + abbrev : std::to_string(sig);
+}
+
 }  // namespace sandshim

@@ -51,4 +51,7 @@ int64_t monotonic_ms();
 // Milliseconds since the Unix epoch, for records.
 int64_t wall_clock_ms();
 
+// "SIGTERM" for 15; the number itself when the signal has no name.
+std::string signal_name(int sig);
+
 }  // namespace sandshim

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <thread>
 
+#include "common/command_doc.hpp"
 #include "common/strings.hpp"
 #include "hooks/hook_run.hpp"
-#include "shim/commands.hpp"
 
 namespace sandshim::hooks {
 
@@ -72,8 +72,8 @@ CommandDoc hook_doc() {
                         "claude, codex, cursor, gemini or windsurf")(
       "event", po::value<std::string>()->value_name("EVENT"),
       "refuse payloads that name another event");
-  return shim::make_command_doc("hook", "answer an agent's pre-tool hook (reads JSON on stdin)",
-                                k_usage, options);
+  return make_command_doc("hook", "answer an agent's pre-tool hook (reads JSON on stdin)", k_usage,
+                          options);
 }
 
 namespace {
@@ -81,7 +81,7 @@ namespace {
 // Parses the options; nullopt after printing --help.
 std::optional<HookOptions> parse_options(const std::vector<std::string>& args) {
   po::variables_map vm;
-  if (!shim::parse_subcommand_options(args, hook_doc(), vm)) {
+  if (!parse_subcommand_options(args, hook_doc(), vm)) {
     return std::nullopt;
   }
   HookOptions result;

@@ -15,9 +15,9 @@
 #include "hooks/decide.hpp"
 #include "hooks/program_files.hpp"
 #include "hooks/protected_paths.hpp"
-#include "shim/broker_policy.hpp"
-#include "shim/caller.hpp"
-#include "shim/guardian.hpp"
+#include "policy/broker_policy.hpp"
+#include "run/caller.hpp"
+#include "run/guardian.hpp"
 
 namespace sandshim::hooks {
 

@@ -10,7 +10,7 @@
 
 #include "audit/decision_record.hpp"
 #include "hooks/agents/agent.hpp"
-#include "shim/policy.hpp"
+#include "policy/policy.hpp"
 
 namespace sandshim::hooks {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "shim/policy.hpp"
+#include "policy/policy.hpp"
 
 namespace sandshim::hooks {
 

@@ -12,8 +12,8 @@
 #include "common/env_list.hpp"
 #include "hooks/rewrite.hpp"
 #include "hooks/shell_parser.hpp"
-#include "shim/broker_policy.hpp"
-#include "shim/policy.hpp"
+#include "policy/broker_policy.hpp"
+#include "policy/policy.hpp"
 
 namespace sandshim::hooks {
 

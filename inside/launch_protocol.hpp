@@ -23,7 +23,7 @@ inline constexpr const char* k_socket_in_container = "/tmp/.sandshim-launch.sock
 // The token comes in the environment (only the container's user and root can read it, where
 // argv is visible to every user), and is removed before the command starts.
 inline constexpr const char* k_token_variable = "SANDSHIM_LAUNCH_TOKEN";
-// Through a broker (shim/broker_launch.hpp): the socket in a directory of the broker's, mounted
+// Through a broker (run/broker_launch.hpp): the socket in a directory of the broker's, mounted
 // here, and the one uid the launcher admits (the broker's: not the container's own, which the
 // caller's other processes share). Unset: /tmp's socket, the container's user and root.
 inline constexpr const char* k_socket_variable = "SANDSHIM_LAUNCH_SOCKET";

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "common/command_doc.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
@@ -12,7 +13,6 @@
 #include "install/atomic_file.hpp"
 #include "install/json_text.hpp"
 #include "install/skill.hpp"
-#include "shim/commands.hpp"
 
 namespace sandshim::install {
 
@@ -106,9 +106,8 @@ CommandDoc install_agent_doc() {
       "mode", po::value<std::string>()->value_name("MODE"),
       "path (default) or wrap: Claude Code's shell runs every command in the sandbox")(
       "uninstall", "remove what an earlier install added")("dry-run", "show the changes only");
-  return shim::make_command_doc("install agent", "wire sandshim into a coding agent's hooks",
-                                k_usage, options, {},
-                                {"claude", "codex", "cursor", "gemini", "windsurf"});
+  return make_command_doc("install agent", "wire sandshim into a coding agent's hooks", k_usage,
+                          options, {}, {"claude", "codex", "cursor", "gemini", "windsurf"});
 }
 
 namespace {
@@ -143,7 +142,7 @@ std::optional<AgentInstallOptions> parse_options(const std::vector<std::string>&
   po::positional_options_description positional;
   positional.add("agent", 1);
   po::variables_map vm;
-  if (!shim::parse_subcommand_options(args, install_agent_doc(), vm, &positional)) {
+  if (!parse_subcommand_options(args, install_agent_doc(), vm, &positional)) {
     return std::nullopt;
   }
   if (vm.count("agent") == 0) {

@@ -16,22 +16,22 @@
 #include "broker/client.hpp"
 #include "broker/mode.hpp"
 #include "broker/settings.hpp"
+#include "common/command_doc.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
+#include "engine/enforcement.hpp"
+#include "engine/engine.hpp"
+#include "engine/engine_api.hpp"
+#include "engine/image_host.hpp"
 #include "install/agent_settings.hpp"
 #include "install/atomic_file.hpp"
 #include "install/container_checks.hpp"
 #include "install/doctor_versions.hpp"
 #include "install/hook_checks.hpp"
-#include "shim/commands.hpp"
-#include "shim/enforcement.hpp"
-#include "shim/engine.hpp"
-#include "shim/engine_api.hpp"
-#include "shim/image_host.hpp"
-#include "shim/policy.hpp"
+#include "policy/policy.hpp"
 
 namespace sandshim::install {
 
@@ -727,7 +727,7 @@ CommandDoc doctor_doc() {
       "containers", "inspect running sandshim containers (or the CONTAINERs named)")(
       "container", po::value<std::vector<std::string>>()->composing()->value_name("CONTAINER"),
       "CONTAINER: a name or id to inspect (with --containers; may repeat)");
-  return shim::make_command_doc(
+  return make_command_doc(
       "doctor", "check the engine, limits, images, PATH, audit and hooks (--containers: CIS)",
       k_usage, options);
 }
@@ -736,7 +736,7 @@ int doctor_main(const std::vector<std::string>& args) {
   po::positional_options_description positional;
   positional.add("container", -1);
   po::variables_map vm;
-  if (!shim::parse_subcommand_options(args, doctor_doc(), vm, &positional)) {
+  if (!parse_subcommand_options(args, doctor_doc(), vm, &positional)) {
     return exit_code::k_ok;
   }
   bool as_json = vm.count("json") != 0;

@@ -10,8 +10,8 @@
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
-#include "shim/image_host.hpp"
-#include "shim/workspace.hpp"
+#include "engine/image_host.hpp"
+#include "policy/workspace.hpp"
 
 extern char** environ;
 

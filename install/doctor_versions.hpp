@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "shim/engine.hpp"
+#include "engine/engine.hpp"
 
 namespace sandshim::install {
 

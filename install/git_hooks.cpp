@@ -8,13 +8,13 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "common/command_doc.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
 #include "install/atomic_file.hpp"
-#include "shim/commands.hpp"
 
 extern char** environ;
 
@@ -282,13 +282,13 @@ CommandDoc git_hooks_doc() {
   options.add_options()("repo", po::value<std::string>()->value_name("DIR"),
                         "the repository (default: the current directory)")(
       "uninstall", "restore the previous core.hooksPath")("dry-run", "show the changes only");
-  return shim::make_command_doc(
-      "install git-hooks", "run a repository's own git hooks in the sandbox", k_usage, options);
+  return make_command_doc("install git-hooks", "run a repository's own git hooks in the sandbox",
+                          k_usage, options);
 }
 
 int install_git_hooks_main(const std::vector<std::string>& args) {
   po::variables_map vm;
-  if (!shim::parse_subcommand_options(args, git_hooks_doc(), vm)) {
+  if (!parse_subcommand_options(args, git_hooks_doc(), vm)) {
     return exit_code::k_ok;
   }
   std::error_code ec;

@@ -3,11 +3,11 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 
+#include "common/command_doc.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
-#include "shim/commands.hpp"
-#include "shim/policy.hpp"
+#include "policy/policy.hpp"
 
 namespace sandshim::install {
 
@@ -32,7 +32,7 @@ po::options_description dir_options() {
 std::optional<LinkOptions> parse_link_options(const std::vector<std::string>& args,
                                               const CommandDoc& doc) {
   po::variables_map vm;
-  if (!shim::parse_subcommand_options(args, doc, vm)) {
+  if (!parse_subcommand_options(args, doc, vm)) {
     return std::nullopt;
   }
   LinkOptions result{{}, shim::load_policy({})};
@@ -49,7 +49,7 @@ bool links_to(const fs::path& link, const fs::path& target) {
 }  // namespace
 
 CommandDoc install_shims_doc() {
-  return shim::make_command_doc(
+  return make_command_doc(
       "install", "install the shims (or: install agent NAME, install git-hooks)",
       "sandshim install [--dir DIR]\n"
       "sandshim install agent NAME [OPTIONS]\n"
@@ -60,17 +60,17 @@ CommandDoc install_shims_doc() {
 }
 
 CommandDoc uninstall_shims_doc() {
-  return shim::make_command_doc("uninstall", "remove the shims",
-                                "sandshim uninstall [--dir DIR]\n\nRemoves the links `sandshim "
-                                "install` created (links to this binary only).",
-                                dir_options());
+  return make_command_doc("uninstall", "remove the shims",
+                          "sandshim uninstall [--dir DIR]\n\nRemoves the links `sandshim "
+                          "install` created (links to this binary only).",
+                          dir_options());
 }
 
 CommandDoc env_doc() {
   po::options_description options("Options");
   options.add_options()("shell", po::value<std::string>()->default_value("sh")->value_name("SHELL"),
                         "sh (bash, zsh, dash) or fish");
-  return shim::make_command_doc(
+  return make_command_doc(
       "env", "print the shell line that puts the shims first on PATH",
       "sandshim env [--shell sh|fish]\n\nPrints the line that puts the shim directory first "
       "on PATH:\n  eval \"$(sandshim env)\"             # bash, zsh\n"
@@ -123,7 +123,7 @@ int uninstall_shims_main(const std::vector<std::string>& args) {
 
 int env_main(const std::vector<std::string>& args) {
   po::variables_map vm;
-  if (!shim::parse_subcommand_options(args, env_doc(), vm)) {
+  if (!parse_subcommand_options(args, env_doc(), vm)) {
     return exit_code::k_ok;
   }
   std::string dir = shim::load_policy({}).effective_shim_dir().string();

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "install/agent_settings.hpp"
-#include "shim/policy.hpp"
+#include "policy/policy.hpp"
 
 namespace sandshim::install {
 

@@ -14,63 +14,21 @@
 #include "common/process.hpp"
 #include "common/strings.hpp"
 #include "common/terminal.hpp"
-#include "shim/engine.hpp"
-#include "shim/engine_client.hpp"
-#include "shim/engine_names.hpp"
+#include "engine/engine.hpp"
+#include "engine/engine_client.hpp"
+#include "engine/engine_names.hpp"
+#include "policy/policy.hpp"
+#include "policy/reach.hpp"
+#include "pool/pool.hpp"
+#include "pool/run_engine.hpp"
+#include "run/run_request.hpp"
+#include "run/sandbox.hpp"
 #include "shim/k8s_manifests.hpp"
-#include "shim/policy.hpp"
-#include "shim/pool.hpp"
-#include "shim/reach.hpp"
-#include "shim/run_request.hpp"
-#include "shim/sandbox.hpp"
 
 namespace sandshim::shim {
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
-
-CommandDoc make_command_doc(std::string path, std::string summary, std::string usage,
-                            const po::options_description& options, std::string epilogue,
-                            std::vector<std::string> operands) {
-  auto with_help = std::make_shared<po::options_description>(options);
-  with_help->add_options()("help,h", "show this help");
-  return CommandDoc{std::move(path),      std::move(summary),  std::move(usage),
-                    std::move(with_help), std::move(epilogue), std::move(operands)};
-}
-
-void print_command_help(std::ostream& out, const CommandDoc& doc) {
-  out << doc.usage << "\n\n" << *doc.options << doc.epilogue << std::flush;
-}
-
-bool parse_subcommand_options(const std::vector<std::string>& args, const CommandDoc& doc,
-                              po::variables_map& vm,
-                              const po::positional_options_description* positional,
-                              const po::options_description* hidden) {
-  po::options_description all = *doc.options;
-  if (hidden != nullptr) {
-    all.add(*hidden);
-  }
-  try {
-    po::command_line_parser parser(args);
-    parser.options(all);
-    // No guessing: `--works rw` must not mean --workspace (an agent's abbreviation would slip
-    // past every check that reads full option names).
-    parser.style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing);
-    if (positional != nullptr) {
-      parser.positional(*positional);
-    }
-    po::store(parser.run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw Fatal(std::string(e.what()) + " (see `sandshim " + doc.path + " --help`)",
-                exit_code::k_usage);
-  }
-  if (vm.count("help") != 0) {
-    print_command_help(std::cout, doc);
-    return false;
-  }
-  return true;
-}
 
 namespace {
 
@@ -139,7 +97,7 @@ int shim_main(const std::string& invoked_as, const std::vector<std::string>& arg
 
 int shim_run(RunRequest request) {
   request.command.at(0) = request.invoked_as;
-  return run_sandboxed(request);
+  return run_sandboxed(request, real_run_engine());
 }
 
 CommandDoc run_doc() {
@@ -193,7 +151,7 @@ int run_command(const std::vector<std::string>& args, RunRequest caller) {
   caller.overrides = run_overrides(vm, command);
   caller.command = std::move(command);
   caller.dry_run = caller.dry_run || vm.count("dry-run") != 0;
-  return run_sandboxed(caller);
+  return run_sandboxed(caller, real_run_engine());
 }
 
 namespace {
@@ -534,7 +492,8 @@ int pool_fill_main(const std::vector<std::string>& args) {
   if (command.size() != 1) {
     throw Fatal("usage: sandshim pool fill [RUN OPTIONS] [--] COMMAND", exit_code::k_usage);
   }
-  return fill_pool(request_from_process("pool", command, run_overrides(vm, command)));
+  return fill_pool(request_from_process("pool", command, run_overrides(vm, command)),
+                   real_run_engine());
 }
 
 }  // namespace
@@ -563,7 +522,7 @@ int pool_main(const std::vector<std::string>& args) {
     return exit_code::k_ok;
   }
   if (what == "fill" && words.size() == 2) {
-    return fill_pool(request_from_process("pool", {words[1]}));
+    return fill_pool(request_from_process("pool", {words[1]}), real_run_engine());
   }
   throw Fatal("usage: " + std::string(k_pool_usage).substr(0, std::string(k_pool_usage).find('\n')),
               exit_code::k_usage);

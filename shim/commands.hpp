@@ -1,40 +1,14 @@
 #pragma once
 
-#include <iosfwd>
 #include <string>
 #include <vector>
 
 #include "common/command_doc.hpp"
-#include "shim/run_request.hpp"
-
-namespace boost::program_options {
-class options_description;
-class variables_map;
-class positional_options_description;
-}  // namespace boost::program_options
+#include "run/run_request.hpp"
 
 namespace sandshim::shim {
 
-// A command's documentation with --help added to its options: what every subcommand above the
-// audit builds its --help, completions and man page section from.
-CommandDoc make_command_doc(std::string path, std::string summary, std::string usage,
-                            const boost::program_options::options_description& options,
-                            std::string epilogue = {}, std::vector<std::string> operands = {});
-
-// `--help`: the usage, the options, the epilogue.
-void print_command_help(std::ostream& out, const CommandDoc& doc);
-
-// Parses a subcommand's options as its doc declares them; prints the help and returns false for
-// --help, throws Fatal (exit 2) naming the bad option. Shared by every `sandshim` subcommand.
-// `hidden` options are parsed but left out of the help (holders of positional operands).
-bool parse_subcommand_options(
-    const std::vector<std::string>& args, const CommandDoc& doc,
-    boost::program_options::variables_map& vm,
-    const boost::program_options::positional_options_description* positional = nullptr,
-    const boost::program_options::options_description* hidden = nullptr);
-
-// The documentation of the commands this library implements (run, images, images build, gc,
-// policy), read by their --help and by the completion and man page generators.
+// The docs of the commands this front serves: their --help, completions and man page sections.
 CommandDoc run_doc();
 CommandDoc images_doc();
 CommandDoc images_build_doc();

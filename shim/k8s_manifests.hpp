@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shim/policy.hpp"
+#include "policy/policy.hpp"
 
 namespace sandshim::shim {
 

@@ -22,7 +22,7 @@ readonly k_broker_socket_dir=/run/sandshim
 # The installed broker's policy beyond the audit (setup's system file; the bench's broker copies
 # it): only the administrator's file decides the mode, so no environment variable of a user's
 # reaches the engine directly; one warm container per image, workspace and policy, started
-# through sandshim's launcher (pool.* in shim/policy.cpp); bash in the wrap image, which the
+# through sandshim's launcher (pool.* in policy/policy.cpp); bash in the wrap image, which the
 # hooks' wrap mode asks for (a user may name the floor's own image, never another).
 readonly k_broker_default_policy=$'[broker]\nmode = required\n[pool]\nsize = 1\nstart = launcher\n[images]\nbash = sandshim/wrap:bookworm\n'
 

@@ -16,9 +16,9 @@
 #include "fuzz_support.hpp"
 #include "hooks/rewrite.hpp"
 #include "hooks/shell_parser.hpp"
-#include "shim/environment.hpp"
-#include "shim/hardening.hpp"
-#include "shim/workspace.hpp"
+#include "policy/environment.hpp"
+#include "policy/workspace.hpp"
+#include "run/hardening.hpp"
 
 using namespace sandshim;
 

@@ -8,7 +8,7 @@
 
 #include "common/error.hpp"
 #include "fuzz_support.hpp"
-#include "shim/policy.hpp"
+#include "policy/policy.hpp"
 
 using namespace sandshim;
 

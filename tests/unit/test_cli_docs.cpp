@@ -13,7 +13,7 @@
 #include "cli/completion.hpp"
 #include "cli/dispatch.hpp"
 #include "cli/option_info.hpp"
-#include "shim/policy.hpp"
+#include "policy/policy.hpp"
 #include "test_shell_support.hpp"
 
 using namespace sandshim;

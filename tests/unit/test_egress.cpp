@@ -3,9 +3,9 @@
 #include "egress/allowlist.hpp"
 #include "egress/proxy.hpp"
 #include "egress/request.hpp"
-#include "shim/egress_session.hpp"
-#include "shim/hardening.hpp"
-#include "shim/policy.hpp"
+#include "policy/policy.hpp"
+#include "run/egress_session.hpp"
+#include "run/hardening.hpp"
 #include "test_shim_support.hpp"
 
 using namespace sandshim;

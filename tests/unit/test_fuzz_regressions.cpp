@@ -10,7 +10,7 @@
 #include "audit/time_spec.hpp"
 #include "common/strings.hpp"
 #include "hooks/shell_parser.hpp"
-#include "shim/policy.hpp"
+#include "policy/policy.hpp"
 
 using namespace sandshim;
 

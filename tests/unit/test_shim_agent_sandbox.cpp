@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "shim/agent_sandbox.hpp"
+#include "engine/agent_sandbox.hpp"
 
 using sandshim::shim::engine_socket_refused_fix;
 

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "shim/broker_launch.hpp"
+#include "run/broker_launch.hpp"
 
 using namespace sandshim::shim;
 namespace fs = std::filesystem;

@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include "shim/broker_policy.hpp"
+#include "policy/broker_policy.hpp"
 #include "test_shim_support.hpp"
 
 using namespace sandshim::shim;

@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "shim/cpu_share.hpp"
-#include "shim/hardening.hpp"
-#include "shim/workspace.hpp"
+#include "policy/workspace.hpp"
+#include "run/cpu_share.hpp"
+#include "run/hardening.hpp"
 #include "test_shim_support.hpp"
 
 using namespace sandshim::shim;

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
-#include "shim/enforcement.hpp"
+#include "engine/enforcement.hpp"
 #include "test_shim_support.hpp"
 
 using namespace sandshim::shim;

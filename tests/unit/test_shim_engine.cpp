@@ -7,9 +7,9 @@
 #include <catch2/catch.hpp>
 
 #include "common/error.hpp"
-#include "shim/engine.hpp"
-#include "shim/hardening.hpp"
-#include "shim/policy.hpp"
+#include "engine/engine.hpp"
+#include "policy/policy.hpp"
+#include "run/hardening.hpp"
 #include "test_shim_support.hpp"
 
 using namespace sandshim::shim;

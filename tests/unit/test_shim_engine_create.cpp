@@ -3,9 +3,9 @@
 
 #include <fstream>
 
-#include "shim/engine_create.hpp"
-#include "shim/engine_run.hpp"
-#include "shim/hardening.hpp"
+#include "engine/engine_create.hpp"
+#include "engine/engine_run.hpp"
+#include "run/hardening.hpp"
 #include "test_audit_support.hpp"
 #include "test_shim_spec_sample.hpp"
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "shim/environment.hpp"
+#include "policy/environment.hpp"
 
 using namespace sandshim::shim;
 

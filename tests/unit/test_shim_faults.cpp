@@ -10,9 +10,9 @@
 #include <sstream>
 #include <thread>
 
-#include "shim/container_run.hpp"
-#include "shim/engine_api.hpp"
-#include "shim/guardian.hpp"
+#include "engine/engine_api.hpp"
+#include "run/container_run.hpp"
+#include "run/guardian.hpp"
 #include "test_shim_support.hpp"
 
 using namespace sandshim::shim;

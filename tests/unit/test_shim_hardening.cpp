@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include "common/error.hpp"
-#include "shim/hardening.hpp"
-#include "shim/workspace.hpp"
+#include "policy/workspace.hpp"
+#include "run/hardening.hpp"
 #include "test_shim_spec_sample.hpp"
 #include "test_shim_support.hpp"
 

@@ -3,7 +3,7 @@
 #include <fstream>
 
 #include "common/error.hpp"
-#include "shim/image_host.hpp"
+#include "engine/image_host.hpp"
 #include "test_shim_support.hpp"
 
 using sandshim::shim::host_lookup_for;

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <thread>
 
-#include "shim/engine_api.hpp"
-#include "shim/image_probe.hpp"
+#include "engine/engine_api.hpp"
+#include "engine/image_probe.hpp"
 #include "test_shim_support.hpp"
 
 using sandshim::UniqueFd;

@@ -11,8 +11,8 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "policy/policy.hpp"
 #include "shim/k8s_manifests.hpp"
-#include "shim/policy.hpp"
 #include "test_hooks_support.hpp"
 #include "test_shell_support.hpp"
 #include "test_shim_support.hpp"

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "shim/limit_hints.hpp"
+#include "policy/limit_hints.hpp"
 
 using namespace sandshim::shim;
 

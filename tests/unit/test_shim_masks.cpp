@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/error.hpp"
-#include "shim/masks.hpp"
+#include "policy/masks.hpp"
 #include "test_shim_support.hpp"
 
 using namespace sandshim::shim;

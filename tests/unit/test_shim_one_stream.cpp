@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
-#include "shim/container_run.hpp"
-#include "shim/hardening.hpp"
-#include "shim/one_stream.hpp"
+#include "run/container_run.hpp"
+#include "run/hardening.hpp"
+#include "run/one_stream.hpp"
 #include "test_shim_support.hpp"
 
 using namespace sandshim::shim;

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 
-#include "shim/engine_api.hpp"
-#include "shim/oom_watch.hpp"
+#include "engine/engine_api.hpp"
+#include "engine/oom_watch.hpp"
 #include "test_engine_support.hpp"
 #include "test_shim_support.hpp"
 

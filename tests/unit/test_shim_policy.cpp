@@ -5,7 +5,7 @@
 #include <map>
 
 #include "common/error.hpp"
-#include "shim/policy.hpp"
+#include "policy/policy.hpp"
 #include "test_shim_support.hpp"
 
 using sandshim::Fatal;

@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
-#include "shim/hardening.hpp"
-#include "shim/pool.hpp"
+#include "pool/pool.hpp"
+#include "run/hardening.hpp"
 
 using namespace sandshim::shim;
 

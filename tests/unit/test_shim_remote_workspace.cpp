@@ -3,7 +3,7 @@
 #include <string>
 
 #include "common/error.hpp"
-#include "shim/remote_workspace.hpp"
+#include "engine/remote_workspace.hpp"
 
 using nlohmann::json;
 using sandshim::Fatal;

@@ -1,4 +1,4 @@
-// The orchestration of a run (shim/sandbox.cpp) and its outcome classification, through an
+// The orchestration of a run (run/sandbox.cpp) and its outcome classification, through an
 // injected engine: no container engine is involved.
 #include <signal.h>
 #include <sys/stat.h>
@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "common/error.hpp"
-#include "shim/container_run.hpp"
-#include "shim/run_context.hpp"
-#include "shim/sandbox.hpp"
+#include "run/container_run.hpp"
+#include "run/run_context.hpp"
+#include "run/sandbox.hpp"
 #include "test_audit_support.hpp"
 #include "test_shim_support.hpp"
 

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "shim/seccomp.hpp"
+#include "engine/seccomp.hpp"
 
 using nlohmann::json;
 using sandshim::shim::seccomp_for_gvisor;

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "shim/run_spec.hpp"
+#include "run/run_spec.hpp"
 
 namespace sandshim::test {
 

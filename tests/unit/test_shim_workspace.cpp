@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/error.hpp"
-#include "shim/workspace.hpp"
+#include "policy/workspace.hpp"
 #include "test_shim_support.hpp"
 
 using namespace sandshim::shim;

@@ -1,0 +1,158 @@
+#include "policy/reach.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "common/error.hpp"
+#include "common/paths.hpp"
+#include "common/sha256.hpp"
+#include "common/strings.hpp"
+#include "policy/workspace.hpp"
+
+namespace sandshim::shim {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string>& protected_names() {
+  static const std::vector<std::string> names = {".git",
+                                                 ".sandshim.conf",
+                                                 ".claude",
+                                                 ".codex",
+                                                 ".cursor",
+                                                 ".gemini",
+                                                 ".windsurf",
+                                                 ".vscode",
+                                                 ".husky",
+                                                 ".githooks",
+                                                 ".pre-commit-config.yaml",
+                                                 ".envrc",
+                                                 "CLAUDE.md",
+                                                 "AGENTS.md"};
+  return names;
+}
+
+std::string invalid_writable_path(const std::string& path) {
+  if (path.empty() || path.front() == '/' || path == "." || path == "./") {
+    return "expected a sub-path of the workspace such as node_modules (never the workspace "
+           "itself)";
+  }
+  fs::path p = fs::path(path).lexically_normal();
+  for (const auto& part : p) {
+    if (part == "..") {
+      return "a writable path may not reach above the workspace";
+    }
+    auto& names = protected_names();
+    if (std::find(names.begin(), names.end(), part.string()) != names.end()) {
+      return quoted(part.string()) + " always stays read-only";
+    }
+  }
+  return "";
+}
+
+std::vector<std::string> writable_mount_flags(const fs::path& workspace,
+                                              const std::vector<std::string>& paths) {
+  std::vector<std::string> flags;
+  for (const auto& path : paths) {
+    fs::path dir = (workspace / path).lexically_normal();
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec) || fs::is_symlink(dir, ec)) {
+      throw Fatal("sandbox.writable = " + path + ": " + quoted(dir.string()) +
+                  " is not a directory in the workspace; create it first");
+    }
+    flags.push_back("--mount=" + bind_mount_spec(dir, false));
+    for (const auto& name : protected_names()) {
+      if (fs::exists(fs::symlink_status(dir / name, ec))) {
+        flags.push_back("--mount=" + bind_mount_spec(dir / name, true));
+      }
+    }
+  }
+  return flags;
+}
+
+namespace {
+
+uint64_t tree_bytes(const fs::path& dir) {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_regular_file(ec)) {
+      total += it->file_size(ec);
+    }
+  }
+  return total;
+}
+
+void empty_directory(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    fs::remove_all(entry.path(), ec);
+  }
+}
+
+fs::path cache_root() {
+  return xdg_directory("state") / "sandshim" / "cache";
+}
+
+}  // namespace
+
+fs::path prepare_cache_dir(const fs::path& workspace, uid_t uid, gid_t gid, uint64_t max_bytes,
+                           bool& emptied) {
+  fs::path dir =
+      cache_root() / (sha256_hex(workspace.string()).substr(0, 16) + "-" + std::to_string(uid));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    throw Fatal("sandbox.cache: cannot create " + quoted(dir.string()) + ": " + ec.message());
+  }
+  std::ofstream(dir.parent_path() / (dir.filename().string() + ".workspace")) << workspace.string();
+  if (::geteuid() == 0 && ::chown(dir.c_str(), uid, gid) != 0) {
+    throw Fatal("sandbox.cache: chown " + quoted(dir.string()) + ": " + std::strerror(errno));
+  }
+  fs::permissions(dir, fs::perms::owner_all, ec);
+  emptied = tree_bytes(dir) > max_bytes;
+  if (emptied) {
+    empty_directory(dir);
+  }
+  return dir;
+}
+
+std::string cache_mount_flag(const fs::path& dir, bool podman) {
+  std::string spec = "--mount=" + bind_mount_spec(dir, k_cache_mount, false);
+  // Docker's bind mounts take no noexec (its local volumes bind without applying it either).
+  return podman ? spec + ",noexec,nosuid,nodev" : spec;
+}
+
+std::vector<std::string> cache_environment() {
+  std::string root = k_cache_mount;
+  return {"XDG_CACHE_HOME=" + root + "/xdg", "PIP_CACHE_DIR=" + root + "/pip",
+          "npm_config_cache=" + root + "/npm", "PYTHONPYCACHEPREFIX=" + root + "/pycache"};
+}
+
+int collect_cache_garbage() {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(cache_root(), ec)) {
+    if (entry.path().extension() != ".workspace") {
+      continue;
+    }
+    std::ifstream in(entry.path());
+    std::string workspace;
+    std::getline(in, workspace);
+    if (!workspace.empty() && fs::exists(workspace, ec)) {
+      continue;
+    }
+    fs::path dir = entry.path();
+    dir.replace_extension();
+    fs::remove_all(dir, ec);
+    fs::remove(entry.path(), ec);
+    ++removed;
+  }
+  return removed;
+}
+
+}  // namespace sandshim::shim

@@ -1,0 +1,468 @@
+#include "pool/pool.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "common/hex.hpp"
+#include "common/paths.hpp"
+#include "common/process.hpp"
+#include "common/sha256.hpp"
+#include "common/strings.hpp"
+#include "common/unique_fd.hpp"
+#include "engine/engine_client.hpp"
+#include "engine/engine_names.hpp"
+#include "engine/image_probe.hpp"
+#include "inside/launch_protocol.hpp"
+#include "run/broker_launch.hpp"
+#include "run/caller.hpp"
+#include "run/guardian.hpp"
+#include "run/hardening.hpp"
+#include "run/inside_binary.hpp"
+#include "run/step_timer.hpp"
+
+namespace sandshim::shim {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A claim just before expiry still has the run's whole deadline, and this, before the idle
+// init ends the container by itself.
+constexpr int64_t k_life_grace_s = 10;
+constexpr auto k_engine_call_timeout = std::chrono::seconds(60);
+
+fs::path pool_dir() {
+  return xdg_directory("state") / "sandshim" / "pool";
+}
+
+fs::path claimed_dir() {
+  return pool_dir() / "claimed";
+}
+
+int64_t now_epoch_s() {
+  return wall_clock_ms() / 1000;
+}
+
+int64_t ceil_seconds(int64_t ms) {
+  return (ms + 999) / 1000;
+}
+
+// Labels the containers of this user's pools, so a drain never touches another user's.
+std::string owner_label() {
+  return sha256_hex(pool_dir().string() + ":" + std::to_string(::getuid())).substr(0, 16);
+}
+
+void ensure_directory(const fs::path& dir) {
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
+}
+
+// Entry names are run ids; anything else in the directory (temporary files) is not an entry.
+bool is_entry_name(const std::string& name) {
+  return is_lower_hex(name);
+}
+
+std::string serialize(const PoolEntry& entry) {
+  std::ostringstream out;
+  out << "image " << entry.image << "\nimage_id " << entry.image_id << "\nworkspace "
+      << entry.workspace << "\nexpires " << entry.expires_epoch_s << "\ndeadline "
+      << entry.deadline_epoch_s << "\n";
+  if (entry.launcher_pid > 0) {
+    out << "launcher " << entry.launcher_pid << " " << entry.launcher_token << "\n";
+  }
+  for (const auto& arg : entry.create_args) {
+    out << "arg " << arg << "\n";
+  }
+  return out.str();
+}
+
+std::optional<PoolEntry> read_entry(const fs::path& path, const std::string& key) {
+  std::ifstream in(path);
+  if (!in) {
+    return std::nullopt;
+  }
+  PoolEntry entry;
+  entry.key = key;
+  entry.run_id = path.filename().string();
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string field = line.substr(0, line.find(' '));
+    std::string value = line.size() > field.size() ? line.substr(field.size() + 1) : "";
+    if (field == "image") {
+      entry.image = value;
+    } else if (field == "image_id") {
+      entry.image_id = value;
+    } else if (field == "workspace") {
+      entry.workspace = value;
+    } else if (field == "expires" || field == "deadline") {
+      int64_t number = value.empty() ? 0 : std::stoll(value);
+      (field == "expires" ? entry.expires_epoch_s : entry.deadline_epoch_s) = number;
+    } else if (field == "arg") {
+      entry.create_args.push_back(value);
+    } else if (field == "launcher") {
+      std::istringstream words(value);
+      words >> entry.launcher_pid >> entry.launcher_token;
+    }
+  }
+  if (entry.image_id.empty() || entry.expires_epoch_s == 0) {
+    return std::nullopt;
+  }
+  return entry;
+}
+
+std::vector<std::string> entry_names(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& item : fs::directory_iterator(dir, ec)) {
+    std::string name = item.path().filename().string();
+    if (is_entry_name(name)) {
+      names.push_back(name);
+    }
+  }
+  return names;
+}
+
+// Key directories: every directory of the pool but claimed/.
+std::vector<std::string> pool_keys() {
+  std::vector<std::string> keys;
+  std::error_code ec;
+  for (const auto& item : fs::directory_iterator(pool_dir(), ec)) {
+    std::string name = item.path().filename().string();
+    if (item.is_directory(ec) && is_entry_name(name)) {
+      keys.push_back(name);
+    }
+  }
+  return keys;
+}
+
+// The probe prefetch_pool_image_id sent, for the claim of this process's one run.
+struct PrefetchedProbe {
+  std::string image;
+  pid_t owner = 0;
+  std::unique_ptr<ImageProbe> probe;
+};
+
+PrefetchedProbe& prefetched() {
+  static PrefetchedProbe slot;
+  return slot;
+}
+
+// The prefetched probe of `image`, once. A forked process (a detached refill) never uses its
+// parent's: the probe's socket was closed there, and its number may name another file now, so it
+// is dropped without being closed.
+std::unique_ptr<ImageProbe> take_prefetched(const std::string& image) {
+  PrefetchedProbe& slot = prefetched();
+  if (slot.owner != ::getpid()) {
+    (void)slot.probe.release();
+    return nullptr;
+  }
+  return slot.image == image ? std::move(slot.probe) : nullptr;
+}
+
+bool remove_container(const Engine& engine, const std::string& name) {
+  return EngineClient(engine).remove(name, k_engine_call_timeout).ok();
+}
+
+// Takes an idle entry out of the pool: rename(2) is atomic, so of any number of concurrent
+// takers exactly one succeeds.
+bool take(const fs::path& entry_path, const std::string& run_id) {
+  return ::rename(entry_path.c_str(), (claimed_dir() / run_id).c_str()) == 0;
+}
+
+// Removes an idle container for good: taken first, so no run can claim it meanwhile.
+bool discard(const Engine& engine, const fs::path& key_dir, const std::string& run_id) {
+  if (!take(key_dir / run_id, run_id)) {
+    return false;
+  }
+  remove_container(engine, container_name_of(run_id));
+  remove_broker_launch_dir(run_id);
+  std::error_code ec;
+  fs::remove(claimed_dir() / run_id, ec);
+  return true;
+}
+
+// Serialises the refills and drains of one key across processes.
+UniqueFd lock_key(const std::string& key) {
+  fs::path path = pool_dir() / (key + ".lock");
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (fd.valid()) {
+    while (::flock(fd.get(), LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  return fd;
+}
+
+// A claim right after a refill must find the launcher listening, or its run goes cold: the entry
+// is published once the launcher's socket exists (seen missing on a loaded machine), or after
+// the patience regardless (the claim then fails over to a cold run, as before).
+void wait_for_launcher(const std::string& socket) {
+  constexpr int64_t k_launcher_start_patience_ms = 5000;
+  int64_t until = monotonic_ms() + k_launcher_start_patience_ms;
+  struct stat info {};
+  while (::stat(socket.c_str(), &info) != 0 && monotonic_ms() < until) {
+    ::usleep(5000);
+  }
+}
+
+}  // namespace
+
+void prefetch_pool_image_id(const Engine& engine, const std::string& image) {
+  StepTimer step("engine image inspect (prefetch sent)");
+  prefetched().image = image;
+  prefetched().owner = ::getpid();
+  prefetched().probe = std::make_unique<ImageProbe>(engine, image);
+}
+
+std::string pool_key(const Policy& policy, const RunSpec& spec) {
+  std::string masked;  // a warm container masks what the workspace held when it started
+  for (const auto& path : spec.masks.paths) {
+    masked += path.path.string() + "\n";
+  }
+  // A broker's run: the workspace's device and inode too, so a directory replaced under the
+  // same name never gets the old one's containers (the gate would refuse them).
+  std::string held = spec.gate ? spec.gate->workspace_id : "";
+  for (const auto& path : spec.host_mounts) {  // images.NAME = host: the interpreter found
+    held += "\n" + path.string();
+  }
+  return sha256_hex(policy.digest() + "\n" + spec.image + "\n" + spec.workspace.string() + "\n" +
+                    spec.user + "\n" + masked + held)
+      .substr(0, 24);
+}
+
+WarmPool::WarmPool(const Engine& engine, const Policy& policy, const RunSpec& spec)
+    : m_engine(engine), m_policy(policy), m_spec(spec), m_key(pool_key(policy, spec)) {}
+
+// The id the image's tag names now, so a moved tag is never served an old container; over the
+// engine's API socket when it has one (a client spawn costs more than the rest of a warm run).
+std::optional<std::string> WarmPool::current_image_id() const {
+  StepTimer step("engine image inspect (pool)");
+  std::unique_ptr<ImageProbe> probe = take_prefetched(m_spec.image);  // its answer is likely in
+  if (!probe) {
+    probe = std::make_unique<ImageProbe>(m_engine, m_spec.image);
+  }
+  std::string id = probe->result(
+      std::chrono::duration_cast<std::chrono::milliseconds>(k_engine_call_timeout).count());
+  if (id.empty()) {
+    return std::nullopt;
+  }
+  return id;
+}
+
+std::optional<PoolClaim> WarmPool::claim() const {
+  try {
+    fs::path dir = pool_dir() / m_key;
+    auto names = entry_names(dir);
+    if (names.empty()) {
+      return std::nullopt;
+    }
+    // The tag may name another image since the container started: never serve that one.
+    auto image_id = current_image_id();
+    if (!image_id) {
+      return std::nullopt;
+    }
+    int64_t now = now_epoch_s();
+    for (const auto& name : names) {
+      auto entry = read_entry(dir / name, m_key);
+      if (!entry || entry->expires_epoch_s <= now || entry->image_id != *image_id) {
+        continue;
+      }
+      if (take(dir / name, name)) {
+        return PoolClaim{name, entry->image_id, entry->create_args, entry->launcher_pid,
+                         entry->launcher_token};
+      }
+    }
+  } catch (const std::exception&) {
+    // An unreadable pool only costs the warm start: the run goes cold.
+  }
+  return std::nullopt;
+}
+
+bool WarmPool::uses_launcher() const {
+  // gVisor's /tmp lives in its own kernel: /proc/PID/root does not reach the launcher's socket.
+  // A broker's launcher needs the broker's directory (run/broker_launch.hpp); without, exec.
+  return m_policy.pool_start == PoolStart::launcher && !m_engine.dialect.is_podman() &&
+         m_policy.runtime != Runtime::runsc && (!m_spec.gate || broker_launch_root());
+}
+
+// Starts the container of `entry`: with the launcher as its command, whose process it records,
+// or the idle command that `exec` runs beside.
+bool WarmPool::create_container(const RunSpec& spec, const std::vector<std::string>& labels,
+                                int64_t life_s, PoolEntry& entry) const {
+  if (!uses_launcher()) {
+    entry.create_args = build_pool_arguments(m_policy, spec, labels, life_s);
+    return EngineClient(m_engine).create(entry.create_args, k_engine_call_timeout).ok();
+  }
+  entry.launcher_token = new_run_id() + new_run_id();
+  std::vector<std::string> extra = labels;
+  if (uses_broker_launch(spec)) {
+    auto flags = broker_launch_flags(spec.run_id);
+    if (flags.empty()) {
+      return false;
+    }
+    extra.insert(extra.end(), flags.begin(), flags.end());
+  }
+  entry.create_args = build_launcher_pool_arguments(
+      m_policy, spec, extra, locate_inside_binary(launch::k_binary_name), life_s);
+  Engine engine = m_engine;  // the token by name only: never in the process list or the row
+  engine.env = m_engine.env_with({{launch::k_token_variable, entry.launcher_token}});
+  if (!EngineClient(engine).create(entry.create_args, k_engine_call_timeout).ok()) {
+    return false;
+  }
+  auto pid = EngineClient(m_engine).container_pid(spec.container_name(), k_engine_call_timeout);
+  entry.launcher_pid = pid.value_or(0);
+  if (pid) {
+    wait_for_launcher(launcher_socket_of(spec, *pid));
+  }
+  return pid.has_value();
+}
+
+std::string WarmPool::start_container(const std::string& image_id) const {
+  RunSpec spec = m_spec;
+  spec.run_id = new_run_id();
+  spec.image = image_id;  // by id: the container runs exactly the image its entry names
+  spec.cwd = m_spec.workspace;
+  spec.env.clear();
+  spec.command.clear();
+  spec.tty = false;
+  int64_t now = now_epoch_s();
+  int64_t idle_s = ceil_seconds(m_policy.pool_idle_ttl_ms);
+  int64_t life_s = idle_s + ceil_seconds(m_policy.timeout_ms) + k_life_grace_s;
+  PoolEntry entry{m_key,        spec.run_id,  m_spec.image, image_id, m_spec.workspace.string(),
+                  now + idle_s, now + life_s, {},           0,        ""};
+  spec.deadline_epoch_s = entry.deadline_epoch_s;
+  std::vector<std::string> labels = {
+      label_flag(k_label_pool, m_key), label_flag(k_label_pool_owner, owner_label()),
+      label_flag(k_label_pool_expires, std::to_string(entry.expires_epoch_s))};
+  if (!create_container(spec, labels, life_s, entry)) {
+    remove_container(m_engine, spec.container_name());
+    remove_broker_launch_dir(spec.run_id);
+    return "";
+  }
+  // Published only once the container runs, and atomically: a claimer never sees half of it.
+  fs::path dir = pool_dir() / m_key;
+  fs::path temporary = dir / (".new-" + spec.run_id);
+  {
+    std::ofstream out(temporary);
+    out << serialize(entry);
+  }
+  fs::rename(temporary, dir / spec.run_id);
+  return spec.run_id;
+}
+
+int WarmPool::refill() const {
+  ensure_pool_directories();
+  UniqueFd lock = lock_key(m_key);
+  return refill_locked();
+}
+
+void WarmPool::ensure_pool_directories() const {
+  ensure_directory(pool_dir());
+  ensure_directory(claimed_dir());
+  ensure_directory(pool_dir() / m_key);
+}
+
+int WarmPool::refill_locked() const {
+  fs::path dir = pool_dir() / m_key;
+  auto image_id = current_image_id();
+  if (!image_id) {
+    return 0;
+  }
+  int64_t now = now_epoch_s();
+  int64_t idle = 0;
+  for (const auto& name : entry_names(dir)) {
+    auto entry = read_entry(dir / name, m_key);
+    if (entry && entry->expires_epoch_s > now + 1 && entry->image_id == *image_id) {
+      ++idle;
+    } else {
+      discard(m_engine, dir, name);  // expired, or started from an image the tag left
+    }
+  }
+  int started = 0;
+  for (; idle < m_policy.pool_size; ++idle, ++started) {
+    if (start_container(*image_id).empty()) {
+      break;
+    }
+  }
+  return started;
+}
+
+void WarmPool::refill_detached(const std::string& claimed_run_id) const {
+  // Once the caller has exited: the engine clients of a refill cost more CPU than the rest of
+  // the run, and on a small machine they would take it from the run's last steps.
+  run_detached_after_exit([this, claimed_run_id](const std::function<void()>& wait_for_caller) {
+    ensure_pool_directories();
+    UniqueFd lock = lock_key(m_key);  // first: a `pool fill` after this run waits for the refill
+    wait_for_caller();
+    if (!claimed_run_id.empty()) {
+      std::error_code ec;
+      fs::remove(claimed_dir() / claimed_run_id, ec);
+    }
+    refill_locked();
+  });
+}
+
+std::vector<PoolEntry> list_pool_entries() {
+  std::vector<PoolEntry> entries;
+  for (const auto& key : pool_keys()) {
+    for (const auto& name : entry_names(pool_dir() / key)) {
+      if (auto entry = read_entry(pool_dir() / key / name, key)) {
+        entries.push_back(*entry);
+      }
+    }
+  }
+  return entries;
+}
+
+int drain_pools(const Engine& engine) {
+  int removed = 0;
+  for (const auto& key : pool_keys()) {
+    UniqueFd lock = lock_key(key);
+    for (const auto& name : entry_names(pool_dir() / key)) {
+      removed += discard(engine, pool_dir() / key, name) ? 1 : 0;
+    }
+  }
+  // Containers of this user's pools with no entry (a refill killed half-way): unless a run
+  // holds them, they go too.
+  auto listed = EngineClient(engine).ps_by_label(
+      std::string(k_label_pool_owner) + "=" + owner_label(), "", k_engine_call_timeout);
+  for (const auto& container : listed.containers) {
+    const std::string& name = container.name;
+    std::error_code ec;
+    std::string run_id = run_id_of(name).value_or("");
+    if (run_id.empty() || fs::exists(claimed_dir() / run_id, ec)) {
+      continue;
+    }
+    removed += remove_container(engine, name) ? 1 : 0;
+    remove_broker_launch_dir(run_id);
+  }
+  return removed;
+}
+
+int collect_pool_garbage(const Engine& engine) {
+  int removed = 0;
+  int64_t now = now_epoch_s();
+  for (const auto& entry : list_pool_entries()) {
+    if (entry.expires_epoch_s <= now) {
+      removed += discard(engine, pool_dir() / entry.key, entry.run_id) ? 1 : 0;
+    }
+  }
+  for (const auto& name : entry_names(claimed_dir())) {
+    auto entry = read_entry(claimed_dir() / name, "");
+    if (!entry || entry->deadline_epoch_s < now) {
+      removed += remove_container(engine, container_name_of(name)) ? 1 : 0;
+      remove_broker_launch_dir(name);
+      std::error_code ec;
+      fs::remove(claimed_dir() / name, ec);
+    }
+  }
+  return removed;
+}
+
+}  // namespace sandshim::shim

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "audit/run_record.hpp"
+#include "engine/engine.hpp"
+#include "policy/limit_hints.hpp"
+#include "policy/policy.hpp"
+#include "run/engine_errors.hpp"
+#include "run/outcome.hpp"
+#include "run/run_spec.hpp"
+
+namespace sandshim::shim {
+
+// How a container run ended, as the audit and the caller need it.
+struct ContainerResult {
+  audit::RunStatus status = audit::RunStatus::ok;
+  int exit_code = 0;
+  std::optional<int> signal;
+  std::string message;  // one line for the user when sandshim ended or refused the run
+  int64_t stdout_bytes = 0;
+  int64_t stderr_bytes = 0;
+  std::string stdout_tail;
+  std::string stderr_tail;
+  std::string image_id;    // the image's content digest, asked for while the container runs
+  LimitFacts limit_facts;  // what the run showed of the limits it met
+  std::string limit_hit;   // the keys of the limits it hit, comma-separated, for the audit
+  std::string transfer;    // a remote engine: what travelled, for the audit row's message only
+};
+
+// Runs the engine client with `engine_args` and stays in charge until the container is gone:
+// relays stdio, kills the container at the deadline, forwards signals, tells an OOM kill from
+// a deadline or a signal, and leaves a guardian behind in case the shim itself is killed.
+ContainerResult run_container(const Engine& engine, const std::vector<std::string>& engine_args,
+                              const RunSpec& spec, const Policy& policy);
+
+}  // namespace sandshim::shim

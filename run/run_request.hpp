@@ -1,0 +1,46 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policy/broker_policy.hpp"
+#include "policy/policy.hpp"
+#include "run/caller.hpp"
+#include "run/run_spec.hpp"
+
+namespace sandshim::shim {
+
+// Everything a run reads from its caller, as one value: the shim and `sandshim run` build it from
+// their own process (request_from_process), a broker from a socket request. The run path reads
+// nothing from process globals except through this.
+struct RunRequest {
+  std::string invoked_as;                // the shim name (python, node, sh), "run" or "pool"
+  std::vector<std::string> command;      // the container's argv; command[0] picks the image
+  std::vector<Setting> overrides;        // `sandshim run` flags, applied over every config layer
+  bool dry_run = false;                  // print the engine command line, run nothing
+  Caller caller;                         // who asked: identity, parent, agent and session ids
+  std::vector<std::string> environment;  // the caller's NAME=VALUE list
+  std::filesystem::path cwd;             // empty when the caller's cwd could not be read
+  std::string cwd_error;                 // why, when empty
+  std::filesystem::path home;            // the caller's home (never a workspace)
+  StdioFds stdio;
+  bool tty = false;  // both stdin and stdout of the caller are a terminal
+  // Set: a broker's caller, whose policy is the broker's (flags and user texts only tighten).
+  std::optional<BrokerPolicySource> broker;
+
+  // The caller's value of `name`, nullopt when unset.
+  std::optional<std::string> env_value(const std::string& name) const;
+};
+
+// SANDSHIM_DRY_RUN=1 in the caller's environment: print the engine command line, run nothing.
+bool dry_run_requested(const RunRequest& request);
+
+// A request from this process: its environ, cwd, identity and fds 0-2.
+RunRequest request_from_process(std::string invoked_as, std::vector<std::string> command,
+                                std::vector<Setting> overrides = {}, bool dry_run = false);
+
+}  // namespace sandshim::shim

@@ -1,0 +1,662 @@
+#include "run/sandbox.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "audit/store.hpp"
+#include "common/error.hpp"
+#include "common/paths.hpp"
+#include "common/process.hpp"
+#include "common/strings.hpp"
+#include "engine/endpoint.hpp"
+#include "engine/enforcement.hpp"
+#include "engine/engine.hpp"
+#include "engine/engine_api.hpp"
+#include "engine/image_host.hpp"
+#include "engine/seccomp.hpp"
+#include "policy/environment.hpp"
+#include "policy/limit_hints.hpp"
+#include "policy/masks.hpp"
+#include "policy/reach.hpp"
+#include "policy/workspace.hpp"
+#include "run/container_run.hpp"
+#include "run/cpu_share.hpp"
+#include "run/egress_session.hpp"
+#include "run/guardian.hpp"
+#include "run/hardening.hpp"
+#include "run/one_stream.hpp"
+#include "run/run_context.hpp"
+#include "run/step_timer.hpp"
+#include "run/workspace_gate.hpp"
+
+namespace sandshim::shim {
+
+namespace fs = std::filesystem;
+using audit::RunStatus;
+
+namespace {
+
+// A refusal: the run is recorded with this status and nothing starts.
+class Refusal : public Fatal {
+ public:
+  Refusal(RunStatus status, const std::string& message) : Fatal(message), m_status(status) {}
+  RunStatus status() const { return m_status; }
+
+ private:
+  RunStatus m_status;
+};
+
+// Once a run's row exists, INT, TERM, HUP and QUIT are held back until the row is complete: the
+// run loop reads them while the container lives, and one that comes after is delivered only
+// once the outcome is recorded, so the shim still ends by it (128+N) without losing the row.
+class DeferredSignals {
+ public:
+  DeferredSignals() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+      sigaddset(&set, sig);
+    }
+    ::sigprocmask(SIG_BLOCK, &set, &m_previous);
+  }
+  DeferredSignals(const DeferredSignals&) = delete;
+  DeferredSignals& operator=(const DeferredSignals&) = delete;
+  ~DeferredSignals() { ::sigprocmask(SIG_SETMASK, &m_previous, nullptr); }
+
+ private:
+  sigset_t m_previous{};
+};
+
+// The audit database failed while the run was being recorded, with audit.required: the run is
+// refused without asking the store that just failed to record the refusal too.
+class AuditUnavailable : public Fatal {
+ public:
+  using Fatal::Fatal;
+};
+
+// One line to the caller's stderr.
+void say(const RunRequest& request, const std::string& line) {
+  std::string text = "sandshim: " + line + "\n";
+  if (request.stdio.err == STDERR_FILENO) {
+    std::cerr << text << std::flush;
+    return;
+  }
+  ssize_t ignored = ::write(request.stdio.err, text.data(), text.size());
+  (void)ignored;
+}
+
+// The directory whose .sandshim.conf applies: the git root of the caller's cwd, else the cwd.
+fs::path policy_root(const RunRequest& request) {
+  if (request.cwd.empty()) {
+    return {};
+  }
+  return find_git_root(request.cwd).value_or(request.cwd);
+}
+
+std::string container_user(const Policy& policy, const Caller& caller, uid_t& uid, gid_t& gid) {
+  if (policy.user != "auto") {
+    size_t colon = policy.user.find(':');
+    uid = static_cast<uid_t>(std::stoul(policy.user.substr(0, colon)));
+    gid = static_cast<gid_t>(std::stoul(policy.user.substr(colon + 1)));
+  } else if (caller.uid == 0) {
+    uid = 65534;  // nobody: root on the host is never root in the sandbox
+    gid = 65534;
+  } else {
+    uid = caller.uid;
+    gid = caller.gid;
+  }
+  return std::to_string(uid) + ":" + std::to_string(gid);
+}
+
+std::string image_for(const Policy& policy, const RunRequest& request) {
+  std::string name = fs::path(request.command.front()).filename().string();
+  auto it = policy.images.find(name);
+  if (it == policy.images.end()) {
+    throw Refusal(RunStatus::refused,
+                  "no image is configured for " + quoted(name) + ": pass --image, or add `images." +
+                      name + " = IMAGE` to ~/.config/sandshim/config (see `sandshim images`)");
+  }
+  return it->second;
+}
+
+// images.NAME = host: the empty base with the host's /usr, a curated /etc and the interpreter's
+// prefix read-only; refused with one line when the host's interpreter cannot be found or mounted.
+void use_host_toolchain(RunSpec& spec, const RunContext& run) {
+  const RunRequest& request = run.request();
+  std::string name = fs::path(request.command.front()).filename().string();
+  try {
+    HostToolchain toolchain = resolve_host_toolchain(
+        host_lookup_for(name, request.environment, run.cwd, request.home,
+                        run.policy.effective_shim_dir(), request.broker.has_value()));
+    spec.image = std::string(k_host_base_image);
+    spec.host_mounts = std::move(toolchain.mounts);
+    spec.host_path = std::move(toolchain.inside_path);
+  } catch (const Fatal& e) {
+    throw Refusal(RunStatus::refused, "images." + name + " = host: " + e.what() +
+                                          "; install it on the host or map an image with `images." +
+                                          name + " = IMAGE`");
+  }
+}
+
+void refuse_paths_outside(const RunSpec& spec) {
+  auto outside = arguments_outside_workspace(spec.command, spec.cwd, spec.workspace);
+  if (!outside.empty()) {
+    std::vector<std::string> names;
+    for (const auto& path : outside) {
+      names.push_back(quoted(path));
+    }
+    throw Refusal(RunStatus::refused,
+                  join(names, ", ") + (outside.size() == 1 ? " is" : " are") +
+                      " outside the workspace " + quoted(spec.workspace.string()) +
+                      " and not visible in the sandbox; copy it into the workspace");
+  }
+}
+
+// The caller's cwd and the workspace around it, refusing a run from nowhere or from home.
+void resolve_place(RunContext& run) {
+  const RunRequest& request = run.request();
+  if (request.cwd.empty()) {
+    throw Refusal(RunStatus::refused, "cannot determine the current directory (" +
+                                          request.cwd_error + "); cd into your project first");
+  }
+  run.cwd = request.cwd;
+  run.workspace = resolve_workspace(run.cwd, request.home);
+}
+
+// sandbox.hide: what the globs match in the workspace is masked; past a limit, refused.
+void hide_secrets(RunSpec& spec, const Policy& policy) {
+  try {
+    spec.masks = plan_masks(spec.workspace, effective_hide_globs(policy.hide, policy.unhide),
+                            policy.hide_limit);
+    if (!spec.masks.paths.empty()) {
+      spec.mask_sources = ensure_mask_sources();
+    }
+  } catch (const Fatal& e) {
+    throw Refusal(RunStatus::refused, e.what());
+  }
+}
+
+// sandbox.writable and sandbox.cache: the only places a run may write that outlive it.
+void grant_writes(RunSpec& spec, const Policy& policy, uid_t uid, gid_t gid) {
+  try {
+    spec.writable_mounts = writable_mount_flags(spec.workspace, policy.writable);
+    if (policy.cache == Cache::on) {
+      bool emptied = false;
+      spec.cache_dir = prepare_cache_dir(spec.workspace, uid, gid, policy.cache_bytes, emptied);
+      if (emptied) {
+        spdlog::info("sandbox.cache: emptied {} (past sandbox.cache_size)",
+                     spec.cache_dir.string());
+      }
+    }
+  } catch (const Fatal& e) {
+    throw Refusal(RunStatus::refused, e.what());
+  }
+}
+
+// What to run, where and as whom, from the request and the policy; refuses what may not run.
+RunSpec prepare_spec(const RunContext& run) {
+  const RunRequest& request = run.request();
+  RunSpec spec;
+  spec.invoked_as = request.invoked_as;
+  spec.command = request.command;
+  spec.cwd = run.cwd;
+  spec.workspace = run.workspace;
+  spec.image = image_for(run.policy, request);
+  if (is_host_mode(spec.image)) {
+    use_host_toolchain(spec, run);
+  }
+  FilteredEnvironment environment = filter_environment(request.environment, run.policy);
+  spec.env = std::move(environment.entries);
+  if (!environment.refused_credentials.empty()) {
+    say(request, "not passed into the sandbox, their values hold URL credentials: " +
+                     join(environment.refused_credentials, ", "));
+  }
+  uid_t uid = 0;
+  gid_t gid = 0;
+  spec.user = container_user(run.policy, request.caller, uid, gid);
+  spec.tty = request.tty;
+  spec.stdio = request.stdio;
+  spec.one_stream = !spec.tty && same_open_file(spec.stdio.out, spec.stdio.err);
+  spec.deadline_epoch_s = (run.start_ms() + run.policy.timeout_ms) / 1000 + 1;
+  spec.egress = egress_mount_for(run.policy, run.cold_run_id());
+  require_readable_by(run.workspace, uid, gid);
+  refuse_paths_outside(spec);
+  hide_secrets(spec, run.policy);
+  grant_writes(spec, run.policy, uid, gid);
+  if (request.broker) {
+    spec.gate = gate_for_held_cwd(spec.workspace, spec.cwd);
+  }
+  return spec;
+}
+
+// The audit keeps a row whenever it can, refused runs included; if even that fails, say so.
+void record_refusal(RunContext& run, RunStatus status, const std::string& message) {
+  run.finish(refused_result(status, message));
+  if (run.store == nullptr) {
+    return;
+  }
+  try {
+    run.store->record_finished(row_at_completion(run));
+  } catch (const Fatal& e) {
+    say(run.request(), std::string("could not record the refusal: ") + e.what());
+  }
+}
+
+std::unique_ptr<audit::Store> open_store(const RunRequest& request, const Policy& policy) {
+  try {
+    return std::make_unique<audit::Store>(audit::Store::open(
+        audit_store_options(policy, policy.effective_audit_db(), request.broker.has_value())));
+  } catch (const Fatal& e) {
+    if (policy.audit_required) {
+      throw Fatal(std::string(e.what()) + "; nothing ran (audit.required = true)");
+    }
+    say(request, std::string("warning: running without audit: ") + e.what());
+    return nullptr;
+  }
+}
+
+// Loading the policy can fail before the configured database is known: record the refusal in
+// the database the environment or the default names; a broker's in the one its system file names.
+std::unique_ptr<audit::Store> fallback_store(const RunRequest& request) {
+  try {
+    if (request.broker) {
+      BrokerPolicySource system_only{request.broker->system_file, {}, {}};
+      Policy floor = load_policy(policy_inputs(system_only, {}));
+      return std::make_unique<audit::Store>(
+          audit::Store::open(audit_store_options(floor, floor.effective_audit_db(), true)));
+    }
+    return std::make_unique<audit::Store>(audit::Store::open({Policy{}.effective_audit_db()}));
+  } catch (const Fatal&) {
+    return nullptr;
+  }
+}
+
+// Step one of the row, before anything starts. When it fails the run is refused (one line), or
+// with audit.required = false runs unrecorded after a warning.
+void begin_row(RunContext& run) {
+  if (run.store == nullptr) {
+    return;
+  }
+  try {
+    run.store->begin_run(row_at_begin(run));
+  } catch (const Fatal& e) {
+    if (run.policy.audit_required) {
+      throw AuditUnavailable(std::string(e.what()) + "; nothing ran (audit.required = true)");
+    }
+    say(run.request(), std::string("warning: running without audit: ") + e.what());
+    run.store.reset();
+  }
+}
+
+// The command has run: a failure to complete its row is reported, never turned into a refusal.
+void complete_row(RunContext& run) {
+  if (run.store == nullptr) {
+    return;
+  }
+  try {
+    run.store->complete_run(row_at_completion(run));
+  } catch (const Fatal& e) {
+    say(run.request(),
+        std::string("could not complete the audit row of run ") + run.run_id() + ": " + e.what());
+  }
+}
+
+// The engine's own error, as one refusal line without the trailing "nothing ran" the refusal
+// path adds.
+std::string engine_info_failure(const std::string& engine_output, const RunSpec& spec) {
+  std::string message = describe_engine_error(engine_output, spec);
+  const std::string suffix = "; nothing ran";
+  if (message.ends_with(suffix)) {
+    message.resize(message.size() - suffix.size());
+  }
+  return message;
+}
+
+// Before the container starts: the engine must really enforce the limits (rootless engines on
+// cgroup v1 accept and drop them), unless the policy accepts that. The audit row's limits say
+// which were in force.
+void require_enforced_limits(RunContext& run, const RunEngine& engine) {
+  EngineFacts facts;
+  try {
+    StepTimer step("engine facts");
+    facts = engine.facts(*run.engine);
+  } catch (const EngineInfoError& e) {
+    throw Refusal(RunStatus::engine_error, engine_info_failure(e.what(), *run.spec()));
+  } catch (const Fatal& e) {
+    throw Refusal(RunStatus::engine_error, e.what());
+  }
+  Enforcement enforcement = assess_enforcement(facts);
+  run.enforcement = describe_enforcement(enforcement);
+  if (!enforcement.unenforced.empty() && run.policy.limits_unenforced != Unenforced::accept) {
+    throw Refusal(RunStatus::refused, refusal_message(facts, enforcement));
+  }
+  if (!enforcement.unenforced.empty()) {
+    say(run.request(), "warning: running without the " + join(enforcement.unenforced, ", ") +
+                           " limits (limits.unenforced = accept): " + enforcement.reason);
+  }
+}
+
+// The run's engine, which must be local: the workspace is bind-mounted by path.
+Engine engine_for(const Policy& policy, const RunEngine& run_engine) {
+  Engine engine;
+  try {
+    engine = run_engine.locate(policy);
+  } catch (const Fatal& e) {
+    throw Refusal(RunStatus::engine_error, e.what());
+  }
+  if (auto refusal = remote_mount_refusal(engine)) {
+    throw Refusal(RunStatus::refused, *refusal);
+  }
+  if (engine::is_local_endpoint(engine.endpoint)) {
+    return engine;
+  }
+  if (policy.pool_size > 0) {
+    throw Refusal(RunStatus::refused, "engine.endpoint " + quoted(engine.endpoint) +
+                                          ": the warm pool runs on a local engine only; set "
+                                          "pool.size = 0 for a remote engine");
+  }
+  if (policy.workspace_mode == WorkspaceMode::rw) {
+    throw Refusal(RunStatus::refused,
+                  "engine.endpoint " + quoted(engine.endpoint) +
+                      ": workspace = rw needs a local engine (the workspace travels as a "
+                      "read-only snapshot); name the directories that should come back in "
+                      "sandbox.writable");
+  }
+  if (policy.network == Network::allowlist) {
+    throw Refusal(RunStatus::refused,
+                  "engine.endpoint " + quoted(engine.endpoint) +
+                      ": sandbox.network = allowlist needs its proxy beside a local engine");
+  }
+  return engine;
+}
+
+// The CPUs a cpuset may take where the engine applies one (a rootless engine may lack the
+// cpuset controller); else the quota alone limits the run.
+std::vector<int> cpu_choices_for(const Engine& client, const RunEngine& engine) {
+  try {
+    return engine.facts(client).cpuset ? usable_cpus() : std::vector<int>{};
+  } catch (const std::exception&) {
+    return {};  // the limits check asks again and refuses in the engine's own words
+  }
+}
+
+// Fewer CPUs than the host's: the container's online CPUs say so too (runc only: gVisor keeps its
+// own /sys).
+void narrow_cpus(RunSpec& spec, const Policy& policy, const RunEngine& engine,
+                 const Engine& client) {
+  if (!engine::is_local_endpoint(client.endpoint)) {
+    return;  // this machine's CPUs say nothing of the engine's: the quota alone limits the run
+  }
+  spec.cpu_choices = cpu_choices_for(client, engine);
+  size_t seen = cpus_seen(policy.cpus, spec.cpu_choices.size());
+  if (seen == spec.cpu_choices.size() || policy.runtime != Runtime::runc) {
+    return;
+  }
+  try {
+    spec.cpu_online_file = online_cpus_file(seen);
+  } catch (const Fatal& e) {
+    throw Refusal(RunStatus::refused, e.what());
+  }
+}
+
+// Resolves the workspace, the spec and the engine of a run, refusing what may not run.
+void prepare(RunContext& run, const RunEngine& engine) {
+  StepTimer step("prepare");
+  resolve_place(run);
+  RunSpec spec = prepare_spec(run);
+  run.engine = engine_for(run.policy, engine);
+  spec.dialect = run.engine->dialect;
+  narrow_cpus(spec, run.policy, engine, *run.engine);
+  bool gvisor = run.policy.runtime == Runtime::runsc;
+  if (spec.dialect.is_podman() || gvisor) {
+    try {
+      spec.seccomp_profile = sandbox_seccomp_profile(gvisor);
+    } catch (const Fatal& e) {
+      throw Refusal(RunStatus::refused, e.what());
+    }
+  }
+  run.set_spec(std::move(spec));
+  run.engine_args = build_run_arguments(run.policy, *run.spec());
+}
+
+// The effective sandbox, once per run, for SANDSHIM_LOG=debug.
+void log_sandbox(const RunContext& run) {
+  spdlog::debug("run {} ({}): {} {} in {} as {}, limits {}", run.run_id(),
+                run.spec()->warm ? "warm" : "cold", run.engine->describe(), run.spec()->image,
+                run.workspace.string(), run.spec()->user, run.policy.limits_summary());
+}
+
+// Where a line that lifts a limit goes: the caller's own config file in direct mode; through a
+// broker, whose user layers may only tighten, the broker's system file.
+std::string lifting_config_file(const RunRequest& request) {
+  if (request.broker) {
+    return request.broker->system_file.string() + " (the broker's; an administrator's)";
+  }
+  auto xdg = request.env_value("XDG_CONFIG_HOME");
+  fs::path base =
+      xdg && !xdg->empty() && (*xdg)[0] == '/' ? fs::path(*xdg) : request.home / ".config";
+  return (base / "sandshim" / "config").string();
+}
+
+// The limits the run hit, named in the result (for the audit) and returned for the caller.
+std::vector<LimitHint> judge_limits(ContainerResult& result, const RunContext& run) {
+  auto hints = limit_hints(result.limit_facts, run.policy, lifting_config_file(run.request()));
+  result.limit_hit = limit_keys(hints);
+  return hints;
+}
+
+// Starts the row, runs the container, records the outcome in the context.
+void execute(RunContext& run, const RunEngine& engine) {
+  StepTimer row("audit begin");
+  begin_row(run);
+  row.done();
+  log_sandbox(run);
+  StepTimer step("container run");
+  ContainerResult result = engine.run(*run.engine, run.engine_args, *run.spec(), run.policy);
+  step.done();
+  run.hints = judge_limits(result, run);
+  run.finish(std::move(result));
+}
+
+// sandbox.network = allowlist: the run's egress proxy, started before the row and the container.
+std::optional<EgressSession> open_egress(const RunContext& run) {
+  const RunSpec& spec = *run.spec();
+  if (!spec.egress) {
+    return std::nullopt;
+  }
+  size_t colon = spec.user.find(':');
+  auto uid = static_cast<uid_t>(std::stoul(spec.user.substr(0, colon)));
+  auto gid = static_cast<gid_t>(std::stoul(spec.user.substr(colon + 1)));
+  return EgressSession::open(run.policy, *spec.egress, uid, gid);
+}
+
+// The proxy's connections join the audit before the run's row completes; after a failed run
+// that was refused a connection or made none, one line says what the network allowed (a DNS lookup
+// or a direct connect fails without a word of network.allow from the program itself).
+void finish_egress(RunContext& run, std::optional<EgressSession>& egress) {
+  if (!egress) {
+    return;
+  }
+  auto connections = egress->finish(run.run_id());
+  if (run.store != nullptr) {
+    try {
+      run.store->record_connections(connections);
+    } catch (const Fatal& e) {
+      say(run.request(),
+          std::string("could not record the connections of run ") + run.run_id() + ": " + e.what());
+    }
+  }
+  bool refused = std::any_of(connections.begin(), connections.end(),
+                             [](const audit::ConnectionRecord& c) { return !c.allowed; });
+  if (run.result()->exit_code != 0 && (refused || connections.empty())) {
+    say(run.request(), egress_hint(connections, run.run_id()));
+  }
+}
+
+void print_dry_run(const RunContext& run) {
+  std::vector<std::string> line = {run.engine->client.string()};
+  line.insert(line.end(), run.engine_args.begin(), run.engine_args.end());
+  std::cout << shell_join(line) << std::endl;
+}
+
+// A run that may be warm: the claim's question to the engine goes out now, and its answer
+// comes while the audit database opens. Best effort: whatever fails here fails again, with its
+// message, where the run needs it.
+void prefetch_warm(const RunContext& run, const RunEngine& engine) {
+  if (!engine.prefetch_warm || run.request().dry_run || run.policy.pool_size == 0 ||
+      run.policy.network == Network::allowlist) {
+    return;
+  }
+  try {
+    std::string image = image_for(run.policy, run.request());
+    engine.prefetch_warm(engine.locate(run.policy),
+                         is_host_mode(image) ? std::string(k_host_base_image) : image);
+  } catch (const std::exception&) {
+    // The run goes on: its own steps meet the same failure and report it.
+  }
+}
+
+// A WAL grown large is folded after this process has exited (fold_audit_wal_after_exit): the
+// store closes first, so no SQLite state crosses the fork.
+void fold_wal_after_exit(RunContext& run) {
+  if (run.store == nullptr || !run.store->wal_needs_folding()) {
+    return;
+  }
+  std::filesystem::path path = run.store->path();
+  run.store.reset();
+  fold_audit_wal_after_exit(path);
+}
+
+// The pool gets a new container for the one this run took, in a detached process: last, once
+// the row is complete. The run's outcome is recorded by then, so a refill that cannot start is a
+// warning, never the run's result (it used to be caught as a refusal of a run that had run), and
+// no step of the run writes a page after the fork shared it.
+void refill_pool(const RunContext& run, const RunEngine& engine, const std::string& claimed) {
+  StepTimer step("pool refill (detached)");
+  try {
+    engine.refill_warm(*run.engine, run.policy, *run.spec(), claimed);
+  } catch (const std::exception& e) {
+    say(run.request(), std::string("warning: the warm pool was not refilled: ") + e.what());
+  }
+}
+
+int run_in_container(RunContext& run, const RunEngine& engine) {
+  prepare(run, engine);
+  if (run.request().dry_run) {
+    print_dry_run(run);
+    return exit_code::k_ok;
+  }
+  require_enforced_limits(run, engine);
+  std::optional<EgressSession> egress = open_egress(run);
+  bool pooled = run.policy.pool_size > 0 && !egress;  // a warm container has no egress mount
+  if (pooled) {
+    StepTimer step("pool claim");
+    if (auto claim = engine.claim_warm(*run.engine, run.policy, *run.spec())) {
+      run.take_warm(*claim);
+      step.done("claimed " + claim->run_id);
+    }
+  }
+  DeferredSignals deferred;  // from the row's start to its completion
+  execute(run, engine);
+  const std::string claimed = run.spec()->warm ? run.run_id() : "";
+  if (run.spec()->warm && run.result()->status == RunStatus::engine_error) {
+    // Nothing ran in the warm container (it was removed meanwhile): its row says so, and the
+    // command runs cold under its own row.
+    run.annotate("; ran cold as run " + run.cold_run_id());
+    complete_row(run);
+    run.go_cold();
+    execute(run, engine);
+  }
+  if (!run.result()->message.empty()) {
+    say(run.request(), run.result()->message);
+  }
+  for (const auto& hint : run.hints) {
+    say(run.request(), describe_hint(hint));
+  }
+  finish_egress(run, egress);
+  StepTimer step("audit complete");
+  complete_row(run);
+  step.done();
+  fold_wal_after_exit(run);
+  if (pooled) {
+    refill_pool(run, engine, claimed);
+  }
+  return run.result()->exit_code;
+}
+
+}  // namespace
+
+int fill_pool(const RunRequest& request, const RunEngine& engine) {
+  RunContext run(request);
+  run.policy = load_policy(policy_inputs(request.broker, policy_root(request), request.overrides));
+  if (run.policy.pool_size == 0) {
+    throw Fatal("pool.size is 0 in this policy (warm mode is off): set it in a config file",
+                exit_code::k_usage);
+  }
+  if (run.policy.network == Network::allowlist) {
+    throw Fatal(
+        "warm mode does not serve sandbox.network = allowlist (each run needs its own "
+        "egress proxy): allowlist runs start cold",
+        exit_code::k_usage);
+  }
+  prepare(run, engine);
+  const WarmFill fill = engine.fill_warm(*run.engine, run.policy, *run.spec());
+  std::cout << "started " << fill.started << " warm container(s) for " << run.spec()->image
+            << " in " << run.workspace.string() << " (pool " << fill.key << ")\n";
+  return exit_code::k_ok;
+}
+
+int record_broker_refusal(const RunRequest& request, const std::string& message) {
+  RunContext run(request);
+  run.store = fallback_store(request);
+  record_refusal(run, RunStatus::refused, message);
+  say(request, message);
+  return exit_code::k_sandbox_error;
+}
+
+int run_sandboxed(const RunRequest& request, const RunEngine& engine) {
+  RunContext run(request);
+  spdlog::debug("step start: at +{:.1f} ms", ms_since_process_start());
+  StepTimer policy_step("policy load");
+  try {
+    run.policy =
+        load_policy(policy_inputs(request.broker, policy_root(request), request.overrides));
+  } catch (const Fatal& e) {
+    if (!request.dry_run) {
+      run.store = fallback_store(request);
+    }
+    record_refusal(run, RunStatus::refused, e.what());
+    say(request, std::string(e.what()) + "; nothing ran");
+    return exit_code::k_sandbox_error;
+  }
+  policy_step.done();
+  prefetch_warm(run, engine);
+  if (!request.dry_run) {
+    StepTimer step("audit open");
+    run.store = open_store(request, run.policy);
+  }
+  try {
+    return run_in_container(run, engine);
+  } catch (const AuditUnavailable& e) {
+    say(request, e.what());
+    return e.code();
+  } catch (const Refusal& e) {
+    record_refusal(run, e.status(), e.what());
+    say(request, std::string(e.what()) + "; nothing ran");
+    return e.code();
+  } catch (const Fatal& e) {
+    record_refusal(run, RunStatus::refused, e.what());
+    say(request, std::string(e.what()) + "; nothing ran");
+    return e.code();
+  }
+}
+
+}  // namespace sandshim::shim

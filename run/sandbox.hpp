@@ -1,0 +1,59 @@
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/enforcement.hpp"
+#include "engine/engine.hpp"
+#include "policy/policy.hpp"
+#include "run/container_run.hpp"
+#include "run/run_request.hpp"
+#include "run/run_spec.hpp"
+
+namespace sandshim::shim {
+
+// What a warm pool did when asked to fill: the containers it started, and its key.
+struct WarmFill {
+  int started = 0;
+  std::string key;
+};
+
+// What the orchestration of a run asks of the container engine and its warm pool, injected so
+// that the run knows neither (unit tests run the orchestration without an engine; the hooks'
+// HookEnvironment is the model). pool/run_engine.hpp's real_run_engine() is the real one.
+struct RunEngine {
+  // The engine client of this policy; throws Fatal with the fix when there is none.
+  std::function<Engine(const Policy&)> locate;
+  // What the engine's cgroups enforce; throws EngineInfoError or Fatal.
+  std::function<EngineFacts(const Engine&)> facts;
+  // A warm container for runs of this spec (pool.size > 0), nullopt: the run goes cold.
+  std::function<std::optional<PoolClaim>(const Engine&, const Policy&, const RunSpec&)> claim_warm;
+  // Starts what a claim will ask the engine (the image's id) before the audit opens; may be
+  // empty (nothing to prefetch).
+  std::function<void(const Engine&, const std::string& image)> prefetch_warm;
+  // Replaces `claimed` (empty: none was) in the background.
+  std::function<void(const Engine&, const Policy&, const RunSpec&, const std::string& claimed)>
+      refill_warm;
+  // Starts containers until the pool of this spec is full (`sandshim pool fill`).
+  std::function<WarmFill(const Engine&, const Policy&, const RunSpec&)> fill_warm;
+  // Runs the container to its end: see run_container.
+  std::function<ContainerResult(const Engine&, const std::vector<std::string>&, const RunSpec&,
+                                const Policy&)>
+      run;
+};
+
+// The whole run: policy, checks, audit row, container, outcome. Returns the exit code to
+// return to the caller; never runs anything on the host.
+int run_sandboxed(const RunRequest& request, const RunEngine& engine);
+
+// `sandshim pool fill COMMAND`: starts warm containers for COMMAND's image in this workspace
+// under the configured policy until pool.size wait idle; returns once they run.
+int fill_pool(const RunRequest& request, const RunEngine& engine);
+
+// A run the broker refused before it started (its workspace, its uid's queue): one `refused`
+// row in the broker's audit with the caller's uid, and the line to the caller. Returns 125.
+int record_broker_refusal(const RunRequest& request, const std::string& message);
+
+}  // namespace sandshim::shim
