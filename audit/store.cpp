@@ -646,17 +646,18 @@ size_t Store::seal_pending_decisions(std::chrono::milliseconds older_than) {
   return close_selected(pending, transaction);
 }
 
-size_t Store::close_session_decisions(const std::string& session_id, uint32_t uid) {
-  if (session_id.empty()) {
+size_t Store::close_session_decisions(const std::string& agent, const std::string& session_id,
+                                      uint32_t uid) {
+  if (agent.empty() || session_id.empty()) {
     return 0;
   }
   Database& db = m_impl->db;
   Transaction transaction(db, Transaction::Mode::immediate);
   Statement pending(db,
                     "SELECT id FROM decisions WHERE chain_seq IS NULL AND session_id = ?1 "
-                    "AND COALESCE(uid, ?3) = ?2 ORDER BY id",
+                    "AND COALESCE(uid, ?3) = ?2 AND agent = ?4 ORDER BY id",
                     "look for the session's unfinished decisions");
-  pending.bind(1, session_id).bind(2, static_cast<int64_t>(uid));
+  pending.bind(1, session_id).bind(2, static_cast<int64_t>(uid)).bind(4, agent);
   pending.bind(3, static_cast<int64_t>(::getuid()));  // rows from before the uid column
   return close_selected(pending, transaction);
 }

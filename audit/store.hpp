@@ -77,13 +77,13 @@ class Store {
   // Chains decisions that never got a completion (denied by the user, hook not installed), so
   // they cannot stay editable forever. Returns how many it sealed.
   size_t seal_pending_decisions(std::chrono::milliseconds older_than);
-  // Closes every unfinished decision of `uid`'s agent session `session_id` at the end of its
-  // turn: a tool call that got no post-event by then never ran on its own (the agent's
+  // Closes every unfinished decision of `uid`'s session `session_id` of `agent` at the end of
+  // its turn: a tool call that got no post-event by then never ran on its own (the agent's
   // permission system or the user refused it), so it is `not-run`, or `ran` when a sandboxed run
-  // joins it. Returns how many it closed.
-  size_t close_session_decisions(const std::string& session_id, uint32_t uid);
-  // The outcome a completion with no tool_use_id carries: close the session's pending decisions.
-  static constexpr const char* k_turn_end = "turn-end";
+  // joins it. Returns how many it closed. The broker's `session_close` and direct mode both
+  // close through it.
+  size_t close_session_decisions(const std::string& agent, const std::string& session_id,
+                                 uint32_t uid);
 
   // Folds the WAL into the main file (writers skip that on close, for speed), so a plain copy of
   // audit.db is complete. For `sandshim gc`; `audit prune` calls it too.

@@ -282,27 +282,45 @@ std::string drain(int fd, size_t cap) {
   return text;
 }
 
-// The status exchange on a connected socket: the worker's answer on a pipe, its errors on another.
-StatusAnswer ask_status(int socket, const fs::path& path) {
-  StatusAnswer answer;
-  answer.broker = peer_credentials(socket);
+// What a verb that answers on stdout (status, session_close) wrote, its errors, its exit code.
+struct Answered {
+  int code = 0;
+  std::string text;
+  std::string errors;
+};
+
+// The exchange of such a verb on a connected socket: the worker's answer on a pipe, its errors
+// on another, so neither reaches this process's own stdout (a hook's is the agent's protocol).
+Answered exchange_for_answer(int socket, Request request, const fs::path& path) {
   Pipe out = answer_pipe();
   Pipe err = answer_pipe();
   UniqueFd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  int code = exchange(socket, Request{StatusCall{}, ""}, path,
-                      {null.get(), out.write.get(), err.write.get()});
+  Answered answered;
+  answered.code =
+      exchange(socket, std::move(request), path, {null.get(), out.write.get(), err.write.get()});
   out.write.reset();
   err.write.reset();
-  std::string text = drain(out.read.get(), k_max_frame_bytes);
-  std::string errors = drain(err.read.get(), 4096);
-  auto decoded = decode_status(text);
+  answered.text = drain(out.read.get(), k_max_frame_bytes);
+  answered.errors = drain(err.read.get(), 4096);
+  return answered;
+}
+
+// Why a verb's answer is missing: the worker's first error line, else the decoder's rule.
+std::string missing_answer(const char* verb, const Answered& answered, const ProtocolError& error) {
+  std::string why = trim(answered.errors).empty() ? error.message : trim(answered.errors);
+  return "the broker did not answer `" + std::string(verb) + "` (exit " +
+         std::to_string(answered.code) + "): " + first_line_of(why);
+}
+
+StatusAnswer ask_status(int socket, const fs::path& path) {
+  StatusAnswer answer;
+  answer.broker = peer_credentials(socket);
+  Answered answered = exchange_for_answer(socket, Request{StatusCall{}, ""}, path);
+  auto decoded = decode_status(answered.text);
   if (const auto* status = std::get_if<BrokerStatus>(&decoded)) {
     answer.status = *status;
   } else {
-    std::string why =
-        trim(errors).empty() ? std::get<ProtocolError>(decoded).message : trim(errors);
-    answer.problem = "the broker did not answer `status` (exit " + std::to_string(code) +
-                     "): " + why.substr(0, why.find('\n'));
+    answer.problem = missing_answer("status", answered, std::get<ProtocolError>(decoded));
   }
   return answer;
 }
@@ -374,6 +392,26 @@ std::optional<bool> complete_decision_through_broker(const std::string& tool_use
     return std::nullopt;
   }
   return *code == exit_code::k_ok;
+}
+
+std::optional<size_t> close_session_through_broker(const std::string& agent,
+                                                   const std::string& session_id) {
+  ClientSettings settings = client_settings();
+  std::optional<UniqueFd> socket = connect_broker(settings);
+  if (!socket) {
+    return std::nullopt;
+  }
+  Answered answered = exchange_for_answer(
+      socket->get(), Request{SessionCloseCall{agent, session_id}, log_level()}, settings.socket);
+  auto decoded = decode_session_closed(answered.text);
+  if (const auto* closed = std::get_if<SessionClosed>(&decoded);
+      closed != nullptr && answered.code == exit_code::k_ok) {
+    return static_cast<size_t>(closed->closed);
+  }
+  ProtocolError error = std::holds_alternative<ProtocolError>(decoded)
+                            ? std::get<ProtocolError>(decoded)
+                            : ProtocolError{"the worker failed after it answered"};
+  throw Fatal(missing_answer("session_close", answered, error) + " at " + settings.socket.string());
 }
 
 }  // namespace sandshim::broker

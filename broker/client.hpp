@@ -33,6 +33,11 @@ std::optional<std::string> record_decision_through_broker(const audit::DecisionR
 // Whether the caller's own pending decision of tool_use_id was completed.
 std::optional<bool> complete_decision_through_broker(const std::string& tool_use_id,
                                                      const audit::DecisionCompletion& completion);
+// The agent's session is over: the broker closes the caller's own decisions of it still pending
+// and answers how many (`session_close`); nullopt without a broker (not required); throws one
+// line when the broker does not answer.
+std::optional<size_t> close_session_through_broker(const std::string& agent,
+                                                   const std::string& session_id);
 
 // `sandshim doctor` in broker mode: who holds the socket (SO_PEERCRED of the connection, never
 // a frame's word) and the broker's read-only `status`, or the line saying why there is none.

@@ -81,15 +81,12 @@ std::vector<std::string> engine_access() {
   return ways;
 }
 
-ModeReport mode_report() {
-  ClientSettings settings;
-  try {
-    settings = client_settings();
-  } catch (const std::exception& e) {
-    return {ModeReport::Level::fail, e.what(),
-            "fix broker.mode in " + std::string(k_system_config)};
-  }
-  if (settings.mode != BrokerMode::off && connect_unix(settings.socket)) {
+ModeReport unreadable_settings_report(const std::string& why) {
+  return {ModeReport::Level::fail, why, "fix broker.mode in " + std::string(k_system_config)};
+}
+
+ModeReport mode_report(const ClientSettings& settings, bool broker_answers) {
+  if (settings.mode != BrokerMode::off && broker_answers) {
     return {ModeReport::Level::ok,
             "broker mode: the broker at " + settings.socket.string() +
                 " runs every request (its engine, policy and audit); mode " +

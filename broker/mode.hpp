@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "broker/settings.hpp"
+
 namespace sandshim::broker {
 
 // Which mode a client of this user is in, for `sandshim doctor`: broker (a broker answers),
@@ -13,7 +15,11 @@ struct ModeReport {
   std::string detail;
   std::string fix;
 };
-ModeReport mode_report();
+// broker_answers: whether a connection to settings.socket was accepted (doctor's one connection,
+// the one that asks for the broker's status).
+ModeReport mode_report(const ClientSettings& settings, bool broker_answers);
+// The mode line when the system file's broker settings do not read (`why`).
+ModeReport unreadable_settings_report(const std::string& why);
 
 // How this uid reaches the local engine around the broker ("member of the group docker", "may
 // write /var/run/docker.sock"), each a root-equivalent door on a rootful engine; empty: none.

@@ -15,14 +15,15 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<Verb, std::string_view>, 4> k_verbs = {{{Verb::run, "run"},
-                                                                       {Verb::record, "record"},
-                                                                       {Verb::audit, "audit"},
-                                                                       {Verb::status, "status"}}};
+constexpr std::array<std::pair<Verb, std::string_view>, 5> k_verbs = {
+    {{Verb::run, "run"},
+     {Verb::record, "record"},
+     {Verb::audit, "audit"},
+     {Verb::status, "status"},
+     {Verb::session_close, "session_close"}}};
 
 constexpr std::array<std::string_view, 4> k_decisions = {"allow", "deny", "ask", "rewrite"};
-// "turn-end", with no tool_use_id: the session's turn is over; close its unfinished decisions.
-constexpr std::array<std::string_view, 3> k_outcomes = {"ran", "not-run", "turn-end"};
+constexpr std::array<std::string_view, 2> k_outcomes = {"ran", "not-run"};
 
 // The text fields of a decision, in one table: the encoder and the decoder both walk it.
 constexpr std::array<std::pair<const char*, std::string DecisionFields::*>, 12> k_decision_texts = {
@@ -98,8 +99,14 @@ void require_keys(const json& object, const std::set<std::string>& allowed) {
 
 void require_version(const json& object) {
   auto it = object.find("v");
-  if (it == object.end() || !it->is_number_integer() || it->get<int64_t>() != k_protocol_version) {
-    throw Violation{"protocol version is not " + std::to_string(k_protocol_version)};
+  if (it == object.end() || !it->is_number_integer()) {
+    throw Violation{"protocol version is missing"};
+  }
+  if (it->get<int64_t>() != k_protocol_version) {
+    throw Violation{"protocol version " + std::to_string(it->get<int64_t>()) + " is not " +
+                    std::to_string(k_protocol_version) +
+                    " (the client and the broker are different sandshim versions: restart the "
+                    "broker after an upgrade)"};
   }
 }
 
@@ -271,12 +278,8 @@ DecisionFields decode_decision(const json& object) {
 CompletionFields decode_completion(const json& object) {
   auto completion = texts_of(object, k_completion_texts, "exit_code");
   require_one_of(completion.outcome, k_outcomes, "outcome");
-  if (completion.tool_use_id.empty() != (completion.outcome == "turn-end")) {
-    throw Violation{completion.tool_use_id.empty() ? "tool_use_id is empty"
-                                                   : "a turn-end names no tool_use_id"};
-  }
-  if (completion.outcome == "turn-end" && completion.session_id.empty()) {
-    throw Violation{"a turn-end names no session_id"};
+  if (completion.tool_use_id.empty()) {
+    throw Violation{"tool_use_id is empty"};
   }
   if (object.contains("exit_code")) {
     completion.exit_code =
@@ -315,8 +318,35 @@ StatusCall decode_status_call(const json& object) {
   return StatusCall{};
 }
 
-std::variant<RunCall, RecordCall, AuditCall, StatusCall> decode_call(Verb verb,
-                                                                     const json& object) {
+bool is_agent_name_byte(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+bool is_printable_byte(char c) {
+  auto byte = static_cast<unsigned char>(c);
+  return byte >= 0x20 && byte != 0x7f;
+}
+
+// A non-empty text of at most `cap` bytes, each one `allowed`.
+std::string bounded_text(const json& object, const char* key, size_t cap, bool (*allowed)(char),
+                         const char* shape) {
+  std::string text = text_of(object, key);
+  if (text.empty() || text.size() > cap || !std::all_of(text.begin(), text.end(), allowed)) {
+    throw Violation{std::string(key) + " is not " + shape + " of 1 to " + std::to_string(cap) +
+                    " bytes"};
+  }
+  return text;
+}
+
+SessionCloseCall decode_session_close(const json& object) {
+  require_keys(object, {"v", "type", "verb", "log", "agent", "session_id"});
+  return {bounded_text(object, "agent", k_max_agent_bytes, is_agent_name_byte,
+                       "an agent's name (a-z, 0-9, -)"),
+          bounded_text(object, "session_id", k_max_session_id_bytes, is_printable_byte,
+                       "a printable session id")};
+}
+
+Request::Call decode_call(Verb verb, const json& object) {
   switch (verb) {
     case Verb::record:
       return decode_record(object);
@@ -324,6 +354,8 @@ std::variant<RunCall, RecordCall, AuditCall, StatusCall> decode_call(Verb verb,
       return decode_audit(object);
     case Verb::status:
       return decode_status_call(object);
+    case Verb::session_close:
+      return decode_session_close(object);
     case Verb::run:
       break;
   }
@@ -344,7 +376,7 @@ std::string log_level_field(const json& object) {
 Request decode_request(const json& object) {
   auto verb = parse_verb(text_of(object, "verb"));
   if (!verb) {
-    throw Violation{"verb is not one of run, record, audit, status"};
+    throw Violation{"verb is not one of run, record, audit, status, session_close"};
   }
   return Request{decode_call(*verb, object), log_level_field(object)};
 }
@@ -431,6 +463,9 @@ std::string encode(const Request& request) {
     add_record(object, *record);
   } else if (const auto* audit = std::get_if<AuditCall>(&request.call)) {
     object["args"] = audit->args;
+  } else if (const auto* close = std::get_if<SessionCloseCall>(&request.call)) {
+    object["agent"] = close->agent;
+    object["session_id"] = close->session_id;
   }
   return object.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -559,6 +594,26 @@ std::variant<BrokerStatus, ProtocolError> decode_status(std::string_view payload
   }
 }
 
+std::string encode(const SessionClosed& closed) {
+  json object = versioned("session_closed");
+  object["closed"] = closed.closed;
+  return object.dump();
+}
+
+std::variant<SessionClosed, ProtocolError> decode_session_closed(std::string_view payload) {
+  try {
+    json object = parse_object(payload);
+    require_version(object);
+    require_keys(object, {"v", "type", "closed"});
+    if (type_of(object) != "session_closed") {
+      return ProtocolError{"type is not session_closed"};
+    }
+    return SessionClosed{integer_field(object, "closed", 0, INT64_MAX)};
+  } catch (const Violation& violation) {
+    return ProtocolError{violation.message};
+  }
+}
+
 std::string frame_header(size_t payload_bytes) {
   auto n = static_cast<uint32_t>(payload_bytes);
   return {static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
@@ -585,7 +640,8 @@ double precise_monotonic_ms() {
 }
 
 Verb verb_of(const Request& request) {
-  constexpr Verb k_by_index[] = {Verb::run, Verb::record, Verb::audit, Verb::status};
+  constexpr Verb k_by_index[] = {Verb::run, Verb::record, Verb::audit, Verb::status,
+                                 Verb::session_close};
   return k_by_index[request.call.index()];
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// The broker's wire protocol, version 2: the one place both sides agree on.
+// The broker's wire protocol, version 3: the one place both sides agree on.
 //
 // A frame is a 4-byte big-endian length followed by that many bytes of one JSON object (at
 // most k_max_frame_bytes). The client's first frame is a Request and carries, in the same
@@ -10,7 +10,7 @@
 // SO_PEERCRED, never from a frame. Every object is parsed strictly: a version mismatch, an
 // unknown key, a wrong type, a string with a NUL byte, a value over a limit refuses the frame.
 //
-// A request is one of four typed verbs. The broker serves each field it knows and nothing else
+// A request is one of five typed verbs. The broker serves each field it knows and nothing else
 // of the client's process: no environment is adopted, no path the caller names is opened.
 
 #include <cstddef>
@@ -23,7 +23,9 @@
 
 namespace sandshim::broker {
 
-inline constexpr int k_protocol_version = 2;
+// 3: `session_close` replaced `record`'s turn-end completion. A client and a broker of
+// different versions refuse each other's frames with the version each speaks.
+inline constexpr int k_protocol_version = 3;
 inline constexpr size_t k_max_frame_bytes = 1 << 20;
 inline constexpr size_t k_max_list_entries = 4096;
 inline constexpr size_t k_max_string_bytes = 128 * 1024;
@@ -31,7 +33,7 @@ inline constexpr size_t k_max_nesting = 3;  // object > list > [path, text]
 inline constexpr size_t k_max_user_config_files = 4;
 inline constexpr int k_request_fds = 4;  // stdin, stdout, stderr, cwd
 
-enum class Verb { run, record, audit, status };
+enum class Verb { run, record, audit, status, session_close };
 
 struct TerminalSize {
   uint16_t rows = 0;
@@ -82,7 +84,7 @@ struct DecisionFields {
 struct CompletionFields {
   std::string tool_use_id;
   std::string session_id;
-  std::string outcome;  // ran, not-run; turn-end (no tool_use_id): close the session's pending
+  std::string outcome;  // ran, not-run
   std::optional<int> exit_code;
   std::string tool_response_tail;
 };
@@ -102,8 +104,24 @@ struct AuditCall {
 // worker writes on the stdout the client sent (a pipe of doctor's), then the Exit frame.
 struct StatusCall {};
 
+// `session_close`: the agent's session (or turn) is over; the broker closes the peer's own
+// decisions of that session still pending (`not-run`, or `ran` when a run joined one) and
+// answers how many on the stdout the client sent (a SessionClosed object), then the Exit frame.
+inline constexpr size_t k_max_agent_bytes = 64;
+inline constexpr size_t k_max_session_id_bytes = 256;
+struct SessionCloseCall {
+  std::string agent;       // the audit's name of the agent: claude-code, codex…
+  std::string session_id;  // the agent's session id: printable, at most 256 bytes
+};
+
+// The answer to `session_close`.
+struct SessionClosed {
+  int64_t closed = 0;
+};
+
 struct Request {
-  std::variant<RunCall, RecordCall, AuditCall, StatusCall> call;
+  using Call = std::variant<RunCall, RecordCall, AuditCall, StatusCall, SessionCloseCall>;
+  Call call;
   std::string log_level;  // SANDSHIM_LOG: the level the worker logs at on the caller's stderr
 };
 
@@ -159,6 +177,8 @@ std::variant<ClientMessage, ProtocolError> decode_client_message(std::string_vie
 std::variant<Exit, ProtocolError> decode_exit(std::string_view payload);
 std::string encode(const BrokerStatus& status);
 std::variant<BrokerStatus, ProtocolError> decode_status(std::string_view payload);
+std::string encode(const SessionClosed& closed);
+std::variant<SessionClosed, ProtocolError> decode_session_closed(std::string_view payload);
 
 // The 4-byte length prefix of a payload, and back (nullopt above the frame limit).
 std::string frame_header(size_t payload_bytes);

@@ -107,26 +107,40 @@ int write_record(audit::Store& store, const RecordCall& call, uid_t uid) {
     return exit_code::k_ok;
   }
   const auto& done = std::get<CompletionFields>(call.write);
-  if (done.outcome == audit::Store::k_turn_end) {
-    store.close_session_decisions(done.session_id, uid);
-    return exit_code::k_ok;
-  }
   audit::DecisionCompletion completion{done.session_id, done.outcome, done.exit_code,
                                        wall_clock_ms(), done.tool_response_tail};
   return store.complete_decision(done.tool_use_id, completion, uid) ? exit_code::k_ok
                                                                     : k_record_not_pending;
 }
 
-int serve_record(const RecordCall& call, const CallerFacts& facts) {
+// One write to the broker's audit, then the WAL's fold once the worker has exited: the store
+// is closed first, so no SQLite state crosses the fold's fork.
+template <typename Write>
+auto write_then_fold(const Write& write) {
   shim::Policy policy = system_policy();
   std::filesystem::path db;
-  int code = [&] {
+  auto written = [&] {
     audit::Store store = broker_store(policy);
     db = store.path();
-    return write_record(store, call, facts.peer.uid);
+    return write(store);
   }();
   shim::fold_audit_wal_after_exit(db);
-  return code;
+  return written;
+}
+
+int serve_record(const RecordCall& call, const CallerFacts& facts) {
+  return write_then_fold(
+      [&](audit::Store& store) { return write_record(store, call, facts.peer.uid); });
+}
+
+// `session_close`: the peer's own pending decisions of the session, closed; how many goes to the
+// stdout the client sent.
+int serve_session_close(const SessionCloseCall& call, const CallerFacts& facts) {
+  size_t closed = write_then_fold([&](audit::Store& store) {
+    return store.close_session_decisions(call.agent, call.session_id, facts.peer.uid);
+  });
+  std::cout << encode(SessionClosed{static_cast<int64_t>(closed)}) << std::flush;
+  return std::cout ? exit_code::k_ok : exit_code::k_sandbox_error;
 }
 
 // Arguments that name a file or change the audit: an administrator's, never a caller's (the
@@ -199,6 +213,9 @@ int serve_request(const Request& request, const CallerFacts& facts) {
   }
   if (const auto* audit = std::get_if<AuditCall>(&request.call)) {
     return serve_audit(*audit, facts);
+  }
+  if (const auto* close = std::get_if<SessionCloseCall>(&request.call)) {
+    return serve_session_close(*close, facts);
   }
   return serve_status(facts);
 }

@@ -21,10 +21,6 @@ namespace sandshim::broker {
 
 namespace {
 
-std::string first_line_of(const std::string& text) {
-  return text.substr(0, text.find('\n'));
-}
-
 std::string facts_line(const shim::Engine& engine, const shim::EngineFacts& facts) {
   return engine.describe() + " " + facts.server_version + ", " +
          (facts.rootless ? "rootless" : "rootful") + ", cgroup v" +
@@ -41,21 +37,6 @@ std::optional<shim::Engine> probe_engine(const shim::Policy& policy, BrokerStatu
   } catch (const std::exception& e) {
     status.engine = "the broker's engine does not answer: " + first_line_of(e.what());
     return std::nullopt;
-  }
-}
-
-// Each image of images.COMMAND once, with the commands it serves; `image inspect` only.
-void check_images(const shim::Policy& policy, const shim::Engine& engine, BrokerStatus& status) {
-  std::map<std::string, std::vector<std::string>> commands_of;
-  for (const auto& [command, image] : policy.images) {
-    commands_of[image].push_back(command);
-  }
-  shim::EngineClient client(engine);
-  for (const auto& [image, commands] : commands_of) {
-    std::string inspected =
-        shim::is_host_mode(image) ? std::string(shim::k_host_base_image) : image;
-    bool present = client.inspect_image(inspected, std::chrono::seconds(20)).has_value();
-    status.images.push_back({image, join(commands, ", "), present});
   }
 }
 
@@ -106,11 +87,27 @@ BrokerStatus broker_status(const std::filesystem::path& system_file,
     return status;
   }
   if (auto engine = probe_engine(policy, status)) {
-    check_images(policy, *engine, status);
+    status.images = image_statuses(policy, *engine);
   }
   verify_audit(audit, status);
   status.pool = pool_line(policy);
   return status;
+}
+
+std::vector<ImageStatus> image_statuses(const shim::Policy& policy, const shim::Engine& engine) {
+  std::map<std::string, std::vector<std::string>> commands_of;
+  for (const auto& [command, image] : policy.images) {
+    commands_of[image].push_back(command);
+  }
+  shim::EngineClient client(engine);
+  std::vector<ImageStatus> images;
+  for (const auto& [image, commands] : commands_of) {
+    std::string inspected =
+        shim::is_host_mode(image) ? std::string(shim::k_host_base_image) : image;
+    bool present = client.inspect_image(inspected, std::chrono::seconds(20)).has_value();
+    images.push_back({image, join(commands, ", "), present});
+  }
+  return images;
 }
 
 }  // namespace sandshim::broker

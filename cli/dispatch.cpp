@@ -143,6 +143,12 @@ void record_through_broker(hooks::HookEnvironment& env) {
     auto done = broker::complete_decision_through_broker(tool_use_id, completion);
     return done ? *done : direct(policy, tool_use_id, completion);
   };
+  env.close_session = [direct = env.close_session](const shim::Policy& policy,
+                                                   const std::string& agent,
+                                                   const std::string& session_id) {
+    auto closed = broker::close_session_through_broker(agent, session_id);
+    return closed ? *closed : direct(policy, agent, session_id);
+  };
 }
 
 // `sandshim hook` always runs here, as the caller: its answer, the session's env file, the shim

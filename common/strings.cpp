@@ -93,6 +93,10 @@ std::vector<std::string> split_lines(std::string_view text) {
   return lines;
 }
 
+std::string first_line_of(std::string_view text) {
+  return std::string(text.substr(0, text.find('\n')));
+}
+
 std::vector<std::string> split_words(std::string_view text) {
   std::vector<std::string> words;
   std::string current;

@@ -28,6 +28,8 @@ inline std::string quoted(std::string& text) {
 std::vector<std::string> split_words(std::string_view text);
 // The lines of `text` without their '\n'; a last line without one counts, an empty text has none.
 std::vector<std::string> split_lines(std::string_view text);
+// The text up to its first '\n' (all of it without one): the headline of an error or an answer.
+std::string first_line_of(std::string_view text);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 std::string trim(std::string_view text);
 

@@ -298,11 +298,16 @@ class HookRun {
   // tool (its own permission system or the user refused it; Claude Code's PermissionDenied
   // fires only for its auto-mode classifier). Closed as not-run, or ran when a run joins it.
   HookReply end_turn() {
+    if (m_event.session_id.empty()) {
+      spdlog::info("hook: this {} {} event names no session", m_adapter->flag, m_event.event);
+      return m_adapter->acknowledge(m_event);
+    }
     try {
       m_policy = load_policy_for_audit();
-      audit::DecisionCompletion completion{m_event.session_id, audit::Store::k_turn_end,
-                                           std::nullopt, m_env.now_ms(), ""};
-      m_env.complete_decision(*m_policy, "", completion);
+      size_t closed =
+          m_env.close_session(*m_policy, std::string(m_adapter->audit_name), m_event.session_id);
+      spdlog::info("hook: {} {} closed {} pending decision(s)", m_adapter->flag, m_event.event,
+                   closed);
     } catch (const std::exception& e) {
       spdlog::warn("cannot close the {} session's pending decisions: {}", m_adapter->flag,
                    e.what());
@@ -431,7 +436,7 @@ std::optional<std::string> read_first_line(const fs::path& file) {
   std::string line(256, '\0');
   in.read(line.data(), static_cast<std::streamsize>(line.size()));
   line.resize(static_cast<size_t>(in.gcount()));
-  return line.substr(0, line.find('\n'));
+  return first_line_of(line);
 }
 
 bool append_to_file(const fs::path& file, const std::string& text) {
@@ -493,11 +498,13 @@ HookEnvironment system_environment() {
   env.complete_decision = [](const shim::Policy& policy, const std::string& tool_use_id,
                              const audit::DecisionCompletion& completion) {
     return write_then_fold(policy, [&](audit::Store& store) {
-      uint32_t uid = shim::identify_caller({}).uid;
-      if (completion.outcome == audit::Store::k_turn_end) {
-        return store.close_session_decisions(completion.session_id, uid) > 0;
-      }
-      return store.complete_decision(tool_use_id, completion, uid);
+      return store.complete_decision(tool_use_id, completion, shim::identify_caller({}).uid);
+    });
+  };
+  env.close_session = [](const shim::Policy& policy, const std::string& agent,
+                         const std::string& session_id) {
+    return write_then_fold(policy, [&](audit::Store& store) {
+      return store.close_session_decisions(agent, session_id, shim::identify_caller({}).uid);
     });
   };
   env.sandshim = self_executable();

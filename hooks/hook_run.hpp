@@ -36,6 +36,12 @@ struct HookEnvironment {
   std::function<bool(const shim::Policy&, const std::string& tool_use_id,
                      const audit::DecisionCompletion&)>
       complete_decision;
+  // The agent's session (or turn) is over: closes the caller's own decisions of (agent's audit
+  // name, session id) still pending and returns how many (a broker's `session_close`, or the
+  // local audit's same function in direct mode).
+  std::function<size_t(const shim::Policy&, const std::string& agent,
+                       const std::string& session_id)>
+      close_session;
   // Set when the decisions go to a required broker: a decision it cannot record is refused, with
   // the reason the write failed (a direct-mode store refuses only under audit.required).
   bool audit_required = false;

@@ -6,7 +6,6 @@
 #include <boost/program_options.hpp>
 #include <cstdlib>
 #include <iostream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <tuple>
@@ -16,6 +15,7 @@
 #include "broker/client.hpp"
 #include "broker/mode.hpp"
 #include "broker/settings.hpp"
+#include "broker/status.hpp"
 #include "common/command_doc.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
@@ -122,16 +122,13 @@ struct Context {
   std::optional<shim::Policy> policy;
   std::optional<shim::Engine> engine;
   std::optional<shim::EngineFacts> facts;
+  std::vector<broker::ImageStatus> images;  // direct mode: the policy's images, once inspected
   std::vector<Finding> findings;
 
   void add(std::string check, Status status, std::string detail, std::string fix = "") {
     findings.push_back({std::move(check), status, std::move(detail), std::move(fix)});
   }
 };
-
-std::string first_line_of(const std::string& text) {
-  return text.substr(0, text.find('\n'));
-}
 
 fs::path workspace_here() {
   std::error_code ec;
@@ -298,13 +295,6 @@ void check_limits(Context& ctx) {
   }
 }
 
-bool image_present(const shim::Engine& engine, const std::string& image) {
-  auto result =
-      run_captured({engine.client.string(), "image", "inspect", "--format={{.Id}}", image},
-                   engine.env, std::chrono::seconds(20));
-  return result.status.code == 0;
-}
-
 // Broker mode: the broker's images, and its pool.
 void check_images_through_broker(Context& ctx) {
   const broker::BrokerStatus* status = broker_status(ctx);
@@ -331,19 +321,23 @@ void check_images(Context& ctx) {
   if (!ctx.facts) {
     return;
   }
-  std::map<std::string, std::vector<std::string>> commands_of;
-  for (const auto& [command, image] : ctx.policy->images) {
-    commands_of[image].push_back(command);
-  }
-  for (const auto& [image, commands] : commands_of) {
-    std::string what = image + " (" + join(commands, ", ") + ")";
-    if (image_present(*ctx.engine, engine_image_of(image))) {
+  ctx.images = broker::image_statuses(*ctx.policy, *ctx.engine);
+  for (const auto& image : ctx.images) {
+    std::string what = image.image + " (" + image.commands + ")";
+    if (image.present) {
       ctx.add("image", Status::ok, what + " present");
     } else {
       ctx.add("image", Status::fail, what + " missing",
               "`sandshim images build`, or pull it and map it with images.COMMAND");
     }
   }
+}
+
+// Whether check_images found `image` in the engine.
+bool image_present(const Context& ctx, const std::string& image) {
+  return std::any_of(ctx.images.begin(), ctx.images.end(), [&](const broker::ImageStatus& status) {
+    return status.image == image && status.present;
+  });
 }
 
 // One interpreter's versions, compared once its image is known to be present.
@@ -376,8 +370,7 @@ void check_versions(Context& ctx) {
   std::string path_variable = environment::path();
   for (const auto& command : k_versioned_interpreters) {
     auto mapped = ctx.policy->images.find(command);
-    if (mapped != ctx.policy->images.end() &&
-        image_present(*ctx.engine, engine_image_of(mapped->second))) {
+    if (mapped != ctx.policy->images.end() && image_present(ctx, mapped->second)) {
       check_interpreter_version(ctx, command, path_variable);
     }
   }
@@ -560,18 +553,22 @@ void check_engine_access(Context& ctx) {
 
 // Broker or direct mode, and in direct mode whether this uid's engine access is root-equivalent;
 // in broker mode the broker's identity, its status and this uid's way around it.
+// The broker is asked once: the connection that asks for its status is the one that shows it
+// answers.
 void check_broker(Context& ctx) {
-  broker::ModeReport report = broker::mode_report();
   static constexpr Status k_levels[] = {Status::ok, Status::warn, Status::fail};
-  ctx.add("mode", k_levels[static_cast<int>(report.level)], report.detail, report.fix);
   broker::ClientSettings settings;
   try {
     settings = broker::client_settings();
-  } catch (const std::exception&) {
-    return;  // the mode line says why
+  } catch (const std::exception& e) {
+    broker::ModeReport report = broker::unreadable_settings_report(e.what());
+    ctx.add("mode", k_levels[static_cast<int>(report.level)], report.detail, report.fix);
+    return;
   }
   ctx.broker_socket = settings.socket;
   ctx.broker = broker::status_through_broker(settings);
+  broker::ModeReport report = broker::mode_report(settings, ctx.broker.has_value());
+  ctx.add("mode", k_levels[static_cast<int>(report.level)], report.detail, report.fix);
   if (ctx.broker) {
     check_broker_identity(ctx);
     check_engine_access(ctx);

@@ -131,10 +131,6 @@ void probe_host_mode_version(InterpreterVersions& versions, const shim::Engine& 
   probe_in_container(versions, engine, std::string(shim::k_host_base_image), extra);
 }
 
-std::string engine_image_of(const std::string& image) {
-  return shim::is_host_mode(image) ? std::string(shim::k_host_base_image) : image;
-}
-
 std::string version_mismatch(const InterpreterVersions& versions) {
   if (!versions.host) {
     return "";

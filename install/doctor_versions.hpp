@@ -39,9 +39,6 @@ void probe_image_version(InterpreterVersions& versions, const shim::Engine& engi
 void probe_host_mode_version(InterpreterVersions& versions, const shim::Engine& engine,
                              const std::string& path, const std::filesystem::path& shim_dir);
 
-// The image the engine must have for a mapping: host mode's base for `host`, else the image.
-std::string engine_image_of(const std::string& image);
-
 // doctor's warning for the pair: empty when they agree on major.minor (or no host interpreter is
 // there to compare with), else what differs.
 std::string version_mismatch(const InterpreterVersions& versions);

@@ -524,8 +524,7 @@ int pool_main(const std::vector<std::string>& args) {
   if (what == "fill" && words.size() == 2) {
     return fill_pool(request_from_process("pool", {words[1]}), real_run_engine());
   }
-  throw Fatal("usage: " + std::string(k_pool_usage).substr(0, std::string(k_pool_usage).find('\n')),
-              exit_code::k_usage);
+  throw Fatal("usage: " + first_line_of(k_pool_usage), exit_code::k_usage);
 }
 
 }  // namespace sandshim::shim

@@ -34,11 +34,20 @@ void check_record(const RecordCall& record) {
   }
 }
 
+void check_session_close(const SessionCloseCall& close) {
+  fuzz::require(!close.agent.empty() && close.agent.size() <= k_max_agent_bytes,
+                "an agent's name out of bounds");
+  fuzz::require(!close.session_id.empty() && close.session_id.size() <= k_max_session_id_bytes,
+                "a session id out of bounds");
+}
+
 void check_request(const Request& request) {
   if (const auto* run = std::get_if<RunCall>(&request.call)) {
     check_run(*run);
   } else if (const auto* record = std::get_if<RecordCall>(&request.call)) {
     check_record(*record);
+  } else if (const auto* close = std::get_if<SessionCloseCall>(&request.call)) {
+    check_session_close(*close);
   }
   std::string encoded = encode(request);
   auto again = decode_client_message(encoded);
@@ -87,6 +96,14 @@ void check_status(std::string_view payload) {
   }
 }
 
+// The answer to session_close, decoded by a hook: a count, never negative.
+void check_session_closed(std::string_view payload) {
+  auto decoded = decode_session_closed(payload);
+  if (const auto* closed = std::get_if<SessionClosed>(&decoded)) {
+    fuzz::require(closed->closed >= 0, "a negative count of closed decisions");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -95,6 +112,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check_client_message(payload);
   check_exit(payload);
   check_status(payload);
+  check_session_closed(payload);
   if (size >= 4) {
     (void)parse_frame_header(data);
   }

@@ -41,6 +41,9 @@ HookEnvironment fake_environment(uint8_t selector) {
   };
   env.complete_decision = [](const shim::Policy&, const std::string&,
                              const audit::DecisionCompletion&) { return true; };
+  env.close_session = [](const shim::Policy&, const std::string&, const std::string&) {
+    return size_t{0};
+  };
   env.sandshim = "/usr/local/bin/sandshim";
   env.agent_path = "/usr/local/bin:/usr/bin:/bin";
   env.first_line_of = [](const std::string& command, const std::filesystem::path&) {

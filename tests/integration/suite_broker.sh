@@ -287,6 +287,19 @@ expect_equal "$pending" "$(completion_of toolu_cross_user)" "the decision after 
 EXPECT_STDIN=$T/post.json expect_exit 0 as_nd "$U/ws" "$T/bin/sandshim" hook --agent claude
 [[ $(completion_of toolu_cross_user) == "1 allow $nd_uid "[0-9]*" ran" ]] || fail "the caller's own PostToolUse did not complete it: $(completion_of toolu_cross_user)"
 
+check "SessionEnd closes the session's pending decisions through session_close: the caller's own only, answering how many"
+claude_payload PreToolUse toolu_session_end "$T/pre_end.json"
+claude_payload SessionEnd "" "$T/end.json"
+EXPECT_STDIN=$T/pre_end.json expect_exit 0 as_nd "$U/ws" "$T/bin/sandshim" hook --agent claude
+pending=$(completion_of toolu_session_end)
+expect_equal "1 allow $nd_uid None None" "$pending" "the pending decision"
+EXPECT_STDIN=$T/end.json expect_exit 0 as_nd2 env SANDSHIM_LOG=info "$T/bin/sandshim" hook --agent claude
+expect_contains "SessionEnd closed 0 pending decision(s)" "$ERR"
+expect_equal "$pending" "$(completion_of toolu_session_end)" "the decision after another user's SessionEnd"
+EXPECT_STDIN=$T/end.json expect_exit 0 as_nd "$U/ws" env SANDSHIM_LOG=info "$T/bin/sandshim" hook --agent claude
+expect_contains "SessionEnd closed 1 pending decision(s)" "$ERR"
+[[ $(completion_of toolu_session_end) == "1 allow $nd_uid None not-run" ]] || fail "the caller's own SessionEnd did not close it: $(completion_of toolu_session_end)"
+
 check "a caller's SANDSHIM_CONFIG, SANDSHIM_AUDIT_DB, DOCKER_HOST and LD_PRELOAD steer nothing of the broker"
 printf '[sandbox]\nhostname = steered\n' >"$BSTATE/broker-only.conf"
 chown sandshim: "$BSTATE/broker-only.conf"

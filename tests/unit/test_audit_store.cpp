@@ -585,12 +585,18 @@ TEST_CASE("the end of a turn closes its session's pending decisions, the caller'
   DecisionRecord other_user = sample_decision("theirs", Decision::allow);
   other_user.uid = me + 1;
   store.record_decision(other_user);
-  CHECK(store.close_session_decisions("", me) == 0);
-  CHECK(store.close_session_decisions("session-1", me) == 1);
+  DecisionRecord other_agent = sample_decision("codex's", Decision::allow);
+  other_agent.agent = "codex";
+  other_agent.uid = me;
+  store.record_decision(other_agent);
+  CHECK(store.close_session_decisions("claude-code", "", me) == 0);
+  CHECK(store.close_session_decisions("", "session-1", me) == 0);
+  CHECK(store.close_session_decisions("claude-code", "session-1", me) == 1);
   CHECK(query_text(db,
                    "SELECT group_concat(tool_use_id || '=' || coalesce(outcome, '-'), ' ') "
                    "FROM (SELECT * FROM decisions ORDER BY id)") ==
-        "refused=not-run elsewhere=- theirs=-");
-  CHECK(store.close_session_decisions("session-1", me) == 0);  // sealed already
+        "refused=not-run elsewhere=- theirs=- codex's=-");
+  CHECK(store.close_session_decisions("claude-code", "session-1", me) == 0);      // sealed already
+  CHECK(store.close_session_decisions("claude-code", "session-1", me + 1) == 1);  // their own
   CHECK(verify_chain(store.database()).ok);
 }

@@ -172,10 +172,65 @@ TEST_CASE("record and audit requests read back as they were sent", "[broker]") {
         std::vector<std::string>{"list", "--json"});
 }
 
+TEST_CASE("a session_close request carries an agent's name and a session id, typed and capped",
+          "[broker]") {
+  auto back = read_back<SessionCloseCall>(Request{SessionCloseCall{"claude-code", "abc-123"}, ""});
+  CHECK(back.agent == "claude-code");
+  CHECK(back.session_id == "abc-123");
+  CHECK(verb_of(Request{SessionCloseCall{}, ""}) == Verb::session_close);
+  std::string close = R"({"v":3,"type":"request","verb":"session_close",)";
+  auto with = [&](const std::string& agent, const std::string& session_id) {
+    return error_of(close + R"("agent":)" + agent + R"(,"session_id":)" + session_id + "}");
+  };
+  CHECK(with(R"("codex")", R"("s")").empty());
+  CHECK(with("1", R"("s")") == "agent is not a string");
+  CHECK(with(R"("codex")", "[]") == "session_id is not a string");
+  CHECK(with(R"("codex")", "null") == "session_id is not a string");
+  CHECK(error_of(close + R"("agent":"codex"})") == "missing key \"session_id\"");
+  for (const char* key : {"uid", "tool_use_id", "outcome", "db"}) {
+    CHECK(error_of(close + R"("agent":"codex","session_id":"s",")" + key + R"(":"x"})") ==
+          "unknown key \"" + std::string(key) + "\"");
+  }
+  std::string bad_agent = "agent is not an agent's name (a-z, 0-9, -) of 1 to 64 bytes";
+  for (std::string agent : {"", "Claude", "claude code", "../x", "claude\\u00e9"}) {
+    CHECK(with("\"" + agent + "\"", R"("s")") == bad_agent);
+  }
+  CHECK(with("\"" + std::string(64, 'a') + "\"", R"("s")").empty());
+  CHECK(with("\"" + std::string(65, 'a') + "\"", R"("s")") == bad_agent);
+  std::string bad_session = "session_id is not a printable session id of 1 to 256 bytes";
+  CHECK(with(R"("codex")", "\"" + std::string(256, 's') + "\"").empty());
+  CHECK(with(R"("codex")", "\"" + std::string(257, 's') + "\"") == bad_session);
+  CHECK(with(R"("codex")", "\"" + std::string(k_max_string_bytes + 1, 's') + "\"") ==
+        "session_id is too long or holds a NUL byte");
+  CHECK(with(R"("codex")", R"("a\u0000")") == "session_id is too long or holds a NUL byte");
+  for (std::string session : {"", "a\\nb", "a\\u0001", "a\\u007f"}) {
+    CHECK(with(R"("codex")", "\"" + session + "\"") == bad_session);
+  }
+}
+
+TEST_CASE("session_close answers how many rows it closed, strictly", "[broker]") {
+  auto closed = decode_session_closed(encode(SessionClosed{4}));
+  REQUIRE(std::holds_alternative<SessionClosed>(closed));
+  CHECK(std::get<SessionClosed>(closed).closed == 4);
+  auto error = [](std::string_view payload) {
+    auto decoded = decode_session_closed(payload);
+    return std::holds_alternative<ProtocolError>(decoded) ? std::get<ProtocolError>(decoded).message
+                                                          : "";
+  };
+  CHECK(error(R"({"v":3,"type":"session_closed","closed":-1})") ==
+        "closed is not an integer from 0 to 9223372036854775807");
+  CHECK(error(R"({"v":3,"type":"session_closed","closed":"1"})") ==
+        "closed is not an integer from 0 to 9223372036854775807");
+  CHECK(error(R"({"v":3,"type":"session_closed","closed":1,"uid":0})") == "unknown key \"uid\"");
+  CHECK(error(R"({"v":3,"type":"status","closed":1})") == "type is not session_closed");
+  CHECK(error(R"({"v":2,"type":"session_closed","closed":1})").starts_with("protocol version 2"));
+  CHECK(error("") == "not a JSON object");
+}
+
 TEST_CASE("a status request has no field: nothing the caller sends names a path", "[broker]") {
   read_back<StatusCall>(Request{StatusCall{}, "debug"});
   CHECK(verb_of(Request{StatusCall{}, ""}) == Verb::status);
-  std::string status = R"({"v":2,"type":"request","verb":"status")";
+  std::string status = R"({"v":3,"type":"request","verb":"status")";
   for (const char* key : {"db", "args", "cwd", "env", "path", "system_config", "uid"}) {
     CHECK(error_of(status + ",\"" + key + "\":\"/x\"}") ==
           std::string("unknown key \"") + key + "\"");
@@ -229,7 +284,7 @@ TEST_CASE("the broker's status reads back as it was sent, and strictly", "[broke
 
   std::string text = encode(sent);
   CHECK(status_error(text.substr(0, text.size() - 1) + R"(,"uid":0})") == "unknown key \"uid\"");
-  CHECK(status_error(R"({"v":2,"type":"exit"})") == "type is not status");
+  CHECK(status_error(R"({"v":3,"type":"exit"})") == "type is not status");
   std::string wrong = text;
   wrong.replace(wrong.find("\"engine_ok\":true"), 16, "\"engine_ok\":1   ");
   CHECK(status_error(wrong) == "engine_ok is not true or false");
@@ -239,24 +294,27 @@ TEST_CASE("signals and exits read back; only the run loop's signals are forwarde
   auto signal = decode_client_message(encode(Signal{2}));
   REQUIRE(std::holds_alternative<ClientMessage>(signal));
   CHECK(std::get<Signal>(std::get<ClientMessage>(signal)).number == 2);
-  CHECK(error_of(R"({"v":2,"type":"signal","signal":9})") == "signal 9 is not forwarded");
+  CHECK(error_of(R"({"v":3,"type":"signal","signal":9})") == "signal 9 is not forwarded");
   auto exit = decode_exit(encode(Exit{130, 2}));
   REQUIRE(std::holds_alternative<Exit>(exit));
   CHECK(std::get<Exit>(exit).code == 130);
   CHECK(std::get<Exit>(exit).signal == 2);
-  CHECK(std::holds_alternative<ProtocolError>(decode_exit(R"({"v":2,"type":"exit","code":300})")));
+  CHECK(std::holds_alternative<ProtocolError>(decode_exit(R"({"v":3,"type":"exit","code":300})")));
 }
 
 TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") {
   CHECK(error_of("[1]") == "not a JSON object");
   CHECK(error_of("{") == "not a JSON object");
-  CHECK(error_of(R"({"v":1,"type":"signal","signal":2})") == "protocol version is not 2");
-  CHECK(error_of(R"({"v":2,"type":"signal","signal":2,"uid":0})") == "unknown key \"uid\"");
-  CHECK(error_of(R"({"v":2,"type":"hello"})") == "type is not request or signal");
-  CHECK(error_of(R"({"v":2,"type":"request","verb":"hook","argv":[]})") ==
-        "verb is not one of run, record, audit, status");
-  CHECK(error_of(R"({"v":2,"type":"request","verb":"shim","argv":[]})") ==
-        "verb is not one of run, record, audit, status");
+  CHECK(error_of(R"({"v":2,"type":"signal","signal":2})") ==
+        "protocol version 2 is not 3 (the client and the broker are different sandshim versions: "
+        "restart the broker after an upgrade)");
+  CHECK(error_of(R"({"type":"signal","signal":2})") == "protocol version is missing");
+  CHECK(error_of(R"({"v":3,"type":"signal","signal":2,"uid":0})") == "unknown key \"uid\"");
+  CHECK(error_of(R"({"v":3,"type":"hello"})") == "type is not request or signal");
+  CHECK(error_of(R"({"v":3,"type":"request","verb":"hook","argv":[]})") ==
+        "verb is not one of run, record, audit, status, session_close");
+  CHECK(error_of(R"({"v":3,"type":"request","verb":"shim","argv":[]})") ==
+        "verb is not one of run, record, audit, status, session_close");
   CHECK(error_of(run_with("uid", "0")) == "unknown key \"uid\"");
   CHECK(error_of(run_with("environ", "[]")) == "unknown key \"environ\"");
   CHECK(error_of(run_with("invoked_as", R"("../x")")) == "invoked_as is not a plain command name");
@@ -286,7 +344,7 @@ TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") 
   }
   CHECK(error_of(run_with("env", many + "]")) == "env is not a list of at most 4096 strings");
 
-  std::string record = R"({"v":2,"type":"request","verb":"record",)";
+  std::string record = R"({"v":3,"type":"request","verb":"record",)";
   CHECK(error_of(record + R"("argv":[]})") == "unknown key \"argv\"");
   CHECK(error_of(record + R"("log":""})") ==
         "a record request holds exactly one of decision and completion");
@@ -311,18 +369,13 @@ TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") 
   CHECK(
       error_of(
           record +
-          R"("completion":{"tool_use_id":"t","session_id":"s","outcome":"turn-end","tool_response_tail":""}})") ==
-      "a turn-end names no tool_use_id");
-  CHECK(
-      error_of(
-          record +
-          R"("completion":{"tool_use_id":"","session_id":"","outcome":"turn-end","tool_response_tail":""}})") ==
-      "a turn-end names no session_id");
+          R"("completion":{"tool_use_id":"","session_id":"s","outcome":"turn-end","tool_response_tail":""}})") ==
+      "outcome is not one of ran, not-run");
   CHECK(
       error_of(
           record +
           R"("completion":{"tool_use_id":"t","session_id":"","outcome":"won","tool_response_tail":""}})") ==
-      "outcome is not one of ran, not-run, turn-end");
+      "outcome is not one of ran, not-run");
   CHECK(
       error_of(
           record +
@@ -332,10 +385,10 @@ TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") 
         "missing key \"tool_response_tail\"");
   CHECK(error_of(record + R"("decision":"x"})") == "decision is not an object");
 
-  CHECK(error_of(R"({"v":2,"type":"request","verb":"audit","args":["list"],"env":[]})") ==
+  CHECK(error_of(R"({"v":3,"type":"request","verb":"audit","args":["list"],"env":[]})") ==
         "unknown key \"env\"");
-  CHECK(error_of(R"({"v":2,"type":"request","verb":"audit"})") == "missing key \"args\"");
-  CHECK(error_of(R"({"v":2,"type":"request","verb":"status","args":["verify"]})") ==
+  CHECK(error_of(R"({"v":3,"type":"request","verb":"audit"})") == "missing key \"args\"");
+  CHECK(error_of(R"({"v":3,"type":"request","verb":"status","args":["verify"]})") ==
         "unknown key \"args\"");
 }
 

@@ -49,3 +49,10 @@ TEST_CASE("texts split into lines as getline reads them", "[strings]") {
   CHECK(split_lines("a\n\nb") == Lines{"a", "", "b"});
   CHECK(split_lines("\n") == Lines{""});
 }
+
+TEST_CASE("a text's first line ends at its first newline, or is all of it", "[strings]") {
+  CHECK(first_line_of("").empty());
+  CHECK(first_line_of("one") == "one");
+  CHECK(first_line_of("one\ntwo\n") == "one");
+  CHECK(first_line_of("\ntwo").empty());
+}

@@ -24,6 +24,7 @@ struct FakeWorld {
   sandshim::shim::Policy policy;
   std::vector<sandshim::audit::DecisionRecord> records;
   std::vector<std::pair<std::string, sandshim::audit::DecisionCompletion>> completions;
+  std::vector<std::pair<std::string, std::string>> closed_sessions;  // (agent, session id)
   bool audit_fails = false;
   bool policy_fails = false;
   std::vector<std::string> session_scripts;  // this session's Claude Code env files
@@ -56,6 +57,11 @@ struct FakeWorld {
                                  const sandshim::audit::DecisionCompletion& completion) {
       completions.emplace_back(id, completion);
       return true;
+    };
+    e.close_session = [this](const sandshim::shim::Policy&, const std::string& agent,
+                             const std::string& session_id) {
+      closed_sessions.emplace_back(agent, session_id);
+      return size_t{1};
     };
     e.sandshim = "/usr/local/bin/sandshim";
     e.agent_path = "/usr/local/bin:/usr/bin:/bin";
@@ -418,10 +424,24 @@ TEST_CASE("Claude Code: Stop closes the session's decisions the agent itself ref
   CHECK(reply.exit_code == 0);
   CHECK(reply.out.empty());
   CHECK(world.records.empty());
-  REQUIRE(world.completions.size() == 1);
-  CHECK(world.completions[0].first.empty());
-  CHECK(world.completions[0].second.outcome == sandshim::audit::Store::k_turn_end);
-  CHECK(world.completions[0].second.session_id == "abc123");
+  CHECK(world.completions.empty());
+  REQUIRE(world.closed_sessions.size() == 1);
+  CHECK(world.closed_sessions[0].first == "claude-code");
+  CHECK(world.closed_sessions[0].second == "abc123");
+}
+
+TEST_CASE("Claude Code: SessionEnd closes its session through session_close; no session, no call",
+          "[hooks][agents][claude]") {
+  FakeWorld world;
+  Json payload = Json::parse(fixture("claude/stop.json"));
+  payload["hook_event_name"] = "SessionEnd";
+  CHECK(world.run(payload.dump(), agent(Agent::claude)).exit_code == 0);
+  REQUIRE(world.closed_sessions.size() == 1);
+  CHECK(world.closed_sessions[0].second == "abc123");
+  payload["session_id"] = "";
+  CHECK(world.run(payload.dump(), agent(Agent::claude)).exit_code == 0);
+  CHECK(world.closed_sessions.size() == 1);
+  CHECK(world.completions.empty());
 }
 
 TEST_CASE("a refusal of the workspace's own .sandshim.conf is recorded in the user's audit",

@@ -271,6 +271,9 @@ class Hook {
     };
     env.complete_decision = [](const sandshim::shim::Policy&, const std::string&,
                                const sandshim::audit::DecisionCompletion&) { return true; };
+    env.close_session = [](const sandshim::shim::Policy&, const std::string&, const std::string&) {
+      return size_t{0};
+    };
     env.sandshim = m_workspace.sandshim();
     env.agent_path = m_workspace.agent_path();
     if (agent == "claude" && mode == "wrap") {

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "engine/client_output.hpp"
 #include "engine/engine_api.hpp"
 #include "run/container_run.hpp"
 #include "run/guardian.hpp"
