@@ -36,6 +36,13 @@ struct Peel {
   std::string replace;             // xargs -I / find -exec: this text is a run-time value
 };
 
+// `PATH="DIR:$PATH"`: DIR, and where it was put in front.
+struct Prepended {
+  fs::path directory;
+  std::string subject;
+  std::optional<size_t> enclosing_shell;
+};
+
 struct Scope {
   std::optional<size_t> enclosing_shell;
   int depth = 0;
@@ -271,6 +278,19 @@ class Analyser {
     }
     for (const SimpleCommand& command : parse.commands) {
       analyse_simple(command, scope);
+    }
+  }
+
+  // A directory put in front of PATH is harmless when it shadows no shimmed name, holds no
+  // file this command writes, and every program the command runs by name that it holds is a
+  // native program that is no interpreter, shell, engine client or loader.
+  void check_prepended() {
+    for (const Prepended& prepended : m_prepended) {
+      std::string shadowed = shadowed_program(prepended.directory);
+      if (!shadowed.empty()) {
+        add_finding(FindingKind::path_override, prepended.subject,
+                    "it puts " + shadowed + " in front of the shims", prepended.enclosing_shell);
+      }
     }
   }
 
@@ -1130,12 +1150,84 @@ class Analyser {
     std::string_view value = std::string_view(word.source).substr(equals + 1);
     bool appends = equals > 0 && word.source[equals - 1] == '+';
     if (name == "PATH" && !appends && !appends_to_path(value)) {
-      add_finding(FindingKind::path_override, "PATH=" + excerpt(value), "", scope.enclosing_shell);
+      if (!remember_prepended(word, scope)) {
+        add_finding(FindingKind::path_override, "PATH=" + excerpt(value), "",
+                    scope.enclosing_shell);
+      }
     } else if (is_protected_variable(name)) {
       add_finding(FindingKind::protected_variable, name, "", scope.enclosing_shell);
     } else if (is_command_variable(name) && !runs_only_inert_program(name, literal_value(word))) {
       add_finding(FindingKind::command_variable, name, "", scope.enclosing_shell);
     }
+  }
+
+  // `PATH="$HOME/.cargo/bin:$PATH"` (rustup's env, nvm, sdkman): directories put in front of
+  // PATH, each an absolute literal, are remembered and judged once the whole command is read
+  // (check_prepended). False for anything else: a replacement, a relative or computed directory.
+  bool remember_prepended(const Word& word, const Scope& scope) {
+    if (word.substitutes_commands || word.arithmetic || word.evaluates_later || word.globs) {
+      return false;
+    }
+    std::string value = word.value.substr(word.value.find('=') + 1);
+    std::vector<fs::path> directories;
+    for (size_t start = 0;;) {
+      size_t colon = value.find(':', start);
+      Word part;
+      part.value = value.substr(start, colon == std::string::npos ? colon : colon - start);
+      if (part.value == "$PATH" || part.value == "${PATH}") {
+        break;
+      }
+      std::optional<fs::path> dir = literal_path(part, m_options.cwd);
+      bool absolute = part.value.starts_with('/') || part.value.starts_with('~') ||
+                      part.value.starts_with("$HOME") || part.value.starts_with("${HOME}");
+      if (!dir || !absolute || colon == std::string::npos) {
+        return false;
+      }
+      directories.push_back(*dir);
+      start = colon + 1;
+    }
+    for (const fs::path& dir : directories) {
+      m_prepended.push_back({dir, "PATH=" + excerpt(value), scope.enclosing_shell});
+    }
+    return true;
+  }
+
+  // What in `directory` would matter in front of PATH, for messages; "" when nothing.
+  std::string shadowed_program(const fs::path& directory) const {
+    bool written = std::any_of(m_written.begin(), m_written.end(), [&](const fs::path& path) {
+      auto relative = path.lexically_relative(directory);
+      return !relative.empty() && *relative.begin() != "..";
+    });
+    if (written || !m_options.locate) {
+      return (directory / "…").string();
+    }
+    for (const std::string& name : m_options.shimmed) {
+      if (m_options.locate((directory / name).string())) {
+        return (directory / name).string();
+      }
+    }
+    for (const Invocation& invocation : m_out.invocations) {
+      if (invocation.lookup != Lookup::by_name || is_shell_builtin(invocation.name)) {
+        continue;
+      }
+      std::optional<fs::path> file = m_options.locate((directory / invocation.name).string());
+      if (file && !is_native_program(*file, invocation.name)) {
+        return file->string();
+      }
+    }
+    return "";
+  }
+
+  // A binary that is no interpreter, shell, engine client or loader, whatever its name.
+  bool is_native_program(const fs::path& file, const std::string& name) const {
+    if (classify_name(name, m_options.shimmed) != CommandClass::other || is_shell_name(name) ||
+        !m_options.read_script || m_options.read_script(file)) {
+      return false;  // a script: its #! or its text would have to be read in that position
+    }
+    std::optional<std::string> known =
+        m_options.known_program_of ? m_options.known_program_of(file) : std::nullopt;
+    return !known || (classify_name(*known, m_options.shimmed) == CommandClass::other &&
+                      !is_shell_name(*known) && !is_engine_client(*known) && !is_loader(*known));
   }
 
   // The value of an assignment word whose text is fixed once quotes are removed, else "".
@@ -1447,18 +1539,31 @@ class Analyser {
     if (argv.size() < 2) {
       return std::nullopt;
     }
-    const Word& file = argv[1];
-    if (file.is_dynamic()) {
+    std::optional<Word> file = sourced_file(argv[1]);
+    if (!file) {
       add_finding(FindingKind::unanalysable, argv.front().value,
                   "it reads commands from a file computed when the command runs",
                   scope.enclosing_shell);
-    } else if (last_component(file.value).starts_with("activate")) {
-      add_finding(FindingKind::venv_activation, argv.front().value + " " + file.value, file.value,
+    } else if (last_component(file->value).starts_with("activate")) {
+      add_finding(FindingKind::venv_activation, argv.front().value + " " + file->value, file->value,
                   scope.enclosing_shell);
     } else {
-      analyse_script_file(file, argv.front().value, scope.enclosing_shell, scope);
+      analyse_script_file(*file, argv.front().value, scope.enclosing_shell, scope);
     }
     return std::nullopt;
+  }
+
+  // The file `source WORD` reads: WORD itself, or its literal path once ~, $HOME and $PWD are
+  // expanded (`. "$HOME/.cargo/env"`); nullopt when only the running command knows it.
+  std::optional<Word> sourced_file(const Word& word) const {
+    if (!word.globs) {
+      if (std::optional<fs::path> path = literal_path(word, m_options.cwd)) {
+        Word resolved;
+        resolved.value = path->string();
+        return resolved;
+      }
+    }
+    return word.is_dynamic() ? std::nullopt : std::optional<Word>(word);
   }
 
   std::optional<Argv> analyse_alias(Argv argv, Peel& /*peel*/, const Scope& scope,
@@ -1802,8 +1907,9 @@ class Analyser {
 
   const AnalysisOptions& m_options;
   CommandAnalysis& m_out;
-  std::vector<fs::path> m_written;  // files this command writes, as far as they are literal
-  VariableValues m_values;          // what the command's variables may hold
+  std::vector<fs::path> m_written;     // files this command writes, as far as they are literal
+  std::vector<Prepended> m_prepended;  // directories put in front of PATH
+  VariableValues m_values;             // what the command's variables may hold
   std::deque<std::vector<Word>> m_owned_words;  // argv copies runtime_words marked (stable)
 };
 
@@ -1811,7 +1917,9 @@ class Analyser {
 
 CommandAnalysis analyse_command(std::string_view command, const AnalysisOptions& options) {
   CommandAnalysis analysis;
-  Analyser(options, analysis).analyse_script(command, std::nullopt, 0);
+  Analyser analyser(options, analysis);
+  analyser.analyse_script(command, std::nullopt, 0);
+  analyser.check_prepended();
   return analysis;
 }
 
