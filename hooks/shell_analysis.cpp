@@ -577,13 +577,52 @@ class Analyser {
     }
   }
 
+  // True when the value holds `$(`, `$[` or a backquote as text: quoted or escaped in the
+  // source (an ANSI-C string is judged by its decoded value). `$((…))` and `$[…]` written
+  // unquoted are expansions whose result is a number, not text.
   static bool holds_code(const Word& word) {
     if (word.substitutes_commands) {
       return false;
     }
-    const std::string& value = word.value;
-    return value.find("$(") != std::string::npos || value.find('`') != std::string::npos ||
-           value.find("$[") != std::string::npos;
+    if (word.source.find("$'") != std::string::npos) {
+      return starts_code_at_any(word.value);
+    }
+    const std::string& source = word.source;
+    bool single = false;
+    bool double_quoted = false;
+    for (size_t i = 0; i < source.size(); ++i) {
+      char c = source[i];
+      if (single) {
+        single = c != '\'';
+        if (single && starts_code(source, i)) {
+          return true;
+        }
+      } else if (c == '\\' && i + 1 < source.size()) {
+        if (starts_code(source, i + 1)) {
+          return true;
+        }
+        ++i;
+      } else if (c == '\'' && !double_quoted) {
+        single = true;
+      } else if (c == '"') {
+        double_quoted = !double_quoted;
+      }
+    }
+    return false;
+  }
+
+  static bool starts_code(const std::string& text, size_t i) {
+    return text[i] == '`' ||
+           (text[i] == '$' && i + 1 < text.size() && (text[i + 1] == '(' || text[i + 1] == '['));
+  }
+
+  static bool starts_code_at_any(const std::string& text) {
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (starts_code(text, i)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   void check_subscripts(Argv words, const Scope& scope) {
@@ -1556,7 +1595,8 @@ class Analyser {
   // The file `source WORD` reads: WORD itself, or its literal path once ~, $HOME and $PWD are
   // expanded (`. "$HOME/.cargo/env"`); nullopt when only the running command knows it.
   std::optional<Word> sourced_file(const Word& word) const {
-    if (!word.globs) {
+    bool expands = word.is_dynamic() || word.value.starts_with('~');
+    if (expands && !word.globs) {
       if (std::optional<fs::path> path = literal_path(word, m_options.cwd)) {
         Word resolved;
         resolved.value = path->string();

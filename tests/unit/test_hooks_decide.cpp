@@ -435,8 +435,9 @@ TEST_CASE("a directory put in front of PATH is judged by what it holds",
   CHECK(decide("PATH=/opt/perlish/bin:$PATH cargo build", in).rule == "path-override");
   CHECK(decide("f() { cargo build; }; PATH=/opt/perlish/bin:$PATH; f", in).rule == "path-override");
   CHECK(decide("PATH=/opt/scripts/bin:$PATH cargo build", in).rule == "path-override");
-  CHECK(decide("echo x > /opt/native/bin/tool; PATH=/opt/native/bin:$PATH tool", in).rule ==
-        "path-override");
+  CHECK(
+      decide("echo x > /opt/native/bin/tool; PATH=/opt/native/bin:$PATH; python3 x.py", in).rule ==
+      "path-override");
   CHECK(decide("PATH=bin:$PATH make", in).rule == "path-override");
   CHECK(decide("PATH=:$PATH make", in).rule == "path-override");
   CHECK(decide("PATH=$(mktemp -d):$PATH make", in).rule == "path-override");
