@@ -287,6 +287,10 @@ class Analyser {
   // expansion makes it unknowable here.
   std::optional<fs::path> literal_path(const Word& word, const fs::path& base) const;
 
+  // An absolute path written literally, or below ~ (unquoted) or $HOME, which an agent command
+  // cannot change; nullopt for anything else ($PWD moves with `cd` and may be assigned).
+  std::optional<fs::path> home_or_absolute_path(const std::string& text, bool quoted) const;
+
   void collect_directories(const ShellParse& parse, Scope& scope) const;
 
   // Where a `cd` goes: a literal directory, one its variables resolve to, or unknown.
@@ -510,8 +514,8 @@ class Analyser {
   std::optional<Argv> check_source(Argv argv, Peel& /*peel*/, const Scope& scope,
                                    const SimpleCommand& /*command*/);
 
-  // The file `source WORD` reads: WORD itself, or its literal path once ~, $HOME and $PWD are
-  // expanded (`. "$HOME/.cargo/env"`); nullopt when only the running command knows it.
+  // The file `source WORD` reads: WORD itself, or its literal path once ~ or $HOME is expanded
+  // (`. "$HOME/.cargo/env"`); nullopt when only the running command knows it.
   std::optional<Word> sourced_file(const Word& word) const;
 
   std::optional<Argv> analyse_alias(Argv argv, Peel& /*peel*/, const Scope& scope,

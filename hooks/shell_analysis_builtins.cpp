@@ -33,8 +33,8 @@ std::optional<Argv> Analyser::check_source(Argv argv, Peel& /*peel*/, const Scop
 
 std::optional<Word> Analyser::sourced_file(const Word& word) const {
   bool expands = word.is_dynamic() || word.value.starts_with('~');
-  if (expands && !word.globs) {
-    if (std::optional<fs::path> path = literal_path(word, m_options.cwd)) {
+  if (expands && !word.globs && !word.substitutes_commands && !word.arithmetic) {
+    if (std::optional<fs::path> path = home_or_absolute_path(word.value, word.quoted)) {
       Word resolved;
       resolved.value = path->string();
       return resolved;

@@ -29,6 +29,26 @@ std::optional<fs::path> Analyser::literal_path(const Word& word, const fs::path&
   return (path.is_absolute() ? path : base / path).lexically_normal();
 }
 
+std::optional<fs::path> Analyser::home_or_absolute_path(const std::string& text,
+                                                        bool quoted) const {
+  std::string rest;
+  std::string_view prefixes[] = {"$HOME", "${HOME}", "~"};
+  for (std::string_view prefix : prefixes) {
+    bool tilde = prefix == "~";
+    if (text.starts_with(prefix) && (text.size() == prefix.size() || text[prefix.size()] == '/') &&
+        !(tilde && quoted) && !m_options.home.empty()) {
+      rest = m_options.home.string() + text.substr(prefix.size());
+    }
+  }
+  if (rest.empty() && text.starts_with('/')) {
+    rest = text;
+  }
+  if (rest.empty() || rest.find_first_of("$`") != std::string::npos) {
+    return std::nullopt;
+  }
+  return fs::path(rest).lexically_normal();
+}
+
 void Analyser::collect_directories(const ShellParse& parse, Scope& scope) const {
   for (const SimpleCommand& command : parse.commands) {
     for (const Word& word : command.assignments) {

@@ -39,15 +39,12 @@ bool Analyser::remember_prepended(const Word& word, const Scope& scope) {
   std::vector<fs::path> directories;
   for (size_t start = 0;;) {
     size_t colon = value.find(':', start);
-    Word part;
-    part.value = value.substr(start, colon == std::string::npos ? colon : colon - start);
-    if (part.value == "$PATH" || part.value == "${PATH}") {
+    std::string part = value.substr(start, colon == std::string::npos ? colon : colon - start);
+    if (part == "$PATH" || part == "${PATH}") {
       break;
     }
-    std::optional<fs::path> dir = literal_path(part, m_options.cwd);
-    bool absolute = part.value.starts_with('/') || part.value.starts_with('~') ||
-                    part.value.starts_with("$HOME") || part.value.starts_with("${HOME}");
-    if (!dir || !absolute || colon == std::string::npos) {
+    std::optional<fs::path> dir = home_or_absolute_path(part, word.quoted);
+    if (!dir || colon == std::string::npos) {
       return false;
     }
     directories.push_back(*dir);

@@ -443,6 +443,15 @@ TEST_CASE("a directory put in front of PATH is judged by what it holds",
   CHECK(decide("PATH=$(mktemp -d):$PATH make", in).rule == "path-override");
   CHECK(decide("PATH=`pwd`/bin:$PATH make", in).rule == "path-override");
   CHECK(decide("PATH=/opt/native/bin make", in).rule == "path-override");
+  // Only ~ and $HOME are resolved: $PWD may be assigned or moved by cd, $HOMEX is another
+  // variable, ~user another home, and a quoted ~ no home at all.
+  CHECK(decide("PWD=/opt/tools; PATH=\"$PWD/bin:$PATH\"; python3 x.py", in).rule ==
+        "path-override");
+  CHECK(decide("HOMEX=/opt/tools; PATH=\"$HOMEX/bin:$PATH\" python3 x.py", in).rule ==
+        "path-override");
+  CHECK(decide("PATH=~evil/bin:$PATH python3 x.py", in).rule == "path-override");
+  CHECK(decide("PATH=\"~/bin:$PATH\" python3 x.py", in).rule == "path-override");
+  CHECK(decide("cd /tmp && . \"$PWD/env\"", in).rule == "unanalysable");
   CHECK(decide(". \"$HOME/$X/env\"", in).rule == "unanalysable");
   CHECK(decide("source \"$HOME/ws/.venv/bin/activate\"", in).rule == "venv-activation");
 }
