@@ -348,21 +348,33 @@ namespace {
 // A made-up host for the checks that look at files: a workspace at /ws with links and scripts.
 DecisionInputs inputs_with_files(const std::string& mode) {
   DecisionInputs in = inputs(mode, true);
-  static const std::map<std::string, std::string> located = {{"mytool", "/ws/bin/mytool"},
-                                                             {"./bin/py", "/usr/bin/python3.11"},
-                                                             {"./script.sh", "/ws/script.sh"},
-                                                             {"./gen.sh", "/ws/gen.sh"},
-                                                             {"./sandshim", "/ws/sandshim"},
-                                                             {"/usr/bin/perl", "/usr/bin/perl"},
-                                                             {"ls", "/usr/bin/ls"},
-                                                             {"./plain", "/ws/plain"}};
-  static const std::map<std::string, std::string> programs = {
-      {"/ws/bin/mytool", "perl"}, {"/usr/bin/python3.11", "python3.11"}, {"/usr/bin/perl", "perl"}};
+  static const std::map<std::string, std::string> located = {
+      {"mytool", "/ws/bin/mytool"},
+      {"./bin/py", "/usr/bin/python3.11"},
+      {"./script.sh", "/ws/script.sh"},
+      {"./gen.sh", "/ws/gen.sh"},
+      {"./sandshim", "/ws/sandshim"},
+      {"/usr/bin/perl", "/usr/bin/perl"},
+      {"ls", "/usr/bin/ls"},
+      {"./plain", "/ws/plain"},
+      {"/home/u/.cargo/env", "/home/u/.cargo/env"},
+      {"/home/u/evil-env", "/home/u/evil-env"},
+      {"/opt/tools/bin/python3", "/opt/tools/bin/python3"},
+      {"/opt/native/bin/cargo", "/opt/native/bin/cargo"},
+      {"/opt/perlish/bin/cargo", "/opt/perlish/bin/cargo"},
+      {"/opt/scripts/bin/cargo", "/opt/scripts/bin/cargo"}};
+  static const std::map<std::string, std::string> programs = {{"/ws/bin/mytool", "perl"},
+                                                              {"/usr/bin/python3.11", "python3.11"},
+                                                              {"/usr/bin/perl", "perl"},
+                                                              {"/opt/perlish/bin/cargo", "perl"}};
   static const std::map<std::string, std::string> scripts = {
       {"/ws/script.sh", "#!/bin/bash\n/usr/bin/perl -e 1\n"},
       {"/ws/gen.sh", "echo harmless\n"},
       {"/ws/sandshim", "#!/bin/sh\n/usr/bin/perl -e 1\n"},
-      {"/ws/plain", "ls -l\n"}};
+      {"/ws/plain", "ls -l\n"},
+      {"/home/u/.cargo/env", "export PATH=\"$HOME/.cargo/bin:$PATH\"\n"},
+      {"/home/u/evil-env", "export PATH=\"/opt/tools/bin:$PATH\"\n"},
+      {"/opt/scripts/bin/cargo", "#!/bin/sh\n/usr/bin/perl -e 1\n"}};
   in.locate = [](const std::string& command) -> std::optional<std::filesystem::path> {
     auto found = located.find(command);
     return found == located.end() ? std::nullopt
@@ -406,6 +418,42 @@ TEST_CASE("programs are judged by their file, scripts by their text", "[hooks][d
   CHECK(decide("bash ./plain", in).verdict == Verdict::rewrite);
   CHECK(decide("cp ./plain /tmp/x && echo x > /tmp/y", in).verdict == Verdict::rewrite);
   CHECK(decide("ls > out.txt", in).verdict == Verdict::rewrite);
+}
+
+TEST_CASE("a directory put in front of PATH is judged by what it holds",
+          "[hooks][decide][bypass]") {
+  DecisionInputs in = inputs_with_files("path");
+  // rustup's env, read through $HOME, and a directory of native programs: nothing shadowed.
+  CHECK(decide(". \"$HOME/.cargo/env\" && cargo build", in).verdict == Verdict::rewrite);
+  CHECK(decide("source ~/.cargo/env; cargo test", in).verdict == Verdict::rewrite);
+  CHECK(decide("PATH=\"/opt/native/bin:$PATH\" cargo build", in).verdict == Verdict::rewrite);
+  // The other direction: a shim shadowed (directly or from a sourced file), an interpreter or a
+  // script under another name, a file this command writes there, a relative, computed or
+  // replacing PATH.
+  CHECK(decide("PATH=\"/opt/tools/bin:$PATH\" python3 x.py", in).rule == "path-override");
+  CHECK(decide(". \"$HOME/evil-env\"; make", in).rule == "path-override");
+  CHECK(decide("PATH=/opt/perlish/bin:$PATH cargo build", in).rule == "path-override");
+  CHECK(decide("f() { cargo build; }; PATH=/opt/perlish/bin:$PATH; f", in).rule == "path-override");
+  CHECK(decide("PATH=/opt/scripts/bin:$PATH cargo build", in).rule == "path-override");
+  CHECK(
+      decide("echo x > /opt/native/bin/tool; PATH=/opt/native/bin:$PATH; python3 x.py", in).rule ==
+      "path-override");
+  CHECK(decide("PATH=bin:$PATH make", in).rule == "path-override");
+  CHECK(decide("PATH=:$PATH make", in).rule == "path-override");
+  CHECK(decide("PATH=$(mktemp -d):$PATH make", in).rule == "path-override");
+  CHECK(decide("PATH=`pwd`/bin:$PATH make", in).rule == "path-override");
+  CHECK(decide("PATH=/opt/native/bin make", in).rule == "path-override");
+  // Only ~ and $HOME are resolved: $PWD may be assigned or moved by cd, $HOMEX is another
+  // variable, ~user another home, and a quoted ~ no home at all.
+  CHECK(decide("PWD=/opt/tools; PATH=\"$PWD/bin:$PATH\"; python3 x.py", in).rule ==
+        "path-override");
+  CHECK(decide("HOMEX=/opt/tools; PATH=\"$HOMEX/bin:$PATH\" python3 x.py", in).rule ==
+        "path-override");
+  CHECK(decide("PATH=~evil/bin:$PATH python3 x.py", in).rule == "path-override");
+  CHECK(decide("PATH=\"~/bin:$PATH\" python3 x.py", in).rule == "path-override");
+  CHECK(decide("cd /tmp && . \"$PWD/env\"", in).rule == "unanalysable");
+  CHECK(decide(". \"$HOME/$X/env\"", in).rule == "unanalysable");
+  CHECK(decide("source \"$HOME/ws/.venv/bin/activate\"", in).rule == "venv-activation");
 }
 
 TEST_CASE("a missing shim is refused, not silently run on the host", "[hooks][decide]") {

@@ -380,7 +380,8 @@ std::string percent(int part, int whole) {
 }
 
 // SANDSHIM_CORPUS_ANSWERS=FILE writes each entry's answers in the corpus's own format, to help
-// review a new entry (never copy answers in unread: a refusal must be judged).
+// review a new entry, each refusal followed by its reason's first line as a `###` comment (never
+// copy answers in unread: a refusal must be judged).
 void dump(std::ofstream& out, const Entry& entry, const std::map<std::string, Answer>& answers) {
   out << "=== " << entry.id << " -- " << entry.source << "\n" << entry.command << "\n";
   for (const char* mode : k_modes) {
@@ -388,6 +389,9 @@ void dump(std::ofstream& out, const Entry& entry, const std::map<std::string, An
       const Answer& a = answers.at(std::string(mode) + "/" + agent);
       if (!runs_as_routed(mode, agent, a)) {
         out << ">>> " << mode << "/" << agent << ": " << a.verdict << " " << a.rule << "\n";
+        if (a.verdict == "deny") {
+          out << "### " << a.reason.substr(0, a.reason.find('\n')) << "\n";
+        }
       }
     }
   }

@@ -1,0 +1,341 @@
+// One program the command starts: how bash finds it, what its file is, its #! line, and
+// the script text a host shell reads from it.
+
+#include "hooks/shell_analyser.hpp"
+
+namespace sandshim::hooks::analysis {
+
+Lookup Analyser::lookup_of(const std::string& command, const Peel& peel) const {
+  if (peel.applet) {
+    return Lookup::by_path;
+  }
+  if (command.find('/') == std::string::npos) {
+    return Lookup::by_name;
+  }
+  fs::path directory = fs::path(command).parent_path().lexically_normal();
+  bool in_shim_dir =
+      !m_options.shim_dir.empty() && directory == m_options.shim_dir.lexically_normal();
+  return in_shim_dir ? Lookup::shim : Lookup::by_path;
+}
+
+size_t Analyser::record_program(Argv argv, const Peel& peel, const Scope& scope, Lookup lookup) {
+  Invocation invocation;
+  invocation.command = argv.front().value;
+  invocation.name = last_component(invocation.command);
+  invocation.lookup = lookup;
+  invocation.kind = lookup == Lookup::dynamic ? CommandClass::other
+                                              : classify_name(invocation.name, m_options.shimmed);
+  invocation.wrapper = peel.wrapper;
+  invocation.clears_environment = peel.clears_environment;
+  invocation.default_path = peel.default_path;
+  invocation.renames_argv0 = peel.renames_argv0;
+  invocation.privileged = peel.privileged;
+  invocation.sandboxed = peel.sandboxed;
+  invocation.enclosing_shell = scope.enclosing_shell;
+  std::optional<fs::path> file;
+  if (lookup != Lookup::dynamic && !is_shell_builtin(invocation.name)) {
+    file = identify(invocation, scope);
+  }
+  if (lookup != Lookup::dynamic && runs_written_file(invocation, scope)) {
+    add_finding(FindingKind::unanalysable, excerpt(invocation.command),
+                "this command writes that program before running it, so what it is cannot be "
+                "checked now; write it in one command and run it in the next",
+                scope.enclosing_shell);
+  }
+  if (lookup != Lookup::dynamic && invocation.kind == CommandClass::other) {
+    invocation.launcher = launcher_of(argv, invocation.name);
+    invocation.shebang = shebang_interpreter(invocation, file);
+  }
+  m_out.invocations.push_back(invocation);
+  size_t index = m_out.invocations.size() - 1;
+  // Interpreters and shells are judged by their own rules (a by-name python goes to the
+  // sandbox, where an engine socket in its arguments reaches nothing).
+  if (!peel.sandboxed && lookup != Lookup::dynamic && invocation.kind == CommandClass::other) {
+    check_arguments(argv, invocation, scope);
+    if (file && invocation.kind == CommandClass::other && invocation.shebang.empty() &&
+        lookup != Lookup::shim) {
+      analyse_executed_script(*file, index, scope);
+    }
+  }
+  return index;
+}
+
+std::optional<fs::path> Analyser::identify(Invocation& invocation, const Scope& scope) const {
+  invocation.engine = is_engine_client(invocation.name);
+  invocation.loader = is_loader(invocation.name);
+  if (invocation.lookup == Lookup::shim || !m_options.locate) {
+    return std::nullopt;
+  }
+  std::optional<fs::path> file = locate_program(invocation.command, scope);
+  if (!file || !m_options.known_program_of || invocation.kind != CommandClass::other ||
+      is_plain_system_program(*file, invocation.name)) {
+    return file;
+  }
+  std::optional<std::string> known = m_options.known_program_of(*file);
+  if (known && *known != invocation.name) {
+    invocation.resolved_as = *known;
+    invocation.engine = invocation.engine || is_engine_client(*known);
+    invocation.loader = invocation.loader || is_loader(*known);
+    if (invocation.kind == CommandClass::other &&
+        classify_name(*known, m_options.shimmed) == CommandClass::interpreter) {
+      invocation.kind = CommandClass::interpreter;
+    }
+  }
+  return file;
+}
+
+bool Analyser::is_plain_system_program(const fs::path& file, const std::string& name) const {
+  static constexpr std::array<std::string_view, 6> k_system_dirs = {
+      "/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin", "/usr/local/sbin"};
+  if (file == m_options.sandshim) {
+    return true;
+  }
+  return file.filename() == name && one_of(k_system_dirs, file.parent_path().string());
+}
+
+std::optional<fs::path> Analyser::locate_program(const std::string& command,
+                                                 const Scope& scope) const {
+  std::optional<fs::path> file = m_options.locate(command);
+  if (file || command.find('/') != std::string::npos) {
+    return file;
+  }
+  for (const fs::path& dir : scope.appended_path) {
+    if ((file = m_options.locate((dir / command).string()))) {
+      return file;
+    }
+  }
+  return std::nullopt;
+}
+
+void Analyser::check_arguments(Argv argv, const Invocation& invocation, const Scope& scope) {
+  std::string name = invocation.resolved_as.empty() ? invocation.name : invocation.resolved_as;
+  if (auto access = engine_access_of(name, argv)) {
+    add_finding(FindingKind::engine_access, *access, "", scope.enclosing_shell);
+  }
+  if (auto hidden = hidden_command_of(name, argv)) {
+    add_finding(FindingKind::hidden_command, *hidden, "", scope.enclosing_shell);
+  }
+  if (copies_files(name)) {
+    check_copies(name, argv, scope);
+  }
+  check_program_writes(name, argv, scope);
+}
+
+std::string Analyser::launcher_of(Argv argv, const std::string& name) {
+  for (const LauncherSpec& spec : k_launchers) {
+    if (spec.name != name) {
+      continue;
+    }
+    if (spec.subcommand.empty()) {
+      return name;
+    }
+    auto operand = std::find_if(argv.begin() + 1, argv.end(),
+                                [](const Word& word) { return !is_option(word); });
+    if (operand != argv.end() && operand->value == spec.subcommand) {
+      return name + " " + operand->value;
+    }
+  }
+  return "";
+}
+
+std::string Analyser::shebang_interpreter(const Invocation& invocation,
+                                          const std::optional<fs::path>& file) const {
+  if (!m_options.first_line_of || invocation.lookup == Lookup::shim ||
+      is_shell_builtin(invocation.name)) {
+    return "";
+  }
+  std::optional<std::string> line = m_options.first_line_of(invocation.command);
+  if (!line || !line->starts_with("#!")) {
+    return "";
+  }
+  std::vector<std::string> words = split_blanks(line->substr(2));
+  if (words.empty()) {
+    return "";
+  }
+  std::string program = last_component(words[0]);
+  if (program == "env") {
+    return env_shebang_bypass(words);
+  }
+  if (lookup_of(words[0], Peel{}) == Lookup::shim) {
+    return "";
+  }
+  return interpreter_file(words[0], file) ? words[0] : "";
+}
+
+bool Analyser::interpreter_file(const std::string& interpreter,
+                                const std::optional<fs::path>& script) const {
+  std::string program = last_component(interpreter);
+  if (classify_name(program, m_options.shimmed) == CommandClass::interpreter ||
+      is_loader(program)) {
+    return true;
+  }
+  if (!m_options.locate || !m_options.known_program_of || is_shell_name(program)) {
+    return false;
+  }
+  std::optional<fs::path> file = m_options.locate(interpreter);
+  if (!file && script && !fs::path(interpreter).is_absolute()) {
+    file = m_options.locate((script->parent_path() / interpreter).string());
+  }
+  std::optional<std::string> known = file ? m_options.known_program_of(*file) : std::nullopt;
+  return known && classify_name(*known, m_options.shimmed) == CommandClass::interpreter;
+}
+
+std::string Analyser::env_shebang_bypass(const std::vector<std::string>& words) const {
+  for (size_t i = 1; i < words.size(); ++i) {
+    const std::string& word = words[i];
+    if (word == "-S" || word == "--split-string" || word == "-v" || word == "--debug") {
+      continue;
+    }
+    bool clears =
+        word == "-i" || word == "-" || word == "--ignore-environment" ||
+        (word.size() > 1 && word[0] == '-' && word[1] != '-' &&
+         word.find_first_of("iu") != std::string::npos && word.find('S') == std::string::npos) ||
+        word == "-u" || word.starts_with("--unset");
+    std::optional<std::string> assigned = assignment_name(word);
+    if (clears || (assigned && (*assigned == "PATH" || is_protected_variable(*assigned)))) {
+      return join(words, " ");
+    }
+    if (word == "-C" || word == "--chdir") {
+      ++i;
+      continue;
+    }
+    if (word.starts_with('-') || assigned) {
+      continue;
+    }
+    bool unshimmed = classify_name(word, m_options.shimmed) == CommandClass::interpreter &&
+                     !m_options.shimmed.contains(word);
+    return unshimmed ? join(words, " ") : "";
+  }
+  return "";
+}
+
+void Analyser::analyse_executed_script(const fs::path& file, size_t invocation,
+                                       const Scope& scope) {
+  if (!m_options.read_script) {
+    return;
+  }
+  std::optional<std::string> text = m_options.read_script(file);
+  if (!text || !is_shell_script(*text)) {
+    return;
+  }
+  analyse_script_text(*text, file, invocation, scope);
+}
+
+bool Analyser::is_shell_script(const std::string& text) {
+  if (!text.starts_with("#!")) {
+    return text.find('\0') == std::string::npos;
+  }
+  std::vector<std::string> words = split_blanks(text.substr(2, text.find('\n') - 2));
+  if (words.empty()) {
+    return false;
+  }
+  std::string program = last_component(words[0]);
+  if (program == "env") {
+    auto found = std::find_if(words.begin() + 1, words.end(), [](const std::string& word) {
+      return !word.starts_with('-') && !assignment_name(word);
+    });
+    program = found == words.end() ? "" : last_component(*found);
+  }
+  return is_shell_name(program);
+}
+
+void Analyser::analyse_script_text(const std::string& text, const fs::path& file,
+                                   std::optional<size_t> enclosing, const Scope& scope) {
+  bool written = std::any_of(m_written.begin(), m_written.end(),
+                             [&](const fs::path& path) { return path == file.lexically_normal(); });
+  if (written) {
+    add_finding(FindingKind::unanalysable, file.filename().string(),
+                "this command writes the script before running it", enclosing);
+    return;
+  }
+  analyse_script(text, enclosing, scope.depth + 1);
+}
+
+void Analyser::analyse_script_file(const Word& operand, const std::string& subject,
+                                   std::optional<size_t> enclosing, const Scope& scope) {
+  std::optional<fs::path> file;
+  if (!operand.is_dynamic() && m_options.locate && !operand.value.starts_with("/dev/") &&
+      !operand.value.starts_with("/proc/")) {
+    file = m_options.locate(operand.value.find('/') == std::string::npos ? "./" + operand.value
+                                                                         : operand.value);
+  }
+  std::optional<std::string> text =
+      file && m_options.read_script ? m_options.read_script(*file) : std::nullopt;
+  if (!text) {
+    if (m_options.locate) {
+      add_finding(FindingKind::unanalysable, subject + " " + operand.value,
+                  "it reads commands from a file that cannot be read when the command is "
+                  "checked",
+                  enclosing);
+    }
+    return;
+  }
+  analyse_script_text(*text, *file, enclosing, scope);
+}
+
+std::vector<std::string> Analyser::split_blanks(const std::string& text) {
+  std::vector<std::string> words;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t start = text.find_first_not_of(" \t\r", i);
+    if (start == std::string::npos) {
+      break;
+    }
+    size_t end = text.find_first_of(" \t\r", start);
+    words.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    i = end == std::string::npos ? text.size() : end;
+  }
+  return words;
+}
+
+bool Analyser::is_real_sandshim(const std::string& command) const {
+  if (!m_options.locate || m_options.sandshim.empty()) {
+    return command.find('/') == std::string::npos || fs::path(command) == m_options.sandshim;
+  }
+  std::optional<fs::path> file = m_options.locate(command);
+  std::error_code ec;
+  return file && fs::equivalent(*file, m_options.sandshim, ec);
+}
+
+std::optional<Argv> Analyser::analyse_sandshim(Argv argv, Peel& peel, const Scope& scope,
+                                               const SimpleCommand& command) {
+  if (!is_real_sandshim(argv.front().value)) {
+    record_program(argv, peel, scope, lookup_of(argv.front().value, peel));
+    return std::nullopt;
+  }
+  size_t index = record_program(argv, peel, scope, lookup_of(argv.front().value, peel));
+  auto subcommand =
+      std::find_if(argv.begin() + 1, argv.end(), [](const Word& word) { return !is_option(word); });
+  std::string name = subcommand == argv.end() ? "" : subcommand->value;
+  if (name == "audit" && subcommand + 1 != argv.end()) {
+    name += " " + (subcommand + 1)->value;
+  }
+  m_out.invocations[index].sandshim_subcommand = name;
+  if (name == "run") {
+    flag_loosening_options(argv);
+    auto separator =
+        std::find_if(argv.begin(), argv.end(), [](const Word& word) { return word.value == "--"; });
+    if (separator != argv.end()) {
+      Argv inner = argv.subspan(static_cast<size_t>(separator - argv.begin()) + 1);
+      Peel sandboxed;
+      sandboxed.wrapper = "sandshim run";
+      sandboxed.sandboxed = true;
+      analyse_argv(inner, sandboxed, scope, command);
+    }
+  }
+  return std::nullopt;
+}
+
+void Analyser::flag_loosening_options(Argv argv) {
+  for (const Word& word : argv.subspan(1)) {
+    if (word.value == "--") {
+      return;
+    }
+    if (word.is_dynamic() || (is_option(word) && word.value != "--dry-run")) {
+      add_finding(FindingKind::loosening_flag, "sandshim run " + excerpt(word.value), "",
+                  std::nullopt);
+    }
+  }
+}
+
+}  // namespace sandshim::hooks::analysis
