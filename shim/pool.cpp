@@ -709,28 +709,34 @@ void WarmPool::refill_detached(const std::string& claimed_run_id) const {
     *plan = plan_starts(draw);
     planned = true;
   }
-  run_detached_after_exit(
-      [this, claimed_run_id, draw, plan, planned](const std::function<void()>& wait_for_caller) {
-        if (!planned) {
-          UniqueFd lock = lock_key(m_key);
-          *plan = plan_starts(draw);
-        }
-        for (size_t i = 0; i < plan->starts.size(); ++i) {
-          write_reservation(plan->starts[i], plan->surplus[i]);  // this process's now
-        }
-        wait_for_caller();
-        if (!claimed_run_id.empty()) {
-          std::error_code ec;
-          fs::remove(claimed_dir() / claimed_run_id, ec);
-        }
-        auto image_id = current_image_id();
-        if (!image_id) {
-          release_starts(plan->starts);
-          return;
-        }
-        discard_unservable(*image_id);
-        start_planned(*plan, *image_id);
-      });
+  auto refill = [this, claimed_run_id, draw, plan,
+                 planned](const std::function<void()>& wait_for_caller) {
+    if (!planned) {
+      UniqueFd lock = lock_key(m_key);
+      *plan = plan_starts(draw);
+    }
+    for (size_t i = 0; i < plan->starts.size(); ++i) {
+      write_reservation(plan->starts[i], plan->surplus[i]);  // this process's now
+    }
+    wait_for_caller();
+    if (!claimed_run_id.empty()) {
+      std::error_code ec;
+      fs::remove(claimed_dir() / claimed_run_id, ec);
+    }
+    auto image_id = current_image_id();
+    if (!image_id) {
+      release_starts(plan->starts);
+      return;
+    }
+    discard_unservable(*image_id);
+    start_planned(*plan, *image_id);
+  };
+  try {
+    run_detached_after_exit(refill);
+  } catch (const Fatal&) {
+    release_starts(plan->starts);  // no process to start them: the next run must not wait
+    throw;
+  }
 }
 
 std::vector<PoolEntry> list_pool_entries() {
