@@ -22,7 +22,9 @@
 #          launch directory on /dev/shm's tmpfs as the installed one's are on /run's; INSTALLED=1
 #          times the installed broker itself, at $SANDSHIM_BROKER_SOCKET or /run/sandshim;
 #          BROKER=0 leaves it out; BROKER_ENGINE_API=on or off gives the private broker's system
-#          file that engine.api, else the default's). Each sample waits, untimed, for the
+#          file that engine.api, else the default's; BROKER_POOL adds lines to its [pool], such as
+#          BROKER_POOL=$'max = 0\nclaim_wait = 0' for the pool that never grows, the control of
+#          pool growth). Each sample waits, untimed, for the
 #          broker's refill; then a burst of BURST (50) back-to-back python calls, not waiting,
 #          counts from the audit how many a warm container served
 #   bwrap  the same command under bubblewrap (the host's interpreter; read-only /usr and /etc,
@@ -35,6 +37,8 @@
 #
 #   bench/latency.sh [BUILD_DIR]            (default: build)
 #   N=30 POOL_SIZE=2 SANDSHIM_BIN=build/sandshim bench/latency.sh
+#   VARIANTS="floor broker" N=10 bench/latency.sh   (only those variants: the broker's targets
+#                                                  and its burst, in a few minutes)
 #
 # Everything runs as the caller against the engine sandshim finds, with HOME, XDG dirs, config
 # and the audit database in a fresh directory; containers have no network (sandshim's default).
@@ -264,6 +268,7 @@ start_bench_broker() {
   # engine.api when BROKER_ENGINE_API names one.
   local engine=""
   [[ -z ${BROKER_ENGINE_API:-} ]] || engine=$(printf '[engine]\napi = %s\n' "$BROKER_ENGINE_API")
+  [[ -z ${BROKER_POOL:-} ]] || engine+=$(printf '\n[pool]\n%s\n' "$BROKER_POOL")
   broker_write_system_config "$work/etc/config" "$work/broker" "$work/anchors" \
     "$k_broker_default_policy$engine"
   broker_run_dir=$(mktemp -d /dev/shm/sandshim-bench.XXXXXX) # the launcher's sockets need a tmpfs
@@ -384,6 +389,13 @@ if command -v bwrap > /dev/null && bwrap --ro-bind / / true 2> /dev/null; then
   bwrap_note=""
 fi
 trap 'stop_bench_broker; cleanup' EXIT
+if [[ -n ${VARIANTS:-} ]]; then # a subset, in the order above
+  kept=()
+  for name in "${variants[@]}"; do
+    [[ " $VARIANTS " != *" $name "* ]] || kept+=("$name")
+  done
+  variants=("${kept[@]}")
+fi
 trap 'exit 130' INT
 trap 'exit 143' TERM
 

@@ -185,6 +185,22 @@ Key duration_key(std::string name, std::string help, int64_t Policy::*field, std
           render_with(field, format_duration_ms)};
 }
 
+// pool.claim_wait: a duration, or 0 (a run that finds its pool empty never waits).
+Key claim_wait_key() {
+  Key key = duration_key("pool.claim_wait",
+                         "how long a run that finds the pool empty waits for a container being "
+                         "started before it starts cold (0: never)",
+                         &Policy::pool_claim_wait_ms, "");
+  key.set = [](Policy& p, std::string_view, const std::string& v) {
+    std::string text = trim(v);
+    bool zero = text == "0" || text == "0s" || text == "0ms";
+    return store_at_least(p.pool_claim_wait_ms,
+                          zero ? std::optional<int64_t>(0) : parse_duration_ms(text),
+                          std::string("0 or a duration such as 500ms or 2s"));
+  };
+  return key;
+}
+
 // The words of each choice, in enum order: loosest first.
 constexpr std::array<std::string_view, 3> k_network_words = {"bridge", "allowlist", "none"};
 constexpr std::array<std::string_view, 2> k_workspace_words = {"rw", "ro"};
@@ -568,6 +584,16 @@ const std::vector<Key>& key_table() {
                  "how a warm run starts its command: launcher (sandshim's, in the container; "
                  "docker only) or exec (`docker exec`)",
                  &Policy::pool_start, k_pool_start_words, KeyTrust::trusted),
+      count_key("pool.max",
+                "the most warm containers per image, workspace and policy (idle or starting) "
+                "the pool grows to when runs draw faster than it refills; at most pool.size "
+                "means it never grows",
+                &Policy::pool_max, 0, 32),
+      duration_key("pool.shrink_after",
+                   "how long without a run before a grown pool returns to pool.size (a container "
+                   "started above it is claimable that long)",
+                   &Policy::pool_shrink_after_ms, "a duration from 1s such as 30s or 10m", 1000),
+      claim_wait_key(),
       user_pins_key(),
       user_ceilings_key(),
   };

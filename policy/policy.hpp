@@ -109,6 +109,9 @@ struct Policy {
   int64_t pool_size = 0;
   int64_t pool_idle_ttl_ms = 600'000;
   PoolStart pool_start = PoolStart::launcher;
+  int64_t pool_max = 4;                   // the cap a key's target grows to under demand
+  int64_t pool_shrink_after_ms = 60'000;  // no draw for this long: the target is pool_size again
+  int64_t pool_claim_wait_ms = 2'000;     // an empty pool: how long a run waits for a start
 
   // [users]: only in /etc/sandshim/config
   std::vector<std::string> user_pins;  // keys the user layers may only tighten (direct mode)

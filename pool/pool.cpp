@@ -1,12 +1,19 @@
 #include "pool/pool.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -37,6 +44,13 @@ namespace fs = std::filesystem;
 // init ends the container by itself.
 constexpr int64_t k_life_grace_s = 10;
 constexpr auto k_engine_call_timeout = std::chrono::seconds(60);
+// A start pending longer than this is over whatever its file says: a drain stops waiting for it.
+constexpr int64_t k_pending_patience_ms = 120'000;
+// How long a run's own refill waits for the key's lock to plan its starts before it leaves the
+// plan to the detached process (a drain holds the lock while pending starts end).
+constexpr int64_t k_plan_lock_patience_ms = 20;
+constexpr std::string_view k_start_prefix = ".starting-";
+constexpr int64_t k_handover_ms = 5000;
 
 fs::path pool_dir() {
   return xdg_directory("state") / "sandshim" / "pool";
@@ -77,6 +91,9 @@ std::string serialize(const PoolEntry& entry) {
   if (entry.launcher_pid > 0) {
     out << "launcher " << entry.launcher_pid << " " << entry.launcher_token << "\n";
   }
+  if (entry.surplus) {
+    out << "surplus 1\n";
+  }
   for (const auto& arg : entry.create_args) {
     out << "arg " << arg << "\n";
   }
@@ -109,6 +126,8 @@ std::optional<PoolEntry> read_entry(const fs::path& path, const std::string& key
     } else if (field == "launcher") {
       std::istringstream words(value);
       words >> entry.launcher_pid >> entry.launcher_token;
+    } else if (field == "surplus") {
+      entry.surplus = value == "1";
     }
   }
   if (entry.image_id.empty() || entry.expires_epoch_s == 0) {
@@ -188,15 +207,171 @@ bool discard(const Engine& engine, const fs::path& key_dir, const std::string& r
   return true;
 }
 
-// Serialises the refills and drains of one key across processes.
-UniqueFd lock_key(const std::string& key) {
+UniqueFd open_key_lock(const std::string& key) {
   fs::path path = pool_dir() / (key + ".lock");
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  return UniqueFd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+}
+
+// Serialises the plans and drains of one key across processes.
+UniqueFd lock_key(const std::string& key) {
+  UniqueFd fd = open_key_lock(key);
   if (fd.valid()) {
     while (::flock(fd.get(), LOCK_EX) != 0 && errno == EINTR) {
     }
   }
   return fd;
+}
+
+// The key's lock if it comes within patience_ms, else an invalid fd.
+UniqueFd try_lock_key(const std::string& key, int64_t patience_ms) {
+  UniqueFd fd = open_key_lock(key);
+  int64_t until = monotonic_ms() + patience_ms;
+  while (fd.valid() && ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (monotonic_ms() >= until) {
+      return UniqueFd();
+    }
+    ::usleep(1000);
+  }
+  return fd;
+}
+
+// Writes `text` to path atomically: a reader sees all of it or the file before.
+void publish_file(const fs::path& path, const std::string& text) {
+  fs::path temporary = path.parent_path() / (".new-" + new_run_id());
+  {
+    std::ofstream out(temporary);
+    out << text;
+  }
+  fs::rename(temporary, path);
+}
+
+bool process_alive(int64_t pid) {
+  return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+}
+
+// Starts a refill has reserved and not yet published, by kind.
+struct PendingStarts {
+  int64_t base = 0;
+  int64_t surplus = 0;
+  int64_t total() const { return base + surplus; }
+};
+
+// A reservation names the process that starts its container (and waits for it), whether that
+// is surplus, and when it was written: a run plans its refill's starts, and the detached process
+// that starts them takes them over within k_handover_ms.
+void write_reservation(const fs::path& path, bool surplus) {
+  publish_file(path, std::to_string(::getpid()) + " " + (surplus ? "1 " : "0 ") +
+                         std::to_string(wall_clock_ms()) + "\n");
+}
+
+fs::path reserve_start(const fs::path& dir, bool surplus) {
+  fs::path path = dir / (std::string(k_start_prefix) + new_run_id());
+  write_reservation(path, surplus);
+  return path;
+}
+
+void release_starts(const std::vector<fs::path>& starts) {
+  std::error_code ec;
+  for (const auto& path : starts) {
+    fs::remove(path, ec);
+  }
+}
+
+// The starts pending in dir; a reservation whose process is gone (a refill killed) is removed.
+PendingStarts pending_starts(const fs::path& dir) {
+  PendingStarts pending;
+  std::error_code ec;
+  for (const auto& item : fs::directory_iterator(dir, ec)) {
+    if (!item.path().filename().string().starts_with(k_start_prefix)) {
+      continue;
+    }
+    int64_t pid = 0;
+    int surplus = 0;
+    int64_t written_ms = 0;
+    std::ifstream(item.path()) >> pid >> surplus >> written_ms;
+    if (!process_alive(pid) && wall_clock_ms() - written_ms > k_handover_ms) {
+      fs::remove(item.path(), ec);
+      continue;
+    }
+    (surplus == 1 ? pending.surplus : pending.base) += 1;
+  }
+  return pending;
+}
+
+// Waits until no start is pending in dir, for k_pending_patience_ms at most.
+void wait_for_pending_starts(const fs::path& dir) {
+  int64_t until = monotonic_ms() + k_pending_patience_ms;
+  while (pending_starts(dir).total() > 0 && monotonic_ms() < until) {
+    ::usleep(20'000);
+  }
+}
+
+// Wakes a claim that waits when an entry is published or a start given up in dir.
+UniqueFd watch_directory(const fs::path& dir) {
+  UniqueFd fd(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+  if (fd.valid() && ::inotify_add_watch(fd.get(), dir.c_str(), IN_MOVED_TO | IN_DELETE) < 0) {
+    fd.reset();
+  }
+  return fd;
+}
+
+// Until the watch sees a change, 20 ms pass (a start's process may die silently) or until_ms.
+void wait_for_change(const UniqueFd& watch, int64_t until_ms) {
+  int64_t wait_ms = std::clamp<int64_t>(until_ms - monotonic_ms(), 0, 20);
+  if (!watch.valid()) {
+    ::usleep(static_cast<useconds_t>(wait_ms * 1000));
+    return;
+  }
+  pollfd ready{watch.get(), POLLIN, 0};
+  if (::poll(&ready, 1, static_cast<int>(wait_ms)) > 0) {
+    char events[4096];
+    while (::read(watch.get(), events, sizeof events) > 0) {
+    }
+  }
+}
+
+fs::path demand_path(const std::string& key) {
+  return pool_dir() / (key + ".demand");
+}
+
+PoolDemand read_demand(const std::string& key) {
+  PoolDemand demand;
+  std::ifstream(demand_path(key)) >> demand.target >> demand.last_draw_ms;
+  return demand;
+}
+
+void write_demand(const std::string& key, const PoolDemand& demand) {
+  publish_file(demand_path(key),
+               std::to_string(demand.target) + " " + std::to_string(demand.last_draw_ms) + "\n");
+}
+
+// How many containers at the run's memory limit fit in the memory the host has available now.
+int64_t memory_room(const Policy& policy) {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  while (policy.memory_bytes > 0 && std::getline(meminfo, line)) {
+    if (line.starts_with("MemAvailable:")) {
+      int64_t kib = std::stoll(line.substr(line.find_first_of("0123456789")));
+      return kib * 1024 / static_cast<int64_t>(policy.memory_bytes);
+    }
+  }
+  return std::numeric_limits<int64_t>::max();
+}
+
+// Marks a claim that had to wait for a start: its refill then grows the target.
+void mark_waited(const std::string& run_id) {
+  std::ofstream(claimed_dir() / run_id, std::ios::app) << "waited 1\n";
+}
+
+bool claim_waited(const std::string& run_id) {
+  std::ifstream in(claimed_dir() / run_id);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line == "waited 1") {
+      return true;
+    }
+  }
+  return false;
 }
 
 // A claim right after a refill must find the launcher listening, or its run goes cold: the entry
@@ -212,6 +387,31 @@ void wait_for_launcher(const std::string& socket) {
 }
 
 }  // namespace
+
+struct WarmPool::Plan {
+  std::vector<fs::path> starts;  // the reservations, one per container to start
+  std::vector<bool> surplus;
+};
+
+int64_t pool_cap(const Policy& policy) {
+  return std::max(policy.pool_size, policy.pool_max);
+}
+
+PoolDemand next_pool_demand(const Policy& policy, PoolDemand demand, PoolDraw draw,
+                            bool start_pending, int64_t now_ms, int64_t memory_room) {
+  int64_t base = policy.pool_size;
+  if (demand.target < base || now_ms - demand.last_draw_ms >= policy.pool_shrink_after_ms) {
+    demand.target = base;
+  }
+  if (draw != PoolDraw::none) {
+    if (draw == PoolDraw::missed || start_pending) {
+      demand.target = std::max(base + 1, demand.target * 2);
+    }
+    demand.last_draw_ms = now_ms;
+  }
+  demand.target = std::min({demand.target, pool_cap(policy), std::max(base, memory_room)});
+  return demand;
+}
 
 void prefetch_pool_image_id(const Engine& engine, const std::string& image) {
   StepTimer step("engine image inspect (prefetch sent)");
@@ -258,8 +458,8 @@ std::optional<std::string> WarmPool::current_image_id() const {
 std::optional<PoolClaim> WarmPool::claim() const {
   try {
     fs::path dir = pool_dir() / m_key;
-    auto names = entry_names(dir);
-    if (names.empty()) {
+    if (entry_names(dir).empty() &&
+        (m_policy.pool_claim_wait_ms <= 0 || pending_starts(dir).total() == 0)) {
       return std::nullopt;
     }
     // The tag may name another image since the container started: never serve that one.
@@ -267,21 +467,60 @@ std::optional<PoolClaim> WarmPool::claim() const {
     if (!image_id) {
       return std::nullopt;
     }
-    int64_t now = now_epoch_s();
-    for (const auto& name : names) {
-      auto entry = read_entry(dir / name, m_key);
-      if (!entry || entry->expires_epoch_s <= now || entry->image_id != *image_id) {
-        continue;
-      }
-      if (take(dir / name, name)) {
-        return PoolClaim{name, entry->image_id, entry->create_args, entry->launcher_pid,
-                         entry->launcher_token};
-      }
+    if (auto claim = take_claimable(*image_id)) {
+      return claim;
     }
+    return wait_for_start(*image_id);
   } catch (const std::exception&) {
     // An unreadable pool only costs the warm start: the run goes cold.
   }
   return std::nullopt;
+}
+
+// The soonest to expire first: the surplus goes before the pool.size stock.
+std::optional<PoolClaim> WarmPool::take_claimable(const std::string& image_id) const {
+  fs::path dir = pool_dir() / m_key;
+  int64_t now = now_epoch_s();
+  std::vector<PoolEntry> entries;
+  for (const auto& name : entry_names(dir)) {
+    auto entry = read_entry(dir / name, m_key);
+    if (entry && entry->expires_epoch_s > now && entry->image_id == image_id) {
+      entries.push_back(*entry);
+    }
+  }
+  std::sort(entries.begin(), entries.end(), [](const PoolEntry& a, const PoolEntry& b) {
+    return a.expires_epoch_s < b.expires_epoch_s;
+  });
+  for (const auto& entry : entries) {
+    if (take(dir / entry.run_id, entry.run_id)) {
+      return PoolClaim{entry.run_id, entry.image_id, entry.create_args, entry.launcher_pid,
+                       entry.launcher_token};
+    }
+  }
+  return std::nullopt;
+}
+
+// A container a refill is starting is ready sooner than a cold run's own: the run waits for it
+// (pool.claim_wait at most), and its claim says so, so that its refill grows the target.
+std::optional<PoolClaim> WarmPool::wait_for_start(const std::string& image_id) const {
+  if (m_policy.pool_claim_wait_ms <= 0) {
+    return std::nullopt;
+  }
+  StepTimer step("pool wait for a starting container");
+  fs::path dir = pool_dir() / m_key;
+  UniqueFd watch = watch_directory(dir);
+  int64_t until = monotonic_ms() + m_policy.pool_claim_wait_ms;
+  std::optional<PoolClaim> claim;
+  while (!claim && monotonic_ms() < until && pending_starts(dir).total() > 0) {
+    wait_for_change(watch, until);
+    claim = take_claimable(image_id);
+  }
+  claim = claim ? claim : take_claimable(image_id);
+  if (claim) {
+    mark_waited(claim->run_id);
+    step.done("claimed " + claim->run_id);
+  }
+  return claim;
 }
 
 bool WarmPool::uses_launcher() const {
@@ -323,7 +562,7 @@ bool WarmPool::create_container(const RunSpec& spec, const std::vector<std::stri
   return pid.has_value();
 }
 
-std::string WarmPool::start_container(const std::string& image_id) const {
+std::string WarmPool::start_container(const std::string& image_id, bool surplus) const {
   RunSpec spec = m_spec;
   spec.run_id = new_run_id();
   spec.image = image_id;  // by id: the container runs exactly the image its entry names
@@ -332,10 +571,13 @@ std::string WarmPool::start_container(const std::string& image_id) const {
   spec.command.clear();
   spec.tty = false;
   int64_t now = now_epoch_s();
-  int64_t idle_s = ceil_seconds(m_policy.pool_idle_ttl_ms);
+  int64_t idle_ms = surplus ? std::min(m_policy.pool_idle_ttl_ms, m_policy.pool_shrink_after_ms)
+                            : m_policy.pool_idle_ttl_ms;
+  int64_t idle_s = ceil_seconds(idle_ms);
   int64_t life_s = idle_s + ceil_seconds(m_policy.timeout_ms) + k_life_grace_s;
   PoolEntry entry{m_key,        spec.run_id,  m_spec.image, image_id, m_spec.workspace.string(),
-                  now + idle_s, now + life_s, {},           0,        ""};
+                  now + idle_s, now + life_s, {},           0,        "",
+                  surplus};
   spec.deadline_epoch_s = entry.deadline_epoch_s;
   std::vector<std::string> labels = {
       label_flag(k_label_pool, m_key), label_flag(k_label_pool_owner, owner_label()),
@@ -346,20 +588,25 @@ std::string WarmPool::start_container(const std::string& image_id) const {
     return "";
   }
   // Published only once the container runs, and atomically: a claimer never sees half of it.
-  fs::path dir = pool_dir() / m_key;
-  fs::path temporary = dir / (".new-" + spec.run_id);
-  {
-    std::ofstream out(temporary);
-    out << serialize(entry);
-  }
-  fs::rename(temporary, dir / spec.run_id);
+  publish_file(pool_dir() / m_key / spec.run_id, serialize(entry));
   return spec.run_id;
 }
 
 int WarmPool::refill() const {
   ensure_pool_directories();
-  UniqueFd lock = lock_key(m_key);
-  return refill_locked();
+  auto image_id = current_image_id();
+  if (!image_id) {
+    return 0;
+  }
+  discard_unservable(*image_id);
+  Plan plan;
+  {
+    UniqueFd lock = lock_key(m_key);
+    plan = plan_starts(PoolDraw::none);
+  }
+  int started = start_planned(plan, *image_id);
+  wait_for_pending_starts(pool_dir() / m_key);  // other refills': the pool is full on return
+  return started;
 }
 
 void WarmPool::ensure_pool_directories() const {
@@ -368,44 +615,128 @@ void WarmPool::ensure_pool_directories() const {
   ensure_directory(pool_dir() / m_key);
 }
 
-int WarmPool::refill_locked() const {
+// Removes the idle containers a claim would not serve: expired, or started from an image the tag
+// has left. Unlocked: each is taken by rename(2) first.
+void WarmPool::discard_unservable(const std::string& image_id) const {
   fs::path dir = pool_dir() / m_key;
-  auto image_id = current_image_id();
-  if (!image_id) {
-    return 0;
-  }
   int64_t now = now_epoch_s();
-  int64_t idle = 0;
   for (const auto& name : entry_names(dir)) {
     auto entry = read_entry(dir / name, m_key);
-    if (entry && entry->expires_epoch_s > now + 1 && entry->image_id == *image_id) {
-      ++idle;
-    } else {
-      discard(m_engine, dir, name);  // expired, or started from an image the tag left
+    if (!entry || entry->expires_epoch_s <= now + 1 || entry->image_id != image_id) {
+      discard(m_engine, dir, name);
+    }
+  }
+}
+
+// Under the key's lock: the target after `draw`, and a reservation for each container to start
+// so that idle and pending ones reach it. Idle plus pending never exceeds the target, so never
+// the cap. No engine call: a run's own refill plans before its caller is answered.
+WarmPool::Plan WarmPool::plan_starts(PoolDraw draw) const {
+  fs::path dir = pool_dir() / m_key;
+  int64_t now = now_epoch_s();
+  int64_t base = 0;
+  int64_t surplus = 0;
+  for (const auto& name : entry_names(dir)) {
+    auto entry = read_entry(dir / name, m_key);
+    if (entry && entry->expires_epoch_s > now + 1) {
+      (entry->surplus ? surplus : base) += 1;
+    }
+  }
+  PendingStarts pending = pending_starts(dir);
+  PoolDemand demand = next_pool_demand(m_policy, read_demand(m_key), draw, pending.total() > 0,
+                                       wall_clock_ms(), memory_room(m_policy));
+  write_demand(m_key, demand);
+  Plan plan;
+  int64_t have_base = base + pending.base;
+  for (int64_t have = have_base + surplus + pending.surplus; have < demand.target; ++have) {
+    bool extra = have_base >= m_policy.pool_size;
+    have_base += extra ? 0 : 1;
+    plan.surplus.push_back(extra);
+    plan.starts.push_back(reserve_start(dir, extra));
+  }
+  return plan;
+}
+
+// Starts the planned containers concurrently (a process each when there are several), each
+// reservation released once its entry is published. Returns how many started.
+int WarmPool::start_planned(const Plan& plan, const std::string& image_id) const {
+  auto start_one = [&](size_t i) {
+    bool started = false;
+    try {
+      started = !start_container(image_id, plan.surplus[i]).empty();
+    } catch (const std::exception&) {
+      // A start that fails leaves the pool one short: the next refill tries again.
+    }
+    release_starts({plan.starts[i]});
+    return started;
+  };
+  if (plan.starts.size() == 1) {
+    return start_one(0) ? 1 : 0;
+  }
+  std::vector<pid_t> children;
+  for (size_t i = 0; i < plan.starts.size(); ++i) {
+    pid_t child = ::fork();
+    if (child == 0) {
+      ::_exit(start_one(i) ? 0 : 1);
+    }
+    if (child > 0) {
+      children.push_back(child);
     }
   }
   int started = 0;
-  for (; idle < m_policy.pool_size; ++idle, ++started) {
-    if (start_container(*image_id).empty()) {
-      break;
+  for (pid_t child : children) {
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
+    started += WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 1 : 0;
   }
+  release_starts(plan.starts);  // a start that could not fork, or whose process died
   return started;
 }
 
 void WarmPool::refill_detached(const std::string& claimed_run_id) const {
-  // Once the caller has exited: the engine clients of a refill cost more CPU than the rest of
-  // the run, and on a small machine they would take it from the run's last steps.
-  run_detached_after_exit([this, claimed_run_id](const std::function<void()>& wait_for_caller) {
-    ensure_pool_directories();
-    UniqueFd lock = lock_key(m_key);  // first: a `pool fill` after this run waits for the refill
+  PoolDraw draw = claimed_run_id.empty()         ? PoolDraw::missed
+                  : claim_waited(claimed_run_id) ? PoolDraw::missed
+                                                 : PoolDraw::claimed;
+  ensure_pool_directories();
+  // Planned now, while the caller waits (files only, under the key's lock when it comes at
+  // once): the caller's next run finds the starts pending and waits for one instead of going
+  // cold. The starts themselves run once the caller has exited: their engine clients cost more
+  // CPU than the rest of the run, and on a small machine they would take it from its last steps.
+  auto plan = std::make_shared<Plan>();
+  bool planned = false;
+  if (UniqueFd lock = try_lock_key(m_key, k_plan_lock_patience_ms); lock.valid()) {
+    *plan = plan_starts(draw);
+    planned = true;
+  }
+  auto refill = [this, claimed_run_id, draw, plan,
+                 planned](const std::function<void()>& wait_for_caller) {
+    if (!planned) {
+      UniqueFd lock = lock_key(m_key);
+      *plan = plan_starts(draw);
+    }
+    for (size_t i = 0; i < plan->starts.size(); ++i) {
+      write_reservation(plan->starts[i], plan->surplus[i]);  // this process's now
+    }
     wait_for_caller();
     if (!claimed_run_id.empty()) {
       std::error_code ec;
       fs::remove(claimed_dir() / claimed_run_id, ec);
     }
-    refill_locked();
-  });
+    auto image_id = current_image_id();
+    if (!image_id) {
+      release_starts(plan->starts);
+      return;
+    }
+    discard_unservable(*image_id);
+    start_planned(*plan, *image_id);
+  };
+  try {
+    run_detached_after_exit(refill);
+  } catch (const Fatal&) {
+    release_starts(plan->starts);  // no process to start them: the next run must not wait
+    throw;
+  }
 }
 
 std::vector<PoolEntry> list_pool_entries() {
@@ -423,7 +754,8 @@ std::vector<PoolEntry> list_pool_entries() {
 int drain_pools(const Engine& engine) {
   int removed = 0;
   for (const auto& key : pool_keys()) {
-    UniqueFd lock = lock_key(key);
+    UniqueFd lock = lock_key(key);  // no refill plans more meanwhile: the pending starts end
+    wait_for_pending_starts(pool_dir() / key);
     for (const auto& name : entry_names(pool_dir() / key)) {
       removed += discard(engine, pool_dir() / key, name) ? 1 : 0;
     }
@@ -448,6 +780,9 @@ int drain_pools(const Engine& engine) {
 int collect_pool_garbage(const Engine& engine) {
   int removed = 0;
   int64_t now = now_epoch_s();
+  for (const auto& key : pool_keys()) {
+    pending_starts(pool_dir() / key);  // forgets the reservations of refills that died
+  }
   for (const auto& entry : list_pool_entries()) {
     if (entry.expires_epoch_s <= now) {
       removed += discard(engine, pool_dir() / entry.key, entry.run_id) ? 1 : 0;

@@ -15,7 +15,7 @@
 . "$SOURCE_DIR/tests/integration/broker_lib.sh"
 
 broker_suite_setup sandshim-brokerwarm-nd \
-    $'[sandbox]\ntimeout = 4s\n[pool]\nsize = 1\nidle_ttl = 2m\nstart = launcher\n'
+    $'[sandbox]\ntimeout = 4s\n[pool]\nsize = 1\nmax = 1\nidle_ttl = 2m\nstart = launcher\n'
 # The launcher directories on a tmpfs (the suite's own directory is not one).
 LAUNCH=$(mktemp -d /dev/shm/sandshim-brokerwarm.XXXXXX)
 chown sandshim: "$LAUNCH"

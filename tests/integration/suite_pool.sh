@@ -18,9 +18,15 @@ POOL_CONF=$T/pool.conf
 export SANDSHIM_CONFIG=$POOL_CONF
 TEST_TAG=sandshim-itest-pool/sh:$$-$RANDOM
 
-# The whole config file, one line per argument.
+# The whole config file, one line per argument. The checks of a fixed pool.size keep the pool
+# from growing and a run from waiting for a start (pool.max = 0, pool.claim_wait = 0) unless
+# they name pool.max themselves: the growth checks at the end do.
 pool_config() {
-    printf '%s\n' "$@" >"$POOL_CONF"
+    local line
+    for line in "$@"; do
+        printf '%s\n' "$line"
+        [[ $line != '[pool]' ]] || [[ " $* " == *" max = "* ]] || printf 'max = 0\nclaim_wait = 0\n'
+    done >"$POOL_CONF"
 }
 
 # Fills the pool of COMMAND under the current config; sets POOL_KEY, the pool it filled.
@@ -385,6 +391,94 @@ expect_contains "removed" "$T/drain.out"
 left=$(pool_containers)
 [[ -z $left ]] || fail "pool containers left after drain: $(echo "$left" | tr '\n' ' ')"
 expect_equal 0 "$(idle_count)" "idle containers after the drain"
+
+# Idle entries plus starts pending in the pool POOL_KEY, from the pool's own state.
+pool_state_count() {
+    local dir=$XDG_STATE_HOME/sandshim/pool/$POOL_KEY
+    find "$dir" -maxdepth 1 -type f \( -regex '.*/[0-9a-f]+$' -o -name '.starting-*' \) | wc -l
+}
+
+# Runs N back-to-back runs of `sh -c true`; after each, records the pool's idle plus starting
+# count in COUNTS. Every run must be warm.
+burst() { # N
+    local i
+    COUNTS=()
+    for ((i = 0; i < $1; i++)); do
+        expect_exit 0 sandshim run -- sh -c 'true'
+        expect_warm last true
+        COUNTS+=("$(pool_state_count)")
+    done
+}
+
+wait_no_starts() {
+    local deadline=$((SECONDS + 90))
+    while [[ -n $(find "$XDG_STATE_HOME/sandshim/pool/$POOL_KEY" -maxdepth 1 -name '.starting-*') ]]; do
+        ((SECONDS < deadline)) || fail "starts still pending in the pool after 90 s"
+        sleep 0.2
+    done
+}
+
+# Waits until the pool POOL_KEY has no start pending and the engine runs exactly its idle
+# containers (claimed ones removed after their runs), then prints how many that is.
+settled_engine_count() {
+    local dir=$XDG_STATE_HOME/sandshim/pool/$POOL_KEY deadline=$((SECONDS + 90)) engine
+    while :; do
+        engine=$("$DOCKER" ps --filter "label=org.sandshim.pool=$POOL_KEY" --format '{{.Names}}' | wc -l)
+        [[ -z $(find "$dir" -maxdepth 1 -name '.starting-*') && $engine == "$(idle_count)" ]] && break
+        ((SECONDS < deadline)) || fail "the pool did not settle within 90 s: $engine containers, $(idle_count) idle"
+        sleep 0.2
+    done
+    echo "$engine"
+}
+
+check "growth: back-to-back runs grow a pool of 1 up to pool.max = 3, every run warm, never past the cap"
+pool_config '[pool]' 'size = 1' 'max = 3' 'idle_ttl = 2m' 'shrink_after = 10m' 'claim_wait = 60s'
+sleep 2 # refills of earlier runs end first
+sandshim pool drain >/dev/null
+fill sh
+expect_equal 1 "$(idle_count)" "control: pool.size idle before the burst"
+burst 12
+peak=0
+for count in "${COUNTS[@]}"; do
+    ((count <= 3)) || fail "the pool held $count idle or starting containers, over pool.max = 3: ${COUNTS[*]}"
+    ((count > peak)) && peak=$count
+done
+# The second run waited for the first one's refill: its own refill reserved 2 at once.
+((peak >= 2)) || fail "the pool never grew past pool.size = 1: ${COUNTS[*]}"
+engine=$(settled_engine_count)
+((engine >= 2 && engine <= 3)) || fail "the engine runs $engine containers of the pool after the burst, expected 2 to 3"
+expect_equal "$engine" "$(idle_count)" "idle entries and the engine's containers of the pool"
+say "12 back-to-back runs, all warm; idle + starting after each: ${COUNTS[*]}; $engine kept"
+
+check "growth: pool drain removes the grown pool, starts pending included"
+expect_exit 0 sandshim run -- sh -c 'true'
+sandshim pool drain >"$T/drain.out"
+expect_equal 0 "$(settled_engine_count)" "containers of the grown pool after the drain"
+expect_equal 0 "$(idle_count)" "idle containers after the drain"
+
+check "growth: after pool.shrink_after without a run the pool is back to pool.size"
+pool_config '[pool]' 'size = 1' 'max = 3' 'idle_ttl = 2m' 'shrink_after = 3s' 'claim_wait = 60s'
+fill sh
+burst 4
+peak=$(printf '%s\n' "${COUNTS[@]}" | sort -n | tail -n 1)
+((peak >= 2)) || fail "control: the pool did not grow: ${COUNTS[*]}"
+wait_no_starts
+sleep 4 # pool.shrink_after: the containers above pool.size expire, and the target is 1 again
+fill sh
+expect_equal 1 "$(settled_engine_count)" "containers of the pool after shrink_after"
+expect_equal 1 "$(idle_count)" "idle containers after shrink_after"
+
+check "control: pool.max = 0 never grows, and pool.claim_wait = 0 sends a run cold while a start is pending"
+pool_config '[pool]' 'size = 1' 'max = 0' 'idle_ttl = 2m' 'claim_wait = 0'
+fill sh
+expect_exit 0 sandshim run -- sh -c 'true'
+expect_warm last true
+expect_exit 0 sandshim run -- sh -c 'true'
+second_warm=$(audit_field last warm)
+fill sh
+expect_equal 1 "$(settled_engine_count)" "containers of a pool that may not grow"
+say "the run right after a warm one, with no wait: warm=$second_warm"
+sandshim pool drain >/dev/null
 
 for id in $(audit_cmd sql "SELECT run_id FROM runs WHERE warm = 1" --jsonl | "$HOST_PY" -c 'import json, sys
 for line in sys.stdin: print(json.loads(line)["run_id"])'); do

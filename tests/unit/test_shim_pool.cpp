@@ -104,3 +104,74 @@ TEST_CASE("pool keys: a workspace file may only shrink the pool and its idle tim
   CHECK_THROWS_WITH(apply_settings(policy, {{"pool.idle_ttl", "10ms", {}}}, Trust::full),
                     Catch::Contains("expected a duration"));
 }
+
+TEST_CASE("pool growth: a key's target doubles while runs draw faster than it refills",
+          "[pool][policy]") {
+  Policy policy;
+  policy.pool_size = 1;
+  policy.pool_max = 4;
+  policy.pool_shrink_after_ms = 60'000;
+  constexpr int64_t k_room = 100;  // memory for 100 containers
+  PoolDemand demand{1, 0};
+  // A draw the pool kept up with: no growth.
+  demand = next_pool_demand(policy, demand, PoolDraw::claimed, false, 1'000, k_room);
+  CHECK(demand.target == 1);
+  CHECK(demand.last_draw_ms == 1'000);
+  // A miss, then a draw while a start was pending: 2, then 4, and never past the cap.
+  demand = next_pool_demand(policy, demand, PoolDraw::missed, false, 2'000, k_room);
+  CHECK(demand.target == 2);
+  demand = next_pool_demand(policy, demand, PoolDraw::claimed, true, 3'000, k_room);
+  CHECK(demand.target == 4);
+  demand = next_pool_demand(policy, demand, PoolDraw::missed, true, 4'000, k_room);
+  CHECK(demand.target == 4);
+  // A fill is no draw: the target and the last draw stay.
+  demand = next_pool_demand(policy, demand, PoolDraw::none, false, 5'000, k_room);
+  CHECK(demand.target == 4);
+  CHECK(demand.last_draw_ms == 4'000);
+  // No draw for pool.shrink_after: back to pool.size, fill or draw alike.
+  CHECK(next_pool_demand(policy, demand, PoolDraw::none, false, 64'000, k_room).target == 1);
+  CHECK(next_pool_demand(policy, demand, PoolDraw::claimed, false, 64'000, k_room).target == 1);
+  // A miss after the idle time grows from pool.size again.
+  CHECK(next_pool_demand(policy, demand, PoolDraw::missed, false, 64'000, k_room).target == 2);
+}
+
+TEST_CASE("pool growth: the cap is max(pool.size, pool.max), and memory bounds the growth",
+          "[pool][policy]") {
+  Policy policy;
+  policy.pool_size = 2;
+  policy.pool_max = 1;  // below pool.size: the pool never grows
+  CHECK(pool_cap(policy) == 2);
+  CHECK(next_pool_demand(policy, {2, 0}, PoolDraw::missed, true, 1'000, 100).target == 2);
+  policy.pool_max = 8;
+  CHECK(pool_cap(policy) == 8);
+  CHECK(next_pool_demand(policy, {2, 0}, PoolDraw::missed, false, 1'000, 100).target == 4);
+  // Room for 3 containers at sandbox.memory: the target stops there, and never below pool.size.
+  CHECK(next_pool_demand(policy, {4, 0}, PoolDraw::missed, false, 1'000, 3).target == 3);
+  CHECK(next_pool_demand(policy, {2, 0}, PoolDraw::missed, false, 1'000, 0).target == 2);
+  // A target read back larger than the cap (the file, not the policy) is cut to it.
+  CHECK(next_pool_demand(policy, {20, 900}, PoolDraw::claimed, false, 1'000, 100).target == 8);
+}
+
+TEST_CASE("pool growth keys: pool.max, pool.shrink_after, pool.claim_wait", "[pool][policy]") {
+  Policy policy;
+  CHECK(policy.pool_max == 4);
+  CHECK(policy.pool_shrink_after_ms == 60'000);
+  CHECK(policy.pool_claim_wait_ms == 2'000);
+  apply_settings(
+      policy,
+      {{"pool.max", "8", {}}, {"pool.shrink_after", "5m", {}}, {"pool.claim_wait", "0", {}}},
+      Trust::full);
+  CHECK(policy.pool_max == 8);
+  CHECK(policy.pool_shrink_after_ms == 300'000);
+  CHECK(policy.pool_claim_wait_ms == 0);
+  apply_settings(policy, {{"pool.claim_wait", "500ms", {}}}, Trust::full);
+  CHECK(policy.pool_claim_wait_ms == 500);
+  apply_settings(policy, {{"pool.max", "2", {}}}, Trust::tighten_only);
+  CHECK(policy.pool_max == 2);
+  CHECK_THROWS_WITH(apply_settings(policy, {{"pool.max", "3", {}}}, Trust::tighten_only),
+                    Catch::Contains("would loosen the policy"));
+  CHECK_THROWS_WITH(apply_settings(policy, {{"pool.claim_wait", "soon", {}}}, Trust::full),
+                    Catch::Contains("expected 0 or a duration"));
+  CHECK_THROWS_WITH(apply_settings(policy, {{"pool.shrink_after", "10ms", {}}}, Trust::full),
+                    Catch::Contains("expected a duration"));
+}
