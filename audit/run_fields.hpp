@@ -202,6 +202,8 @@ inline constexpr RunField k_run_fields[] = {
      [](const RunRecord& r) -> SqlValue { return r.pid_start_ticks; }},
     {"limit_hit", "limit_hit", "TEXT", 5, Written::by_record,
      [](const RunRecord& r) -> SqlValue { return r.limit_hit; }},
+    {"via", "via", "TEXT", 9, Written::by_record,
+     [](const RunRecord& r) -> SqlValue { return r.via; }},
     {"chain_seq", "chain_seq", "INTEGER", 1, Written::by_chain},
     {"prev_hash", "prev_hash", "TEXT", 1, Written::by_chain},
     {"row_hash", "row_hash", "TEXT", 1, Written::by_chain},
