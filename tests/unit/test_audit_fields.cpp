@@ -168,3 +168,24 @@ TEST_CASE("the chain hashes the run columns in the order SQLite keeps them, late
   CHECK(is_added_column(k_decision_chain, "outcome"));
   CHECK_FALSE(is_added_column(k_decision_chain, "uid"));
 }
+
+TEST_CASE("via: null in rows from before schema 9, hashed in new ones", "[audit][fields]") {
+  TempDir dir;
+  fs::path db = database_from(dir, "schema_v8.sql");
+  Store store = open_as_writer(db);
+  CHECK(query_int(db, "SELECT count(*) FROM runs WHERE via IS NULL") == 4);
+  RunRecord brokered = sample_run("v9broker", 1788000004000);
+  brokered.via = "broker";
+  add_run(store, brokered);
+  CHECK(query_text(db, "SELECT via FROM runs WHERE run_id = 'v9broker'") == "broker");
+  VerifyOptions verify_options;
+  verify_options.key = store.key();
+  CHECK(verify_chain(store.database(), verify_options).ok);
+  CommandResult listed = run_audit({"export", "--jsonl"}, db);
+  CHECK_THAT(listed.out, Catch::Contains("\"via\":null"));
+  CHECK_THAT(listed.out, Catch::Contains("\"via\":\"broker\""));
+  execute_sql(db, "UPDATE runs SET via = 'direct' WHERE run_id = 'v9broker'");
+  VerifyResult edited = verify_chain(store.database(), verify_options);
+  CHECK(edited.fault == ChainFault::changed);
+  CHECK_THAT(edited.problem, Catch::Contains("v9broker"));
+}
