@@ -23,7 +23,13 @@ struct ChainTable {
   std::string_view keyed_columns;    // columns of schema 3 that keyed links cover too
   std::string_view time_expression;  // when the row was finished, for prune
   std::string_view final_condition;  // a row that should be in the chain
+  // Columns added after the encoding was fixed: hashed only when not null, so a row chained
+  // before its table had them keeps its hash.
+  std::string_view added_columns;
 };
+
+// Whether `column` of `table` is hashed only when not null (ChainTable::added_columns).
+bool is_added_column(const ChainTable& table, std::string_view column);
 
 extern const ChainTable k_run_chain;
 extern const ChainTable k_decision_chain;

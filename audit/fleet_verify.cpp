@@ -48,6 +48,22 @@ const ChainTable& table_of(const std::string& kind, const std::string& source) {
   bad_record(source, "unknown kind " + quoted(kind));
 }
 
+// One link column of a row record; a column added after the export was written (an older
+// sandshim's) is null, as in the database it came from, and is left out of the hash.
+SqlValue column_value(const ExportRecord& record, const Row& columns, const std::string& name,
+                      size_t& given) {
+  auto column = columns.find(name);
+  if (column == columns.end() && is_added_column(*record.table, name)) {
+    return SqlValue();
+  }
+  auto value = column == columns.end() ? std::nullopt : decode_value(*column);
+  if (!value) {
+    bad_record(record.source, "column " + quoted(name) + " is missing or not a value");
+  }
+  ++given;
+  return std::move(*value);
+}
+
 // A row record's columns: exactly the table's link columns, each a value an exporter writes.
 void read_row(ExportRecord& record) {
   record.table = &table_of(string_field(record.json, "kind", record.source), record.source);
@@ -57,18 +73,18 @@ void read_row(ExportRecord& record) {
   }
   string_field(record.json, "row_hash", record.source);
   auto columns = record.json.find("columns");
-  std::vector<std::string> names = link_column_names(*record.table);
-  if (columns == record.json.end() || !columns->is_object() || columns->size() != names.size()) {
-    bad_record(record.source,
-               "the row's columns are not those of a " + std::string(record.table->kind) + " link");
+  std::string not_a_link =
+      "the row's columns are not those of a " + std::string(record.table->kind) + " link";
+  if (columns == record.json.end() || !columns->is_object()) {
+    bad_record(record.source, not_a_link);
   }
+  std::vector<std::string> names = link_column_names(*record.table);
+  size_t given = 0;
   for (const auto& name : names) {
-    auto column = columns->find(name);
-    auto value = column == columns->end() ? std::nullopt : decode_value(*column);
-    if (!value) {
-      bad_record(record.source, "column " + quoted(name) + " is missing or not a value");
-    }
-    record.values.push_back(std::move(*value));
+    record.values.push_back(column_value(record, *columns, name, given));
+  }
+  if (given != columns->size()) {
+    bad_record(record.source, not_a_link);
   }
   auto seq_index = std::find(names.begin(), names.end(), "chain_seq") - names.begin();
   if (record.values[static_cast<size_t>(seq_index)] != SqlValue(record.seq)) {

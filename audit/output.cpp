@@ -1,9 +1,12 @@
 #include "audit/output.hpp"
 
+#include <fmt/format.h>
+
 #include <optional>
 
 #include "audit/encoding.hpp"
 #include "common/escape.hpp"
+#include "common/strings.hpp"
 #include "common/terminal.hpp"
 
 namespace sandshim::audit {
@@ -26,6 +29,38 @@ std::string cell_text(const nlohmann::ordered_json& value) {
 std::string render_field(const Row& row, const std::string& field) {
   auto found = row.find(field);
   return found == row.end() ? "" : cell_text(*found);
+}
+
+std::string render_time(const Row& row, const std::string& field) {
+  auto text = render_field(row, field);
+  return text.size() >= 19 ? text.substr(0, 10) + " " + text.substr(11, 8) : text;
+}
+
+std::string render_duration(const Row& row, const std::string& field) {
+  const auto& value = row[field];
+  if (!value.is_number_integer()) {
+    return "";
+  }
+  auto ms = value.get<int64_t>();
+  if (ms < 1000) {
+    return fmt::format("{}ms", ms);
+  }
+  if (ms < 60000) {
+    return fmt::format("{:.2f}s", static_cast<double>(ms) / 1000.0);
+  }
+  return fmt::format("{}m{:02}s", ms / 60000, ms / 1000 % 60);
+}
+
+std::string render_command(const Row& row, const std::string& field) {
+  const auto& argv = row[field];
+  if (!argv.is_array()) {
+    return render_field(row, field);
+  }
+  std::vector<std::string> words;
+  for (const auto& word : argv) {
+    words.push_back(word.is_string() ? word.get<std::string>() : to_json_text(word));
+  }
+  return shell_join(words);
 }
 
 std::vector<TableColumn> plain_columns(const std::vector<std::string>& fields) {

@@ -14,6 +14,10 @@ using Row = nlohmann::ordered_json;
 
 enum class Format { table, json, jsonl, csv };
 
+// How a column's value becomes a field: as stored, JSON text parsed, milliseconds as ISO-8601,
+// packed arguments as hex when one is not UTF-8, 0/1 as false/true.
+enum class Present { plain, json_text, iso_time, hex_if_invalid, boolean };
+
 // A column of the people-facing table: its header and how to render a row's cell.
 struct TableColumn {
   std::string header;
@@ -26,6 +30,12 @@ struct TableColumn {
 // JSON for arrays and objects.
 std::string cell_text(const nlohmann::ordered_json& value);
 std::string render_field(const Row& row, const std::string& field);
+
+// Cells of the people-facing table: an ISO time as `2024-05-01 12:00:03`, milliseconds as
+// `420ms`, `1.50s` or `2m05s`, an argv array as a shell command line.
+std::string render_time(const Row& row, const std::string& field);
+std::string render_duration(const Row& row, const std::string& field);
+std::string render_command(const Row& row, const std::string& field);
 
 // One table column per field, each showing the field as text.
 std::vector<TableColumn> plain_columns(const std::vector<std::string>& fields);

@@ -6,6 +6,7 @@
 
 #include "audit/decision_record.hpp"
 #include "audit/encoding.hpp"
+#include "audit/run_fields.hpp"
 #include "audit/run_record.hpp"
 #include "audit/time_spec.hpp"
 #include "common/error.hpp"
@@ -169,8 +170,6 @@ Filter build_filter(Subject subject, const std::map<std::string, std::string>& v
 
 namespace {
 
-enum class Present { plain, json_text, iso_time, hex_if_invalid, boolean };
-
 // One output field: its stable name, the SQL that reads it and how it is presented.
 struct OutputField {
   std::string_view field;
@@ -178,53 +177,14 @@ struct OutputField {
   Present present = Present::plain;
 };
 
-constexpr OutputField k_run_output[] = {
-    {"run_id", "run_id"},
-    {"status", "status"},
-    {"start", "start_ms", Present::iso_time},
-    {"end", "end_ms", Present::iso_time},
-    {"start_ms", "start_ms"},
-    {"end_ms", "end_ms"},
-    {"duration_ms", "duration_ms"},
-    {"invoked_as", "invoked_as"},
-    {"argv", "argv", Present::json_text},
-    {"argv_hex", "argv_raw", Present::hex_if_invalid},
-    {"cwd", "cwd"},
-    {"workspace", "workspace"},
-    {"engine", "engine"},
-    {"image", "image"},
-    {"image_digest", "image_digest"},
-    {"container_name", "container_name"},
-    {"engine_args", "engine_args", Present::json_text},
-    {"policy_digest", "policy_digest"},
-    {"policy_sources", "policy_sources", Present::json_text},
-    {"limits", "limits"},
-    {"exit_code", "exit_code"},
-    {"signal", "signal"},
-    {"message", "message"},
-    {"stdout_bytes", "stdout_bytes"},
-    {"stderr_bytes", "stderr_bytes"},
-    {"stdout_tail", "stdout_tail"},
-    {"stderr_tail", "stderr_tail"},
-    {"uid", "uid"},
-    {"host", "host"},
-    {"pid", "pid"},
-    {"ppid", "ppid"},
-    {"parent_name", "parent_name"},
-    {"agent", "agent"},
-    {"agent_session", "agent_session"},
-    {"tool_use_id", "tool_use_id"},
-    {"env_names", "env_names", Present::json_text},
-    {"warm", "warm", Present::boolean},
-    {"hidden_count", "hidden_count"},
-    {"hidden_globs", "hidden_globs", Present::json_text},
-    {"boot_id", "boot_id"},
-    {"pid_start_ticks", "pid_start_ticks"},
-    {"limit_hit", "limit_hit"},
-    {"chain_seq", "chain_seq"},
-    {"prev_hash", "prev_hash"},
-    {"row_hash", "row_hash"},
-};
+// The run fields in output order, from the field table.
+constexpr auto k_run_output = [] {
+  std::array<OutputField, std::size(k_run_fields)> output{};
+  for (size_t i = 0; i < output.size(); ++i) {
+    output[i] = OutputField{k_run_fields[i].name, k_run_fields[i].column, k_run_fields[i].present};
+  }
+  return output;
+}();
 
 constexpr OutputField k_decision_output[] = {
     {"decision_id", "decision_id"},
@@ -357,38 +317,6 @@ std::string limit_clause(int64_t limit) {
   return limit > 0 ? " LIMIT " + std::to_string(limit) : "";
 }
 
-std::string render_time(const Row& row, const std::string& field) {
-  auto text = render_field(row, field);
-  return text.size() >= 19 ? text.substr(0, 10) + " " + text.substr(11, 8) : text;
-}
-
-std::string render_duration(const Row& row, const std::string& field) {
-  const auto& value = row[field];
-  if (!value.is_number_integer()) {
-    return "";
-  }
-  auto ms = value.get<int64_t>();
-  if (ms < 1000) {
-    return fmt::format("{}ms", ms);
-  }
-  if (ms < 60000) {
-    return fmt::format("{:.2f}s", static_cast<double>(ms) / 1000.0);
-  }
-  return fmt::format("{}m{:02}s", ms / 60000, ms / 1000 % 60);
-}
-
-std::string render_command(const Row& row, const std::string& field) {
-  const auto& argv = row[field];
-  if (!argv.is_array()) {
-    return render_field(row, field);
-  }
-  std::vector<std::string> words;
-  for (const auto& word : argv) {
-    words.push_back(word.is_string() ? word.get<std::string>() : to_json_text(word));
-  }
-  return shell_join(words);
-}
-
 }  // namespace
 
 std::vector<std::string> run_fields() {
@@ -428,12 +356,20 @@ int64_t query_connections(Database& db, const Filter& run_filter, const Filter& 
 }
 
 std::vector<TableColumn> run_table_columns() {
-  return {
-      {"RUN", render_field, "run_id", 24},          {"START (UTC)", render_time, "start", 19},
-      {"TOOK", render_duration, "duration_ms", 10}, {"STATUS", render_field, "status", 12},
-      {"EXIT", render_field, "exit_code", 4},       {"AGENT", render_field, "agent", 12},
-      {"IMAGE", render_field, "image", 28},         {"COMMAND", render_command, "argv", 60},
-  };
+  std::vector<const RunField*> shown;
+  for (const auto& field : k_run_fields) {
+    if (!field.table.header.empty()) {
+      shown.push_back(&field);
+    }
+  }
+  std::sort(shown.begin(), shown.end(),
+            [](const RunField* a, const RunField* b) { return a->table.order < b->table.order; });
+  std::vector<TableColumn> columns;
+  for (const RunField* field : shown) {
+    columns.push_back(TableColumn{std::string(field->table.header), field->table.render,
+                                  std::string(field->name), field->table.width});
+  }
+  return columns;
 }
 
 std::vector<TableColumn> decision_table_columns() {

@@ -40,6 +40,7 @@ struct RunRecord {
   std::string cwd;
   std::string workspace;
   std::string engine;  // docker | podman, and the endpoint when not local
+  std::string via;     // broker (a broker ran it for its SO_PEERCRED caller) | direct
   std::string image;
   std::string image_digest;
   std::string container_name;

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "audit/run_fields.hpp"
 #include "common/strings.hpp"
 
 namespace sandshim::audit {
@@ -15,50 +16,8 @@ struct Migration {
 
 // Each step is frozen once released: a new schema is a new step, never an edit of an old one.
 constexpr Migration k_migrations[] = {
+    // The runs table itself is made from the field table (run_fields.hpp) before this.
     {1, R"sql(
-CREATE TABLE runs (
-  id INTEGER PRIMARY KEY,
-  run_id TEXT NOT NULL UNIQUE,
-  status TEXT NOT NULL,
-  start_ms INTEGER NOT NULL,
-  end_ms INTEGER,
-  duration_ms INTEGER,
-  invoked_as TEXT NOT NULL,
-  argv TEXT NOT NULL,
-  argv_raw BLOB NOT NULL,
-  cwd TEXT NOT NULL,
-  workspace TEXT NOT NULL,
-  engine TEXT NOT NULL,
-  image TEXT NOT NULL,
-  image_digest TEXT NOT NULL,
-  container_name TEXT NOT NULL,
-  engine_args TEXT NOT NULL,
-  policy_digest TEXT NOT NULL,
-  policy_sources TEXT NOT NULL,
-  limits TEXT NOT NULL,
-  exit_code INTEGER,
-  signal INTEGER,
-  message TEXT NOT NULL,
-  stdout_bytes INTEGER NOT NULL,
-  stderr_bytes INTEGER NOT NULL,
-  stdout_tail BLOB NOT NULL,
-  stderr_tail BLOB NOT NULL,
-  uid INTEGER NOT NULL,
-  host TEXT NOT NULL,
-  pid INTEGER NOT NULL,
-  ppid INTEGER NOT NULL,
-  parent_name TEXT NOT NULL,
-  agent TEXT NOT NULL,
-  agent_session TEXT NOT NULL,
-  tool_use_id TEXT NOT NULL,
-  env_names TEXT NOT NULL,
-  warm INTEGER NOT NULL,
-  boot_id TEXT NOT NULL,
-  pid_start_ticks INTEGER NOT NULL,
-  chain_seq INTEGER,
-  prev_hash TEXT,
-  row_hash TEXT
-);
 -- Partial indexes: a row that is not yet chained, or has no tool call, costs them no write.
 CREATE UNIQUE INDEX runs_chain ON runs(chain_seq) WHERE chain_seq IS NOT NULL;
 CREATE INDEX runs_start ON runs(start_ms);
@@ -151,17 +110,7 @@ ALTER TABLE decisions ADD COLUMN uid INTEGER;
 CREATE INDEX runs_uid ON runs(uid, start_ms);
 CREATE INDEX decisions_uid ON decisions(uid, time_ms);
 )sql"},
-    // The limits a run hit (sandbox.pids, sandbox.timeout, ...), comma-separated; '' for none, null
-    // in rows older than the column (left out of their hash).
-    {5, R"sql(
-ALTER TABLE runs ADD COLUMN limit_hit TEXT;
-)sql"},
-    // Secrets out of sight (issue 14): how many workspace paths sandbox.hide masked, which globs.
-    // NULL in older rows, so their chain links keep their hashes.
-    {6, R"sql(
-ALTER TABLE runs ADD COLUMN hidden_count INTEGER;
-ALTER TABLE runs ADD COLUMN hidden_globs TEXT;
-)sql"},
+    // 5: limit_hit, 6: hidden_count and hidden_globs, added to runs from the field table.
     // Egress by domain (issue 14): every connection of a run's egress proxy, linked to its run;
     // deleted with the run (prune).
     {7, R"sql(
@@ -216,6 +165,34 @@ END;
 )sql"},
 };
 
+static_assert(std::end(k_migrations)[-1].version == k_last_migration_step);
+
+// A version's step: the runs columns it adds (CREATE TABLE for version 1, then an ALTER TABLE
+// each), then its own SQL, which may use them.
+std::string step_sql(int64_t version) {
+  std::string sql;
+  std::string declarations;
+  for (const auto& field : k_run_fields) {
+    if (has_column(field) && field.since == version) {
+      std::string declaration = std::string(field.column) + " " + std::string(field.sql_type);
+      if (version > 1) {
+        sql += "ALTER TABLE runs ADD COLUMN " + declaration + ";\n";
+      } else {
+        declarations += ",\n  " + declaration;
+      }
+    }
+  }
+  if (version == 1) {
+    sql = "\nCREATE TABLE runs (\n  id INTEGER PRIMARY KEY" + declarations + "\n);";
+  }
+  for (const auto& step : k_migrations) {
+    if (step.version == version) {
+      sql += step.sql;
+    }
+  }
+  return sql;
+}
+
 }  // namespace
 
 int64_t schema_version(Database& db) {
@@ -241,11 +218,9 @@ void migrate(Database& db, int64_t target) {
   Transaction transaction(db, Transaction::Mode::immediate);
   int64_t version = schema_version(db);  // another process may have upgraded it meanwhile
   refuse_newer_schema(db, version);
-  for (const auto& step : k_migrations) {
-    if (step.version > version && step.version <= target) {
-      db.execute(step.sql, "upgrade the schema to version " + std::to_string(step.version));
-      version = step.version;
-    }
+  while (version < target) {
+    ++version;
+    db.execute(step_sql(version), "upgrade the schema to version " + std::to_string(version));
   }
   db.execute("PRAGMA user_version = " + std::to_string(version), "record the schema version");
   transaction.commit();

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include "audit/chain.hpp"
 #include "audit/encoding.hpp"
 #include "audit/log.hpp"
+#include "audit/run_fields.hpp"
 #include "audit/schema.hpp"
 #include "audit/sqlite.hpp"
 #include "common/paths.hpp"
@@ -30,74 +32,37 @@ namespace {
 template <typename Record>
 struct Column {
   std::string_view name;
-  SqlValue (*value)(const Record&);
+  SqlValue (*value)(const Record&) = nullptr;
 };
 
-SqlValue optional_int(const std::optional<int>& value) {
-  return value ? SqlValue(static_cast<int64_t>(*value)) : SqlValue(std::monostate{});
-}
-
-SqlValue nonzero_or_null(int64_t value) {
-  return value != 0 ? SqlValue(value) : SqlValue(std::monostate{});
-}
-
-SqlValue json_list(const std::vector<std::string>& values) {
-  return args_to_json(values);
-}
+using column_values::nonzero_or_null;
+using column_values::optional_int;
 
 using RunColumn = Column<RunRecord>;
 
-// Every runs column but the chain's. The first ones are fixed when the run begins and never
-// updated, which also spares their indexes a rewrite at completion.
-const RunColumn k_run_columns[] = {
-    {"run_id", [](const RunRecord& r) -> SqlValue { return r.run_id; }},
-    {"start_ms", [](const RunRecord& r) -> SqlValue { return r.start_ms; }},
-    {"tool_use_id", [](const RunRecord& r) -> SqlValue { return r.tool_use_id; }},
-    {"uid", [](const RunRecord& r) -> SqlValue { return static_cast<int64_t>(r.uid); }},
-    {"status", [](const RunRecord& r) -> SqlValue { return to_string(r.status); }},
-    {"end_ms", [](const RunRecord& r) { return nonzero_or_null(r.end_ms); }},
-    {"duration_ms",
-     [](const RunRecord& r) {
-       return r.end_ms != 0 ? SqlValue(r.end_ms - r.start_ms) : SqlValue();
-     }},
-    {"invoked_as", [](const RunRecord& r) -> SqlValue { return r.invoked_as; }},
-    {"argv", [](const RunRecord& r) { return json_list(r.argv); }},
-    {"argv_raw", [](const RunRecord& r) -> SqlValue { return Blob{pack_args(r.argv)}; }},
-    {"cwd", [](const RunRecord& r) -> SqlValue { return r.cwd; }},
-    {"workspace", [](const RunRecord& r) -> SqlValue { return r.workspace; }},
-    {"engine", [](const RunRecord& r) -> SqlValue { return r.engine; }},
-    {"image", [](const RunRecord& r) -> SqlValue { return r.image; }},
-    {"image_digest", [](const RunRecord& r) -> SqlValue { return r.image_digest; }},
-    {"container_name", [](const RunRecord& r) -> SqlValue { return r.container_name; }},
-    {"engine_args", [](const RunRecord& r) { return json_list(r.engine_args); }},
-    {"policy_digest", [](const RunRecord& r) -> SqlValue { return r.policy_digest; }},
-    {"policy_sources", [](const RunRecord& r) { return json_list(r.policy_sources); }},
-    {"limits", [](const RunRecord& r) -> SqlValue { return r.limits; }},
-    {"exit_code", [](const RunRecord& r) { return optional_int(r.exit_code); }},
-    {"signal", [](const RunRecord& r) { return optional_int(r.signal); }},
-    {"message", [](const RunRecord& r) -> SqlValue { return r.message; }},
-    {"stdout_bytes", [](const RunRecord& r) -> SqlValue { return r.stdout_bytes; }},
-    {"stderr_bytes", [](const RunRecord& r) -> SqlValue { return r.stderr_bytes; }},
-    {"stdout_tail", [](const RunRecord& r) -> SqlValue { return Blob{r.stdout_tail}; }},
-    {"stderr_tail", [](const RunRecord& r) -> SqlValue { return Blob{r.stderr_tail}; }},
-    {"host", [](const RunRecord& r) -> SqlValue { return r.host; }},
-    {"pid", [](const RunRecord& r) -> SqlValue { return static_cast<int64_t>(r.pid); }},
-    {"ppid", [](const RunRecord& r) -> SqlValue { return static_cast<int64_t>(r.ppid); }},
-    {"parent_name", [](const RunRecord& r) -> SqlValue { return r.parent_name; }},
-    {"agent", [](const RunRecord& r) -> SqlValue { return r.agent; }},
-    {"agent_session", [](const RunRecord& r) -> SqlValue { return r.agent_session; }},
-    {"env_names", [](const RunRecord& r) { return json_list(r.env_names); }},
-    {"warm", [](const RunRecord& r) -> SqlValue { return int64_t{r.warm ? 1 : 0}; }},
-    {"hidden_count", [](const RunRecord& r) -> SqlValue { return r.hidden_count; }},
-    {"hidden_globs", [](const RunRecord& r) { return json_list(r.hidden_globs); }},
-    {"boot_id", [](const RunRecord& r) -> SqlValue { return r.boot_id; }},
-    {"pid_start_ticks", [](const RunRecord& r) -> SqlValue { return r.pid_start_ticks; }},
-    {"limit_hit", [](const RunRecord& r) -> SqlValue { return r.limit_hit; }},
-};
+constexpr size_t count_written(Written written) {
+  return static_cast<size_t>(
+      std::count_if(std::begin(k_run_fields), std::end(k_run_fields),
+                    [&](const RunField& f) { return f.written == written; }));
+}
 
 // How many leading columns complete_run leaves as begin_run wrote them: each is in an index
 // (run_id's, runs_start, runs_tool_use, runs_uid) that a rewrite would dirty for nothing.
-constexpr size_t k_fixed_run_columns = 4;
+constexpr size_t k_fixed_run_columns = count_written(Written::at_begin);
+
+// Every runs column a record fills, from the field table: the fixed ones first.
+constexpr auto k_run_columns = [] {
+  std::array<RunColumn, k_fixed_run_columns + count_written(Written::by_record)> columns{};
+  size_t at = 0;
+  for (Written written : {Written::at_begin, Written::by_record}) {
+    for (const auto& field : k_run_fields) {
+      if (field.written == written) {
+        columns[at++] = RunColumn{field.column, field.value};
+      }
+    }
+  }
+  return columns;
+}();
 
 using DecisionColumn = Column<DecisionRecord>;
 

@@ -24,6 +24,7 @@ void describe_caller(RunRecord& row, const RunRequest& request) {
   row.agent = request.caller.agent;
   row.agent_session = request.caller.agent_session;
   row.tool_use_id = request.caller.tool_use_id;
+  row.via = request.broker ? "broker" : "direct";
 }
 
 void describe_container(RunRecord& row, const RunContext& run) {

@@ -32,6 +32,7 @@ check "ok: one complete row, exit 0"
 before=$(run_count)
 expect_exit 0 sandshim run -- sh -c true
 expect_one_new_row "$before" ok 0
+expect_equal direct "$(audit_field last via)" "via of a run the caller's sandshim ran"
 
 check "error: one complete row with the command's exit code and its exact argv"
 before=$(run_count)
