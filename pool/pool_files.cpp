@@ -41,13 +41,6 @@ bool process_alive(int64_t pid) {
   return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
 }
 
-// Starts a refill has reserved and not yet published, by kind.
-struct PendingStarts {
-  int64_t base = 0;
-  int64_t surplus = 0;
-  int64_t total() const { return base + surplus; }
-};
-
 // A reservation names the process that starts its container (and waits for it), whether that
 // is surplus, and when it was written: a run plans its refill's starts, and the detached process
 // that starts them takes them over within k_handover_ms.
