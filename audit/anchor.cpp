@@ -10,11 +10,11 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include "common/error.hpp"
 #include "common/escape.hpp"
 #include "common/hex.hpp"
+#include "common/io.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
 
@@ -212,12 +212,6 @@ void take_lines(AnchorFile& file, const std::string& text, const ChainKey* key) 
   }
 }
 
-std::string read_all(int fd) {
-  std::ostringstream text;
-  text << std::ifstream("/proc/self/fd/" + std::to_string(fd)).rdbuf();
-  return text.str();
-}
-
 // The header a log's first lines name, if any (format-1 lines may come before it).
 std::optional<AnchorOwner> claimed_owner(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -326,7 +320,7 @@ AnchorFile read_anchor_file(const std::filesystem::path& path, const ChainKey* k
   AnchorFile file;
   file.root_owned = st.st_uid == 0 && (st.st_mode & S_IWOTH) == 0;
   file.append_only = has_append_only_flag(fd.get());
-  take_lines(file, read_all(fd.get()), key);
+  take_lines(file, read_to_end(fd.get()).value_or(""), key);
   return file;
 }
 

@@ -15,6 +15,7 @@
 #include "audit/time_spec.hpp"
 #include "common/escape.hpp"
 #include "common/hex.hpp"
+#include "common/io.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
 #include "common/unique_fd.hpp"
@@ -89,10 +90,8 @@ class SocketSink : public RecordSink {
   void write_line(const std::string& line) override {
     std::string text = line + '\n';
     for (size_t sent = 0; m_good && sent < text.size();) {
-      ssize_t n = ::send(m_fd.get(), text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) {
-        continue;
-      }
+      ssize_t n = retry_on_eintr(
+          [&] { return ::send(m_fd.get(), text.data() + sent, text.size() - sent, MSG_NOSIGNAL); });
       m_good = n > 0;
       sent += static_cast<size_t>(std::max<ssize_t>(n, 0));
     }

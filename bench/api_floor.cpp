@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/io.hpp"
 #include "engine/api_client.hpp"
 #include "engine/engine_create.hpp"
 #include "engine/engine_run.hpp"
@@ -50,7 +51,6 @@ int main(int argc, char** argv) {
   engine::ApiClient api(argv[1], std::chrono::seconds(60));
   pid_t client = shim::start_api_client(api, *translation.request, shim::ApiRunIo{});
   int status = 0;
-  while (::waitpid(client, &status, 0) < 0 && errno == EINTR) {
-  }
+  retry_on_eintr([&] { return ::waitpid(client, &status, 0); });
   return exit_status_of(status);
 }

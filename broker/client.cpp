@@ -18,6 +18,7 @@
 #include "broker/unix_socket.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
+#include "common/io.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
 #include "common/unique_fd.hpp"
@@ -267,19 +268,7 @@ Pipe answer_pipe() {
 
 // What a pipe holds once every writer closed it, up to `cap` bytes.
 std::string drain(int fd, size_t cap) {
-  std::string text;
-  char buffer[4096];
-  ssize_t n = 0;
-  while (text.size() < cap && (n = ::read(fd, buffer, sizeof buffer)) != 0) {
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n < 0) {
-      break;
-    }
-    text.append(buffer, static_cast<size_t>(n));
-  }
-  return text;
+  return read_to_end(fd, cap).value_or("");
 }
 
 // What a verb that answers on stdout (status, session_close) wrote, its errors, its exit code.

@@ -21,6 +21,7 @@
 #include "broker/workspace_config.hpp"
 #include "broker/workspace_identity.hpp"
 #include "common/error.hpp"
+#include "common/io.hpp"
 #include "common/process.hpp"
 #include "run/caller.hpp"
 
@@ -85,8 +86,7 @@ std::string prepare(const Request& request, int cwd_fd, const PeerCredentials& p
 // client has it without waiting for the worker's teardown and the SIGCHLD that follows it.
 void tell_session_exit_code(int exit_pipe, int code) {
   auto byte = static_cast<unsigned char>(code & 0xff);
-  while (::write(exit_pipe, &byte, 1) < 0 && errno == EINTR) {
-  }
+  retry_on_eintr([&] { return ::write(exit_pipe, &byte, 1); });
 }
 
 // The worker: serves the request for the caller with the caller's stdio, in the broker's own
@@ -157,10 +157,7 @@ bool relay_client_frame(int socket, pid_t worker) {
 // (killed, crashed), or the pipe is at its end; the worker's wait status then decides.
 std::optional<Exit> told_exit_code(int exit_pipe) {
   unsigned char byte = 0;
-  ssize_t n = 0;
-  do {
-    n = ::read(exit_pipe, &byte, 1);
-  } while (n < 0 && errno == EINTR);
+  ssize_t n = retry_on_eintr([&] { return ::read(exit_pipe, &byte, 1); });
   return n == 1 ? std::optional(Exit{byte, std::nullopt}) : std::nullopt;
 }
 
@@ -169,8 +166,7 @@ std::optional<Exit> told_exit_code(int exit_pipe) {
 [[noreturn]] void answer_and_reap(int socket, pid_t worker, const Exit& exit) {
   answer(socket, exit);
   int status = 0;
-  while (::waitpid(worker, &status, 0) < 0 && errno == EINTR) {
-  }
+  retry_on_eintr([&] { return ::waitpid(worker, &status, 0); });
   ::_exit(0);
 }
 

@@ -10,6 +10,7 @@
 
 #include "broker/protocol.hpp"
 #include "common/error.hpp"
+#include "common/io.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
 
@@ -132,11 +133,9 @@ UniqueFd listen_unix(const fs::path& path, mode_t mode, int backlog) {
 std::optional<UniqueFd> connect_unix(const fs::path& path) {
   sockaddr_un address = address_of(path);
   UniqueFd fd = stream_socket();
-  int rc = 0;
-  do {
-    rc = ::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address);
-  } while (rc != 0 && errno == EINTR);
-  if (rc != 0) {
+  if (retry_on_eintr([&] {
+        return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address);
+      }) != 0) {
     return std::nullopt;
   }
   return fd;
@@ -192,10 +191,7 @@ bool send_frame(int socket_fd, const std::string& payload, const std::vector<int
       c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
       std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
     }
-    ssize_t n = ::sendmsg(socket_fd, &message, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
+    ssize_t n = retry_on_eintr([&] { return ::sendmsg(socket_fd, &message, MSG_NOSIGNAL); });
     if (n <= 0) {
       return false;
     }

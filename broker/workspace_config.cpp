@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "common/error.hpp"
+#include "common/io.hpp"
 #include "common/strings.hpp"
 #include "common/unique_fd.hpp"
 
@@ -83,26 +84,14 @@ std::pair<size_t, size_t> applying_levels(const std::vector<Level>& levels) {
 }
 
 std::string read_capped(int fd, const fs::path& file) {
-  std::string text(k_max_workspace_config_bytes + 1, '\0');
-  size_t used = 0;
-  while (used < text.size()) {
-    ssize_t n = ::read(fd, text.data() + used, text.size() - used);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n < 0) {
-      refuse(file, std::string("cannot be read (") + std::strerror(errno) + ")");
-    }
-    if (n == 0) {
-      break;
-    }
-    used += static_cast<size_t>(n);
+  std::optional<std::string> text = read_to_end(fd, k_max_workspace_config_bytes);
+  if (!text) {
+    refuse(file, std::string("cannot be read (") + std::strerror(errno) + ")");
   }
-  if (used > k_max_workspace_config_bytes) {
+  if (text->size() > k_max_workspace_config_bytes) {
     refuse(file, "is larger than the cap");
   }
-  text.resize(used);
-  return text;
+  return *text;
 }
 
 // The text of DIR/.sandshim.conf, nullopt when there is none.

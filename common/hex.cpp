@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/io.hpp"
 
 namespace sandshim {
 
@@ -55,12 +56,13 @@ std::string random_bytes(size_t count) {
   std::string random(count, '\0');
   size_t filled = 0;
   while (filled < random.size()) {
-    ssize_t n = ::getrandom(random.data() + filled, random.size() - filled, 0);
-    if (n < 0 && errno != EINTR) {
+    ssize_t n = retry_on_eintr(
+        [&] { return ::getrandom(random.data() + filled, random.size() - filled, 0); });
+    if (n < 0) {
       throw Fatal("the kernel's random source failed (getrandom: " +
                   std::string(std::strerror(errno)) + "); nothing runs without it");
     }
-    filled += static_cast<size_t>(n < 0 ? 0 : n);
+    filled += static_cast<size_t>(n);
   }
   return random;
 }

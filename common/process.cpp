@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/io.hpp"
 #include "common/unique_fd.hpp"
 
 namespace sandshim {
@@ -96,10 +97,8 @@ pid_t spawn(const SpawnOptions& options) {
   }
   error_pipe.write.reset();
   int child_errno = 0;
-  ssize_t n;
-  do {
-    n = ::read(error_pipe.read.get(), &child_errno, sizeof child_errno);
-  } while (n < 0 && errno == EINTR);
+  ssize_t n = retry_on_eintr(
+      [&] { return ::read(error_pipe.read.get(), &child_errno, sizeof child_errno); });
   if (n == static_cast<ssize_t>(sizeof child_errno)) {
     wait_for(pid);
     throw Fatal("cannot execute " + options.argv[0] + ": " + std::strerror(child_errno));
@@ -116,10 +115,8 @@ ExitStatus decode_wait_status(int status) {
 
 ExitStatus wait_for(pid_t pid) {
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      return ExitStatus{exit_code::k_sandbox_error, std::nullopt};
-    }
+  if (retry_on_eintr([&] { return ::waitpid(pid, &status, 0); }) < 0) {
+    return ExitStatus{exit_code::k_sandbox_error, std::nullopt};
   }
   return decode_wait_status(status);
 }

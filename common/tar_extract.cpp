@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/io.hpp"
 #include "common/strings.hpp"
 #include "common/unique_fd.hpp"
 
@@ -92,16 +93,8 @@ std::string write_file(int root, const Entry& entry, const std::string& relative
   if (!file.valid()) {
     return system_error("open", relative);
   }
-  size_t done = 0;
-  while (done < entry.data.size()) {
-    ssize_t n = ::write(file.get(), entry.data.data() + done, entry.data.size() - done);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return system_error("write", relative);
-    }
-    done += static_cast<size_t>(n);
+  if (!write_all(file.get(), entry.data)) {
+    return system_error("write", relative);
   }
   ++result.files;
   result.bytes += entry.data.size();

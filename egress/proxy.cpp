@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "common/io.hpp"
 #include "common/strings.hpp"
 #include "egress/request.hpp"
 
@@ -337,20 +338,6 @@ void accept_next(asio::local::stream_protocol::acceptor& acceptor, const AllowLi
       });
 }
 
-void write_all(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return;
-    }
-    done += static_cast<size_t>(n);
-  }
-}
-
 UniqueFd bind_unix(const std::filesystem::path& path, bool world_connectable) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
@@ -371,21 +358,6 @@ UniqueFd bind_unix(const std::filesystem::path& path, bool world_connectable) {
     ::chmod(path.c_str(), 0666);
   }
   return fd;
-}
-
-std::string read_to_end(int fd) {
-  std::string text;
-  char buffer[8192];
-  for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return text;
-    }
-    text.append(buffer, static_cast<size_t>(n));
-  }
 }
 
 }  // namespace
@@ -532,7 +504,7 @@ std::vector<ConnectionRecord> ProxyProcess::stop() {
     return records;
   }
   ::kill(m_pid, SIGTERM);
-  std::string text = read_to_end(m_records.get());
+  std::string text = read_to_end(m_records.get()).value_or("");
   ::waitpid(m_pid, nullptr, 0);
   m_pid = -1;
   size_t begin = 0;

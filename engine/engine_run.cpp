@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "common/io.hpp"
 
 namespace sandshim::shim {
 
@@ -31,31 +32,7 @@ constexpr size_t k_read_chunk = 64 << 10;
 constexpr std::chrono::hours k_wait_for_exit{24};
 
 void say(int fd, const std::string& line) {
-  std::string text = line + "\n";
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n <= 0 && errno != EINTR) {
-      return;
-    }
-    done += n > 0 ? static_cast<size_t>(n) : 0;
-  }
-}
-
-// Writes all of `data`, waiting on a descriptor that is not blocking (a caller's terminal may be).
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n > 0) {
-      data.remove_prefix(static_cast<size_t>(n));
-    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd ready = {fd, POLLOUT, 0};
-      ::poll(&ready, 1, -1);
-    } else if (n < 0 && errno != EINTR) {
-      return false;
-    }
-  }
-  return true;
+  write_all(fd, line + "\n");  // an error line that cannot be written has nowhere else to go
 }
 
 // The client's words when the engine did not take a request, in the forms the run loop's
@@ -232,7 +209,7 @@ class StdioPump {
   bool write_output() {
     for (const auto& chunk : m_attach.read_available(k_read_chunk)) {
       int fd = chunk.channel == engine::Channel::stderr_channel ? 2 : 1;
-      if (!write_all(fd, chunk.data)) {
+      if (!write_all_waiting(fd, chunk.data)) {
         return false;  // the caller stopped reading: as the client, stop relaying
       }
     }

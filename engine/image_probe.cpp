@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <optional>
 
+#include "common/io.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
 #include "engine/engine_api.hpp"
@@ -35,10 +36,7 @@ std::optional<std::string> read_until_closed(int fd, int64_t wait_ms) {
     if (polled < 0) {
       continue;  // EINTR: the time left is measured again
     }
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
+    ssize_t n = retry_on_eintr([&] { return ::read(fd, buffer, sizeof buffer); });
     if (n <= 0) {
       break;
     }

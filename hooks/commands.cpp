@@ -2,9 +2,7 @@
 
 #include <unistd.h>
 
-#include <array>
 #include <boost/program_options.hpp>
-#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <iostream>
@@ -13,6 +11,7 @@
 #include <thread>
 
 #include "common/command_doc.hpp"
+#include "common/io.hpp"
 #include "common/strings.hpp"
 #include "hooks/hook_run.hpp"
 
@@ -98,19 +97,7 @@ std::optional<HookOptions> parse_options(const std::vector<std::string>& args) {
 
 // Reads stdin up to one byte past the limit, so an oversized payload is seen as such.
 std::string read_payload() {
-  std::string payload;
-  std::array<char, 65536> buffer{};
-  while (payload.size() <= k_max_payload_bytes) {
-    ssize_t n = ::read(STDIN_FILENO, buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      break;
-    }
-    payload.append(buffer.data(), static_cast<size_t>(n));
-  }
-  return payload;
+  return read_to_end(STDIN_FILENO, k_max_payload_bytes).value_or("");
 }
 
 // Refuses the tool call itself (exit 2, which every agent honours as a block) when the answer

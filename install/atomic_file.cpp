@@ -4,11 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/io.hpp"
 #include "common/strings.hpp"
 #include "common/unique_fd.hpp"
 
@@ -42,16 +42,9 @@ class TempFile {
     }
   }
 
-  void write_all(std::string_view content) {
-    while (!content.empty()) {
-      ssize_t n = ::write(m_fd.get(), content.data(), content.size());
-      if (n < 0 && errno == EINTR) {
-        continue;
-      }
-      if (n < 0) {
-        fail("write", m_path);
-      }
-      content.remove_prefix(static_cast<size_t>(n));
+  void write(std::string_view content) {
+    if (!write_all(m_fd.get(), content)) {
+      fail("write", m_path);
     }
   }
 
@@ -100,21 +93,11 @@ std::optional<std::string> read_file(const fs::path& path) {
     }
     fail("open", path);
   }
-  std::string content;
-  std::array<char, 65536> buffer{};
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n < 0) {
-      fail("read", path);
-    }
-    if (n == 0) {
-      return content;
-    }
-    content.append(buffer.data(), static_cast<size_t>(n));
+  std::optional<std::string> content = read_to_end(fd.get());
+  if (!content) {
+    fail("read", path);
   }
+  return content;
 }
 
 void write_file_atomically(const fs::path& path, std::string_view content) {
@@ -127,7 +110,7 @@ void write_file_atomically(const fs::path& path, std::string_view content) {
   struct stat existing {};
   mode_t mode = ::stat(target.c_str(), &existing) == 0 ? existing.st_mode & 07777 : new_file_mode();
   TempFile temp(target);
-  temp.write_all(content);
+  temp.write(content);
   temp.commit(target, mode);
 }
 

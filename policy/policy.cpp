@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
 #include <boost/program_options.hpp>
 #include <cerrno>
 #include <cmath>
@@ -18,6 +17,7 @@
 #include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/glob.hpp"
+#include "common/io.hpp"
 #include "common/paths.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
@@ -183,15 +183,11 @@ void require_admin_owned(const std::filesystem::path& shown, const struct stat& 
 }
 
 std::string read_all(int fd) {
-  std::string text;
-  char buffer[4096];
-  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) != 0;) {
-    if (n < 0 && errno != EINTR) {
-      throw Fatal("cannot read the system config: " + std::string(std::strerror(errno)));
-    }
-    text.append(buffer, static_cast<size_t>(std::max<ssize_t>(n, 0)));
+  std::optional<std::string> text = read_to_end(fd);
+  if (!text) {
+    throw Fatal("cannot read the system config: " + std::string(std::strerror(errno)));
   }
-  return text;
+  return *text;
 }
 
 // The system file's text, read from the descriptor whose owner and mode were checked.

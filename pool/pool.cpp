@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "common/hex.hpp"
+#include "common/io.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/sha256.hpp"
@@ -206,8 +207,7 @@ UniqueFd open_key_lock(const std::string& key) {
 UniqueFd lock_key(const std::string& key) {
   UniqueFd fd = open_key_lock(key);
   if (fd.valid()) {
-    while (::flock(fd.get(), LOCK_EX) != 0 && errno == EINTR) {
-    }
+    retry_on_eintr([&] { return ::flock(fd.get(), LOCK_EX); });
   }
   return fd;
 }
@@ -537,8 +537,7 @@ int WarmPool::start_planned(const Plan& plan, const std::string& image_id) const
   int started = 0;
   for (pid_t child : children) {
     int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
+    retry_on_eintr([&] { return ::waitpid(child, &status, 0); });
     started += WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 1 : 0;
   }
   release_starts(plan.starts);  // a start that could not fork, or whose process died

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/io.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
 #include "inside/launch_protocol.hpp"
@@ -70,9 +71,7 @@ bool send_header(int fd, const Request& request, const int (&fds)[launch::k_fd_c
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof fds);
   std::memcpy(CMSG_DATA(c), fds, sizeof fds);
-  ssize_t n = 0;
-  while ((n = ::sendmsg(fd, &message, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-  }
+  ssize_t n = retry_on_eintr([&] { return ::sendmsg(fd, &message, MSG_NOSIGNAL); });
   return n == static_cast<ssize_t>(sizeof copy);
 }
 
@@ -80,10 +79,7 @@ bool read_status(int fd, Status& status) {
   auto* bytes = reinterpret_cast<char*>(&status);
   size_t got = 0;
   while (got < sizeof status) {
-    ssize_t n = ::read(fd, bytes + got, sizeof status - got);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
+    ssize_t n = retry_on_eintr([&] { return ::read(fd, bytes + got, sizeof status - got); });
     if (n <= 0) {
       return false;
     }
