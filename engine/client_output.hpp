@@ -1,6 +1,8 @@
 #pragma once
 
+#include <span>
 #include <string>
+#include <string_view>
 
 namespace sandshim::shim {
 
@@ -21,5 +23,45 @@ bool reports_engine_lost(const std::string& engine_output);
 
 // The one line for that case, from the client's own error.
 std::string describe_lost_engine(const std::string& engine_output);
+
+// The client's answer to a removal of a container that is already gone (podman names it; docker
+// answers 0).
+bool reports_container_gone(const std::string& engine_stderr);
+
+// `Error response from daemon: No such container: NAME`, for exactly this container.
+bool reports_no_such_container(const std::string& engine_stderr, const std::string& name);
+
+// The engine's socket refused this uid (the client then exits 126).
+bool reports_socket_refused(const std::string& engine_stderr);
+
+// `docker exec`'s runtime error for a program missing from the image (it exits 126, where
+// `docker run` exits 127), printed on stdout or stderr.
+bool reports_exec_not_found(const std::string& engine_output);
+
+// What an engine client's error line says went wrong.
+enum class EngineErrorKind {
+  image_missing,  // the image is not in the engine's store
+  unreachable,    // the engine does not answer on its socket
+  permission,     // the caller may not use the engine
+  other,
+};
+
+// One line an engine client prints, and what it means. The fix for each kind is the engine's
+// own (engine_error_fix), from its dialect.
+struct EngineErrorPattern {
+  std::string_view text;  // a substring of the client's error line
+  EngineErrorKind kind;
+  std::string_view engine;  // the client that prints it (docker, podman); both match it
+};
+
+// The table of engine error lines sandshim recognises, in the order they are tried.
+std::span<const EngineErrorPattern> engine_error_patterns();
+
+// The kind of the engine's error line `reason` (first matching row of the table).
+EngineErrorKind classify_engine_error(const std::string& reason);
+
+// The engine's first error line that is not one of podman's log lines (`time="…" level=…`),
+// without the client's `docker: ` or `Error: ` prefix.
+std::string engine_error_reason(const std::string& engine_output);
 
 }  // namespace sandshim::shim

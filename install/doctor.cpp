@@ -22,6 +22,7 @@
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
+#include "engine/client_output.hpp"
 #include "engine/enforcement.hpp"
 #include "engine/engine.hpp"
 #include "engine/engine_api.hpp"
@@ -149,7 +150,7 @@ void check_policy(Context& ctx) {
 }
 
 std::string engine_start_fix(const shim::Policy& policy, const std::string& why) {
-  if (why.find("permission denied") != std::string::npos) {
+  if (shim::classify_engine_error(why) == shim::EngineErrorKind::permission) {
     return "this uid may not use the engine: run through the broker (`sudo install/setup.sh`, "
            "or the package's sandshim.socket), or, for a single user only, `sudo usermod -aG "
            "docker $USER` (root-equivalent)";

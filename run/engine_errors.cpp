@@ -2,57 +2,13 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <sstream>
 
 #include "common/environment.hpp"
 #include "common/strings.hpp"
 #include "engine/agent_sandbox.hpp"
 
 namespace sandshim::shim {
-
-namespace {
-
-constexpr EngineErrorPattern k_patterns[] = {
-    {"No such image", EngineErrorKind::image_missing, "docker"},
-    {"image not known", EngineErrorKind::image_missing, "podman"},
-    {"unable to find image", EngineErrorKind::image_missing, "podman"},
-    {"Cannot connect", EngineErrorKind::unreachable, "docker"},
-    {"Is the docker daemon running", EngineErrorKind::unreachable, "docker"},
-    {"connection refused", EngineErrorKind::unreachable, "podman"},
-    {"permission denied", EngineErrorKind::permission, "docker"},
-};
-
-// The engine's first line that is not one of podman's log lines (`time="…" level=…`).
-std::string first_line(const std::string& text) {
-  std::string line;
-  std::istringstream lines(text);
-  while (std::getline(lines, line) && line.starts_with("time=\"")) {
-  }
-  for (const char* prefix : {"docker: ", "Error: "}) {
-    if (line.starts_with(prefix)) {
-      line = line.substr(std::strlen(prefix));
-    }
-  }
-  return trim(line);
-}
-
-}  // namespace
-
-std::span<const EngineErrorPattern> engine_error_patterns() {
-  return k_patterns;
-}
-
-EngineErrorKind classify_engine_error(const std::string& reason) {
-  for (const EngineErrorPattern& pattern : k_patterns) {
-    if (reason.find(pattern.text) != std::string::npos) {
-      return pattern.kind;
-    }
-  }
-  return EngineErrorKind::other;
-}
 
 std::string engine_error_fix(EngineErrorKind kind, const RunSpec& spec) {
   switch (kind) {
@@ -72,7 +28,7 @@ std::string engine_error_fix(EngineErrorKind kind, const RunSpec& spec) {
 }
 
 std::string describe_engine_error(const std::string& engine_output, const RunSpec& spec) {
-  std::string reason = first_line(engine_output);
+  std::string reason = engine_error_reason(engine_output);
   EngineErrorKind kind = classify_engine_error(reason);
   std::string fix = engine_error_fix(kind, spec);
   if (kind == EngineErrorKind::permission) {

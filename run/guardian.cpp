@@ -16,6 +16,7 @@
 #include "common/error.hpp"
 #include "common/process.hpp"
 #include "engine/api_client.hpp"
+#include "engine/client_output.hpp"
 #include "engine/engine_client.hpp"
 
 namespace sandshim::shim {
@@ -245,11 +246,7 @@ bool removal_confirmed(bool timed_out, int exit_code, const std::string& engine_
     return false;
   }
   // docker answers 0 for a container already gone; podman may name it instead.
-  std::string lower = engine_stderr;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return exit_code == 0 || lower.find("no such container") != std::string::npos ||
-         lower.find("no container with name or id") != std::string::npos;
+  return exit_code == 0 || reports_container_gone(engine_stderr);
 }
 
 bool removal_confirmed(const engine::Reply& reply) {

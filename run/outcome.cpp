@@ -37,9 +37,7 @@ std::string program_name(const RunSpec& spec) {
 bool engine_failed(const RunFacts& facts, int code) {
   return starts_like_engine_error(facts.stderr_head) &&
          (code == exit_code::k_sandbox_error ||
-          (code == exit_code::k_cannot_execute &&
-           facts.stderr_head.find("permission denied while trying to connect") !=
-               std::string::npos));
+          (code == exit_code::k_cannot_execute && reports_socket_refused(facts.stderr_head)));
 }
 
 // The claimed warm container was removed outside sandshim before the exec: nothing ran. The
@@ -47,8 +45,7 @@ bool engine_failed(const RunFacts& facts, int code) {
 // fake this line.
 bool warm_container_gone(const RunFacts& facts, const RunSpec& spec, int code) {
   return spec.warm && code == 1 && facts.stdout_bytes == 0 &&
-         trim(facts.stderr_head) ==
-             "Error response from daemon: No such container: " + spec.container_name();
+         reports_no_such_container(facts.stderr_head, spec.container_name());
 }
 
 // `docker exec` says 126 for a program missing from the image, where `docker run` says 127;
@@ -57,14 +54,7 @@ bool exec_not_found(const RunFacts& facts, const RunSpec& spec, int code) {
   if (!spec.warm || code != exit_code::k_cannot_execute) {
     return false;
   }
-  for (const std::string* head : {&facts.stdout_head, &facts.stderr_head}) {
-    if (head->starts_with("OCI runtime exec failed") &&
-        (head->find("executable file not found") != std::string::npos ||
-         head->find("no such file or directory") != std::string::npos)) {
-      return true;
-    }
-  }
-  return false;
+  return reports_exec_not_found(facts.stdout_head) || reports_exec_not_found(facts.stderr_head);
 }
 
 // The first argument after the interpreter's options, when it is an absolute path: the script.
