@@ -115,17 +115,11 @@ int write_record(audit::Store& store, const RecordCall& call, uid_t uid) {
 
 // One write to the broker's audit, then the WAL's fold once the worker has exited: the store
 // is closed first, so no SQLite state crosses the fold's fork.
+// A write to the broker's audit, folded after this worker has exited.
 template <typename Write>
 auto write_then_fold(const Write& write) {
   shim::Policy policy = system_policy();
-  std::filesystem::path db;
-  auto written = [&] {
-    audit::Store store = broker_store(policy);
-    db = store.path();
-    return write(store);
-  }();
-  shim::fold_audit_wal_after_exit(db);
-  return written;
+  return shim::write_then_fold([&] { return broker_store(policy); }, write);
 }
 
 int serve_record(const RecordCall& call, const CallerFacts& facts) {

@@ -464,14 +464,7 @@ std::vector<std::string> session_start_scripts(const fs::path& dir) {
 // large): the store is closed first, so no SQLite state crosses the fold's fork.
 template <typename Write>
 auto write_then_fold(const shim::Policy& policy, const Write& write) {
-  std::filesystem::path db;
-  auto written = [&] {
-    audit::Store store = open_store(policy);
-    db = store.path();
-    return write(store);
-  }();
-  shim::fold_audit_wal_after_exit(db);
-  return written;
+  return shim::write_then_fold([&] { return open_store(policy); }, write);
 }
 
 }  // namespace

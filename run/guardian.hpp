@@ -61,6 +61,20 @@ void run_detached_after_exit(const std::function<void(const std::function<void()
 // not cross the fork (the folder opens the file afresh).
 void fold_audit_wal_after_exit(const std::filesystem::path& db);
 
+// Writes through the store `open()` returns and closes it, then folds its WAL once this process
+// has exited; returns what `write(store)` returned.
+template <typename Open, typename Write>
+auto write_then_fold(const Open& open, const Write& write) {
+  std::filesystem::path db;
+  auto written = [&] {
+    auto store = open();
+    db = store.path();
+    return write(store);
+  }();
+  fold_audit_wal_after_exit(db);
+  return written;
+}
+
 // How long a guardian keeps retrying, past the deadline, an engine that does not answer (stopped,
 // paused, restarting) before it leaves the container to `sandshim gc`.
 constexpr int64_t k_unanswered_patience_ms = 10 * 60 * 1000;

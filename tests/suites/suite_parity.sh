@@ -37,7 +37,9 @@ policy() {
 policy </dev/null
 say "image mode: $IMAGES_MODE"
 
-# The summary a runner prints, without its timing: what must be the same on both sides.
+# The summary a runner prints, without its timing: what must be the same on both sides. Empty
+# when the runner printed none (grep finds nothing): compare fails on an empty native summary, and
+# an empty shim summary differs from the native one.
 summary() { # RUNNER OUTPUT-FILE
     { case $1 in
         pytest) grep -E '^[0-9]+ (passed|failed)' "$2" | tail -n 1 | sed -E 's/ in [0-9.]+s.*$//' ;;
