@@ -63,7 +63,14 @@ std::string pool_line(const shim::Policy& policy) {
   if (policy.pool_size <= 0) {
     return "off (pool.size = 0): every run is cold";
   }
-  return std::to_string(policy.pool_size) + " warm container(s) per image and workspace, runs " +
+  const int64_t cap = shim::pool_cap(policy);
+  const std::string growth =
+      cap > policy.pool_size
+          ? ", growing to " + std::to_string(cap) + " under demand (back after " +
+                std::to_string(policy.pool_shrink_after_ms / 1000) + " s without a draw)"
+          : ", not growing (pool.max <= pool.size)";
+  return std::to_string(policy.pool_size) + " warm container(s) per image and workspace" + growth +
+         ", runs " +
          (policy.pool_start == shim::PoolStart::launcher ? "through the launcher" : "by exec") +
          ", idle for at most " + std::to_string(policy.pool_idle_ttl_ms / 1000) + " s; " +
          std::to_string(shim::list_pool_entries().size()) + " waiting now";

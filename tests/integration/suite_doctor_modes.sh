@@ -105,7 +105,7 @@ expect_contains "; fix: \`sandshim audit verify\` names the row; tell the admini
 check "the pool's setting and what waits, as the broker sees it"
 printf '\n[pool]\nsize = 1\n' >>"$SYSCONF" # read per request: no restart (and no run follows)
 doctor "${nd_command[@]}" --
-expect_contains "ok    pool     1 warm container(s) per image and workspace, runs through the launcher, idle for at most 600 s; 0 waiting now" "$OUT"
+expect_contains "ok    pool     1 warm container(s) per image and workspace, growing to 4 under demand (back after 60 s without a draw), runs through the launcher, idle for at most 600 s; 0 waiting now" "$OUT"
 
 check "a broker that runs as the caller's own uid is no boundary: fail"
 mkdir -p "$T/root-broker"
