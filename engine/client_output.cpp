@@ -40,9 +40,7 @@ bool reports_engine_lost(const std::string& engine_output) {
 std::string describe_lost_engine(const std::string& engine_output) {
   size_t at = engine_output.rfind("error waiting for container");
   std::string reason = engine_output.substr(at, engine_output.find_first_of("\"\n", at) - at);
-  return "the container engine was lost while the command ran (" + trim(reason) +
-         "); the command may have run in part; its guardian removes the container once the "
-         "engine answers again; check the engine with `docker info`";
+  return describe_engine_lost(trim(reason), "`docker info`");
 }
 
 bool reports_container_gone(const std::string& engine_stderr) {

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "engine/engine_fault.hpp"
+
 namespace sandshim::shim {
 
 // What the engine client (docker or podman run) prints on stderr, read in this one place: the
@@ -21,7 +23,7 @@ bool starts_like_engine_lost(const std::string& text);
 // (the daemon died or restarted mid-run): the container may outlive the client.
 bool reports_engine_lost(const std::string& engine_output);
 
-// The one line for that case, from the client's own error.
+// The one line for that case, from the client's own error (describe_engine_lost).
 std::string describe_lost_engine(const std::string& engine_output);
 
 // The client's answer to a removal of a container that is already gone (podman names it; docker
@@ -37,14 +39,6 @@ bool reports_socket_refused(const std::string& engine_stderr);
 // `docker exec`'s runtime error for a program missing from the image (it exits 126, where
 // `docker run` exits 127), printed on stdout or stderr.
 bool reports_exec_not_found(const std::string& engine_output);
-
-// What an engine client's error line says went wrong.
-enum class EngineErrorKind {
-  image_missing,  // the image is not in the engine's store
-  unreachable,    // the engine does not answer on its socket
-  permission,     // the caller may not use the engine
-  other,
-};
 
 // One line an engine client prints, and what it means. The fix for each kind is the engine's
 // own (engine_error_fix), from its dialect.

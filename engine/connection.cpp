@@ -89,6 +89,8 @@ bool connect_and_send(Session& session, const Transport& transport, Request& req
   if (result && result != beast::error::timeout) {
     session.fault = Fault::unreachable;
     session.detail = result.message();
+    session.denied = result == boost::system::errc::permission_denied ||
+                     result == boost::system::errc::operation_not_permitted;
     return false;
   }
   if (!session.check(result)) {

@@ -32,6 +32,7 @@ struct Session {
   beast::flat_buffer buffer;
   Fault fault = Fault::none;
   std::string detail;
+  bool denied = false;  // the connect was refused for this process (Reply::denied)
 
   bool failed() const { return fault != Fault::none; }
   // Records why the last operation failed; false when it did.
@@ -75,6 +76,7 @@ Reply reply_of(const Session& session, Parser& parser) {
   Reply reply;
   reply.fault = session.fault;
   reply.detail = session.detail;
+  reply.denied = session.denied;
   if (!session.failed()) {
     reply.status = parser.get().result_int();
     reply.body = parser.get().body();

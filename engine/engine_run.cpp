@@ -12,7 +12,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <ctime>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -31,51 +30,54 @@ constexpr size_t k_read_chunk = 64 << 10;
 // deadline and grace bound the run itself.
 constexpr std::chrono::hours k_wait_for_exit{24};
 
-void say(int fd, const std::string& line) {
-  write_all(fd, line + "\n");  // an error line that cannot be written has nowhere else to go
+// The run loop's end of the fault report (ApiRunIo::report), moved here by keep_only_stdio.
+constexpr int k_report_fd = 3;
+
+void report(const ApiFault& fault) {
+  write_all(k_report_fd, encode_api_fault(fault));  // no reader: the run loop left, nobody to tell
 }
 
-// The client's words when the engine did not take a request, in the forms the run loop's
-// engine error table knows (the client's own).
-void report_refusal(const engine::ApiClient& api, const engine::Reply& reply) {
+// The fault of a request the engine did not take; `creating`: the create, whose 404 is the
+// image (the name is sandshim's own, so no other object can be missing).
+ApiFault refusal_fault(const engine::ApiClient& api, const engine::Reply& reply, bool creating) {
   if (reply.answered()) {
-    say(2, "Error response from daemon: " + engine::error_message(reply));
-  } else if (reply.detail.find("ermission denied") != std::string::npos) {
-    say(2, "permission denied while trying to connect to the Docker daemon socket at " +
-               engine::describe(api.transport()) + ": " + reply.detail);
-  } else {
-    say(2, "Cannot connect to the Docker daemon at " + engine::describe(api.transport()) + " (" +
-               reply.describe() + "). Is the docker daemon running?");
+    return {
+        creating && reply.status == 404 ? EngineErrorKind::image_missing : EngineErrorKind::other,
+        false, engine::error_message(reply)};
   }
+  return {reply.denied ? EngineErrorKind::permission : EngineErrorKind::unreachable, false,
+          "cannot connect to the engine at " + engine::describe(api.transport()) + ": " +
+              (reply.detail.empty() ? reply.describe() : reply.detail)};
 }
 
-int refusal_code(const engine::Reply& reply) {
-  return !reply.answered() && reply.detail.find("ermission denied") != std::string::npos
-             ? exit_code::k_cannot_execute
-             : exit_code::k_sandbox_error;
+// Reports the refusal; the client's exit code for it (126 when the socket refused us).
+int refuse(const engine::ApiClient& api, const engine::Reply& reply, bool creating = false) {
+  ApiFault fault = refusal_fault(api, reply, creating);
+  report(fault);
+  return fault.kind == EngineErrorKind::permission ? exit_code::k_cannot_execute
+                                                   : exit_code::k_sandbox_error;
 }
 
-// The line the client prints when it lost the engine while the container ran (the run loop
-// knows it: reports_engine_lost).
-void report_lost_wait(const engine::Reply& reply) {
-  char stamp[32] = {};
-  std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  ::gmtime_r(&now, &utc);
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  say(2, std::string("time=\"") + stamp + "\" level=error msg=\"error waiting for container: " +
-             (reply.detail.empty() ? reply.describe() : reply.detail) + "\"");
+// The engine went away while the container ran (the run loop: engine lost, guardian).
+int report_lost_wait(const engine::Reply& reply) {
+  report(
+      {EngineErrorKind::unreachable, true,
+       "waiting for the container: " + (reply.detail.empty() ? reply.describe() : reply.detail)});
+  return exit_code::k_sandbox_error;
 }
 
 // The three descriptors become 0, 1 and 2, and nothing else of the shim's stays open here (the
 // guardian's pipe above all: its end must close with the shim).
 void keep_only_stdio(const ApiRunIo& io) {
-  int moved[3] = {::fcntl(io.in, F_DUPFD, 10), ::fcntl(io.out, F_DUPFD, 10),
-                  ::fcntl(io.err, F_DUPFD, 10)};
-  for (int target = 0; target < 3; ++target) {
-    ::dup2(moved[target], target);
+  int moved[4] = {::fcntl(io.in, F_DUPFD, 10), ::fcntl(io.out, F_DUPFD, 10),
+                  ::fcntl(io.err, F_DUPFD, 10),
+                  io.report < 0 ? -1 : ::fcntl(io.report, F_DUPFD, 10)};
+  for (int target = 0; target < 4; ++target) {
+    if (moved[target] >= 0) {
+      ::dup2(moved[target], target);
+    }
   }
-  ::close_range(3, ~0U, 0);
+  ::close_range(k_report_fd + (moved[k_report_fd] >= 0 ? 1 : 0), ~0U, 0);
 }
 
 // The caller's terminal in raw mode while the container owns it, as the client does.
@@ -245,7 +247,7 @@ engine::PendingReply send_exit_wait(const engine::ApiClient& api, const CreateRe
 }
 
 int unsent_wait(const engine::ApiClient& api, engine::PendingReply& exited) {
-  report_refusal(api, exited.get(std::chrono::milliseconds(0)));
+  refuse(api, exited.get(std::chrono::milliseconds(0)));
   return exit_code::k_sandbox_error;
 }
 
@@ -254,9 +256,8 @@ std::optional<int> start_container(const engine::ApiClient& api, const CreateReq
   if (started.ok()) {
     return std::nullopt;
   }
-  report_refusal(api, started);
-  return started.answered() ? start_failure_code(engine::error_message(started))
-                            : exit_code::k_sandbox_error;
+  int code = refuse(api, started);
+  return started.answered() ? start_failure_code(engine::error_message(started)) : code;
 }
 
 // The start, with the wait sent before it (docker) or after it (podman); the failure's exit code.
@@ -278,8 +279,7 @@ std::optional<int> start_and_wait(const engine::ApiClient& api, const CreateRequ
 int attach_and_run(const engine::ApiClient& api, const CreateRequest& request) {
   engine::AttachStream attach = api.attach(request.name, request.tty);
   if (!attach.attached()) {
-    report_refusal(api, attach.reply());
-    return refusal_code(attach.reply());
+    return refuse(api, attach.reply());
   }
   engine::PendingReply exited;
   if (auto failed = start_and_wait(api, request, exited)) {
@@ -294,8 +294,7 @@ int attach_and_run(const engine::ApiClient& api, const CreateRequest& request) {
   if (auto code = engine::wait_status(status)) {
     return *code;
   }
-  report_lost_wait(status);
-  return exit_code::k_sandbox_error;
+  return report_lost_wait(status);
 }
 
 // The create body with the terminal's size, so the TTY has it from the first instant (a resize
@@ -319,8 +318,7 @@ int run_over_api(const engine::ApiClient& api, const CreateRequest& request,
                               ? api.create_libpod(request.body)
                               : api.create(request.name, body_with_console_size(request));
   if (!created.ok()) {
-    report_refusal(api, created);
-    return refusal_code(created);
+    return refuse(api, created, true);
   }
   write_cidfile(cidfile, created);
   int code = attach_and_run(api, request);

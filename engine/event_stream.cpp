@@ -208,6 +208,7 @@ EventStream ApiClient::events(const EventFilter& filter) const {
   }
   reply.fault = state->session.fault;
   reply.detail = state->session.detail;
+  reply.denied = state->session.denied;
   return EventStream(std::move(state), std::move(reply));
 }
 

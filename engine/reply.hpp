@@ -24,6 +24,8 @@ struct Reply {
   std::string body;
   Fault fault = Fault::none;
   std::string detail;  // the system's words for the fault ("Connection refused", …)
+  bool denied =
+      false;  // unreachable because the socket refused us (EACCES, or EPERM from a filter)
 
   bool answered() const { return fault == Fault::none; }
   bool ok() const { return answered() && status >= 200 && status < 300; }

@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include "common/error.hpp"
+#include "common/io.hpp"
 
 #include "common/process.hpp"
 #include "common/strings.hpp"
@@ -181,6 +182,7 @@ class RunLoop {
   void choose_api_path(const std::vector<std::string>& engine_args, const Policy& policy,
                        const ApiPath& path);
   pid_t spawn_api_client(Pipe& out, Pipe& err);
+  std::optional<ApiFault> take_api_fault();
   void remove_container();
   void signal_container(int sig);
   void loop();
@@ -225,6 +227,7 @@ class RunLoop {
   std::optional<engine::ApiClient> m_api;
   std::optional<CreateRequest> m_create;
   std::string m_shipped_note;  // a remote engine: which snapshot the run used
+  UniqueFd m_api_report;       // the API client's fault report (ApiRunIo::report)
 };
 
 // The API path where it can stand in for the client with the same container: engine.api = on, a
@@ -323,7 +326,29 @@ pid_t RunLoop::spawn_api_client(Pipe& out, Pipe& err) {
   io.out = m_spec.tty ? m_spec.stdio.out : out.write.get();
   io.err = m_spec.tty ? m_spec.stdio.err : err.write.get();
   io.cidfile = m_pids.attach_api_client();
-  return start_api_client(*m_api, *m_create, io);
+  Pipe report = make_pipe();
+  io.report = report.write.get();
+  pid_t pid = start_api_client(*m_api, *m_create, io);
+  m_api_report = std::move(report.read);  // the write end closes here: only the client holds it
+  return pid;
+}
+
+// The API client's typed fault, once it exited (whole: it fits the pipe, written before the exit).
+std::optional<ApiFault> RunLoop::take_api_fault() {
+  if (!m_api_report.valid()) {
+    return std::nullopt;
+  }
+  ::fcntl(m_api_report.get(), F_SETFL, O_NONBLOCK);  // a TLS relay it forked may hold the pipe
+  std::string text;
+  char buffer[4096];
+  ssize_t n = 0;
+  while (text.size() < k_api_fault_report_bytes &&
+         (n = retry_on_eintr([&] { return ::read(m_api_report.get(), buffer, sizeof buffer); })) >
+             0) {
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  m_api_report.reset();
+  return decode_api_fault(text);
 }
 
 // From outside the container, never from its client: through the API when the run uses it.
@@ -553,8 +578,10 @@ void RunLoop::update_engine_error_hold() {
   // interpreter ends right after saying it, and any other output releases it.
   bool missing_script = m_out.bytes() == 0 && m_err.pending().size() < 4096 &&
                         starts_like_missing_script(m_err.pending());
-  if ((m_engine_error_window && small && starts_like_engine_error(m_err.pending())) ||
-      missing_script || (small && starts_like_engine_lost(m_err.pending()))) {
+  // The API client's errors come typed (take_api_fault): its stderr is the program's alone.
+  bool client_lines = !m_create && small;
+  if ((client_lines && m_engine_error_window && starts_like_engine_error(m_err.pending())) ||
+      missing_script || (client_lines && starts_like_engine_lost(m_err.pending()))) {
     m_err.hold();
   } else if (!m_client_status) {
     m_err.release_hold();
@@ -656,6 +683,10 @@ RunFacts RunLoop::facts() {
   facts.stdout_bytes = m_out.bytes();
   facts.stderr_head = m_err.head();
   facts.stderr_last = m_err.last();
+  facts.over_api = m_create.has_value();
+  if (m_client_status) {
+    facts.api_fault = take_api_fault();
+  }
   if (m_spec.one_stream) {
     read_program_stderr_from_stdout(facts);
   }

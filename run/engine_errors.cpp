@@ -29,7 +29,11 @@ std::string engine_error_fix(EngineErrorKind kind, const RunSpec& spec) {
 
 std::string describe_engine_error(const std::string& engine_output, const RunSpec& spec) {
   std::string reason = engine_error_reason(engine_output);
-  EngineErrorKind kind = classify_engine_error(reason);
+  return describe_engine_failure(classify_engine_error(reason), reason, spec);
+}
+
+std::string describe_engine_failure(EngineErrorKind kind, const std::string& reason,
+                                    const RunSpec& spec) {
   std::string fix = engine_error_fix(kind, spec);
   if (kind == EngineErrorKind::permission) {
     fix = engine_socket_refused_fix(reason, environment::agent(), ::geteuid() == 0, fix);

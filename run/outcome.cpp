@@ -115,6 +115,41 @@ Outcome engine_error(std::string message) {
   return outcome;
 }
 
+Outcome engine_lost(std::string message) {
+  Outcome outcome = engine_error(std::move(message));
+  outcome.engine_lost = true;
+  return outcome;
+}
+
+// What the engine client's error lines say: it lost the engine, or failed before anything ran.
+std::optional<Outcome> client_error_outcome(const RunFacts& facts, const RunSpec& spec, int code) {
+  if (code == exit_code::k_sandbox_error && reports_engine_lost(facts.stderr_last)) {
+    return engine_lost(describe_lost_engine(facts.stderr_last));
+  }
+  if (engine_failed(facts, code)) {
+    return engine_error(describe_engine_error(facts.stderr_head, spec));
+  }
+  return std::nullopt;
+}
+
+// The API client's typed fault: the engine lost mid-run, a program the engine could not start
+// (126/127, as `docker run` exits), or an engine that refused the run before anything ran.
+Outcome api_fault_outcome(const ApiFault& fault, const RunSpec& spec, int code) {
+  if (fault.lost) {
+    return engine_lost(describe_engine_lost(fault.reason, spec.dialect.info_command()));
+  }
+  bool socket_refused = fault.kind == EngineErrorKind::permission;
+  if (!socket_refused && (code == exit_code::k_not_found || code == exit_code::k_cannot_execute)) {
+    Outcome outcome;
+    outcome.status = RunStatus::error;
+    outcome.exit_code = code;
+    outcome.message = "the engine could not start " + program_name(spec) + " in " + spec.image +
+                      " (" + fault.reason + ")";
+    return outcome;
+  }
+  return engine_error(describe_engine_failure(fault.kind, fault.reason, spec));
+}
+
 // The command's own exit: ok, error, or killed by a signal from outside sandshim.
 Outcome command_exit(const RunFacts& facts, const RunSpec& spec, int code) {
   Outcome outcome;
@@ -166,13 +201,12 @@ Outcome classify_outcome(const RunFacts& facts, const RunSpec& spec, const Polic
     return engine_error("the warm container " + spec.container_name() +
                         " was removed outside sandshim before the run; nothing ran in it");
   }
-  if (code == exit_code::k_sandbox_error && reports_engine_lost(facts.stderr_last)) {
-    Outcome outcome = engine_error(describe_lost_engine(facts.stderr_last));
-    outcome.engine_lost = true;
-    return outcome;
-  }
-  if (engine_failed(facts, code)) {
-    return engine_error(describe_engine_error(facts.stderr_head, spec));
+  if (facts.over_api) {
+    if (facts.api_fault) {
+      return api_fault_outcome(*facts.api_fault, spec, code);
+    }
+  } else if (auto outcome = client_error_outcome(facts, spec, code)) {
+    return *outcome;
   }
   if (script_missing_in_image(facts, spec, code)) {
     return missing_script(spec);

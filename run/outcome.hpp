@@ -5,6 +5,7 @@
 #include <string>
 
 #include "audit/run_record.hpp"
+#include "engine/engine_fault.hpp"
 #include "policy/policy.hpp"
 #include "run/run_spec.hpp"
 
@@ -26,6 +27,11 @@ struct RunFacts {
   int64_t stdout_bytes = 0;
   std::string stderr_head;
   std::string stderr_last;  // the last lines of stderr
+  // The run went over the Engine API (engine.api = on): the engine's part of a failure is the
+  // API client's typed report, and stderr is the program's alone. Else the engine client's
+  // error lines on stderr say it.
+  bool over_api = false;
+  std::optional<ApiFault> api_fault;
 };
 
 // The decision: the row's outcome, the caller's exit code, and what to do with held output.

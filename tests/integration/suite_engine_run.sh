@@ -45,6 +45,16 @@ for mode in off on; do
     expect_exit 126 sandshim run --image sandshim/sh:bookworm -- /etc
 done
 
+check "over the API, a program's own engine-like line and 125 are the program's, not an engine error"
+api_on
+expect_exit 125 sandshim run -- sh -c 'echo "Error response from daemon: made up" >&2; exit 125'
+expect_file_is "$ERR" "Error response from daemon: made up"
+expect_run last error 125
+check "control: through the client, the same line and 125 are read as the engine's"
+api_off
+expect_exit 125 sandshim run -- sh -c 'echo "Error response from daemon: made up" >&2; exit 125'
+expect_run last engine_error 125
+
 check "both ends a terminal: the container gets a TTY of the terminal's size; without one, none"
 api_on
 rc=0

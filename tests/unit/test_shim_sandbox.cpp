@@ -333,3 +333,73 @@ TEST_CASE("the outcome is decided from the run's facts alone", "[sandbox][classi
     CHECK(classify_outcome(facts, python_spec(), policy).signal == SIGSEGV);
   }
 }
+
+TEST_CASE("over the Engine API the engine's part comes typed, and stderr is the program's",
+          "[sandbox][classify]") {
+  Policy policy;
+  RunFacts facts;
+  facts.over_api = true;
+  SECTION("an engine lost mid-run: engine_error, the container may outlive the client") {
+    facts.client_code = 125;
+    facts.api_fault =
+        ApiFault{EngineErrorKind::unreachable, true, "waiting for the container: EOF"};
+    Outcome outcome = classify_outcome(facts, python_spec(), policy);
+    CHECK(outcome.status == RunStatus::engine_error);
+    CHECK(outcome.engine_lost);
+    CHECK(outcome.message.starts_with(
+        "the container engine was lost while the command ran (waiting for the container: EOF)"));
+  }
+  SECTION("the image missing at create: 125 with the image's fix, nothing ran") {
+    facts.client_code = 125;
+    facts.api_fault = ApiFault{EngineErrorKind::image_missing, false, "No such image: x"};
+    Outcome outcome = classify_outcome(facts, python_spec(), policy);
+    CHECK(outcome.status == RunStatus::engine_error);
+    CHECK(outcome.message.find("`sandshim images build`") != std::string::npos);
+    CHECK(outcome.message.ends_with("nothing ran"));
+  }
+  SECTION("a program the engine could not start keeps docker run's 127, with one line") {
+    facts.client_code = 127;
+    facts.api_fault = ApiFault{EngineErrorKind::other, false, "exec: \"x\": not found"};
+    Outcome outcome = classify_outcome(facts, python_spec(), policy);
+    CHECK(outcome.status == RunStatus::error);
+    CHECK(outcome.exit_code == 127);
+    CHECK(outcome.message.starts_with("the engine could not start python3 in "));
+  }
+  SECTION("a socket that refused us: 125, the permission's fix") {
+    facts.client_code = 126;
+    facts.api_fault = ApiFault{EngineErrorKind::permission, false, "connect: Permission denied"};
+    CHECK(classify_outcome(facts, python_spec(), policy).status == RunStatus::engine_error);
+  }
+  SECTION("a program's own engine-like line and 125 are the program's (the client's are not)") {
+    facts.client_code = 125;
+    facts.stderr_head = "Error response from daemon: made up by the program\n";
+    facts.stderr_last = "time=\"x\" level=error msg=\"error waiting for container: EOF\"\n";
+    Outcome outcome = classify_outcome(facts, python_spec(), policy);
+    CHECK(outcome.status == RunStatus::error);
+    CHECK(outcome.exit_code == 125);
+    CHECK(outcome.message.empty());
+    facts.over_api = false;  // control: from the client, those lines are the engine's
+    CHECK(classify_outcome(facts, python_spec(), policy).status == RunStatus::engine_error);
+  }
+}
+
+TEST_CASE("an API fault report survives the pipe whole, and nothing else decodes as one",
+          "[sandbox][classify]") {
+  ApiFault fault{EngineErrorKind::image_missing, false, "No such image: \"a\nb\" \xff"};
+  auto decoded = decode_api_fault(encode_api_fault(fault));
+  REQUIRE(decoded);
+  CHECK(decoded->kind == EngineErrorKind::image_missing);
+  CHECK_FALSE(decoded->lost);
+  CHECK(decoded->reason.starts_with("No such image: \"a\nb\" "));
+  ApiFault lost{EngineErrorKind::unreachable, true, std::string(10000, 'x')};
+  std::string encoded = encode_api_fault(lost);
+  CHECK(encoded.size() < k_api_fault_report_bytes);
+  std::string controls(3000, '\x01');  // each escaped to six bytes: still within the bound
+  CHECK(encode_api_fault({EngineErrorKind::other, false, controls}).size() <
+        k_api_fault_report_bytes);
+  CHECK(decode_api_fault(encoded)->reason.size() == k_api_fault_reason_bytes);
+  CHECK_FALSE(decode_api_fault(encoded.substr(0, encoded.size() / 2)));
+  CHECK_FALSE(decode_api_fault(""));
+  CHECK_FALSE(decode_api_fault(R"({"kind":"bogus","lost":false,"reason":""})"));
+  CHECK_FALSE(decode_api_fault(R"({"kind":"other","lost":"no","reason":""})"));
+}
