@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "run/broker_launch.hpp"
+#include "skip.hpp"
 
 using namespace sandshim::shim;
 namespace fs = std::filesystem;
@@ -40,7 +41,7 @@ TEST_CASE("a broker serves launchers only from a private directory of its own on
           "[broker_launch]") {
   ShmDir dir;
   if (!on_tmpfs("/dev/shm")) {
-    WARN("skipped: /dev/shm is not a tmpfs here");
+    sandshim::test::skip_test("/dev/shm is not a tmpfs here");
     return;
   }
   CHECK(serve_launchers_in(dir.path).empty());
@@ -63,7 +64,7 @@ TEST_CASE("a container's launcher directory: 1733, mounted, for this uid; remove
           "[broker_launch]") {
   ShmDir dir;
   if (!on_tmpfs("/dev/shm")) {
-    WARN("skipped: /dev/shm is not a tmpfs here");
+    sandshim::test::skip_test("/dev/shm is not a tmpfs here");
     return;
   }
   fs::create_directories(dir.path / "0123456789abcdef");  // left by a previous broker

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "policy/broker_policy.hpp"
+#include "skip.hpp"
 #include "test_shim_support.hpp"
 
 using namespace sandshim::shim;
@@ -30,7 +31,7 @@ TEST_CASE("a broker's caller loads in broker mode, from the broker's file and th
 TEST_CASE("a sent config that loosens the broker's floor is refused; one that tightens applies",
           "[broker_policy]") {
   if (::geteuid() != 0) {
-    WARN("the system file must be root-owned: run the unit tests as root");
+    sandshim::test::skip_test("the system file must be root-owned: run the unit tests as root");
     return;
   }
   ScratchDir dir;
@@ -48,7 +49,7 @@ TEST_CASE("a sent config that loosens the broker's floor is refused; one that ti
 TEST_CASE("a caller may name the floor's own image for a command, never another",
           "[broker_policy]") {
   if (::geteuid() != 0) {
-    WARN("the system file must be root-owned: run the unit tests as root");
+    sandshim::test::skip_test("the system file must be root-owned: run the unit tests as root");
     return;
   }
   ScratchDir dir;
@@ -82,7 +83,7 @@ TEST_CASE("only a broker's store is keyed and anchored", "[broker_policy]") {
 TEST_CASE("direct mode never writes the broker's keyed database; the broker's worker does",
           "[broker_policy]") {
   if (::geteuid() != 0) {
-    WARN("the system file must be root-owned: run the unit tests as root");
+    sandshim::test::skip_test("the system file must be root-owned: run the unit tests as root");
     return;
   }
   ScratchDir dir;

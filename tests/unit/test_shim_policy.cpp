@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "policy/policy.hpp"
+#include "skip.hpp"
 #include "test_shim_support.hpp"
 
 using sandshim::Fatal;
@@ -321,7 +322,7 @@ struct BrokerFiles {
 
 TEST_CASE("broker mode: a user file may only tighten the system file", "[policy][floors]") {
   if (::geteuid() != 0) {
-    WARN("the system file must be root-owned: run the unit tests as root");
+    sandshim::test::skip_test("the system file must be root-owned: run the unit tests as root");
     return;
   }
   BrokerFiles files("[sandbox]\ntimeout = 20s\n[hook]\nmode = wrap\n",
@@ -364,7 +365,7 @@ TEST_CASE("broker mode: a user file may only tighten the system file", "[policy]
 TEST_CASE("broker mode: an opened key may loosen up to its ceiling, not beyond",
           "[policy][floors]") {
   if (::geteuid() != 0) {
-    WARN("the system file must be root-owned: run the unit tests as root");
+    sandshim::test::skip_test("the system file must be root-owned: run the unit tests as root");
     return;
   }
   std::string system = "[users]\nmay_set = sandbox.timeout<=10m, pool.size<=4\n";
@@ -381,7 +382,7 @@ TEST_CASE("broker mode: an opened key may loosen up to its ceiling, not beyond",
 TEST_CASE("direct mode: users.pin makes the system file a floor for pinned keys",
           "[policy][floors]") {
   if (::geteuid() != 0) {
-    WARN("the system file must be root-owned: run the unit tests as root");
+    sandshim::test::skip_test("the system file must be root-owned: run the unit tests as root");
     return;
   }
   std::string system = "[hook]\nmode = wrap\n[users]\npin = hook.mode, engine.*\n";
@@ -403,7 +404,7 @@ TEST_CASE("direct mode: users.pin makes the system file a floor for pinned keys"
 TEST_CASE("a system file that is not an administrator's is refused with one line",
           "[policy][floors]") {
   if (::geteuid() != 0) {
-    WARN("needs root to make root-owned and other-owned files");
+    sandshim::test::skip_test("needs root to make root-owned and other-owned files");
     return;
   }
   BrokerFiles trusted("[sandbox]\ntimeout = 20s\n", "");
