@@ -47,6 +47,30 @@ die() {
 }
 fail() { die "$@"; }
 
+# An expectation (expect_*) that does not hold inside a check is said and recorded, and the suite
+# goes on to its next expectation, so one run reports every one that fails; the suite then fails
+# (suite_done, or the exit trap with the list). In setup, in a subshell (whose record would be
+# lost: it exits 1 instead, as before) and wherever `fail` is called (a wait past its deadline),
+# the suite stops at once.
+MISSED=()
+miss() {
+    if [[ -z ${CHECK:-} ]] || ((BASH_SUBSHELL > 0)); then
+        die "$@"
+    fi
+    say "FAIL: $CHECK: $*"
+    MISSED+=("$CHECK: $*")
+}
+# Lists what did not hold, once; true when something did not.
+report_missed() {
+    ((${#MISSED[@]} > 0)) || return 1
+    say "FAILED: ${#MISSED[@]} expectation(s) did not hold:"
+    local missed
+    for missed in "${MISSED[@]}"; do
+        say "  $missed"
+    done
+    MISSED=()
+}
+
 # Skips outside CI; under CI=true a skip would hide a broken setup, so it fails.
 skip_or_fail() {
     if [[ ${CI:-} == true ]]; then
@@ -136,6 +160,9 @@ cleanup() {
     local rc=$? left
     set +e
     trap - ERR
+    if report_missed && ((rc == 0 || rc == EXIT_SKIP)); then
+        rc=1
+    fi
     [[ -n $T ]] || exit "$rc"
     stop_background
     drain_warm_pools
@@ -161,6 +188,9 @@ suite_done() {
     CHECK=""
     [[ -z ${SANDSHIM_TEST_POOL:-} ]] || assert_runs_were_warm
     assert_no_sandshim_containers
+    if ((${#MISSED[@]} > 0)); then
+        exit 1 # the exit trap lists them
+    fi
     say "PASS: $CHECKS_RUN checks in $(($(ms_since "$SUITE_STARTED") / 1000))s"
 }
 
@@ -323,20 +353,20 @@ expect_exit() {
         say "command: $*"
         say "stdout: $(head -c 2000 "$OUT")"
         say "stderr: $(head -c 2000 "$ERR")"
-        fail "expected exit code $want, got $rc"
+        miss "expected exit code $want, got $rc"
     fi
 }
 
 expect_contains() { # TEXT FILE
-    grep -qF -- "$1" "$2" || fail "$(basename "$2") does not contain '$1'; it has: $(head -c 2000 "$2")"
+    grep -qF -- "$1" "$2" || miss "$(basename "$2") does not contain '$1'; it has: $(head -c 2000 "$2")"
 }
 
 expect_not_contains() { # TEXT FILE
-    ! grep -qF -- "$1" "$2" || fail "$(basename "$2") contains '$1': $(head -c 2000 "$2")"
+    ! grep -qF -- "$1" "$2" || miss "$(basename "$2") contains '$1': $(head -c 2000 "$2")"
 }
 
 expect_equal() { # EXPECTED ACTUAL [WHAT]
-    [[ $1 == "$2" ]] || fail "${3:-value}: expected '$1', got '$2'"
+    [[ $1 == "$2" ]] || miss "${3:-value}: expected '$1', got '$2'"
 }
 
 # The first line of $ERR after a run killed at its deadline, then the limit hint. Its removal note
@@ -348,7 +378,7 @@ expect_deadline_outcome() { # PROGRAM DEADLINE
     line=$(head -n 1 "$ERR")
     [[ $line == "sandshim: $1 ran past its deadline of $2 (sandbox.timeout); $killed" ||
         $line == "sandshim: $1 ran past its deadline of $2 (sandbox.timeout); $busy" ]] ||
-        fail "the outcome line: expected '$1 ran past its deadline of $2 (sandbox.timeout); $killed' (or the busy engine's note), got '$line'"
+        miss "the outcome line: expected '$1 ran past its deadline of $2 (sandbox.timeout); $killed' (or the busy engine's note), got '$line'"
     expect_contains "sandshim: limit hit: " "$ERR"
 }
 
@@ -359,7 +389,7 @@ expect_file_is() { # FILE EXPECTED-CONTENT (compared without trailing newlines)
 expect_lines() { # N FILE
     local n
     n=$(wc -l <"$2")
-    [[ $n == "$1" ]] || fail "$(basename "$2") has $n lines, expected $1: $(head -c 2000 "$2")"
+    [[ $n == "$1" ]] || miss "$(basename "$2") has $n lines, expected $1: $(head -c 2000 "$2")"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -408,7 +438,7 @@ expect_run() { # RUN STATUS EXIT
     local id=$1
     [[ $id != last ]] || id=$(last_run_id)
     audit_cmd show "$id" --json >"$T/run.json"
-    "$HOST_PY" - "$2" "$3" "$T/run.json" <<'EOF' || fail "audit row of run $id: see above"
+    "$HOST_PY" - "$2" "$3" "$T/run.json" <<'EOF' || miss "audit row of run $id: see above"
 import json, sys
 want_status, want_exit, path = sys.argv[1], sys.argv[2], sys.argv[3]
 row = json.load(open(path))
