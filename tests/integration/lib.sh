@@ -480,6 +480,17 @@ container_exists() { # NAME
     [[ -n $("$ENGINE_CLIENT" ps --all --filter "name=^$1\$" --format '{{.Names}}') ]]
 }
 
+# Waits until COMMAND succeeds (polled every 0.1 s); past SECONDS the suite fails naming WHAT.
+wait_until() { # SECONDS WHAT COMMAND...
+    local limit=$1 what=$2
+    local deadline=$((SECONDS + limit))
+    shift 2
+    until "$@"; do
+        ((SECONDS < deadline)) || fail "$what: not within $limit s"
+        sleep 0.1
+    done
+}
+
 # True once the container is gone; removal after a warm run's deadline finishes in the background
 # (the shim has already returned 124), so a loaded engine may need a moment.
 container_gone_within() { # NAME SECONDS

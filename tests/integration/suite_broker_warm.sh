@@ -146,10 +146,15 @@ expect_contains "which is not the container's launcher" <(broker_row "$victim" m
 
 check "no launcher directory outlives its container"
 wait_idle_entry
-sleep 1 # the last run's refill publishes its entry last
-for dir in "$LAUNCH"/*; do
-    [[ -e $dir ]] || continue
-    idle_entries | grep -qx "$(basename "$dir")" || fail "$dir belongs to no idle container"
-done
+# Every launcher directory is an idle container's (the last run's refill publishes its entry
+# after its directory is made: waited for, not slept on).
+launch_dirs_all_idle() {
+    local dir
+    for dir in "$LAUNCH"/*; do
+        [[ -e $dir ]] || continue
+        idle_entries | grep -qx "$(basename "$dir")" || return 1
+    done
+}
+wait_until 30 "every launcher directory belongs to an idle container" launch_dirs_all_idle
 
 suite_done
