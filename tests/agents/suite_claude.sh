@@ -99,17 +99,19 @@ CLAUDE_PERMISSION_MODE=""
 # unless sandbox.network.allowAllUnixSockets is true (allowUnixSockets, by path, is macOS only).
 # First the sandbox on with sandshim as installed before (the control: the broker's socket is
 # refused), then installed again: in broker mode the install adds allowAllUnixSockets and
-# python3 runs in sandshim's sandbox, while Claude Code's still refuses a write outside its paths.
-SANDBOX_MARKER=/var/tmp/sandshim-claude-sandbox-marker.$$ # writable by the user, outside the sandbox's paths
+# python3 runs in sandshim's sandbox, while Claude Code's still refuses a write its rules deny
+# (the user's own denyWrite: /tmp, in the session's working directories, is writable there).
+READ_ONLY_DIR=$WS/kept-read-only
+SANDBOX_MARKER=$READ_ONLY_DIR/marker
 OTHER_SOCKET=$T/other.sock
-rm -f "$SANDBOX_MARKER"
+mkdir -p "$READ_ONLY_DIR"
 PROJECT_SETTINGS_BEFORE=$(cat "$WS/.claude/settings.json")
 cp "$HOME/.claude/settings.json" "$T/user-settings.without-sandbox"
-"$HOST_PY" - "$HOME/.claude/settings.json" <<'EOF2'
+"$HOST_PY" - "$HOME/.claude/settings.json" "$READ_ONLY_DIR" <<'EOF2'
 import json, sys
 settings = json.load(open(sys.argv[1]))
-settings["permissions"]["allow"] += ["Bash(touch:*)", "Bash(socat:*)"]
-settings["sandbox"] = {"enabled": True}
+settings["permissions"]["allow"] += ["Bash(touch:*)", "Bash(socat:*)", "Bash(./sockprobe:*)"]
+settings["sandbox"] = {"enabled": True, "filesystem": {"denyWrite": [sys.argv[2]]}}
 json.dump(settings, open(sys.argv[1], "w"), indent=2)
 EOF2
 # A unix socket of the test's own, open to every uid: what allowAllUnixSockets opens besides the broker's.
@@ -129,6 +131,7 @@ sandbox_refuses_the_socket_until_allowed() {
     expect_result_not_contains 1 "42"
     if [[ $AGENT_MODE == broker ]]; then
         expect_result_contains 1 "Exit code 125"
+        expect_result_contains 1 "a sandbox around this process refuses unix sockets"
     fi
 }
 run_check "claude sandbox control: with Claude Code's sandbox on and nothing allowed, python3 does not reach sandshim" \
@@ -163,9 +166,31 @@ print(json.load(open(sys.argv[1])).get("sandbox", {}).get("network", {}).get("al
 run_check "claude sandbox: the install allows unix sockets in broker mode only" unix_sockets_allowed_in_broker_mode_only
 
 if [[ $AGENT_MODE == broker ]]; then
+    # A program sandshim's hook does not know (it knows socat's file under any name) that
+    # connects to the unix socket its argument names and prints what it reads.
+    cat >"$T/sockprobe.c" <<'EOF2'
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    char buf[128];
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (argc < 2 || s < 0) { perror("socket"); return 3; }
+    strncpy(a.sun_path, argv[1], sizeof a.sun_path - 1);
+    if (connect(s, (struct sockaddr*)&a, sizeof a) != 0) { perror("connect"); return 4; }
+    ssize_t n = read(s, buf, sizeof buf);
+    return n > 0 && write(1, buf, (size_t)n) == n ? 0 : 5;
+}
+EOF2
+    cc -o "$WS/sockprobe" "$T/sockprobe.c" || fail "cannot compile the socket probe"
     write_script "$(bash_step "$SIX_SEVEN")" "$(bash_step "touch $SANDBOX_MARKER")" \
-        "$(bash_step "socat - UNIX-CONNECT:$OTHER_SOCKET")"
+        "$(bash_step "socat - UNIX-CONNECT:$OTHER_SOCKET")" \
+        "$(bash_step "./sockprobe $OTHER_SOCKET")"
     run_agent
+    rm -f "$WS/sockprobe"
 fi
 both_sandboxes_work_together() {
     expect_result_contains 1 "42"
@@ -179,17 +204,25 @@ EOF2
 }
 claude_sandbox_still_on() {
     expect_result_contains 2 "Read-only file system"
-    [[ ! -e $SANDBOX_MARKER ]] || fail "touch wrote $SANDBOX_MARKER outside Claude Code's sandbox paths"
+    [[ ! -e $SANDBOX_MARKER ]] || fail "touch wrote $SANDBOX_MARKER, which the user's denyWrite names"
+    hand_over
+    "${AS_USER[@]}" touch "$SANDBOX_MARKER" || fail "control: the agent's user cannot write $SANDBOX_MARKER outside the sandbox"
 }
-# Linux allows every unix socket or none: the test's own socket answers too (a Claude Code that
-# could allow one path on Linux would refuse it, and this check would say so).
-other_socket_reachable_too() { expect_result_contains 3 "other-socket-answered"; }
+# Linux allows every unix socket or none: sandshim's hook refuses the unix-socket tools it knows
+# (socat, nc -U, curl --unix-socket), but Claude Code's sandbox no longer refuses any socket: the
+# test's own answers a program the hook does not know (a Claude Code that could allow one path on
+# Linux would refuse it, and this check would say so).
+other_socket_reachable_too() {
+    expect_result_contains 3 "sandshim:"
+    expect_result_not_contains 3 "other-socket-answered"
+    expect_result_contains 4 "other-socket-answered"
+}
 if [[ $AGENT_MODE == broker ]]; then
     run_check "claude sandbox: with both sandboxes on, python3 runs in sandshim's (42, audited)" \
         both_sandboxes_work_together
-    run_check "claude sandbox: Claude Code's sandbox still refuses a write outside its paths" \
+    run_check "claude sandbox: Claude Code's sandbox still refuses a write its denyWrite names" \
         claude_sandbox_still_on
-    run_check "claude sandbox: allowAllUnixSockets opens every unix socket, not only the broker's (Linux)" \
+    run_check "claude sandbox: allowAllUnixSockets opens every unix socket, not only the broker's (Linux); the hook refuses socat" \
         other_socket_reachable_too
     sandbox_doctor_after() {
         agent_doctor
@@ -199,7 +232,7 @@ if [[ $AGENT_MODE == broker ]]; then
     run_check "claude sandbox: doctor says the broker's socket is allowed" sandbox_doctor_after
 fi
 kill "$OTHER_LISTENER" 2>/dev/null || true
-rm -f "$SANDBOX_MARKER"
+rm -rf "$READ_ONLY_DIR"
 
 # Uninstall takes out the key it added; the sandbox turned off and an install again leave the
 # project's settings as they were before, byte for byte.
