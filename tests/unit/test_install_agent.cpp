@@ -205,14 +205,23 @@ TEST_CASE("a SKILL.md sandshim did not write is left alone", "[install][skill]")
   CHECK(read_text(dir / "skills/sandshim/SKILL.md") == "---\nname: sandshim\n---\nmine\n");
 }
 
+namespace {
+
+// The broker required (its socket in the box) and no engine socket this uid reaches.
+EnvOverride broker_required(const Sandbox& box) {
+  return EnvOverride{{"SANDSHIM_BROKER", "required"},
+                     {"SANDSHIM_BROKER_SOCKET", (box.dir / "broker.sock").string()},
+                     {"DOCKER_HOST", "unix://" + (box.dir / "no-engine.sock").string()}};
+}
+
+}  // namespace
+
 TEST_CASE(
     "with Claude Code's sandbox on and the broker required, the install allows unix sockets "
     "and uninstall takes out exactly that",
     "[install][agent][claude-sandbox]") {
   Sandbox box;
-  EnvOverride broker{{"SANDSHIM_BROKER", "required"},
-                     {"SANDSHIM_BROKER_SOCKET", (box.dir / "broker.sock").string()},
-                     {"DOCKER_HOST", "unix://" + (box.dir / "no-engine.sock").string()}};
+  EnvOverride broker = broker_required(box);
   std::string user_settings = "{\n  \"sandbox\": {\"enabled\": true}\n}\n";
   write_text(box.dir / "home/.claude/settings.json", user_settings);
   std::string project_settings = "{\n  \"permissions\": {\"allow\": [\"Bash(ls)\"]}\n}\n";
@@ -239,9 +248,7 @@ TEST_CASE(
     "sandbox is off",
     "[install][agent][claude-sandbox]") {
   Sandbox box;
-  EnvOverride broker{{"SANDSHIM_BROKER", "required"},
-                     {"SANDSHIM_BROKER_SOCKET", (box.dir / "broker.sock").string()},
-                     {"DOCKER_HOST", "unix://" + (box.dir / "no-engine.sock").string()}};
+  EnvOverride broker = broker_required(box);
   std::string own =
       "{\"sandbox\": {\"enabled\": true, \"network\": {\"allowAllUnixSockets\": false}}}";
   write_text(box.project / ".claude/settings.json", own);
