@@ -33,7 +33,13 @@ sockaddr_un address_of(const fs::path& path) {
 UniqueFd stream_socket() {
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) {
-    throw Fatal(std::string("socket(AF_UNIX) failed: ") + std::strerror(errno));
+    int error = errno;
+    // A seccomp filter around the caller: Claude Code's own sandbox refuses every unix socket.
+    throw Fatal(std::string("socket(AF_UNIX) failed: ") + std::strerror(error) +
+                (error == EPERM ? " (a sandbox around this process refuses unix sockets: Claude "
+                                  "Code's sandbox does unless sandbox.network.allowAllUnixSockets; "
+                                  "in broker mode `sandshim install agent claude` adds it)"
+                                : ""));
   }
   return fd;
 }

@@ -5,6 +5,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "broker/mode.hpp"
+#include "broker/settings.hpp"
+#include "broker/unix_socket.hpp"
 #include "common/command_doc.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
@@ -202,33 +205,39 @@ fs::path created_files_record() {
   return xdg_directory("state") / "sandshim" / "created-agent-files.json";
 }
 
-nlohmann::json created_files() {
-  std::optional<std::string> text = read_file(created_files_record());
+// Claude Code settings files where sandshim added sandbox.network.allowAllUnixSockets, so
+// uninstall removes only that (a user's own value stays).
+fs::path unix_sockets_record() {
+  return xdg_directory("state") / "sandshim" / "unix-sockets-allowed.json";
+}
+
+nlohmann::json recorded_files(const fs::path& record) {
+  std::optional<std::string> text = read_file(record);
   nlohmann::json files = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
   return files.is_array() ? files : nlohmann::json::array();
 }
 
-void remember_created(const fs::path& file, bool created) {
-  nlohmann::json files = created_files();
+void remember(const fs::path& record, const fs::path& file, bool present) {
+  nlohmann::json files = recorded_files(record);
   auto entry = std::find(files.begin(), files.end(), file.string());
-  if (created && entry == files.end()) {
+  if (present && entry == files.end()) {
     files.push_back(file.string());
-  } else if (!created && entry != files.end()) {
+  } else if (!present && entry != files.end()) {
     files.erase(entry);
   } else {
     return;
   }
-  write_file_atomically(created_files_record(), files.dump(2) + "\n");
+  write_file_atomically(record, files.dump(2) + "\n");
 }
 
-bool sandshim_created(const fs::path& file) {
-  nlohmann::json files = created_files();
+bool recorded(const fs::path& record, const fs::path& file) {
+  nlohmann::json files = recorded_files(record);
   return std::find(files.begin(), files.end(), file.string()) != files.end();
 }
 
 // Writes the result; returns the change to report (an emptied file sandshim created is deleted).
 Change apply(const fs::path& file, const Merged& merged, bool dry_run) {
-  bool remove = merged.only_skeleton_left && sandshim_created(file);
+  bool remove = merged.only_skeleton_left && recorded(created_files_record(), file);
   Change change = remove ? Change::deleted : merged.change;
   if (dry_run || change == Change::unchanged || change == Change::absent) {
     return change;
@@ -237,12 +246,12 @@ Change apply(const fs::path& file, const Merged& merged, bool dry_run) {
     std::error_code ec;
     fs::remove(file, ec);
     remove_empty_directories(file.parent_path(), 1);
-    remember_created(file, false);
+    remember(created_files_record(), file, false);
     return change;
   }
   write_file_atomically(file, merged.text);
   if (change == Change::created) {
-    remember_created(file, true);
+    remember(created_files_record(), file, true);
   }
   return change;
 }
@@ -314,6 +323,112 @@ void print_next_steps(const AgentSettings& settings, const AgentInstallOptions& 
   }
 }
 
+// Claude Code's settings this install can see, lowest precedence first; `file` as it will be.
+std::vector<ClaudeSettingsSource> claude_sources(const AgentSettings& settings,
+                                                 const AgentInstallOptions& options,
+                                                 const fs::path& file, const std::string& text) {
+  std::vector<fs::path> files;
+  if (!options.managed) {
+    files.push_back(settings.user_file);
+  }
+  if (!options.managed && !options.user) {
+    files.push_back(options.root / ".claude" / "settings.json");
+    files.push_back(options.root / ".claude" / "settings.local.json");
+  }
+  files.push_back(managed_settings_file(settings));
+  std::vector<ClaudeSettingsSource> sources;
+  for (const fs::path& source : files) {
+    sources.push_back(
+        {source.string(), source == file ? text : read_file(source).value_or(std::string())});
+  }
+  return sources;
+}
+
+// Why Claude Code's sandbox must not be opened to every unix socket for this install ("": it
+// may). The shims must reach their engine only through the broker: in direct mode, or for a uid
+// that reaches the engine around the broker, sandboxed commands would get the engine's socket.
+std::string unix_sockets_refused(const AgentInstallOptions& options) {
+  broker::ClientSettings client = broker::client_settings();
+  bool through_broker = client.mode == broker::BrokerMode::required ||
+                        (client.mode == broker::BrokerMode::automatic &&
+                         broker::connect_unix(client.socket).has_value());
+  if (!through_broker) {
+    return "the shims use the engine's socket (direct mode): allowing every unix socket would "
+           "give sandboxed commands the engine itself, so sandboxed interpreters exit 125; use "
+           "the broker (install/setup.sh), or leave Claude Code's sandbox off";
+  }
+  std::vector<std::string> ways =
+      options.managed ? std::vector<std::string>{} : broker::engine_access();
+  if (!ways.empty()) {
+    return "this uid " + join(ways, ", ") +
+           ": allowing every unix socket would give sandboxed commands the engine around the "
+           "broker, so sandboxed interpreters exit 125; take it out of the engine's group, then "
+           "install again";
+  }
+  return "";
+}
+
+// The line an install prints about Claude Code's sandbox and the broker's socket ("": none).
+std::string claude_sandbox_note(const ClaudeSandbox& sandbox, const std::string& refused,
+                                bool allowed) {
+  if (!sandbox.enabled) {
+    return "";
+  }
+  std::string on = "Claude Code's sandbox is on (" + sandbox.enabled_in + ")";
+  if (!refused.empty()) {
+    return on + ", and " + refused;
+  }
+  if (!allowed) {
+    return on + ", and allowAllUnixSockets is false in " + sandbox.all_unix_sockets_in +
+           ": sandboxed interpreters exit 125 (the broker's socket is refused)";
+  }
+  return on + ": sandbox.network.allowAllUnixSockets lets its commands reach the broker's socket " +
+         broker::client_settings().socket.string() +
+         ", and every other unix socket they may open (on Linux it allows none by path)";
+}
+
+// Claude Code's own sandbox refuses the broker's socket with every other unix socket (Linux:
+// allowAllUnixSockets or nothing). When the sandbox is on and the shims use the broker, an
+// install adds sandbox.network.allowAllUnixSockets to `merged` (a value already set anywhere
+// stays); it takes out only the one it added (recorded) when uninstalled or no longer wanted.
+// Sets `ours` to whether `file` then holds sandshim's; returns the line to print.
+std::string claude_unix_sockets(const AgentSettings& settings, const AgentInstallOptions& options,
+                                const fs::path& file, Merged& merged, bool& ours) {
+  ours = recorded(unix_sockets_record(), file);
+  if (merged.change == Change::absent) {
+    ours = false;
+    return "";
+  }
+  ClaudeSandbox sandbox = claude_sandbox(claude_sources(settings, options, file, merged.text));
+  bool install = !options.uninstall && sandbox.enabled;
+  std::string refused = install ? unix_sockets_refused(options) : "";
+  bool wanted = install && refused.empty();
+  std::string before = merged.text;
+  try {
+    if (ours && (!wanted || sandbox.all_unix_sockets == false)) {
+      ours = false;
+      if (!wanted) {
+        merged.text = without_all_unix_sockets(merged.text);
+      }
+    } else if (wanted && !sandbox.all_unix_sockets) {
+      merged.text = with_all_unix_sockets(merged.text);
+      ours = true;
+    }
+  } catch (const JsonTextError& e) {
+    throw Fatal(quoted(file.string()) + ": " + e.what() + "; nothing was changed. Set \"" +
+                k_claude_all_unix_sockets + "\" by hand, or leave Claude Code's sandbox off.");
+  }
+  if (merged.text != before) {
+    merged.change = merged.change == Change::unchanged
+                        ? (options.uninstall ? Change::removed : Change::updated)
+                        : merged.change;
+    nlohmann::ordered_json left = JsonText(merged.text).value();
+    merged.only_skeleton_left = options.uninstall && (left.empty() || left == settings.skeleton);
+  }
+  bool allowed = wanted && (ours || sandbox.all_unix_sockets.value_or(false));
+  return options.uninstall ? "" : claude_sandbox_note(sandbox, refused, allowed);
+}
+
 int run(const AgentInstallOptions& options) {
   std::optional<AgentSettings> settings = agent_settings_named(options.agent, options.mode);
   if (!settings) {
@@ -330,7 +445,15 @@ int run(const AgentInstallOptions& options) {
         text != merged.text && merged.change == Change::unchanged ? Change::updated : merged.change;
     merged.text = text;
   }
+  bool sockets_added = false;
+  std::string sockets_note =
+      settings->name == "claude"
+          ? claude_unix_sockets(*settings, options, file, merged, sockets_added)
+          : "";
   Change change = apply(file, merged, options.dry_run);
+  if (settings->name == "claude" && !options.dry_run) {
+    remember(unix_sockets_record(), file, sockets_added && change != Change::deleted);
+  }
   std::vector<SkillChange> skills = update_skill(options);
   std::cout << "sandshim: " << settings->display << ", "
             << (options.managed ? "managed"
@@ -340,6 +463,9 @@ int run(const AgentInstallOptions& options) {
             << (options.dry_run ? " (dry run: nothing written)" : "") << "\n";
   print_change(to_string(change), file, options.root,
                options.uninstall ? "" : "hooks run " + command);
+  if (!sockets_note.empty()) {
+    std::cout << "  " << sockets_note << "\n";
+  }
   for (const SkillChange& skill : skills) {
     print_change(to_string(skill.change), skill.file, options.root, skill.note);
   }

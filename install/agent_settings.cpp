@@ -88,8 +88,12 @@ AgentSettings claude(InstallMode mode) {
        "directory first on PATH (SessionStart); in a session started before this install, "
        "python, node and sh by name are refused with the `sandshim run -- …` command that "
        "works: start a new session.",
-       "If Claude Code's own sandbox is on (\"sandbox\": {\"enabled\": true}), it refuses "
-       "the engine socket the shims use and sandboxed interpreters fail with exit 125.",
+       "Claude Code's own sandbox (\"sandbox\": {\"enabled\": true}) refuses every unix "
+       "socket on Linux. With the broker, an install while it is on adds "
+       "sandbox.network.allowAllUnixSockets, so its commands reach the broker's socket, and "
+       "every other unix socket they may open: Linux allows none by path. In direct mode it "
+       "adds nothing (that would open the engine's socket): sandboxed interpreters exit 125. "
+       "Turned on later: install again.",
        "Check that the hooks will be called: `sandshim doctor`."}};
   if (wrap) {
     settings.sandbox_shell = true;
@@ -492,6 +496,70 @@ bool has_sandshim_hooks(const std::string& text, const AgentSettings& settings) 
     }
   }
   return false;
+}
+
+ClaudeSandbox claude_sandbox(const std::vector<ClaudeSettingsSource>& sources) {
+  ClaudeSandbox sandbox;
+  for (const ClaudeSettingsSource& source : sources) {
+    Json value = Json::parse(source.text, nullptr, false);
+    if (!value.is_object() || !value.contains("sandbox") || !value["sandbox"].is_object()) {
+      continue;
+    }
+    const Json& settings = value["sandbox"];
+    if (settings.contains("enabled") && settings["enabled"].is_boolean()) {
+      sandbox.enabled = settings["enabled"].get<bool>();
+      sandbox.enabled_in = source.name;
+    }
+    if (settings.contains("network") && settings["network"].is_object() &&
+        settings["network"].contains("allowAllUnixSockets") &&
+        settings["network"]["allowAllUnixSockets"].is_boolean()) {
+      sandbox.all_unix_sockets = settings["network"]["allowAllUnixSockets"].get<bool>();
+      sandbox.all_unix_sockets_in = source.name;
+    }
+  }
+  return sandbox;
+}
+
+std::string with_all_unix_sockets(const std::string& text) {
+  JsonText doc(text);
+  Json value = doc.value();
+  require_kind(value, value.is_object(), "the settings file");
+  const JsonPath sandbox{std::string("sandbox")};
+  const JsonPath network{std::string("sandbox"), std::string("network")};
+  if (!doc.contains(sandbox)) {
+    doc.add_member({}, "sandbox", Json{{"network", Json{{"allowAllUnixSockets", true}}}});
+    return doc.text();
+  }
+  require_kind(value["sandbox"], value["sandbox"].is_object(), "\"sandbox\"");
+  if (!doc.contains(network)) {
+    doc.add_member(sandbox, "network", Json{{"allowAllUnixSockets", true}});
+    return doc.text();
+  }
+  require_kind(value["sandbox"]["network"], value["sandbox"]["network"].is_object(),
+               "\"sandbox.network\"");
+  if (!value["sandbox"]["network"].contains("allowAllUnixSockets")) {
+    doc.add_member(network, "allowAllUnixSockets", true);
+  }
+  return doc.text();
+}
+
+std::string without_all_unix_sockets(const std::string& text) {
+  JsonText doc(text);
+  const JsonPath sandbox{std::string("sandbox")};
+  const JsonPath network{std::string("sandbox"), std::string("network")};
+  const JsonPath key{std::string("sandbox"), std::string("network"),
+                     std::string("allowAllUnixSockets")};
+  if (!doc.contains(key)) {
+    return text;
+  }
+  doc.remove(key);
+  if (doc.size(network) == 0) {
+    doc.remove(network);
+  }
+  if (doc.size(sandbox) == 0) {
+    doc.remove(sandbox);
+  }
+  return doc.text();
 }
 
 bool is_sandshim_hook_command(const std::string& command, std::string_view agent) {

@@ -85,6 +85,31 @@ std::string with_managed_only(const std::string& text, const AgentSettings& sett
 // The settings' CLAUDE_CODE_SHELL_PREFIX ("" when none): Claude Code's shell in wrap mode.
 std::string claude_shell_prefix_in(const std::string& text);
 
+// Claude Code's own sandbox (bubblewrap and a seccomp filter on Linux) as its settings files set
+// it. On Linux its filter refuses every AF_UNIX socket, the broker's included, unless
+// sandbox.network.allowAllUnixSockets is true: allowUnixSockets (paths) is macOS only, ignored on
+// Linux, where seccomp cannot filter by path (Claude Code 2.1.332, tested with the real CLI).
+struct ClaudeSettingsSource {
+  std::string name;  // the file, for messages
+  std::string text;  // its content ("" when absent)
+};
+struct ClaudeSandbox {
+  bool enabled = false;
+  std::string enabled_in;                // the file whose sandbox.enabled decided
+  std::optional<bool> all_unix_sockets;  // sandbox.network.allowAllUnixSockets, when set
+  std::string all_unix_sockets_in;       // the file that set it
+};
+// Sources lowest precedence first (user, project, local, managed): the last that sets a key wins.
+ClaudeSandbox claude_sandbox(const std::vector<ClaudeSettingsSource>& sources);
+
+// The key sandshim adds so that Claude Code's sandboxed commands reach the broker's socket.
+inline constexpr const char* k_claude_all_unix_sockets = "sandbox.network.allowAllUnixSockets";
+// `text` with sandbox.network.allowAllUnixSockets = true added; a value already there (the
+// user's own true or false) is left alone. Throws JsonTextError like merge_hooks.
+std::string with_all_unix_sockets(const std::string& text);
+// `text` without sandbox.network.allowAllUnixSockets (network and sandbox go when emptied).
+std::string without_all_unix_sockets(const std::string& text);
+
 // `'/usr/local/bin/sandshim' hook --agent claude …`: a handler sandshim wrote, wherever the
 // binary lived then (a binary named sandshim*, or this very binary).
 bool is_sandshim_hook_command(const std::string& command, std::string_view agent);

@@ -49,6 +49,8 @@ readonly k_packages=(
     # bench/latency.sh: the same call under bubblewrap, beside the container's; jq and bc for
     # the benches' figures
     bubblewrap jq bc
+    # tests/agents: Claude Code's own sandbox on Linux needs bubblewrap and socat (its proxy bridge)
+    socat
     # suite_ptrace: the caller's tracing attempts; the k8s manifests' YAML read back
     strace gdb python3-yaml
 )

@@ -74,6 +74,9 @@ seccomp, limits and version are not checked from a client.
             hooks listed as trusted (the project trusted, the hook reviewed and unchanged since);
             the lines for its config.toml when not, for CI; Gemini CLI: the folder is trusted
             and hooksConfig.enabled
+  sandbox   with Claude Code's hooks installed: whether Claude Code's own sandbox is on, and
+            if so whether its commands may reach the broker's socket (on Linux only
+            sandbox.network.allowAllUnixSockets lets them, with every other unix socket)
 
 Each line starts with ok, warn or fail; a failure ends with the command that fixes it. The
 exit code is 1 when any check fails (warnings do not count), else 0.
@@ -474,10 +477,60 @@ void check_audit(Context& ctx) {
   }
 }
 
+std::string user_name_of(uid_t uid);
+
+// Claude Code's own sandbox, when on, refuses every unix socket its commands open unless
+// sandbox.network.allowAllUnixSockets (Linux allows none by path): the broker's too.
+void check_claude_sandbox(Context& ctx, const AgentConfigPaths& paths) {
+  std::vector<ClaudeSettingsSource> sources;
+  for (const fs::path& file :
+       {paths.claude_dir / "settings.json", ctx.workspace / ".claude" / "settings.json",
+        ctx.workspace / ".claude" / "settings.local.json",
+        paths.claude_managed_dir / "managed-settings.json"}) {
+    sources.push_back({file.string(), read_file(file).value_or(std::string())});
+  }
+  ClaudeSandbox sandbox = claude_sandbox(sources);
+  if (!sandbox.enabled) {
+    ctx.add("sandbox", Status::ok, "Claude Code's own sandbox is off: sandshim is the sandbox");
+    return;
+  }
+  bool broker = ctx.broker || !ctx.broker_missing_fix.empty();
+  std::string on = "Claude Code's own sandbox is on (" + sandbox.enabled_in + ")";
+  std::string socket =
+      broker ? "the broker's socket " + ctx.broker_socket.string() : "the engine's socket";
+  if (!sandbox.all_unix_sockets.value_or(false)) {
+    std::string refused =
+        on + " and refuses " + socket + ": sandboxed python, node and sh exit 125";
+    if (broker) {
+      ctx.add("sandbox", Status::fail, refused,
+              "`sandshim install agent claude` again (it adds " +
+                  std::string(k_claude_all_unix_sockets) + ")");
+    } else {
+      ctx.add("sandbox", Status::warn, refused,
+              "use the broker (install/setup.sh), or turn Claude Code's sandbox off");
+    }
+    return;
+  }
+  std::string allowed = on + "; allowAllUnixSockets (" + sandbox.all_unix_sockets_in +
+                        ") lets its commands reach " + socket +
+                        ", and every other unix socket they may open (Linux allows none by path)";
+  std::vector<std::string> ways = broker::engine_access();
+  if (!broker) {
+    ctx.add("sandbox", Status::warn, allowed + ": in direct mode, the engine itself",
+            "use the broker (install/setup.sh)");
+  } else if (::getuid() != 0 && !ways.empty()) {
+    ctx.add("sandbox", Status::warn, allowed + ", the engine's too: this uid " + join(ways, ", "),
+            "`sudo gpasswd -d " + user_name_of(::getuid()) + " docker`, then log in again");
+  } else {
+    ctx.add("sandbox", Status::ok, allowed);
+  }
+}
+
 // One line per installed agent: whether that agent will really call the hooks.
 void check_hooks(Context& ctx) {
   AgentConfigPaths paths = AgentConfigPaths::from_environment();
   bool any = false;
+  bool claude = false;
   for (const AgentSettings& settings : all_agent_settings()) {
     const std::tuple<const char*, fs::path, fs::path> scopes[] = {
         {"project", ctx.workspace / settings.project_file, ctx.workspace},
@@ -489,10 +542,14 @@ void check_hooks(Context& ctx) {
         continue;
       }
       any = true;
+      claude = claude || settings.name == "claude";
       HookCallCheck check = check_hook_will_run(settings, file, root, paths);
       ctx.add("hooks", check.will_run ? Status::ok : Status::fail,
               settings.name + " (" + scope + "): " + check.detail, check.fix);
     }
+  }
+  if (claude) {
+    check_claude_sandbox(ctx, paths);
   }
   if (!any) {
     ctx.add("hooks", Status::warn,

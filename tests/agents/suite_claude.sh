@@ -94,4 +94,157 @@ rm -f "$WRAP_MARKER"
 expect_exit 0 sandshim install agent claude # back to path mode: the prefix goes
 CLAUDE_PERMISSION_MODE=""
 
+# Claude Code's own sandbox on as well ("sandbox": {"enabled": true} in the user's settings):
+# bubblewrap, and a seccomp filter that refuses every AF_UNIX socket on Linux, the broker's too,
+# unless sandbox.network.allowAllUnixSockets is true (allowUnixSockets, by path, is macOS only).
+# First the sandbox on with sandshim as installed before (the control: the broker's socket is
+# refused), then installed again: in broker mode the install adds allowAllUnixSockets and
+# python3 runs in sandshim's sandbox, while Claude Code's still refuses a write its rules deny
+# (the user's own denyWrite: /tmp, in the session's working directories, is writable there).
+READ_ONLY_DIR=$WS/kept-read-only
+SANDBOX_MARKER=$READ_ONLY_DIR/marker
+OTHER_SOCKET=$T/other.sock
+mkdir -p "$READ_ONLY_DIR"
+PROJECT_SETTINGS_BEFORE=$(cat "$WS/.claude/settings.json")
+cp "$HOME/.claude/settings.json" "$T/user-settings.without-sandbox"
+"$HOST_PY" - "$HOME/.claude/settings.json" "$READ_ONLY_DIR" <<'EOF2'
+import json, sys
+settings = json.load(open(sys.argv[1]))
+settings["permissions"]["allow"] += ["Bash(touch:*)", "Bash(socat:*)", "Bash(./sockprobe:*)"]
+settings["sandbox"] = {"enabled": True, "filesystem": {"denyWrite": [sys.argv[2]]}}
+json.dump(settings, open(sys.argv[1], "w"), indent=2)
+EOF2
+# A unix socket of the test's own, open to every uid: what allowAllUnixSockets opens besides the broker's.
+"$HOST_PY" -c 'import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777); s.listen(8)
+while True:
+    c, _ = s.accept(); c.sendall(b"other-socket-answered\n"); c.close()' "$OTHER_SOCKET" &
+OTHER_LISTENER=$!
+SIX_SEVEN="python3 -c 'print(6*7)'"
+write_script "$(bash_step "$SIX_SEVEN")"
+run_agent
+
+sandbox_refuses_the_socket_until_allowed() {
+    if ! command -v bwrap >/dev/null || ! command -v socat >/dev/null; then
+        fail "Claude Code's sandbox needs bubblewrap and socat on Linux (install/deps.sh installs them)"
+    fi
+    expect_result_not_contains 1 "42"
+    if [[ $AGENT_MODE == broker ]]; then
+        expect_result_contains 1 "Exit code 125"
+        expect_result_contains 1 "a sandbox around this process refuses unix sockets"
+    fi
+}
+run_check "claude sandbox control: with Claude Code's sandbox on and nothing allowed, python3 does not reach sandshim" \
+    sandbox_refuses_the_socket_until_allowed
+
+sandbox_doctor_before() {
+    agent_doctor
+    if [[ $AGENT_MODE == broker ]]; then
+        grep -q '^fail  sandbox  Claude Code.s own sandbox is on .* refuses the broker.s socket' "$OUT" ||
+            fail "doctor's sandbox line: $(grep sandbox "$OUT")"
+    else
+        grep -q '^warn  sandbox  Claude Code.s own sandbox is on .* refuses the engine.s socket' "$OUT" ||
+            fail "doctor's sandbox line: $(grep sandbox "$OUT")"
+    fi
+}
+run_check "claude sandbox: doctor says the sandbox is on and the socket is refused" sandbox_doctor_before
+
+expect_exit 0 sandshim install agent claude
+cp "$OUT" "$T/install-sandbox.out"
+unix_sockets_allowed_in_broker_mode_only() {
+    local allowed
+    allowed=$("$HOST_PY" -c 'import json, sys
+print(json.load(open(sys.argv[1])).get("sandbox", {}).get("network", {}).get("allowAllUnixSockets"))' "$WS/.claude/settings.json")
+    if [[ $AGENT_MODE == broker ]]; then
+        expect_equal True "$allowed" "sandbox.network.allowAllUnixSockets in the project's settings"
+        expect_contains "lets its commands reach the broker's socket $SOCK" "$T/install-sandbox.out"
+    else
+        expect_equal None "$allowed" "sandbox.network.allowAllUnixSockets in direct mode"
+        expect_contains "the shims use the engine's socket (direct mode)" "$T/install-sandbox.out"
+    fi
+}
+run_check "claude sandbox: the install allows unix sockets in broker mode only" unix_sockets_allowed_in_broker_mode_only
+
+if [[ $AGENT_MODE == broker ]]; then
+    # A program sandshim's hook does not know (it knows socat's file under any name) that
+    # connects to the unix socket its argument names and prints what it reads.
+    cat >"$T/sockprobe.c" <<'EOF2'
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    char buf[128];
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (argc < 2 || s < 0) { perror("socket"); return 3; }
+    strncpy(a.sun_path, argv[1], sizeof a.sun_path - 1);
+    if (connect(s, (struct sockaddr*)&a, sizeof a) != 0) { perror("connect"); return 4; }
+    ssize_t n = read(s, buf, sizeof buf);
+    return n > 0 && write(1, buf, (size_t)n) == n ? 0 : 5;
+}
+EOF2
+    cc -o "$WS/sockprobe" "$T/sockprobe.c" || fail "cannot compile the socket probe"
+    write_script "$(bash_step "$SIX_SEVEN")" "$(bash_step "touch $SANDBOX_MARKER")" \
+        "$(bash_step "socat - UNIX-CONNECT:$OTHER_SOCKET")" \
+        "$(bash_step "./sockprobe $OTHER_SOCKET")"
+    run_agent
+    rm -f "$WS/sockprobe"
+fi
+both_sandboxes_work_together() {
+    expect_result_contains 1 "42"
+    audit_cmd list --limit 20 --json >"$T/runs.json"
+    "$HOST_PY" - "$T/runs.json" <<'EOF2' || fail "no audited python3 run of print(6*7)"
+import json, sys
+runs = json.load(open(sys.argv[1]))
+if not any("print(6*7)" in " ".join(run.get("argv") or []) and run.get("exit_code") == 0 for run in runs):
+    sys.exit("no run of print(6*7) with exit code 0 in the audit")
+EOF2
+}
+claude_sandbox_still_on() {
+    expect_result_contains 2 "Read-only file system"
+    [[ ! -e $SANDBOX_MARKER ]] || fail "touch wrote $SANDBOX_MARKER, which the user's denyWrite names"
+    hand_over
+    "${AS_USER[@]}" touch "$SANDBOX_MARKER" || fail "control: the agent's user cannot write $SANDBOX_MARKER outside the sandbox"
+}
+# Linux allows every unix socket or none: sandshim's hook refuses the unix-socket tools it knows
+# (socat, nc -U, curl --unix-socket), but Claude Code's sandbox no longer refuses any socket: the
+# test's own answers a program the hook does not know (a Claude Code that could allow one path on
+# Linux would refuse it, and this check would say so).
+other_socket_reachable_too() {
+    expect_result_contains 3 "sandshim:"
+    expect_result_not_contains 3 "other-socket-answered"
+    expect_result_contains 4 "other-socket-answered"
+}
+if [[ $AGENT_MODE == broker ]]; then
+    run_check "claude sandbox: with both sandboxes on, python3 runs in sandshim's (42, audited)" \
+        both_sandboxes_work_together
+    run_check "claude sandbox: Claude Code's sandbox still refuses a write its denyWrite names" \
+        claude_sandbox_still_on
+    run_check "claude sandbox: allowAllUnixSockets opens every unix socket, not only the broker's (Linux); the hook refuses socat" \
+        other_socket_reachable_too
+    sandbox_doctor_after() {
+        agent_doctor
+        grep -q "^ok    sandbox  Claude Code.s own sandbox is on .*allowAllUnixSockets .* the broker.s socket $SOCK" "$OUT" ||
+            fail "doctor's sandbox line: $(grep sandbox "$OUT")"
+    }
+    run_check "claude sandbox: doctor says the broker's socket is allowed" sandbox_doctor_after
+fi
+kill "$OTHER_LISTENER" 2>/dev/null || true
+rm -rf "$READ_ONLY_DIR"
+
+# Uninstall takes out the key it added; the sandbox turned off and an install again leave the
+# project's settings as they were before, byte for byte.
+expect_exit 0 sandshim install agent claude --uninstall
+cp "$WS/.claude/settings.json" "$T/project-settings.uninstalled" 2>/dev/null || : >"$T/project-settings.uninstalled"
+cp "$T/user-settings.without-sandbox" "$HOME/.claude/settings.json"
+expect_exit 0 sandshim install agent claude
+unix_sockets_removed_exactly() {
+    ! grep -q allowAllUnixSockets "$T/project-settings.uninstalled" ||
+        fail "--uninstall left allowAllUnixSockets: $(cat "$T/project-settings.uninstalled")"
+    expect_equal "$PROJECT_SETTINGS_BEFORE" "$(cat "$WS/.claude/settings.json")" "the project's settings"
+}
+run_check "claude sandbox: uninstall removes exactly what the install added" unix_sockets_removed_exactly
+
 finish_agent_suite

@@ -42,7 +42,8 @@ expect_not_contains "warn  " "$T/without-mode"
 expect_contains "ok    path     $SHIM_DIR is first on PATH for node, python, python3, sh" "$OUT"
 expect_contains "ok    hooks    claude (project): Claude Code calls them" "$OUT"
 expect_contains "chain verified (1 links)" "$OUT"
-expect_lines 15 "$OUT"
+expect_contains "ok    sandbox  Claude Code's own sandbox is off: sandshim is the sandbox" "$OUT"
+expect_lines 16 "$OUT"
 
 check "version: each image's interpreter against the next one on PATH after the shims"
 # python3: the host's own, as in the image; node: a host binary that answers another version (the

@@ -204,3 +204,66 @@ TEST_CASE("a SKILL.md sandshim did not write is left alone", "[install][skill]")
   CHECK(remove_skill({dir / "skills/sandshim"}, false).at(0).change == Change::unchanged);
   CHECK(read_text(dir / "skills/sandshim/SKILL.md") == "---\nname: sandshim\n---\nmine\n");
 }
+
+namespace {
+
+// The broker required (its socket in the box) and no engine socket this uid reaches.
+EnvOverride broker_required(const Sandbox& box) {
+  return EnvOverride{{"SANDSHIM_BROKER", "required"},
+                     {"SANDSHIM_BROKER_SOCKET", (box.dir / "broker.sock").string()},
+                     {"DOCKER_HOST", "unix://" + (box.dir / "no-engine.sock").string()}};
+}
+
+}  // namespace
+
+TEST_CASE(
+    "with Claude Code's sandbox on and the broker required, the install allows unix sockets "
+    "and uninstall takes out exactly that",
+    "[install][agent][claude-sandbox]") {
+  Sandbox box;
+  EnvOverride broker = broker_required(box);
+  std::string user_settings = "{\n  \"sandbox\": {\"enabled\": true}\n}\n";
+  write_text(box.dir / "home/.claude/settings.json", user_settings);
+  std::string project_settings = "{\n  \"permissions\": {\"allow\": [\"Bash(ls)\"]}\n}\n";
+  write_text(box.project / ".claude/settings.json", project_settings);
+
+  std::string report = install_agent({"claude", "--project", box.project.string()});
+  INFO(report);
+  CHECK(report.find("lets its commands reach the broker's socket " +
+                    (box.dir / "broker.sock").string()) != std::string::npos);
+  nlohmann::json installed =
+      nlohmann::json::parse(read_text(box.project / ".claude/settings.json"));
+  CHECK(installed["sandbox"]["network"]["allowAllUnixSockets"] == true);
+  CHECK(installed["permissions"] == nlohmann::json::parse(project_settings)["permissions"]);
+  CHECK(read_text(box.dir / "home/.claude/settings.json") == user_settings);
+  CHECK(install_agent({"claude", "--project", box.project.string()})
+            .find("unchanged .claude/settings.json") != std::string::npos);
+
+  install_agent({"claude", "--project", box.project.string(), "--uninstall"});
+  CHECK(read_text(box.project / ".claude/settings.json") == project_settings);
+}
+
+TEST_CASE(
+    "the install leaves a user's own allowAllUnixSockets, and removes its own once the "
+    "sandbox is off",
+    "[install][agent][claude-sandbox]") {
+  Sandbox box;
+  EnvOverride broker = broker_required(box);
+  std::string own =
+      "{\"sandbox\": {\"enabled\": true, \"network\": {\"allowAllUnixSockets\": false}}}";
+  write_text(box.project / ".claude/settings.json", own);
+  std::string report = install_agent({"claude", "--project", box.project.string()});
+  CHECK(report.find("allowAllUnixSockets is false in") != std::string::npos);
+  install_agent({"claude", "--project", box.project.string(), "--uninstall"});
+  CHECK(read_text(box.project / ".claude/settings.json") == own);
+
+  write_text(box.dir / "home/.claude/settings.json", "{\"sandbox\": {\"enabled\": true}}");
+  fs::remove(box.project / ".claude/settings.json");
+  install_agent({"claude", "--project", box.project.string()});
+  CHECK(read_text(box.project / ".claude/settings.json").find("allowAllUnixSockets") !=
+        std::string::npos);
+  write_text(box.dir / "home/.claude/settings.json", "{\"sandbox\": {\"enabled\": false}}");
+  install_agent({"claude", "--project", box.project.string()});
+  CHECK(read_text(box.project / ".claude/settings.json").find("allowAllUnixSockets") ==
+        std::string::npos);
+}

@@ -209,3 +209,72 @@ TEST_CASE(
   CHECK(claude_shell_prefix_in(path.text).empty());
   CHECK(unmerge_hooks(installed.text, *wrap).text == original);
 }
+
+TEST_CASE("allowAllUnixSockets is added beside the user's sandbox settings and removed exactly",
+          "[install][settings][claude-sandbox]") {
+  const std::string texts[] = {
+      "{}\n",
+      "{\n  \"permissions\": {\"allow\": [\"Bash(ls)\"]}\n}\n",
+      "{\n  \"sandbox\": {\n    \"enabled\": true\n  }\n}\n",
+      "{\"sandbox\": {\"enabled\": true, \"network\": {\"allowedDomains\": [\"example.org\"]}}}",
+      "{\n\t\"sandbox\": {\n\t\t\"network\": {}\n\t}\n}\n",
+  };
+  for (const std::string& original : texts) {
+    INFO(original);
+    std::string added = with_all_unix_sockets(original);
+    Json value = JsonText(added).value();
+    CHECK(value["sandbox"]["network"]["allowAllUnixSockets"] == true);
+    Json before = JsonText(original).value();
+    value["sandbox"]["network"].erase("allowAllUnixSockets");
+    if (before.contains("sandbox")) {
+      if (!before["sandbox"].contains("network")) {
+        value["sandbox"].erase("network");
+      }
+      CHECK(value == before);
+    }
+    CHECK(with_all_unix_sockets(added) == added);
+    std::string removed = without_all_unix_sockets(added);
+    if (original.find("\"network\": {}") == std::string::npos) {
+      CHECK(removed == original);
+    }
+    CHECK(without_all_unix_sockets(removed) == removed);
+  }
+}
+
+TEST_CASE("a value the user set for allowAllUnixSockets is never changed by the install",
+          "[install][settings][claude-sandbox]") {
+  for (const char* setting : {"true", "false"}) {
+    std::string text = std::string(
+                           "{\"sandbox\": {\"enabled\": true, \"network\": "
+                           "{\"allowAllUnixSockets\": ") +
+                       setting + "}}}";
+    CHECK(with_all_unix_sockets(text) == text);
+  }
+  CHECK_THROWS_AS(with_all_unix_sockets("{\"sandbox\": true}"), JsonTextError);
+  CHECK_THROWS_AS(with_all_unix_sockets("{\"sandbox\": {\"network\": []}}"), JsonTextError);
+}
+
+TEST_CASE("Claude Code's sandbox as its settings files set it: the last file that sets a key wins",
+          "[install][settings][claude-sandbox]") {
+  ClaudeSandbox none = claude_sandbox({{"user", ""}, {"project", "{}"}, {"local", "not json"}});
+  CHECK_FALSE(none.enabled);
+  CHECK_FALSE(none.all_unix_sockets);
+
+  ClaudeSandbox on = claude_sandbox(
+      {{"user", R"({"sandbox": {"enabled": true, "network": {"allowAllUnixSockets": false}}})"},
+       {"project", R"({"sandbox": {"network": {"allowAllUnixSockets": true}}})"},
+       {"local", R"({"permissions": {}})"}});
+  CHECK(on.enabled);
+  CHECK(on.enabled_in == "user");
+  CHECK(on.all_unix_sockets == true);
+  CHECK(on.all_unix_sockets_in == "project");
+
+  ClaudeSandbox off = claude_sandbox({{"user", R"({"sandbox": {"enabled": true}})"},
+                                      {"managed", R"({"sandbox": {"enabled": false}})"}});
+  CHECK_FALSE(off.enabled);
+  CHECK(off.enabled_in == "managed");
+  // allowUnixSockets (paths) is macOS only: it allows nothing on Linux.
+  CHECK_FALSE(claude_sandbox({{"user", R"({"sandbox": {"enabled": true, "network": )"
+                                       R"({"allowUnixSockets": ["/run/sandshim/broker.sock"]}}})"}})
+                  .all_unix_sockets);
+}
