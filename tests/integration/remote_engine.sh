@@ -129,7 +129,7 @@ remote_engine_orphans() {
     local proc cmd
     [[ -n $REMOTE_ENGINE_DIR ]] || return 0
     for proc in /proc/[0-9]*; do
-        cmd=$(tr '\0' ' ' <"$proc/cmdline" 2>/dev/null) || continue
+        { cmd=$(tr '\0' ' ' <"$proc/cmdline"); } 2>/dev/null || continue
         [[ $cmd == *containerd*"$REMOTE_ENGINE_DIR/"* ]] && echo "${proc#/proc/}"
     done
     return 0

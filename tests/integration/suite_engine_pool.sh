@@ -122,6 +122,7 @@ for f in "$SOAK"/*.rc; do
     err=${f%.rc}.err
     expect_contains "on docker@$REMOTE_ENGINE_ENDPOINT of engine.endpoints, not run again on another engine" "$err"
     expect_lines 1 "$err"
+    say "its line: $(cat "$err")"
     break
 done
 
@@ -142,5 +143,10 @@ for _ in $(seq 40); do
 done
 [[ -n $back ]] || fail "no run went to the restarted engine"
 say "a run went to the restarted engine $(ms_since "$restarted") ms after its restart"
+left_until=$((SECONDS + 15))
+while [[ -n $(remote_docker ps -aq --filter label=org.sandshim.run) ]] && ((SECONDS < left_until)); do
+    sleep 0.5
+done
+say "containers of the killed runs left on the restarted engine after its guardians' removals: $(remote_docker ps -aq --filter label=org.sandshim.run | wc -l)"
 
 suite_done
