@@ -58,10 +58,9 @@ std::optional<Engine> try_engine(Placement& place, const std::string& endpoint) 
 }
 
 std::string none_answers(const Placement& place) {
-  std::string why = place.failures.empty()
-                        ? "each failed a ping less than " +
-                              std::to_string(k_engine_retry_ms / 1000) + " s ago"
-                        : join(place.failures, "; ");
+  std::string why = place.failures.empty() ? "each failed a ping less than " +
+                                                 std::to_string(k_engine_retry_ms / 1000) + " s ago"
+                                           : join(place.failures, "; ");
   return "no engine of engine.endpoints answers (" + why + "); start one, or check the list";
 }
 

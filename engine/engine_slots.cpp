@@ -76,7 +76,8 @@ bool EngineSlots::down(int64_t retry_ms) const {
   if (::stat((m_dir / "down").c_str(), &st) != 0) {
     return false;
   }
-  auto marked = std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec);
+  auto marked =
+      std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec);
   auto now = std::chrono::system_clock::now().time_since_epoch();
   return now - marked < std::chrono::milliseconds(retry_ms);
 }

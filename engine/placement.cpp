@@ -14,9 +14,8 @@ std::vector<size_t> placement_order(const std::vector<Candidate>& candidates, in
       order.push_back((i + rotation) % n);
     }
   }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return candidates[a].load < candidates[b].load;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return candidates[a].load < candidates[b].load; });
   return order;
 }
 

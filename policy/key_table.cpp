@@ -519,13 +519,13 @@ const std::vector<Key>& key_table() {
                   &Policy::tls_cert_path, absolute_or_empty),
       endpoints_key(),
       as_trusted(count_key("engine.max_runs",
-                        "runs in flight from this machine on each engine of engine.endpoints; "
-                        "a run waits for a free one up to engine.place_wait (0: no cap)",
-                        &Policy::engine_max_runs, 0, 4096)),
+                           "runs in flight from this machine on each engine of engine.endpoints; "
+                           "a run waits for a free one up to engine.place_wait (0: no cap)",
+                           &Policy::engine_max_runs, 0, 4096)),
       as_trusted(duration_key("engine.place_wait",
-                           "how long a run waits for an engine of engine.endpoints under "
-                           "engine.max_runs before it is refused",
-                           &Policy::engine_place_wait_ms, "a duration such as 30s or 2m")),
+                              "how long a run waits for an engine of engine.endpoints under "
+                              "engine.max_runs before it is refused",
+                              &Policy::engine_place_wait_ms, "a duration such as 30s or 2m")),
       choice_key("engine.api",
                  "the cold run and its removal: on (create, attach, start, wait, kill and "
                  "remove over the Engine API socket; podman's when its API service answers) "
