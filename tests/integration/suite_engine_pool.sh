@@ -24,12 +24,15 @@ PARALLEL=4
 KILL_AT=$((RUNS / 2))
 SOAK=$T/soak
 mkdir -p "$SOAK"
-write_user_config <<EOF
+pool_config() { # MAX_RUNS PLACE_WAIT
+    write_user_config <<EOF
 endpoints = $LOCAL, $REMOTE_ENGINE_ENDPOINT
 tls_cert_path = $REMOTE_ENGINE_CERTS
-max_runs = 3
-place_wait = 60s
+max_runs = $1
+place_wait = $2
 EOF
+}
+pool_config 3 60s
 
 # The engine column of the newest row, as `docker` or `docker@ENDPOINT`.
 last_engine() { audit_field last engine; }
@@ -44,6 +47,25 @@ for _ in $(seq 12); do
 done
 [[ $seen == *"docker@$LOCAL"* && $seen == *"docker@$REMOTE_ENGINE_ENDPOINT"* ]] ||
     fail "12 runs were placed on only:$seen"
+
+check "with every engine at engine.max_runs a run waits engine.place_wait, then is refused with one line"
+pool_config 1 1s
+for _ in 1 2; do
+    "$SANDSHIM_BIN" run -- python -c 'import time; time.sleep(6)' >/dev/null 2>&1 &
+    BG_PIDS+=("$!")
+done
+running_rows() {
+    audit_cmd sql "SELECT count(*) AS n FROM runs WHERE status = 'running'" --jsonl |
+        "$HOST_PY" -c 'import json, sys; print(json.load(sys.stdin)["n"])'
+}
+until (($(running_rows) == 2)); do sleep 0.2; done
+expect_exit 125 sandshim run -- python -c 'print("never")'
+expect_file_is "$ERR" "sandshim: every engine of engine.endpoints that answers runs engine.max_runs = 1 runs from this machine, still after 1s (engine.place_wait); nothing ran"
+expect_run last engine_error 125
+((ELAPSED_MS >= 1000)) || fail "the refusal came after ${ELAPSED_MS} ms, before engine.place_wait"
+wait "${BG_PIDS[@]}"
+BG_PIDS=()
+pool_config 3 60s
 
 # One soak run: its exit code and output in $SOAK/N.*; its argv names it (soak-N).
 soak_run() { # N
