@@ -2,9 +2,11 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "common/unique_fd.hpp"
 #include "policy/policy.hpp"
 
 namespace sandshim::shim {
@@ -57,6 +59,8 @@ struct Engine {
   std::string endpoint;          // empty: local
   EngineDialect dialect;
   std::string tls_cert_path = {};  // tcp://: ca.pem, cert.pem, key.pem (engine.tls_cert_path)
+  // engine.endpoints: the placement slot this run holds on the engine while any copy lives.
+  std::shared_ptr<const UniqueFd> slot = {};
 
   // "docker", or "docker@ssh://host" for a remote engine, for records and messages.
   std::string describe() const;

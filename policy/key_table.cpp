@@ -119,6 +119,36 @@ std::optional<std::string> valid_endpoint(const std::string& v) {
   return std::string("expected unix:///path, ssh://[user@]host or tcp://host:port");
 }
 
+// engine.endpoints: a list of endpoints, each as engine.endpoint takes it but never empty.
+Key endpoints_key() {
+  return {{"engine.endpoints",
+           "the engines a run is placed on, separated by commas or spaces (unix:///path, "
+           "ssh://user@host, tcp://host:2376): the least loaded that answers; empty: "
+           "engine.endpoint alone",
+           "", KeyTrust::trusted},
+          [](Policy& p, std::string_view, const std::string& v) -> std::optional<std::string> {
+            std::string text = v;
+            std::replace(text.begin(), text.end(), ',', ' ');
+            std::vector<std::string> endpoints = split_words(text);
+            for (const auto& endpoint : endpoints) {
+              if (auto error = valid_endpoint(endpoint)) {
+                return quoted(endpoint) + ": " + *error;
+              }
+            }
+            p.endpoints = endpoints;
+            return std::nullopt;
+          },
+          {},
+          [](const Policy& p, std::string_view) { return join(p.endpoints, ", "); }};
+}
+
+// A key of placement: only trusted layers set it, so a workspace never steers where runs go.
+Key as_trusted(Key key) {
+  key.info.trust = KeyTrust::trusted;
+  key.looser = {};
+  return key;
+}
+
 std::optional<std::string> valid_user(const std::string& v) {
   if (v == "auto") {
     return std::nullopt;
@@ -487,6 +517,15 @@ const std::vector<Key>& key_table() {
       trusted_key("engine.tls_cert_path",
                   "directory with ca.pem, cert.pem and key.pem for a tcp:// endpoint",
                   &Policy::tls_cert_path, absolute_or_empty),
+      endpoints_key(),
+      as_trusted(count_key("engine.max_runs",
+                           "runs in flight from this machine on each engine of engine.endpoints; "
+                           "a run waits for a free one up to engine.place_wait (0: no cap)",
+                           &Policy::engine_max_runs, 0, 4096)),
+      as_trusted(duration_key("engine.place_wait",
+                              "how long a run waits for an engine of engine.endpoints under "
+                              "engine.max_runs before it is refused",
+                              &Policy::engine_place_wait_ms, "a duration such as 30s or 2m")),
       choice_key("engine.api",
                  "the cold run and its removal: on (create, attach, start, wait, kill and "
                  "remove over the Engine API socket; podman's when its API service answers) "

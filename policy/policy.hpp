@@ -48,7 +48,11 @@ struct Policy {
   std::string engine_search_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   std::string endpoint;       // empty: the engine's local socket
   std::string tls_cert_path;  // directory with ca.pem, cert.pem, key.pem for tcp:// endpoints
-  EngineApi engine_api = EngineApi::on;  // docker's cold run: the API, or the client
+  // engine.endpoints: the engines a run is placed on (least loaded, healthy); empty: endpoint
+  std::vector<std::string> endpoints;
+  int64_t engine_max_runs = 0;            // runs in flight from this machine per engine; 0: any
+  int64_t engine_place_wait_ms = 30'000;  // how long a run waits for a free engine
+  EngineApi engine_api = EngineApi::on;   // docker's cold run: the API, or the client
 
   // [sandbox]
   Network network = Network::none;

@@ -1,6 +1,7 @@
 #include "pool/run_engine.hpp"
 
 #include "engine/enforcement.hpp"
+#include "engine/engine_pool.hpp"
 #include "pool/pool.hpp"
 #include "run/container_run.hpp"
 
@@ -8,7 +9,7 @@ namespace sandshim::shim {
 
 RunEngine real_run_engine() {
   RunEngine engine;
-  engine.locate = [](const Policy& policy) { return locate_engine(policy); };
+  engine.locate = [](const Policy& policy) { return place_engine(policy); };
   engine.facts = [](const Engine& client) { return engine_facts(client, default_facts_cache()); };
   engine.claim_warm = [](const Engine& client, const Policy& policy, const RunSpec& spec) {
     return WarmPool(client, policy, spec).claim();

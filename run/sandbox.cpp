@@ -344,7 +344,41 @@ void require_enforced_limits(RunContext& run, const RunEngine& engine) {
   }
 }
 
-// The run's engine, which must be local: the workspace is bind-mounted by path.
+// The remote engine whose limits a run meets: the one it was placed on, else (engine.endpoints)
+// the first remote one of the list, so a policy runs the same wherever it is placed.
+std::optional<std::string> remote_subject(const Policy& policy, const Engine& engine) {
+  if (!engine::is_local_endpoint(engine.endpoint)) {
+    return "engine.endpoint " + quoted(engine.endpoint);
+  }
+  for (const auto& endpoint : policy.endpoints) {
+    if (!engine::is_local_endpoint(endpoint)) {
+      return "engine.endpoints' " + quoted(endpoint);
+    }
+  }
+  return std::nullopt;
+}
+
+// What a remote engine cannot give a run: a warm pool, a writable workspace, the egress proxy.
+void refuse_remote_limits(const Policy& policy, const std::string& subject) {
+  if (policy.pool_size > 0) {
+    throw Refusal(RunStatus::refused, subject +
+                                          ": the warm pool runs on a local engine only; set "
+                                          "pool.size = 0 for a remote engine");
+  }
+  if (policy.workspace_mode == WorkspaceMode::rw) {
+    throw Refusal(RunStatus::refused,
+                  subject +
+                      ": workspace = rw needs a local engine (the workspace travels as a "
+                      "read-only snapshot); name the directories that should come back in "
+                      "sandbox.writable");
+  }
+  if (policy.network == Network::allowlist) {
+    throw Refusal(RunStatus::refused,
+                  subject + ": sandbox.network = allowlist needs its proxy beside a local engine");
+  }
+}
+
+// The run's engine (placed among engine.endpoints): local, or remote with a shipped workspace.
 Engine engine_for(const Policy& policy, const RunEngine& run_engine) {
   Engine engine;
   try {
@@ -355,25 +389,8 @@ Engine engine_for(const Policy& policy, const RunEngine& run_engine) {
   if (auto refusal = remote_mount_refusal(engine)) {
     throw Refusal(RunStatus::refused, *refusal);
   }
-  if (engine::is_local_endpoint(engine.endpoint)) {
-    return engine;
-  }
-  if (policy.pool_size > 0) {
-    throw Refusal(RunStatus::refused, "engine.endpoint " + quoted(engine.endpoint) +
-                                          ": the warm pool runs on a local engine only; set "
-                                          "pool.size = 0 for a remote engine");
-  }
-  if (policy.workspace_mode == WorkspaceMode::rw) {
-    throw Refusal(RunStatus::refused,
-                  "engine.endpoint " + quoted(engine.endpoint) +
-                      ": workspace = rw needs a local engine (the workspace travels as a "
-                      "read-only snapshot); name the directories that should come back in "
-                      "sandbox.writable");
-  }
-  if (policy.network == Network::allowlist) {
-    throw Refusal(RunStatus::refused,
-                  "engine.endpoint " + quoted(engine.endpoint) +
-                      ": sandbox.network = allowlist needs its proxy beside a local engine");
+  if (auto subject = remote_subject(policy, engine)) {
+    refuse_remote_limits(policy, *subject);
   }
   return engine;
 }
@@ -512,7 +529,7 @@ void print_dry_run(const RunContext& run) {
 // message, where the run needs it.
 void prefetch_warm(const RunContext& run, const RunEngine& engine) {
   if (!engine.prefetch_warm || run.request().dry_run || run.policy.pool_size == 0 ||
-      run.policy.network == Network::allowlist) {
+      run.policy.network == Network::allowlist || !run.policy.endpoints.empty()) {
     return;
   }
   try {
@@ -548,6 +565,15 @@ void refill_pool(const RunContext& run, const RunEngine& engine, const std::stri
   }
 }
 
+// A run placed among engine.endpoints that its engine failed names that engine (as its row's
+// `engine` does) and says it was not repeated: code with side effects never runs twice.
+void name_failed_engine(RunContext& run) {
+  if (!run.policy.endpoints.empty() && run.result()->status == RunStatus::engine_error) {
+    run.annotate("; on " + run.engine->describe() +
+                 " of engine.endpoints, not run again on another engine");
+  }
+}
+
 int run_in_container(RunContext& run, const RunEngine& engine) {
   prepare(run, engine);
   if (run.request().dry_run) {
@@ -575,6 +601,7 @@ int run_in_container(RunContext& run, const RunEngine& engine) {
     run.go_cold();
     execute(run, engine);
   }
+  name_failed_engine(run);
   if (!run.result()->message.empty()) {
     say(run.request(), run.result()->message);
   }

@@ -10,8 +10,9 @@
 #   REMOTE_ENGINE_ENDPOINT  tcp://ADDRESS:2376, for sandshim's engine.endpoint
 #   REMOTE_ENGINE_CERTS     the client's ca.pem, cert.pem, key.pem (engine.tls_cert_path)
 #
-# remote_engine_stop (run it from the suite's exit trap) stops the daemon by its pid and removes
-# the namespace and the files.
+# remote_engine_stop (run it from the suite's exit trap) stops the daemon by its pid (and what a
+# killed one left of its containerd) and removes the namespace and the files. remote_engine_kill
+# kills the daemon at once; remote_engine_launch starts it again on the same data.
 
 REMOTE_ENGINE_DIR=""
 REMOTE_ENGINE_NETNS=""
@@ -75,6 +76,18 @@ remote_engine_start() { # IMAGE...
     ip netns exec "$REMOTE_ENGINE_NETNS" ip link set "$engine_link" up
     ip netns exec "$REMOTE_ENGINE_NETNS" ip link set lo up
     echo '{}' >"$REMOTE_ENGINE_DIR/daemon.json" # never /etc/docker/daemon.json
+    remote_engine_launch
+    local image
+    for image in "$@"; do
+        docker save "$image" | remote_docker load >/dev/null || fail "cannot load $image into the remote engine"
+    done
+}
+
+# Starts the daemon in the namespaces remote_engine_start made (again, after remote_engine_kill:
+# the same data root, so its images are still there) and waits until it answers over TLS.
+remote_engine_launch() {
+    local address=${REMOTE_ENGINE_ENDPOINT#tcp://}
+    address=${address%:2376}
     local dir=$REMOTE_ENGINE_DIR tls=$REMOTE_ENGINE_DIR/tls/server
     # setsid: the daemon ignores the suite's process group and terminal signals.
     # nsenter, not `ip netns exec`: that one remounts /sys, hiding the host's cgroup mounts.
@@ -97,10 +110,29 @@ remote_engine_start() { # IMAGE...
         sleep 0.25
     done
     say "remote dockerd answered at $REMOTE_ENGINE_ENDPOINT after $(ms_since "$started") ms"
-    local image
-    for image in "$@"; do
-        docker save "$image" | remote_docker load >/dev/null || fail "cannot load $image into the remote engine"
+}
+
+# The engine dies at once (SIGKILL to dockerd's pid): its containers' processes are left to its
+# containerd, which a later remote_engine_launch takes back.
+remote_engine_kill() {
+    local pid
+    pid=$(remote_engine_pid)
+    [[ -n $pid ]] || fail "the remote dockerd has no pid file"
+    kill -KILL "$pid"
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+    rm -f "$REMOTE_ENGINE_DIR/dockerd.pid"
+}
+
+# The pids of the containerd and shims a killed dockerd left behind: their command lines name this
+# engine's own directory.
+remote_engine_orphans() {
+    local proc cmd
+    [[ -n $REMOTE_ENGINE_DIR ]] || return 0
+    for proc in /proc/[0-9]*; do
+        { cmd=$(tr '\0' ' ' <"$proc/cmdline"); } 2>/dev/null || continue
+        [[ $cmd == *containerd*"$REMOTE_ENGINE_DIR/"* ]] && echo "${proc#/proc/}"
     done
+    return 0
 }
 
 # Stops the daemon by its pid (TERM, then KILL after 20 s), then removes the namespace and files.
@@ -117,6 +149,7 @@ remote_engine_stop() {
         done
         ! kill -0 "$pid" 2>/dev/null || kill -KILL "$pid"
     fi
+    remote_engine_orphans | xargs -r kill -KILL 2>/dev/null || true
     [[ -z $REMOTE_ENGINE_NETNS ]] || ip netns del "$REMOTE_ENGINE_NETNS" 2>/dev/null || true
     rm -rf "$dir" || true
 }

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "engine/engine.hpp"
+
+namespace sandshim::shim {
+
+// A failed ping keeps an engine of engine.endpoints out of placement this long; then the next
+// run to choose it pings it again.
+inline constexpr int64_t k_engine_retry_ms = 10'000;
+inline constexpr std::chrono::milliseconds k_engine_ping_timeout{2000};
+
+// Why the engine does not answer its API's ping, nullopt when it does (or when only its client
+// reaches it, ssh://: the run itself finds out).
+std::optional<std::string> ping_engine(const Engine& engine);
+
+using EnginePing = std::function<std::optional<std::string>(const Engine&)>;
+
+// The engine a run goes to. With engine.endpoints: the least loaded under engine.max_runs that
+// answers `ping`, its slot held while the returned Engine (or a copy) lives; a run waits up to
+// engine.place_wait for a free one. Else the one engine.endpoint names. Throws Fatal with one
+// line when no engine answers or all stay full.
+Engine place_engine(const Policy& policy, const EnginePing& ping = ping_engine,
+                    const std::filesystem::path& root = {});
+
+}  // namespace sandshim::shim

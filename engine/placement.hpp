@@ -1,0 +1,24 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sandshim::engine {
+
+// One engine of engine.endpoints as placement sees it now.
+struct Candidate {
+  std::string endpoint;
+  int64_t load = 0;   // runs in flight from this machine (held slot files)
+  bool down = false;  // failed a ping less than the retry interval ago
+};
+
+// The engines a run may be placed on, best first: healthy ones under `cap` (0: no cap), least
+// loaded first; equal loads start at `rotation` (mod the list's size) so sequential runs spread.
+std::vector<size_t> placement_order(const std::vector<Candidate>& candidates, int64_t cap,
+                                    size_t rotation);
+
+// Whether every engine is down: nothing to wait for, the run is refused at once.
+bool all_down(const std::vector<Candidate>& candidates);
+
+}  // namespace sandshim::engine

@@ -1,0 +1,185 @@
+// A pool of engines (engine.endpoints): the key, the placement order, the slot and down files,
+// and placement over fake clients with a stubbed ping. The soak on real engines is
+// tests/integration/suite_engine_pool.sh.
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+
+#include "common/error.hpp"
+#include "engine/engine_pool.hpp"
+#include "engine/engine_slots.hpp"
+#include "engine/placement.hpp"
+#include "policy/policy.hpp"
+#include "test_shim_support.hpp"
+
+using namespace sandshim::shim;
+using sandshim::engine::Candidate;
+using sandshim::engine::EngineSlots;
+using sandshim::engine::placement_order;
+using sandshim::test::ScratchDir;
+
+namespace {
+
+std::string apply_error(Policy& policy, const std::string& key, const std::string& value,
+                        Trust trust = Trust::full) {
+  try {
+    apply_settings(policy, {{key, value, {"layer.conf", 3}}}, trust);
+  } catch (const sandshim::Fatal& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A policy whose docker client is an empty executable in `dir`, over two local endpoints.
+Policy two_engines(const ScratchDir& dir) {
+  auto client = dir.write("bin/docker", "#!/bin/sh\nexit 0\n");
+  ::chmod(client.c_str(), 0755);
+  Policy policy;
+  policy.engine = "docker";
+  policy.engine_search_path = (dir.path() / "bin").string();
+  policy.endpoints = {"unix:///run/a.sock", "unix:///run/b.sock"};
+  return policy;
+}
+
+EnginePing answers_but(const std::string& dead) {
+  return [dead](const Engine& engine) -> std::optional<std::string> {
+    return engine.endpoint == dead ? std::optional<std::string>("Connection refused")
+                                   : std::nullopt;
+  };
+}
+
+}  // namespace
+
+TEST_CASE("engine.endpoints takes a list, checks each entry and is trusted", "[engine-pool]") {
+  Policy policy;
+  CHECK(apply_error(policy, "engine.endpoints",
+                    "unix:///var/run/docker.sock, tcp://10.0.0.2:2376 ssh://me@host")
+            .empty());
+  CHECK(policy.endpoints == std::vector<std::string>{"unix:///var/run/docker.sock",
+                                                     "tcp://10.0.0.2:2376", "ssh://me@host"});
+  CHECK(render_value(policy, "engine.endpoints") ==
+        "unix:///var/run/docker.sock, tcp://10.0.0.2:2376, ssh://me@host");
+  CHECK_THAT(apply_error(policy, "engine.endpoints", "unix:///a.sock, http://x"),
+             Catch::Contains("layer.conf:3") && Catch::Contains("\"http://x\": expected"));
+  CHECK(apply_error(policy, "engine.max_runs", "4").empty());
+  CHECK(policy.engine_max_runs == 4);
+  CHECK_THAT(apply_error(policy, "engine.max_runs", "-1"), Catch::Contains("whole number"));
+  CHECK(apply_error(policy, "engine.place_wait", "5s").empty());
+  CHECK(policy.engine_place_wait_ms == 5000);
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"engine.endpoints", "unix:///a.sock"},
+                                                        {"engine.max_runs", "1"},
+                                                        {"engine.place_wait", "1s"}}) {
+    CAPTURE(key);
+    CHECK_THAT(apply_error(policy, key, value, Trust::tighten_only),
+               Catch::Contains("workspace file"));
+  }
+}
+
+TEST_CASE("placement: least loaded first, under the cap, never a down engine", "[engine-pool]") {
+  std::vector<Candidate> engines = {{"a", 3, false}, {"b", 1, false}, {"c", 2, false}};
+  CHECK(placement_order(engines, 0, 0) == std::vector<size_t>{1, 2, 0});
+  CHECK(placement_order(engines, 3, 0) == std::vector<size_t>{1, 2});
+  engines[1].down = true;
+  CHECK(placement_order(engines, 0, 0) == std::vector<size_t>{2, 0});
+  CHECK(placement_order(engines, 2, 0).empty());
+  CHECK_FALSE(sandshim::engine::all_down(engines));
+  engines[0].down = engines[2].down = true;
+  CHECK(sandshim::engine::all_down(engines));
+}
+
+TEST_CASE("placement: equal loads start at the rotation, so runs spread", "[engine-pool]") {
+  std::vector<Candidate> engines = {{"a", 0, false}, {"b", 0, false}, {"c", 0, false}};
+  CHECK(placement_order(engines, 0, 0) == std::vector<size_t>{0, 1, 2});
+  CHECK(placement_order(engines, 0, 1) == std::vector<size_t>{1, 2, 0});
+  CHECK(placement_order(engines, 0, 5) == std::vector<size_t>{2, 0, 1});
+}
+
+TEST_CASE("slot files: a held slot counts, the cap bounds them, closing frees one",
+          "[engine-pool]") {
+  ScratchDir dir;
+  EngineSlots slots(dir.path(), "tcp://10.0.0.2:2376");
+  CHECK(slots.load() == 0);
+  auto first = slots.take(2);
+  auto second = slots.take(2);
+  REQUIRE((first.valid() && second.valid()));
+  CHECK(slots.load() == 2);
+  CHECK_FALSE(slots.take(2).valid());
+  CHECK(slots.take(0).valid());  // no cap
+  first.reset();
+  CHECK(slots.load() == 1);
+  CHECK(slots.take(2).valid());
+  CHECK(EngineSlots(dir.path(), "tcp://10.0.0.3:2376").load() == 0);
+}
+
+TEST_CASE("down file: an engine that failed a ping is skipped for the retry interval",
+          "[engine-pool]") {
+  ScratchDir dir;
+  EngineSlots slots(dir.path(), "unix:///run/a.sock");
+  CHECK_FALSE(slots.down(10'000));
+  slots.mark_down();
+  CHECK(slots.down(10'000));
+  CHECK_FALSE(slots.down(0));
+  slots.mark_up();
+  CHECK_FALSE(slots.down(10'000));
+}
+
+TEST_CASE("place_engine: the least loaded engine that answers, its slot held", "[engine-pool]") {
+  ScratchDir dir;
+  Policy policy = two_engines(dir);
+  auto root = dir.path() / "engines";
+  auto busy = EngineSlots(root, "unix:///run/a.sock").take(0);
+  Engine placed = place_engine(policy, answers_but(""), root);
+  CHECK(placed.endpoint == "unix:///run/b.sock");
+  CHECK(placed.describe() == "docker@unix:///run/b.sock");
+  REQUIRE(placed.slot);
+  CHECK(EngineSlots(root, "unix:///run/b.sock").load() == 1);
+  placed = Engine{};
+  CHECK(EngineSlots(root, "unix:///run/b.sock").load() == 0);
+}
+
+TEST_CASE("place_engine: an engine that does not answer is marked down and skipped",
+          "[engine-pool]") {
+  ScratchDir dir;
+  Policy policy = two_engines(dir);
+  auto root = dir.path() / "engines";
+  auto busy = EngineSlots(root, "unix:///run/b.sock").take(0);  // a is tried first
+  for (int i = 0; i < 4; ++i) {
+    CHECK(place_engine(policy, answers_but("unix:///run/a.sock"), root).endpoint ==
+          "unix:///run/b.sock");
+  }
+  CHECK(EngineSlots(root, "unix:///run/a.sock").down(k_engine_retry_ms));
+  CHECK(EngineSlots(root, "unix:///run/a.sock").load() == 0);
+  CHECK_THROWS_WITH(place_engine(policy, answers_but("unix:///run/b.sock"), root),
+                    Catch::StartsWith("no engine of engine.endpoints answers") &&
+                        Catch::Contains("unix:///run/b.sock: Connection refused"));
+}
+
+TEST_CASE("place_engine: with every engine at engine.max_runs a run waits, then is refused",
+          "[engine-pool]") {
+  ScratchDir dir;
+  Policy policy = two_engines(dir);
+  policy.engine_max_runs = 1;
+  policy.engine_place_wait_ms = 200;
+  auto root = dir.path() / "engines";
+  Engine one = place_engine(policy, answers_but(""), root);
+  Engine two = place_engine(policy, answers_but(""), root);
+  CHECK(one.endpoint != two.endpoint);
+  CHECK_THROWS_WITH(place_engine(policy, answers_but(""), root),
+                    "every engine of engine.endpoints that answers runs engine.max_runs = 1 "
+                    "runs from this machine, still after 200ms (engine.place_wait)");
+  std::string freed = two.endpoint;
+  two = Engine{};
+  CHECK(place_engine(policy, answers_but(""), root).endpoint == freed);
+}
+
+TEST_CASE("place_engine without engine.endpoints is engine.endpoint's one engine",
+          "[engine-pool]") {
+  ScratchDir dir;
+  Policy policy = two_engines(dir);
+  policy.endpoints.clear();
+  policy.endpoint = "unix:///run/c.sock";
+  Engine engine = place_engine(policy, answers_but("unix:///run/c.sock"), dir.path());
+  CHECK(engine.endpoint == "unix:///run/c.sock");
+  CHECK_FALSE(engine.slot);
+}
