@@ -344,6 +344,9 @@ class Judge {
         return venv;
       }
     }
+    if (m_in.workspace.empty()) {
+      return std::nullopt;
+    }
     return read_venv(m_in.workspace / ".venv", m_in.read_script);
   }
 

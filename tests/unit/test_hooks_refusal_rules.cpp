@@ -5,10 +5,12 @@
 #include <catch2/catch.hpp>
 #include <map>
 #include <regex>
+#include <set>
 
 #include "hooks/decide.hpp"
 #include "hooks/refusal_rules.hpp"
 #include "policy/key_table.hpp"
+#include "test_hooks_support.hpp"
 
 using namespace sandshim::hooks;
 namespace fs = std::filesystem;
@@ -34,15 +36,9 @@ std::optional<std::string> first_line(const std::string& command) {
 }
 
 DecisionInputs inputs(const std::string& mode, bool with_venv = true) {
-  DecisionInputs in;
-  in.mode = mode;
-  in.shimmed = {"python", "python3", "node", "sh"};
-  in.shim_dir = "/home/u/.local/share/sandshim/bin";
-  in.sandshim = "/usr/local/bin/sandshim";
-  in.shim_installed = [](const std::string&) { return true; };
+  DecisionInputs in = sandshim::testing::decision_inputs(mode);
   in.first_line_of = first_line;
   in.cwd = k_project;
-  in.home = "/home/u";
   in.workspace = k_project;
   in.python_image = "sandshim/python:bookworm";
   in.read_script = [with_venv](const fs::path& file) -> std::optional<std::string> {
@@ -51,7 +47,6 @@ DecisionInputs inputs(const std::string& mode, bool with_venv = true) {
     }
     return std::nullopt;
   };
-  in.link = {"claude-code", "session-1", "toolu_1"};
   return in;
 }
 
