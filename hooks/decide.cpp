@@ -290,6 +290,8 @@ class Judge {
                                     "`python3 -m MODULE …`).");
     } else if (!invocation.installer.empty()) {
       refuse_package_install(invocation);
+    } else if (!invocation.shebang.empty() && fitting_venv(invocation.shebang)) {
+      refuse_venv_script(invocation, *fitting_venv(invocation.shebang));
     } else if (!invocation.shebang.empty()) {
       refuse("shebang-bypass",
              "sandshim: " + code(invocation.command) + " is a script whose #! line starts " +
@@ -350,6 +352,32 @@ class Judge {
     return read_venv(m_in.workspace / ".venv", m_in.read_script);
   }
 
+  // The venv `python` (a #! line's interpreter) belongs to, when the image's python runs it.
+  std::optional<Venv> fitting_venv(const std::string& python) const {
+    std::optional<Venv> venv = venv_at(python);
+    if (!venv ||
+        !venv_mismatch(*venv, m_in.python_image, image_python_of(m_in.python_image), m_in.workspace)
+             .empty()) {
+      return std::nullopt;
+    }
+    return venv;
+  }
+
+  // `.venv/bin/pytest -q`: the venv's python runs the same script in the sandbox, with the
+  // venv's packages.
+  void refuse_venv_script(const Invocation& invocation, const Venv& venv) {
+    std::filesystem::path script = venv.dir / "bin" / invocation.name;
+    std::filesystem::path relative = script.lexically_relative(m_in.cwd);
+    bool below = !relative.empty() && *relative.begin() != "..";
+    std::string run = shell_quote((below ? relative : script).string()) +
+                      (invocation.arguments.empty() ? "" : " " + invocation.arguments);
+    refuse("shebang-bypass", "sandshim: " + code(invocation.command) +
+                                 " is a script whose #! line starts " + code(invocation.shebang) +
+                                 " directly, outside the sandbox. Run it in the sandbox with the "
+                                 "venv's python instead: " +
+                                 sandshim_run_exactly(venv_python(venv) + " " + run) + ".");
+  }
+
   // "python3.11" for `/usr/bin/env -S python3.11`, "python3" for `/usr/bin/python3`.
   static std::string shebang_program(const std::string& shebang) {
     std::string last = shebang.substr(shebang.find_last_of(' ') + 1);
@@ -392,12 +420,17 @@ class Judge {
 
   // What works instead of a venv's python on the host: the same venv's python in the sandbox
   // when the image's interpreter matches the one the venv was made from, else the image's own.
-  std::string venv_refusal(const std::string& what, const Venv& venv) const {
+  // `run`: what to run with the venv's python in the sandbox (`x.py`, `.venv/bin/pytest -q`);
+  // empty when only the running command knows it (an activation).
+  std::string venv_refusal(const std::string& what, const Venv& venv,
+                           const std::string& run = "") const {
     std::optional<ImagePython> python = image_python_of(m_in.python_image);
     std::string mismatch = venv_mismatch(venv, m_in.python_image, python, m_in.workspace);
     if (mismatch.empty()) {
       return "sandshim: " + what + ", outside the sandbox. Run it in the sandbox with the " +
-             "venv's packages instead: " + sandshim_run(venv_python(venv)) +
+             "venv's packages instead: " +
+             (run.empty() ? sandshim_run(venv_python(venv))
+                          : sandshim_run_exactly(venv_python(venv) + " " + run)) +
              (venv.system_site_packages ? " (its system site-packages are the image's)" : "") + ".";
     }
     std::string recreate = python ? "; for its packages ask the user to recreate it with `" +
@@ -417,9 +450,9 @@ class Judge {
 
   void refuse_interpreter_by_path(const Invocation& invocation) {
     if (std::optional<Venv> venv = venv_at(invocation.command)) {
-      refuse(
-          "venv-by-path",
-          venv_refusal(code(invocation.command) + " is the venv's python called by path", *venv));
+      refuse("venv-by-path",
+             venv_refusal(code(invocation.command) + " is the venv's python called by path", *venv,
+                          invocation.arguments));
       count_if_wrap_runs(*venv);
       return;
     }

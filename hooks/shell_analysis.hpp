@@ -22,8 +22,9 @@ enum class Lookup {
 
 // One program the command would start (or builtin it would run), with how it gets there.
 struct Invocation {
-  std::string command;  // the command word after quote removal: "python3", "/usr/bin/python3"
-  std::string name;     // its last path component
+  std::string command;    // the command word after quote removal: "python3", "/usr/bin/python3"
+  std::string arguments;  // the words after it, as written: "-m pytest -q" (for refusals)
+  std::string name;       // its last path component
   Lookup lookup = Lookup::by_name;
   CommandClass kind = CommandClass::other;
   std::string wrapper;              // what starts it, for messages: "env -i", "xargs", "sudo"

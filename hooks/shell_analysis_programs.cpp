@@ -22,6 +22,9 @@ size_t Analyser::record_program(Argv argv, const Peel& peel, const Scope& scope,
   Invocation invocation;
   invocation.command = argv.front().value;
   invocation.name = last_component(invocation.command);
+  for (const Word& word : argv.subspan(1)) {
+    invocation.arguments += (invocation.arguments.empty() ? "" : " ") + word.source;
+  }
   invocation.lookup = lookup;
   invocation.kind = lookup == Lookup::dynamic ? CommandClass::other
                                               : classify_name(invocation.name, m_options.shimmed);

@@ -42,7 +42,7 @@ refusal() {
 named_command() {
     "$HOST_PY" -c 'import re, sys
 text = open(sys.argv[1]).read()
-found = re.search(r"(?:In the sandbox|Instead|Run it through the sandbox): `([^`]+)`", text)
+found = re.search(r"(?:In the sandbox|Instead|Run it through the sandbox|instead): `([^`]+)`", text)
 print(found.group(1) if found else "")' "$T/reason"
 }
 # The value of `KEY = VALUE` in the refusal.
@@ -94,6 +94,23 @@ for route in "/usr/bin/python3" "python3.11"; do
     PATH=$XDG_DATA_HOME/sandshim/bin:$PATH expect_exit 0 bash -c "${named% …} $PROBE_ARGS"
     expect_contains "host=sandbox" "$OUT"
 done
+
+check "a venv's script by path: the named command runs it with the venv's python, exactly as named"
+printf '#!%s/.venv/bin/python\nimport socket, sys\nprint("host=" + socket.gethostname() + " args=" + " ".join(sys.argv[1:]))\n' "$WS" >"$WS/.venv/bin/probe"
+chmod +x "$WS/.venv/bin/probe"
+refusal claude ".venv/bin/probe --flag 7" toolu_venv_script
+expect_contains "Rule \`shebang-bypass\`" "$T/reason"
+named=$(named_command)
+expect_equal "$(printf '%q' "$SANDSHIM_BIN") run -- .venv/bin/python3 .venv/bin/probe --flag 7" "$named" "the venv script's named command"
+expect_exit 0 bash -c "$named"
+expect_contains "host=sandbox args=--flag 7" "$OUT"
+
+check "the venv's python by path: the named command is the same run, in the sandbox"
+refusal claude ".venv/bin/python $PROBE_ARGS" toolu_venv_python
+expect_contains "Rule \`venv-by-path\`" "$T/reason"
+named=$(named_command)
+expect_exit 0 bash -c "$named"
+expect_contains "host=sandbox" "$OUT"
 
 check "deny mode: the named sandshim run works as named"
 write_user_config <<'CONF'

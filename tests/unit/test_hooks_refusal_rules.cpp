@@ -30,6 +30,7 @@ std::optional<std::string> first_line(const std::string& command) {
       {"pytest", "#!/usr/bin/python3"},
       {"npm", "#!/usr/bin/env node"},
       {"pipenv-env", "#!/usr/bin/env python3"},
+      {".venv/bin/pytest", "#!/work/proj/.venv/bin/python"},
   };
   auto found = files.find(command);
   return found == files.end() ? std::nullopt : std::optional<std::string>(found->second);
@@ -131,6 +132,26 @@ TEST_CASE("every route that installs Python packages on the host names pip's equ
         std::string::npos);
   CHECK(none.reason.find("run -- .venv/bin/python3 -m pip install httpx`") != std::string::npos);
   check_config_lines(none.reason);
+}
+
+TEST_CASE("a venv's python and its scripts are refused with the exact sandboxed run",
+          "[hooks][refusal]") {
+  for (const char* mode : {"path", "deny"}) {
+    DecisionInputs in = inputs(mode);
+    in.can_rewrite = false;  // Claude Code: no rewrite into the wrap image
+    Decision script = decide(".venv/bin/pytest -q tests", in);
+    INFO(mode << ": " << script.reason);
+    CHECK(script.rule == "shebang-bypass");
+    CHECK(script.reason.find("`/usr/local/bin/sandshim run -- .venv/bin/python3 .venv/bin/pytest "
+                             "-q tests`") != std::string::npos);
+    Decision python = decide(".venv/bin/python -m pytest -q", in);
+    INFO(python.reason);
+    CHECK(python.rule == "venv-by-path");
+    CHECK(python.reason.find("`/usr/local/bin/sandshim run -- .venv/bin/python3 -m pytest -q`") !=
+          std::string::npos);
+  }
+  // A host tool's #! (no venv) keeps the interpreter by name.
+  CHECK(decide("pytest -q", inputs("path")).reason.find("python3 -m MODULE") != std::string::npos);
 }
 
 TEST_CASE("what installs nothing on the host stays as it was", "[hooks][refusal]") {

@@ -85,7 +85,7 @@ TEST_CASE("claude code: activating a fitting venv is refused with the sandboxed 
           "sandbox).");
     Decision by_path = decide(".venv/bin/python x.py", venv_inputs(mode, false));
     CHECK(by_path.rule == "venv-by-path");
-    CHECK(by_path.reason.find("run -- .venv/bin/python3 …`") != std::string::npos);
+    CHECK(by_path.reason.find("run -- .venv/bin/python3 x.py`") != std::string::npos);
   }
   // The suggestion itself is sandboxed, so it is allowed.
   CHECK(decide("/usr/local/bin/sandshim run -- .venv/bin/python3 x.py", venv_inputs("path", false))
