@@ -66,9 +66,12 @@ refusal claude "uv pip $INSTALL" toolu_pip_2
 expect_contains "Rule \`package-install\`" "$T/reason"
 expect_equal "$pip_command" "$(named_command)" "uv's named command"
 
-check "other direction: without the line the refusal names, the named command cannot install"
-expect_exit 1 bash -c "$pip_command"
+check "other direction: without the line the refusal names, nothing reaches the venv"
+# pip falls back to the container's throw-away user site, which goes with the container.
+expect_exit 0 bash -c "$pip_command"
+expect_contains "Defaulting to user installation" "$OUT"
 expect_exit 1 sandshim run -- .venv/bin/python3 -c "$IMPORT"
+expect_contains "No module named 'onlyhere'" "$ERR"
 
 check "with the line the refusal names, the named command installs into the venv, in the sandbox"
 write_user_config <<CONF
@@ -77,6 +80,7 @@ writable = $writable
 CONF
 expect_exit 0 bash -c "$pip_command"
 expect_contains "Successfully installed onlyhere-1.0" "$OUT"
+expect_not_contains "Defaulting to user installation" "$OUT"
 expect_exit 0 sandshim run -- .venv/bin/python3 -c "$IMPORT"
 expect_contains "onlyhere=installed host=sandbox" "$OUT"
 [[ -f $WS/.venv/lib/python3.11/site-packages/onlyhere/__init__.py ]] || fail "the package is not in the workspace's venv"
