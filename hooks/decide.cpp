@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/strings.hpp"
+#include "hooks/refusal_rules.hpp"
 #include "hooks/shell_analysis.hpp"
 #include "hooks/venvs.hpp"
 
@@ -99,9 +100,14 @@ class Judge {
   }
 
   std::string sandshim_run(const std::string& program) const {
-    std::string binary = m_in.sandshim.empty() ? "sandshim" : shell_quote(m_in.sandshim.string());
     bool elided = program.find("…") != std::string::npos;
-    return "`" + binary + " run -- " + program + (elided ? "`" : " …`");
+    return sandshim_run_exactly(elided ? program : program + " …");
+  }
+
+  // `sandshim run -- COMMAND` with COMMAND whole, as the model should run it.
+  std::string sandshim_run_exactly(const std::string& command) const {
+    std::string binary = m_in.sandshim.empty() ? "sandshim" : shell_quote(m_in.sandshim.string());
+    return "`" + binary + " run -- " + command + "`";
   }
 
   void judge(const Finding& finding) {
@@ -282,6 +288,10 @@ class Judge {
                                     " starts an interpreter of its own by path, outside the "
                                     "sandbox. Call the interpreter by name instead (for example "
                                     "`python3 -m MODULE …`).");
+    } else if (!invocation.installer.empty()) {
+      refuse_package_install(invocation);
+    } else if (!invocation.shebang.empty() && fitting_venv(invocation.shebang)) {
+      refuse_venv_script(invocation, *fitting_venv(invocation.shebang));
     } else if (!invocation.shebang.empty()) {
       refuse("shebang-bypass",
              "sandshim: " + code(invocation.command) + " is a script whose #! line starts " +
@@ -291,6 +301,81 @@ class Judge {
                  sandboxed_name_for(shebang_program(invocation.shebang), m_in.shimmed) +
                  " -m MODULE …` for an installed tool, or `INTERPRETER path/to/script …`.");
     }
+  }
+
+  // `pip install`, `uv pip install`, `uv sync`, `poetry add`…: one answer whichever tool
+  // installs: pip with the same arguments, in a venv the image's python runs, in the sandbox,
+  // once the user lets the run write the venv and reach the index.
+  void refuse_package_install(const Invocation& invocation) {
+    std::string what = "sandshim: " + code(invocation.installer) +
+                       " installs Python packages with a python outside the sandbox, where their "
+                       "build scripts would run too.";
+    if (invocation.pip_arguments.empty()) {
+      refuse("package-install", what +
+                                    " Nothing in the sandbox installs a tool for the host: "
+                                    "ask the user to install it.");
+      return;
+    }
+    std::optional<Venv> venv = install_venv(invocation);
+    std::optional<ImagePython> python = image_python_of(m_in.python_image);
+    std::string mismatch =
+        venv ? venv_mismatch(*venv, m_in.python_image, python, m_in.workspace) : "";
+    if (venv && mismatch.empty()) {
+      std::filesystem::path relative = venv->dir.lexically_relative(m_in.workspace);
+      refuse("package-install",
+             what + " In the sandbox: " +
+                 sandshim_run_exactly(venv_python(*venv) + " -m pip " + invocation.pip_arguments) +
+                 ", once the user's config has `sandbox.writable = " + relative.string() +
+                 "` (and for an index `sandbox.network = allowlist`, `network.allow = pypi.org "
+                 "files.pythonhosted.org`).");
+      return;
+    }
+    std::string home = python ? python->home : "/usr/bin";
+    refuse("package-install",
+           what + (venv ? " Its venv cannot be used in the sandbox: " + mismatch + "." : "") +
+               " Packages go into a venv the image's python runs: ask the user to make one (`" +
+               home + "/python3 -m venv .venv`, `sandbox.writable = .venv`), then run " +
+               sandshim_run_exactly(".venv/bin/python3 -m pip " + invocation.pip_arguments) + ".");
+  }
+
+  // The venv an installer fills: the one its #! names (`.venv/bin/pip`), else the workspace's
+  // `.venv` (uv's and poetry's default, and the project's environment for pip too).
+  std::optional<Venv> install_venv(const Invocation& invocation) const {
+    if (!invocation.shebang.empty()) {
+      if (std::optional<Venv> venv = venv_at(invocation.shebang)) {
+        return venv;
+      }
+    }
+    if (m_in.workspace.empty()) {
+      return std::nullopt;
+    }
+    return read_venv(m_in.workspace / ".venv", m_in.read_script);
+  }
+
+  // The venv `python` (a #! line's interpreter) belongs to, when the image's python runs it.
+  std::optional<Venv> fitting_venv(const std::string& python) const {
+    std::optional<Venv> venv = venv_at(python);
+    if (!venv ||
+        !venv_mismatch(*venv, m_in.python_image, image_python_of(m_in.python_image), m_in.workspace)
+             .empty()) {
+      return std::nullopt;
+    }
+    return venv;
+  }
+
+  // `.venv/bin/pytest -q`: the venv's python runs the same script in the sandbox, with the
+  // venv's packages.
+  void refuse_venv_script(const Invocation& invocation, const Venv& venv) {
+    std::filesystem::path script = venv.dir / "bin" / invocation.name;
+    std::filesystem::path relative = script.lexically_relative(m_in.cwd);
+    bool below = !relative.empty() && *relative.begin() != "..";
+    std::string run = shell_quote((below ? relative : script).string()) +
+                      (invocation.arguments.empty() ? "" : " " + invocation.arguments);
+    refuse("shebang-bypass", "sandshim: " + code(invocation.command) +
+                                 " is a script whose #! line starts " + code(invocation.shebang) +
+                                 " directly, outside the sandbox. Run it in the sandbox with the "
+                                 "venv's python instead: " +
+                                 sandshim_run_exactly(venv_python(venv) + " " + run) + ".");
   }
 
   // "python3.11" for `/usr/bin/env -S python3.11`, "python3" for `/usr/bin/python3`.
@@ -335,12 +420,17 @@ class Judge {
 
   // What works instead of a venv's python on the host: the same venv's python in the sandbox
   // when the image's interpreter matches the one the venv was made from, else the image's own.
-  std::string venv_refusal(const std::string& what, const Venv& venv) const {
+  // `run`: what to run with the venv's python in the sandbox (`x.py`, `.venv/bin/pytest -q`);
+  // empty when only the running command knows it (an activation).
+  std::string venv_refusal(const std::string& what, const Venv& venv,
+                           const std::string& run = "") const {
     std::optional<ImagePython> python = image_python_of(m_in.python_image);
     std::string mismatch = venv_mismatch(venv, m_in.python_image, python, m_in.workspace);
     if (mismatch.empty()) {
       return "sandshim: " + what + ", outside the sandbox. Run it in the sandbox with the " +
-             "venv's packages instead: " + sandshim_run(venv_python(venv)) +
+             "venv's packages instead: " +
+             (run.empty() ? sandshim_run(venv_python(venv))
+                          : sandshim_run_exactly(venv_python(venv) + " " + run)) +
              (venv.system_site_packages ? " (its system site-packages are the image's)" : "") + ".";
     }
     std::string recreate = python ? "; for its packages ask the user to recreate it with `" +
@@ -360,9 +450,9 @@ class Judge {
 
   void refuse_interpreter_by_path(const Invocation& invocation) {
     if (std::optional<Venv> venv = venv_at(invocation.command)) {
-      refuse(
-          "venv-by-path",
-          venv_refusal(code(invocation.command) + " is the venv's python called by path", *venv));
+      refuse("venv-by-path",
+             venv_refusal(code(invocation.command) + " is the venv's python called by path", *venv,
+                          invocation.arguments));
       count_if_wrap_runs(*venv);
       return;
     }
@@ -448,9 +538,10 @@ Decision denied(const std::vector<Refusal>& refusals) {
   Decision decision{Verdict::deny, refusals.front().rule, "", "", false};
   std::vector<std::string> reasons;
   for (const Refusal& refusal : refusals) {
-    if (std::find(reasons.begin(), reasons.end(), refusal.reason) == reasons.end() &&
+    std::string reason = with_rule_footer(refusal.reason, refusal.rule);
+    if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end() &&
         reasons.size() < k_reasons_per_refusal) {
-      reasons.push_back(refusal.reason);
+      reasons.push_back(reason);
     }
   }
   decision.reason = join(reasons, "\n");

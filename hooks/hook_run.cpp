@@ -15,6 +15,7 @@
 #include "hooks/decide.hpp"
 #include "hooks/program_files.hpp"
 #include "hooks/protected_paths.hpp"
+#include "hooks/refusal_rules.hpp"
 #include "policy/broker_policy.hpp"
 #include "run/caller.hpp"
 #include "run/guardian.hpp"
@@ -190,8 +191,9 @@ class HookRun {
     ProtectedPaths paths = protected_paths(*m_policy, workspace_of(m_event.cwd));
     for (const std::string& target : m_event.written_paths) {
       if (std::optional<std::string> what = protected_path_reason(target, m_event.cwd, paths)) {
-        return Decision{Verdict::deny, "protected-path", protected_write_refusal(target, *what), "",
-                        false};
+        return Decision{Verdict::deny, "protected-path",
+                        with_rule_footer(protected_write_refusal(target, *what), "protected-path"),
+                        "", false};
       }
     }
     return Decision{Verdict::allow, "file-write", "sandshim: no protected file is written", "",
@@ -337,7 +339,7 @@ class HookRun {
 
   // Refuses in the way the agent honours; after-events have nothing left to refuse.
   HookReply fail_closed(const std::string& rule, const std::string& text) {
-    std::string reason = agent_message(text);
+    std::string reason = agent_message(with_rule_footer(text, rule));
     Decision decision{Verdict::deny, rule, reason, "", false};
     spdlog::warn("{}", without_prefix(reason));
     if (m_event.phase != Phase::before && m_event.phase != Phase::unsupported) {

@@ -130,6 +130,44 @@ constexpr std::array<LauncherSpec, 14> k_launchers = {{{"uv", "run"},
                                                        {"rbenv", "exec"},
                                                        {"nodenv", "exec"}}};
 
+// Package installers that fill a Python environment with a python they start outside the
+// sandbox (pip and poetry through a #! naming a host python, uv through its own interpreter
+// discovery), running the packages' build scripts there too: one rule for all of them, and
+// pip's arguments that do the same job in a venv run in the sandbox.
+enum class PipEquivalent {
+  all_words,          // `pip install ARGS`, `uv pip install ARGS`: pip takes them as they are
+  operands,           // `uv add NAME…`: the package names (options have no pip equivalent)
+  requirement_files,  // `uv pip sync FILE…`: `install -r FILE…`
+  fixed,              // `uv sync`: only the verb (`install -e .`)
+  none,               // `uv tool install`: nothing in a venv does its job
+};
+
+struct InstallerSpec {
+  std::string_view name;
+  std::string_view verb;
+  std::string_view subverb;  // "" when the verb alone installs
+  bool needs_host_shebang;   // a script tool: only when its #! starts a python outside the sandbox
+  std::string_view pip_verb;
+  PipEquivalent rest;
+};
+
+constexpr std::array<InstallerSpec, 14> k_installers = {{
+    {"pip", "install", "", true, "install", PipEquivalent::all_words},
+    {"pip", "uninstall", "", true, "uninstall", PipEquivalent::all_words},
+    {"uv", "pip", "install", false, "install", PipEquivalent::all_words},
+    {"uv", "pip", "sync", false, "install", PipEquivalent::requirement_files},
+    {"uv", "pip", "uninstall", false, "uninstall -y", PipEquivalent::operands},
+    {"uv", "sync", "", false, "install -e .", PipEquivalent::fixed},
+    {"uv", "add", "", false, "install", PipEquivalent::operands},
+    {"uv", "remove", "", false, "uninstall -y", PipEquivalent::operands},
+    {"uv", "tool", "install", false, "", PipEquivalent::none},
+    {"poetry", "install", "", true, "install -e .", PipEquivalent::fixed},
+    {"poetry", "add", "", true, "install", PipEquivalent::operands},
+    {"poetry", "remove", "", true, "uninstall -y", PipEquivalent::operands},
+    {"pipx", "install", "", true, "", PipEquivalent::none},
+    {"pipenv", "install", "", true, "install", PipEquivalent::operands},
+}};
+
 // Programs that run their command as another user or under another root, where PATH or the
 // shims are not the agent's.
 constexpr std::array<std::string_view, 10> k_privileged = {
@@ -389,6 +427,10 @@ class Analyser {
   std::optional<std::string> protected_place_below(const fs::path& directory) const;
 
   static std::string launcher_of(Argv argv, const std::string& name);
+
+  // `pip install`, `uv sync`, `poetry add`…: the installer's name and pip's equivalent
+  // arguments (k_installers), once its #! is known.
+  static void find_installer(Argv argv, Invocation& invocation);
 
   // The interpreter a script's #! line starts outside the sandbox, when it does.
   std::string shebang_interpreter(const Invocation& invocation,

@@ -22,8 +22,9 @@ enum class Lookup {
 
 // One program the command would start (or builtin it would run), with how it gets there.
 struct Invocation {
-  std::string command;  // the command word after quote removal: "python3", "/usr/bin/python3"
-  std::string name;     // its last path component
+  std::string command;    // the command word after quote removal: "python3", "/usr/bin/python3"
+  std::string arguments;  // the words after it, as written: "-m pytest -q" (for refusals)
+  std::string name;       // its last path component
   Lookup lookup = Lookup::by_name;
   CommandClass kind = CommandClass::other;
   std::string wrapper;              // what starts it, for messages: "env -i", "xargs", "sudo"
@@ -34,6 +35,12 @@ struct Invocation {
   bool sandboxed = false;           // an argument of `sandshim run`: runs in a container
   std::string launcher;             // "uv run": starts an interpreter of its own by path
   std::string shebang;              // the interpreter path its #! line names, when it is one
+  // "pip install", "uv sync", "poetry add": installs Python packages with a python outside the
+  // sandbox (a #! naming a host python, or uv's own interpreter discovery), whose build scripts
+  // run there too. `pip_arguments`: pip's arguments that do the same job in a venv, as written
+  // ("install -r requirements.txt"); empty when pip has none (`uv tool install`).
+  std::string installer;
+  std::string pip_arguments;
   std::string sandshim_subcommand;  // for sandshim itself: "run", "install", "audit prune"…
   std::string resolved_as;  // the known program its file is, whatever its name ("perl" for a copy)
   bool engine = false;      // a container engine client, by name or by what its file is

@@ -22,6 +22,9 @@ size_t Analyser::record_program(Argv argv, const Peel& peel, const Scope& scope,
   Invocation invocation;
   invocation.command = argv.front().value;
   invocation.name = last_component(invocation.command);
+  for (const Word& word : argv.subspan(1)) {
+    invocation.arguments += (invocation.arguments.empty() ? "" : " ") + word.source;
+  }
   invocation.lookup = lookup;
   invocation.kind = lookup == Lookup::dynamic ? CommandClass::other
                                               : classify_name(invocation.name, m_options.shimmed);
@@ -45,6 +48,7 @@ size_t Analyser::record_program(Argv argv, const Peel& peel, const Scope& scope,
   if (lookup != Lookup::dynamic && invocation.kind == CommandClass::other) {
     invocation.launcher = launcher_of(argv, invocation.name);
     invocation.shebang = shebang_interpreter(invocation, file);
+    find_installer(argv, invocation);
   }
   m_out.invocations.push_back(invocation);
   size_t index = m_out.invocations.size() - 1;
@@ -136,6 +140,53 @@ std::string Analyser::launcher_of(Argv argv, const std::string& name) {
     }
   }
   return "";
+}
+
+namespace {
+
+// pip, pip3, pip3.11: one installer.
+bool is_pip_name(const std::string& name) {
+  return name.starts_with("pip") && name.find_first_not_of("0123456789.", 3) == std::string::npos;
+}
+
+// pip's arguments doing the job of the installer's words after its verb, as written; with `…`
+// when they do not carry over word for word.
+std::string pip_arguments_for(const InstallerSpec& spec, Argv rest) {
+  std::string out(spec.pip_verb);
+  if (spec.rest == PipEquivalent::none || spec.rest == PipEquivalent::fixed) {
+    return out;
+  }
+  for (const Word& word : rest) {
+    if (spec.rest != PipEquivalent::all_words && is_option(word)) {
+      return out + " …";
+    }
+    out += (spec.rest == PipEquivalent::requirement_files ? " -r " : " ") + word.source;
+  }
+  return out;
+}
+
+}  // namespace
+
+void Analyser::find_installer(Argv argv, Invocation& invocation) {
+  std::string name = is_pip_name(invocation.name) ? "pip" : invocation.name;
+  std::vector<size_t> operands;
+  for (size_t i = 1; i < argv.size() && operands.size() < 2; ++i) {
+    if (!is_option(argv[i])) {
+      operands.push_back(i);
+    }
+  }
+  for (const InstallerSpec& spec : k_installers) {
+    size_t verbs = spec.subverb.empty() ? 1 : 2;
+    if (spec.name != name || (spec.needs_host_shebang && invocation.shebang.empty()) ||
+        operands.size() < verbs || argv[operands[0]].value != spec.verb ||
+        (verbs == 2 && argv[operands[1]].value != spec.subverb)) {
+      continue;
+    }
+    invocation.installer = invocation.name + " " + std::string(spec.verb) +
+                           (verbs == 2 ? " " + std::string(spec.subverb) : "");
+    invocation.pip_arguments = pip_arguments_for(spec, argv.subspan(operands[verbs - 1] + 1));
+    return;
+  }
 }
 
 std::string Analyser::shebang_interpreter(const Invocation& invocation,

@@ -69,7 +69,7 @@ check "claude: the venv's python by path is refused with the same sandboxed run"
 hook claude ".venv/bin/python x.py" toolu_venv_2
 reason >"$T/reason"
 expect_contains "is the venv's python called by path" "$T/reason"
-expect_contains "run -- .venv/bin/python3 …" "$T/reason"
+expect_contains "run -- .venv/bin/python3 x.py\`" "$T/reason"
 
 check "codex: the whole command runs in the sandbox, activation included, with the venv's packages"
 hook codex "$ACTIVATE" call_venv_3

@@ -243,7 +243,8 @@ TEST_CASE("a refusal tells the model what to run instead", "[hooks][decide]") {
   Decision by_path = decide("/usr/bin/python3 x.py", inputs("path", true));
   CHECK(by_path.reason ==
         "sandshim: `/usr/bin/python3` is called by path, which skips the sandbox. Instead: "
-        "`python3 …`.");
+        "`python3 …`. Rule `interpreter-by-path`; `hook.mode = wrap` in the user's config lifts "
+        "it (the whole command then runs in the sandbox).");
   // The alternative for an unshimmed interpreter is one that is sandboxed, never its name.
   Decision perl = decide("/usr/bin/perl -e 1", inputs("path", true));
   CHECK(perl.reason.find("`sh -c 'perl …'`") != std::string::npos);

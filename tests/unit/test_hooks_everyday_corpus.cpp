@@ -344,18 +344,25 @@ bool matches(const std::string& expectation, const std::string& mode, const std:
 // The refusals that stop an interpreter (a venv's, a tool's, one reached by path): each must
 // name, in backquotes, a whole command to run instead.
 const std::set<std::string> k_interpreter_rules = {
-    "interpreter-by-path", "interpreter-not-shimmed",     "venv-activation", "shebang-bypass",
-    "launcher-bypass",     "interpreter-outside-sandbox", "cannot-rewrite",  "default-path",
-    "env-cleared"};
+    "interpreter-by-path", "interpreter-not-shimmed",
+    "venv-activation",     "shebang-bypass",
+    "launcher-bypass",     "interpreter-outside-sandbox",
+    "cannot-rewrite",      "default-path",
+    "env-cleared",         "package-install"};
 
 // How a refusal names what to run instead: 2, an exact command (`sandshim run -- python3 -m
 // pytest -q`); 1, only a command with its arguments left out (`python3 -m MODULE …`); 0, none.
+// A configuration line (`hook.mode = wrap`) is no command.
 int names_a_command(const std::string& reason) {
   static const std::regex code("`([a-zA-Z./'\"][^`]* [^`]+)`");
+  static const std::regex config_line("[a-z_]+\\.[A-Za-z0-9_.]+ = .*");
   int best = 0;
   for (auto it = std::sregex_iterator(reason.begin(), reason.end(), code);
        it != std::sregex_iterator(); ++it) {
     std::string text = (*it)[1];
+    if (std::regex_match(text, config_line)) {
+      continue;
+    }
     bool template_only =
         text.find("…") != std::string::npos || text.find("MODULE") != std::string::npos;
     best = std::max(best, template_only ? 1 : 2);

@@ -62,15 +62,8 @@ bool bash_accepts(const std::string& script) {
 }
 
 DecisionInputs corpus_inputs(const std::string& mode) {
-  DecisionInputs in;
-  in.mode = mode;
-  in.shimmed = {"python", "python3", "node", "sh"};
-  in.shim_dir = "/home/u/.local/share/sandshim/bin";
-  in.sandshim = "/usr/local/bin/sandshim";
-  in.shim_installed = [](const std::string&) { return true; };
+  DecisionInputs in = sandshim::testing::decision_inputs(mode);
   in.cwd = "/home/u/project";
-  in.home = "/home/u";
-  in.link = {"claude-code", "session-1", "toolu_1"};
   // A few of each kind protected_paths() names (its own tests cover the list).
   for (const char* file : {"/home/u/.bashrc", "/home/u/.bash_profile", "/home/u/.bash_login",
                            "/home/u/.profile", "/home/u/.zshrc", "/home/u/.zshenv",
@@ -158,5 +151,6 @@ TEST_CASE("shell corpus: every refusal of unreadable syntax names the construct"
   CHECK(decision.verdict == Verdict::deny);
   CHECK(decision.reason ==
         "sandshim cannot read this command: the `if` at line 1, column 10 has no `fi` (found end "
-        "of input at line 1, column 30). It was not run; write that part another way.");
+        "of input at line 1, column 30). It was not run; write that part another way. Rule "
+        "`unparseable`; no configuration lifts it (nothing runs unread).");
 }

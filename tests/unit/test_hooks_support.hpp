@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "hooks/decide.hpp"
+
 namespace sandshim::testing {
 
 namespace fs = std::filesystem;
@@ -84,5 +86,19 @@ class EnvOverride {
  private:
   std::vector<std::pair<std::string, std::optional<std::string>>> m_saved;
 };
+
+// What every decide() test starts from: python, node and sh shimmed and installed, sandshim and
+// its shims where `sandshim install` puts them for user u, an agent session's link.
+inline hooks::DecisionInputs decision_inputs(const std::string& mode) {
+  hooks::DecisionInputs in;
+  in.mode = mode;
+  in.shimmed = {"python", "python3", "node", "sh"};
+  in.shim_dir = "/home/u/.local/share/sandshim/bin";
+  in.sandshim = "/usr/local/bin/sandshim";
+  in.shim_installed = [](const std::string&) { return true; };
+  in.home = "/home/u";
+  in.link = {"claude-code", "session-1", "toolu_1"};
+  return in;
+}
 
 }  // namespace sandshim::testing

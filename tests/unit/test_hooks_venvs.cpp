@@ -80,10 +80,12 @@ TEST_CASE("claude code: activating a fitting venv is refused with the sandboxed 
     CHECK(activation.reason.substr(0, activation.reason.find('\n')) ==
           "sandshim: `source .venv/bin/activate` puts the venv's own python first on PATH, "
           "outside the sandbox. Run it in the sandbox with the venv's packages instead: "
-          "`/usr/local/bin/sandshim run -- .venv/bin/python3 …`.");
+          "`/usr/local/bin/sandshim run -- .venv/bin/python3 …`. Rule `venv-activation`; "
+          "`hook.mode = wrap` in the user's config lifts it (the whole command then runs in the "
+          "sandbox).");
     Decision by_path = decide(".venv/bin/python x.py", venv_inputs(mode, false));
     CHECK(by_path.rule == "venv-by-path");
-    CHECK(by_path.reason.find("run -- .venv/bin/python3 …`") != std::string::npos);
+    CHECK(by_path.reason.find("run -- .venv/bin/python3 x.py`") != std::string::npos);
   }
   // The suggestion itself is sandboxed, so it is allowed.
   CHECK(decide("/usr/local/bin/sandshim run -- .venv/bin/python3 x.py", venv_inputs("path", false))

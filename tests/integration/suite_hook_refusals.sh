@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# sandshim-test-engines: docker
+# A refusal is a way forward (issue 24): the command an interpreter-route refusal names is taken
+# out of the refusal's text and run, and it does the job in the sandbox. `pip install` and
+# `uv pip install` get the same refusal and name the same command; that command installs a
+# package into the workspace's venv once the configuration line the refusal names is set, and
+# fails without it (the other direction). Every refusal names its rule and the line lifting it.
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+sandshim install >/dev/null
+[[ -x /usr/bin/python3 ]] || skip_or_fail "no /usr/bin/python3 to make the venv with"
+
+# The venv, made by the python the images hold (its pip is the image's, through the system
+# site-packages), writable by the container's user; a wheel only the workspace has.
+/usr/bin/python3 -m venv --without-pip --system-site-packages "$WS/.venv"
+chmod -R a+rwX "$WS/.venv"
+mkdir -p "$WS/wheels"
+"$HOST_PY" - "$WS/wheels/onlyhere-1.0-py3-none-any.whl" <<'PY'
+import sys, zipfile
+files = {"onlyhere/__init__.py": "WHERE = 'installed'\n",
+         "onlyhere-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: onlyhere\nVersion: 1.0\n",
+         "onlyhere-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+files["onlyhere-1.0.dist-info/RECORD"] = "".join(f"{name},,\n" for name in files) + "onlyhere-1.0.dist-info/RECORD,,\n"
+with zipfile.ZipFile(sys.argv[1], "w") as wheel:
+    for name, text in files.items():
+        wheel.writestr(name, text)
+PY
+# pip as pip's installer leaves it on the agent's PATH: a script run by the host's python.
+mkdir -p "$T/bin"
+printf '#!/usr/bin/python3\nimport sys\nfrom pip._internal.cli.main import main\nsys.exit(main())\n' >"$T/bin/pip"
+chmod +x "$T/bin/pip"
+readonly INSTALL="install --no-index --find-links wheels onlyhere"
+readonly IMPORT="import onlyhere, socket; print('onlyhere=' + onlyhere.WHERE + ' host=' + socket.gethostname())"
+
+# refusal AGENT COMMAND ID: the hook's refusal of COMMAND (Claude Code's PreToolUse) in $T/reason.
+refusal() {
+    agent_payload "$1" PreToolUse "$2" "$3" "$WS" >"$T/payload.json"
+    PATH=$T/bin:$PATH EXPECT_STDIN=$T/payload.json expect_exit 0 sandshim hook --agent "$1"
+    "$HOST_PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["hookSpecificOutput"]["permissionDecisionReason"])' "$OUT" >"$T/reason"
+}
+# The command a refusal names to run instead, the first backquoted text after its lead-in.
+named_command() {
+    "$HOST_PY" -c 'import re, sys
+text = open(sys.argv[1]).read()
+found = re.search(r"(?:In the sandbox|Instead|Run it through the sandbox|instead): `([^`]+)`", text)
+print(found.group(1) if found else "")' "$T/reason"
+}
+# The value of `KEY = VALUE` in the refusal.
+config_value() {
+    "$HOST_PY" -c 'import re, sys
+found = re.search("`" + re.escape(sys.argv[2]) + r" = ([^`]+)`", open(sys.argv[1]).read())
+print(found.group(1) if found else "")' "$T/reason" "$1"
+}
+
+check "pip install is refused by its rule, naming the line that lifts it"
+refusal claude "pip $INSTALL" toolu_pip_1
+expect_lines 1 "$T/reason"
+expect_contains "Rule \`package-install\`; \`hook.mode = wrap\` in the user's config lifts it" "$T/reason"
+pip_command=$(named_command)
+expect_equal "$(printf '%q' "$SANDSHIM_BIN") run -- .venv/bin/python3 -m pip $INSTALL" "$pip_command" "pip's named command"
+writable=$(config_value sandbox.writable)
+expect_equal ".venv" "$writable" "the writable path the refusal names"
+
+check "uv pip install gets the same rule and names the same command"
+refusal claude "uv pip $INSTALL" toolu_pip_2
+expect_contains "Rule \`package-install\`" "$T/reason"
+expect_equal "$pip_command" "$(named_command)" "uv's named command"
+
+check "other direction: without the line the refusal names, nothing reaches the venv"
+# pip falls back to the container's throw-away user site, which goes with the container.
+expect_exit 0 bash -c "$pip_command"
+expect_contains "Defaulting to user installation" "$OUT"
+expect_exit 1 sandshim run -- .venv/bin/python3 -c "$IMPORT"
+expect_contains "No module named 'onlyhere'" "$ERR"
+
+check "with the line the refusal names, the named command installs into the venv, in the sandbox"
+write_user_config <<CONF
+[sandbox]
+writable = $writable
+CONF
+expect_exit 0 bash -c "$pip_command"
+expect_contains "Successfully installed onlyhere-1.0" "$OUT"
+expect_not_contains "Defaulting to user installation" "$OUT"
+expect_exit 0 sandshim run -- .venv/bin/python3 -c "$IMPORT"
+expect_contains "onlyhere=installed host=sandbox" "$OUT"
+[[ -f $WS/.venv/lib/python3.11/site-packages/onlyhere/__init__.py ]] || fail "the package is not in the workspace's venv"
+reset_user_config
+
+# Interpreter routes whose refusal names the interpreter by name: the named command, with the
+# refused command's own arguments in place of `…`, runs in the sandbox.
+readonly PROBE_ARGS="-c 'import socket; print(\"host=\" + socket.gethostname())'"
+for route in "/usr/bin/python3" "python3.11"; do
+    check "$route: the named command runs in the sandbox"
+    refusal codex "$route $PROBE_ARGS" "call_${route//[^a-z0-9]/_}"
+    expect_contains "Rule \`" "$T/reason"
+    named=$(named_command)
+    [[ $named == *" …" ]] || fail "expected a command ending in ' …', got '$named'"
+    PATH=$XDG_DATA_HOME/sandshim/bin:$PATH expect_exit 0 bash -c "${named% …} $PROBE_ARGS"
+    expect_contains "host=sandbox" "$OUT"
+done
+
+check "a venv's script by path: the named command runs it with the venv's python, exactly as named"
+printf '#!%s/.venv/bin/python\nimport socket, sys\nprint("host=" + socket.gethostname() + " args=" + " ".join(sys.argv[1:]))\n' "$WS" >"$WS/.venv/bin/probe"
+chmod +x "$WS/.venv/bin/probe"
+refusal claude ".venv/bin/probe --flag 7" toolu_venv_script
+expect_contains "Rule \`shebang-bypass\`" "$T/reason"
+named=$(named_command)
+expect_equal "$(printf '%q' "$SANDSHIM_BIN") run -- .venv/bin/python3 .venv/bin/probe --flag 7" "$named" "the venv script's named command"
+expect_exit 0 bash -c "$named"
+expect_contains "host=sandbox args=--flag 7" "$OUT"
+
+check "the venv's python by path: the named command is the same run, in the sandbox"
+refusal claude ".venv/bin/python $PROBE_ARGS" toolu_venv_python
+expect_contains "Rule \`venv-by-path\`" "$T/reason"
+named=$(named_command)
+expect_exit 0 bash -c "$named"
+expect_contains "host=sandbox" "$OUT"
+
+check "deny mode: the named sandshim run works as named"
+write_user_config <<'CONF'
+[hook]
+mode = deny
+CONF
+refusal codex "python3 $PROBE_ARGS" call_deny_1
+expect_contains "Rule \`interpreter-outside-sandbox\`; \`hook.mode = path\` in the user's config lifts it" "$T/reason"
+named=$(named_command)
+expect_exit 0 bash -c "${named% …} $PROBE_ARGS"
+expect_contains "host=sandbox" "$OUT"
+reset_user_config
+
+suite_done
