@@ -143,6 +143,19 @@ void add_connection_filter_options(po::options_description& options) {
       "only allowed or only refused connections");
 }
 
+void add_limit_option(po::options_description& options, int64_t default_limit) {
+  options.add_options()("limit",
+                        po::value<int64_t>()->default_value(default_limit)->value_name("N"),
+                        "show at most N rows; 0 for all");
+}
+
+void add_from_export_option(po::options_description& options) {
+  options.add_options()(
+      "export",
+      po::value<std::vector<std::string>>()->multitoken()->composing()->value_name("FILE..."),
+      "read fleet exports (audit export --format fleet, merged) instead of the database");
+}
+
 void add_prune_options(po::options_description& options) {
   options.add_options()("older-than", po::value<std::string>()->value_name("AGE"),
                         "delete what finished before AGE ago (30d) or a date (2024-01-01)")(
@@ -188,9 +201,7 @@ void add_group_options(po::options_description& options, const Subcommand& comma
     add_connection_filter_options(options);
   }
   if ((groups & k_limit) != 0) {
-    options.add_options()(
-        "limit", po::value<int64_t>()->default_value(command.default_limit)->value_name("N"),
-        "show at most N rows; 0 for all");
+    add_limit_option(options, command.default_limit);
   }
   if ((groups & k_stats) != 0) {
     options.add_options()("by", po::value<std::string>()->value_name("day"), "one row a day (UTC)");
@@ -199,10 +210,7 @@ void add_group_options(po::options_description& options, const Subcommand& comma
     add_prune_options(options);
   }
   if ((groups & k_from_export) != 0) {
-    options.add_options()(
-        "export",
-        po::value<std::vector<std::string>>()->multitoken()->composing()->value_name("FILE..."),
-        "read fleet exports (audit export --format fleet, merged) instead of the database");
+    add_from_export_option(options);
   }
   if ((groups & k_fleet_export) != 0) {
     add_fleet_export_options(options);

@@ -185,7 +185,8 @@ class Reader {
 
   bool next(ReadResult& result);
   bool checksum_matches(const char* header);
-  bool numbers_of(const char* header, Numbers& numbers);
+  bool is_end_block(const char* header);
+  bool numbers_of(const char* header, char type, Numbers& numbers);
   bool number(const char* header, Field field, uint64_t& value);
   bool base256_number(const unsigned char* bytes, size_t size, uint64_t& value);
   bool octal_number(const unsigned char* bytes, size_t size, uint64_t& value);
@@ -375,9 +376,7 @@ bool Reader::next(ReadResult& result) {
     return fail("the archive ends without its end-of-archive blocks");
   }
   const char* header = m_archive.data() + m_at;
-  if (std::all_of(header, header + k_block, [](char c) { return c == '\0'; })) {
-    m_at = m_archive.size();  // end of archive; what follows is padding
-    m_ended = true;
+  if (is_end_block(header)) {
     return true;
   }
   if (!checksum_matches(header)) {
@@ -386,11 +385,8 @@ bool Reader::next(ReadResult& result) {
   m_at += k_block;
   char type = header[k_type.offset];
   Numbers numbers;
-  if (!numbers_of(header, numbers)) {
+  if (!numbers_of(header, type, numbers)) {
     return false;
-  }
-  if (m_pax_size && kind_of(type) == Kind::file) {
-    numbers.size = *m_pax_size;
   }
   std::string_view data;
   // Directories and links carry no data whatever their size field says.
@@ -415,10 +411,27 @@ bool Reader::checksum_matches(const char* header) {
   return true;
 }
 
-bool Reader::numbers_of(const char* header, Numbers& numbers) {
-  return number(header, k_size, numbers.size) && number(header, k_mode, numbers.mode) &&
-         number(header, k_uid, numbers.uid) && number(header, k_gid, numbers.gid) &&
-         number(header, k_mtime, numbers.mtime);
+// An all-zero block ends the archive; what follows it is padding.
+bool Reader::is_end_block(const char* header) {
+  if (!std::all_of(header, header + k_block, [](char c) { return c == '\0'; })) {
+    return false;
+  }
+  m_at = m_archive.size();
+  m_ended = true;
+  return true;
+}
+
+// The header's numbers, with a file's size taken from the pax record before it when it had one.
+bool Reader::numbers_of(const char* header, char type, Numbers& numbers) {
+  if (!number(header, k_size, numbers.size) || !number(header, k_mode, numbers.mode) ||
+      !number(header, k_uid, numbers.uid) || !number(header, k_gid, numbers.gid) ||
+      !number(header, k_mtime, numbers.mtime)) {
+    return false;
+  }
+  if (m_pax_size && kind_of(type) == Kind::file) {
+    numbers.size = *m_pax_size;
+  }
+  return true;
 }
 
 // Checked before the data is taken, so a hostile size field never gets to allocate.
