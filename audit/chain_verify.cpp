@@ -70,14 +70,16 @@ std::string expected_found(const std::string& expected, const std::string& found
   return " (expected " + short_hash(expected) + ", found " + short_hash(found) + ")";
 }
 
-// What is wrong with `link` given the link before it (empty label: the anchor), if anything.
-std::optional<Finding> check_link(const Link& link, int64_t expected_seq,
-                                  const std::string& expected_prev,
-                                  const std::string& previous_label) {
-  std::string position = " (chain position " + std::to_string(link.seq) + ")";
+std::string position_of(const Link& link) {
+  return " (chain position " + std::to_string(link.seq) + ")";
+}
+
+// A link whose position is not the next one: an earlier position means an inserted row, a later
+// one deleted rows.
+std::optional<Finding> check_position(const Link& link, int64_t expected_seq) {
   if (link.seq < expected_seq) {
     return Finding{ChainFault::inserted,
-                   link.label + position + " comes before position " +
+                   link.label + position_of(link) + " comes before position " +
                        std::to_string(expected_seq) +
                        ", which is already taken: it was inserted out of order"};
   }
@@ -88,20 +90,35 @@ std::optional<Finding> check_link(const Link& link, int64_t expected_seq,
                                             std::to_string(expected_seq) + ", found " +
                                             std::to_string(link.seq) + ")"};
   }
+  return std::nullopt;
+}
+
+Finding relinked(const Link& link, const std::string& expected_prev,
+                 const std::string& previous_label) {
+  std::string previous = previous_label.empty() ? "the chain's start" : previous_label;
+  return Finding{
+      ChainFault::relinked,
+      link.label + position_of(link) + " does not follow " + previous + ": " +
+          (previous_label.empty() ? "" : previous + " was changed and its hash recomputed, or ") +
+          "rows were inserted out of order or reordered" +
+          expected_found(expected_prev, link.prev_hash)};
+}
+
+// What is wrong with `link` given the link before it (empty label: the anchor), if anything.
+std::optional<Finding> check_link(const Link& link, int64_t expected_seq,
+                                  const std::string& expected_prev,
+                                  const std::string& previous_label) {
+  if (auto finding = check_position(link, expected_seq)) {
+    return finding;
+  }
   if (link.computed_hash != link.stored_hash) {
     return Finding{ChainFault::changed,
-                   link.label + position +
+                   link.label + position_of(link) +
                        " was changed after it was recorded: its hash does not match" +
                        expected_found(link.computed_hash, link.stored_hash)};
   }
   if (link.prev_hash != expected_prev) {
-    std::string previous = previous_label.empty() ? "the chain's start" : previous_label;
-    return Finding{
-        ChainFault::relinked,
-        link.label + position + " does not follow " + previous + ": " +
-            (previous_label.empty() ? "" : previous + " was changed and its hash recomputed, or ") +
-            "rows were inserted out of order or reordered" +
-            expected_found(expected_prev, link.prev_hash)};
+    return relinked(link, expected_prev, previous_label);
   }
   return std::nullopt;
 }
@@ -405,6 +422,24 @@ std::optional<Finding> check_rows(Database& db, const ChainState& state, const C
   return find_unchained_row(db);
 }
 
+// The checks in order, cheapest and most basic first; the first fault found is the one reported.
+// Counts what was checked into `result` as it goes.
+std::optional<Finding> first_finding(Database& db, const ChainState& state, const ChainKey* key,
+                                     const AnchorFile* anchor, VerifyResult& result) {
+  if (auto finding = check_key(state, key)) {
+    return finding;
+  }
+  if (auto finding = check_rows(db, state, key, result.links_checked)) {
+    return finding;
+  }
+  if (anchor != nullptr && anchor_applies(*anchor, state, db)) {
+    if (auto finding = check_anchor_log(db, state, *anchor, result.anchored_heads)) {
+      return finding;
+    }
+  }
+  return check_state_mac(state, key);
+}
+
 }  // namespace
 
 std::string to_string(ChainFault fault) {
@@ -429,17 +464,7 @@ VerifyResult verify_chain(Database& db, const VerifyOptions& options) {
     anchor = read_anchor_file(options.anchor_file, options.key);
   }
   VerifyResult result{true, ChainFault::none, "", 0, *state, 0, ""};
-  std::optional<Finding> finding = check_key(*state, options.key);
-  if (!finding) {
-    finding = check_rows(db, *state, options.key, result.links_checked);
-  }
-  if (!finding && anchor && anchor_applies(*anchor, *state, db)) {
-    finding = check_anchor_log(db, *state, *anchor, result.anchored_heads);
-  }
-  if (!finding) {
-    finding = check_state_mac(*state, options.key);
-  }
-  if (finding) {
+  if (auto finding = first_finding(db, *state, options.key, anchor ? &*anchor : nullptr, result)) {
     result.ok = false;
     result.fault = finding->fault;
     result.problem = finding->problem;

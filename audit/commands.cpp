@@ -134,6 +134,61 @@ void add_filter_options(po::options_description& options, Subject subject) {
   }
 }
 
+void add_connection_filter_options(po::options_description& options) {
+  options.add_options()("run", po::value<std::string>()->value_name("ID"),
+                        "only connections of this run (or a prefix of its id)")(
+      "name", po::value<std::string>()->value_name("NAME"),
+      "only connections to NAME (globs like *.example.com work)")(
+      "verdict", po::value<std::string>()->value_name("allowed|refused"),
+      "only allowed or only refused connections");
+}
+
+void add_limit_option(po::options_description& options, int64_t default_limit) {
+  options.add_options()("limit",
+                        po::value<int64_t>()->default_value(default_limit)->value_name("N"),
+                        "show at most N rows; 0 for all");
+}
+
+void add_from_export_option(po::options_description& options) {
+  options.add_options()(
+      "export",
+      po::value<std::vector<std::string>>()->multitoken()->composing()->value_name("FILE..."),
+      "read fleet exports (audit export --format fleet, merged) instead of the database");
+}
+
+void add_prune_options(po::options_description& options) {
+  options.add_options()("older-than", po::value<std::string>()->value_name("AGE"),
+                        "delete what finished before AGE ago (30d) or a date (2024-01-01)")(
+      "dry-run", "say what would be deleted, delete nothing");
+}
+
+void add_fleet_export_options(po::options_description& options) {
+  options.add_options()("format", po::value<std::string>()->value_name("fleet|ocsf"),
+                        "the whole chain with its heads for a fleet's collector (fleet), or "
+                        "OCSF events (ocsf)")(
+      "hostname", po::value<std::string>()->value_name("NAME"),
+      "the name the records give this host (default: its host name)")(
+      "after", po::value<int64_t>()->value_name("SEQ"),
+      "start after chain position SEQ (default: the chain's start)")(
+      "follow", "keep writing new rows as they are chained")(
+      "output", po::value<std::string>()->value_name("FILE"), "append to FILE")(
+      "syslog", "one record a syslog(3) message")(
+      "socket", po::value<std::string>()->value_name("PATH"), "write to a collector's unix socket");
+}
+
+void add_integrity_options(po::options_description& options) {
+  options.add_options()("key",
+                        po::value<std::vector<std::string>>()->composing()->value_name("PATH"),
+                        "the chain's HMAC key (default: audit.key_file, for audit.db); with "
+                        "--export, HOST=PATH once per host")(
+      "anchor", po::value<std::string>()->value_name("PATH"),
+      "the anchor log (default: audit.anchor_file, for audit.db)")(
+      "key-dir", po::value<std::string>()->value_name("DIR"),
+      "with --export: each host's key as DIR/HOST.key");
+}
+
+// Each subcommand names the option groups it takes; the groups are added in a fixed order so
+// --help lists them the same way for every subcommand.
 void add_group_options(po::options_description& options, const Subcommand& command) {
   unsigned groups = command.option_groups;
   if ((groups & k_run_filters) != 0) {
@@ -143,55 +198,25 @@ void add_group_options(po::options_description& options, const Subcommand& comma
     add_filter_options(options, Subject::decisions);
   }
   if ((groups & k_connection_filters) != 0) {
-    options.add_options()("run", po::value<std::string>()->value_name("ID"),
-                          "only connections of this run (or a prefix of its id)")(
-        "name", po::value<std::string>()->value_name("NAME"),
-        "only connections to NAME (globs like *.example.com work)")(
-        "verdict", po::value<std::string>()->value_name("allowed|refused"),
-        "only allowed or only refused connections");
+    add_connection_filter_options(options);
   }
   if ((groups & k_limit) != 0) {
-    options.add_options()(
-        "limit", po::value<int64_t>()->default_value(command.default_limit)->value_name("N"),
-        "show at most N rows; 0 for all");
+    add_limit_option(options, command.default_limit);
   }
   if ((groups & k_stats) != 0) {
     options.add_options()("by", po::value<std::string>()->value_name("day"), "one row a day (UTC)");
   }
   if ((groups & k_prune) != 0) {
-    options.add_options()("older-than", po::value<std::string>()->value_name("AGE"),
-                          "delete what finished before AGE ago (30d) or a date (2024-01-01)")(
-        "dry-run", "say what would be deleted, delete nothing");
+    add_prune_options(options);
   }
   if ((groups & k_from_export) != 0) {
-    options.add_options()(
-        "export",
-        po::value<std::vector<std::string>>()->multitoken()->composing()->value_name("FILE..."),
-        "read fleet exports (audit export --format fleet, merged) instead of the database");
+    add_from_export_option(options);
   }
   if ((groups & k_fleet_export) != 0) {
-    options.add_options()("format", po::value<std::string>()->value_name("fleet|ocsf"),
-                          "the whole chain with its heads for a fleet's collector (fleet), or "
-                          "OCSF events (ocsf)")(
-        "hostname", po::value<std::string>()->value_name("NAME"),
-        "the name the records give this host (default: its host name)")(
-        "after", po::value<int64_t>()->value_name("SEQ"),
-        "start after chain position SEQ (default: the chain's start)")(
-        "follow", "keep writing new rows as they are chained")(
-        "output", po::value<std::string>()->value_name("FILE"), "append to FILE")(
-        "syslog", "one record a syslog(3) message")("socket",
-                                                    po::value<std::string>()->value_name("PATH"),
-                                                    "write to a collector's unix socket");
+    add_fleet_export_options(options);
   }
   if ((groups & k_integrity) != 0) {
-    options.add_options()("key",
-                          po::value<std::vector<std::string>>()->composing()->value_name("PATH"),
-                          "the chain's HMAC key (default: audit.key_file, for audit.db); with "
-                          "--export, HOST=PATH once per host")(
-        "anchor", po::value<std::string>()->value_name("PATH"),
-        "the anchor log (default: audit.anchor_file, for audit.db)")(
-        "key-dir", po::value<std::string>()->value_name("DIR"),
-        "with --export: each host's key as DIR/HOST.key");
+    add_integrity_options(options);
   }
 }
 

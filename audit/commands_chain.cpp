@@ -186,6 +186,21 @@ Store open_store_for_prune(const Invocation& invocation, const Integrity& integr
   return Store::open(options);
 }
 
+// verify --json: the verdict with the chain's head and anchor, for scripts and monitoring.
+Row verify_document(const VerifyResult& result) {
+  return Row{{"ok", result.ok},
+             {"fault", to_string(result.fault)},
+             {"problem", result.problem},
+             {"rows_checked", result.links_checked},
+             {"head_seq", result.state.head_seq},
+             {"head_hash", result.state.head_hash},
+             {"anchor_seq", result.state.anchor_seq},
+             {"chain_id", result.state.chain_id},
+             {"keyed", result.state.keyed()},
+             {"anchored_heads", result.anchored_heads},
+             {"assurance", result.assurance}};
+}
+
 }  // namespace
 
 // --format fleet|ocsf: the whole chain with its heads, once or (--follow) as it grows.
@@ -213,19 +228,7 @@ int run_verify(const Invocation& invocation) {
   Integrity integrity = integrity_of(invocation);
   VerifyResult result = verify_chain(store.database(), options_of(integrity));
   if (invocation.options.count("json") != 0) {
-    write_document(invocation,
-                   Row{{"ok", result.ok},
-                       {"fault", to_string(result.fault)},
-                       {"problem", result.problem},
-                       {"rows_checked", result.links_checked},
-                       {"head_seq", result.state.head_seq},
-                       {"head_hash", result.state.head_hash},
-                       {"anchor_seq", result.state.anchor_seq},
-                       {"chain_id", result.state.chain_id},
-                       {"keyed", result.state.keyed()},
-                       {"anchored_heads", result.anchored_heads},
-                       {"assurance", result.assurance}},
-                   Format::json);
+    write_document(invocation, verify_document(result), Format::json);
   } else if (result.ok) {
     invocation.out << "ok: " << result.links_checked << " rows verified; chain head "
                    << result.state.head_seq << " " << (result.state.keyed() ? "hmac:" : "sha256:")

@@ -321,6 +321,27 @@ int status_id_of(const std::string& status) {
   return status == "ok" ? 1 : 2;  // Success, Failure
 }
 
+// Who started the run: the user, the agent's process and session that called the shim.
+Row ocsf_run_actor(const Row& columns) {
+  return {{"user", {{"uid", number_text(columns, "uid")}}},
+          {"process", {{"pid", columns["pid"]}, {"name", text_of(columns, "parent_name")}}},
+          {"app_name", text_of(columns, "agent")},
+          {"session", {{"uid", text_of(columns, "agent_session")}}}};
+}
+
+// What ran: the command and the container it ran in.
+Row ocsf_run_process(const Row& columns) {
+  return {{"cmd_line", command_line(columns)},
+          {"name", text_of(columns, "invoked_as")},
+          {"working_directory", text_of(columns, "cwd")},
+          {"user", {{"uid", number_text(columns, "uid")}}},
+          {"container",
+           {{"name", text_of(columns, "container_name")},
+            {"runtime", text_of(columns, "engine")},
+            {"image",
+             {{"name", text_of(columns, "image")}, {"uid", text_of(columns, "image_digest")}}}}}};
+}
+
 Row ocsf_run(const ExportPlan& plan, const ChainState& state, const ExportedLink& link,
              const Row& columns) {
   Row event = ocsf_base(plan, state, link, k_process_launch, text_of(columns, "run_id"));
@@ -334,21 +355,8 @@ Row ocsf_run(const ExportPlan& plan, const ChainState& state, const ExportedLink
   event["status_code"] = number_text(columns, "exit_code");
   event["status_detail"] = text_of(columns, "message");
   event["exit_code"] = columns["exit_code"];
-  event["actor"] = {
-      {"user", {{"uid", number_text(columns, "uid")}}},
-      {"process", {{"pid", columns["pid"]}, {"name", text_of(columns, "parent_name")}}},
-      {"app_name", text_of(columns, "agent")},
-      {"session", {{"uid", text_of(columns, "agent_session")}}}};
-  event["process"] = {
-      {"cmd_line", command_line(columns)},
-      {"name", text_of(columns, "invoked_as")},
-      {"working_directory", text_of(columns, "cwd")},
-      {"user", {{"uid", number_text(columns, "uid")}}},
-      {"container",
-       {{"name", text_of(columns, "container_name")},
-        {"runtime", text_of(columns, "engine")},
-        {"image",
-         {{"name", text_of(columns, "image")}, {"uid", text_of(columns, "image_digest")}}}}}};
+  event["actor"] = ocsf_run_actor(columns);
+  event["process"] = ocsf_run_process(columns);
   event["unmapped"]["run_id"] = text_of(columns, "run_id");
   event["unmapped"]["tool_use_id"] = text_of(columns, "tool_use_id");
   event["unmapped"]["limits"] = text_of(columns, "limits");

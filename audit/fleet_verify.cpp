@@ -92,6 +92,26 @@ void read_row(ExportRecord& record) {
   }
 }
 
+// A head record's fields: its positions and hashes, and a key id when the chain is keyed.
+void check_head_record(const ExportRecord& record) {
+  for (const char* name : {"keyed_from_seq", "head_seq", "anchor_seq"}) {
+    integer_field(record.json, name, record.source);
+  }
+  for (const char* name : {"head_hash", "anchor_hash", "state_mac"}) {
+    string_field(record.json, name, record.source);
+  }
+  auto key_id = record.json.find("key_id");
+  if (key_id != record.json.end() && !key_id->is_string() && !key_id->is_null()) {
+    bad_record(record.source, "key_id is neither a string nor null");
+  }
+}
+
+// A begin record's fields: the position and hash the export's first row follows.
+void check_begin_record(const ExportRecord& record) {
+  integer_field(record.json, "after_seq", record.source);
+  string_field(record.json, "after_hash", record.source);
+}
+
 ExportRecord parse_record(const std::string& line, const std::string& source, size_t order) {
   ExportRecord record;
   record.source = source;
@@ -109,23 +129,45 @@ ExportRecord parse_record(const std::string& line, const std::string& source, si
   if (record.record == "row") {
     read_row(record);
   } else if (record.record == "head") {
-    for (const char* name : {"keyed_from_seq", "head_seq", "anchor_seq"}) {
-      integer_field(record.json, name, source);
-    }
-    for (const char* name : {"head_hash", "anchor_hash", "state_mac"}) {
-      string_field(record.json, name, source);
-    }
-    auto key_id = record.json.find("key_id");
-    if (key_id != record.json.end() && !key_id->is_string() && !key_id->is_null()) {
-      bad_record(source, "key_id is neither a string nor null");
-    }
+    check_head_record(record);
   } else if (record.record == "begin") {
-    integer_field(record.json, "after_seq", source);
-    string_field(record.json, "after_hash", source);
+    check_begin_record(record);
   } else {
     bad_record(source, "unknown record " + quoted(record.record));
   }
   return record;
+}
+
+// --key HOST=PATH, once per host; a later pair for the same host wins.
+void add_named_keys(HostKeys& keys, const std::vector<std::string>& host_paths) {
+  for (const auto& pair : host_paths) {
+    size_t equals = pair.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw Fatal("--key " + quoted(pair) + " with --export: expected HOST=PATH",
+                  exit_code::k_usage);
+    }
+    auto key = read_chain_key(pair.substr(equals + 1));
+    if (!key) {
+      throw Fatal("cannot read the key " + quoted(pair.substr(equals + 1)), exit_code::k_usage);
+    }
+    keys.insert_or_assign(pair.substr(0, equals), *key);
+  }
+}
+
+// --key-dir: DIR/HOST.key for each host not already named by --key; unreadable keys are skipped.
+void add_key_dir(HostKeys& keys, const std::filesystem::path& key_dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(key_dir, ec)) {
+    if (entry.path().extension() == ".key") {
+      if (auto key = read_chain_key(entry.path())) {
+        keys.emplace(entry.path().stem().string(), *key);
+      }
+    }
+  }
+  if (ec) {
+    throw Fatal("cannot read the key directory " + quoted(key_dir.string()) + ": " + ec.message(),
+                exit_code::k_usage);
+  }
 }
 
 }  // namespace
@@ -159,31 +201,9 @@ std::vector<ExportRecord> read_exports(const std::vector<std::filesystem::path>&
 HostKeys read_host_keys(const std::vector<std::string>& host_paths,
                         const std::filesystem::path& key_dir) {
   HostKeys keys;
-  for (const auto& pair : host_paths) {
-    size_t equals = pair.find('=');
-    if (equals == std::string::npos || equals == 0) {
-      throw Fatal("--key " + quoted(pair) + " with --export: expected HOST=PATH",
-                  exit_code::k_usage);
-    }
-    auto key = read_chain_key(pair.substr(equals + 1));
-    if (!key) {
-      throw Fatal("cannot read the key " + quoted(pair.substr(equals + 1)), exit_code::k_usage);
-    }
-    keys.insert_or_assign(pair.substr(0, equals), *key);
-  }
+  add_named_keys(keys, host_paths);
   if (!key_dir.empty()) {
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(key_dir, ec)) {
-      if (entry.path().extension() == ".key") {
-        if (auto key = read_chain_key(entry.path())) {
-          keys.emplace(entry.path().stem().string(), *key);
-        }
-      }
-    }
-    if (ec) {
-      throw Fatal("cannot read the key directory " + quoted(key_dir.string()) + ": " + ec.message(),
-                  exit_code::k_usage);
-    }
+    add_key_dir(keys, key_dir);
   }
   return keys;
 }
@@ -287,6 +307,17 @@ class HostCheck {
   }
 
   void check_key() {
+    find_key_id();
+    m_report.keyed = !m_key_id.empty();
+    if (m_report.keyed) {
+      check_key_matches();
+    } else {
+      check_unkeyed();
+    }
+  }
+
+  // The key the chain was last keyed with, and from which position, as its heads record it.
+  void find_key_id() {
     for (const auto* head : m_heads) {
       auto key_id = head->json.find("key_id");
       if (key_id != head->json.end() && key_id->is_string()) {
@@ -294,19 +325,23 @@ class HostCheck {
         m_key_id = key_id->get<std::string>();
       }
     }
-    m_report.keyed = !m_key_id.empty();
-    if (!m_report.keyed) {
-      if (m_key != nullptr) {  // re-hashed without the key, or its heads removed: a downgrade
-        fault("unkeyed", 0, "",
-              "a key was given for this host, but no head of its export is keyed: the heads "
-              "were removed or the chain re-hashed without the key");
-      } else if (m_fleet_keyed) {
-        fault("unknown_host", 0, "",
-              "the collector holds keys for other hosts but none for this one, and its export "
-              "is unkeyed: records of a host the fleet does not know");
-      }
-      return;
+  }
+
+  // An unkeyed export where a key is expected is a downgrade or a stranger, not a clean chain.
+  void check_unkeyed() {
+    if (m_key != nullptr) {  // re-hashed without the key, or its heads removed: a downgrade
+      fault("unkeyed", 0, "",
+            "a key was given for this host, but no head of its export is keyed: the heads "
+            "were removed or the chain re-hashed without the key");
+    } else if (m_fleet_keyed) {
+      fault("unknown_host", 0, "",
+            "the collector holds keys for other hosts but none for this one, and its export "
+            "is unkeyed: records of a host the fleet does not know");
     }
+  }
+
+  // A keyed chain needs the key it names; a wrong key is dropped so no link is checked with it.
+  void check_key_matches() {
     if (m_key == nullptr) {
       fault("no_key", m_keyed_from, "",
             "the chain is keyed (key " + m_key_id +
@@ -431,6 +466,35 @@ class HostCheck {
   bool m_chain_changed = false;
 };
 
+// The row itself, into the table of its kind, with the hash it was exported with.
+void insert_link(Database& db, const ExportRecord& record) {
+  auto names = link_column_names(*record.table);
+  std::string placeholders = "?";
+  for (size_t i = 0; i < names.size(); ++i) {
+    placeholders += ", ?";
+  }
+  std::string sql = "INSERT OR IGNORE INTO " + std::string(record.table->table) + " (" +
+                    join(names, ", ") + ", row_hash) VALUES (" + placeholders + ")";
+  auto insert = db.cached(sql, "load the export");
+  int index = 1;
+  for (const auto& value : record.values) {
+    insert->bind(index++, value);
+  }
+  insert->bind(index, record.json["row_hash"].get<std::string>()).run();
+}
+
+// Which host and chain the row came from: the schema's tables have no column for it.
+void insert_origin(Database& db, const ExportRecord& record) {
+  auto where =
+      db.cached("INSERT OR IGNORE INTO exported VALUES (?, ?, ?, ?, ?)", "load the export");
+  where->bind(1, record.host)
+      .bind(2, record.chain_id)
+      .bind(3, std::string(record.table->kind))
+      .bind(4, record.seq)
+      .bind(5, record.values.front())
+      .run();
+}
+
 }  // namespace
 
 ExportVerifyResult verify_exports(const std::vector<ExportRecord>& records, const HostKeys& keys) {
@@ -469,30 +533,10 @@ std::unique_ptr<Database> load_exports(const std::vector<ExportRecord>& records)
       "load the export");
   Transaction transaction(*db, Transaction::Mode::immediate);
   for (const auto& record : records) {
-    if (record.record != "row") {
-      continue;
+    if (record.record == "row") {
+      insert_link(*db, record);
+      insert_origin(*db, record);
     }
-    auto names = link_column_names(*record.table);
-    std::string placeholders = "?";
-    for (size_t i = 0; i < names.size(); ++i) {
-      placeholders += ", ?";
-    }
-    std::string sql = "INSERT OR IGNORE INTO " + std::string(record.table->table) + " (" +
-                      join(names, ", ") + ", row_hash) VALUES (" + placeholders + ")";
-    auto insert = db->cached(sql, "load the export");
-    int index = 1;
-    for (const auto& value : record.values) {
-      insert->bind(index++, value);
-    }
-    insert->bind(index, record.json["row_hash"].get<std::string>()).run();
-    auto where =
-        db->cached("INSERT OR IGNORE INTO exported VALUES (?, ?, ?, ?, ?)", "load the export");
-    where->bind(1, record.host)
-        .bind(2, record.chain_id)
-        .bind(3, std::string(record.table->kind))
-        .bind(4, record.seq)
-        .bind(5, record.values.front())
-        .run();
   }
   transaction.commit();
   return db;

@@ -255,6 +255,31 @@ void enable_wal(Database& db) {
   }
 }
 
+void tune_for_writing(Database& db) {
+  enable_wal(db);
+  db.execute("PRAGMA synchronous = NORMAL", "set its synchronous mode");
+  db.skip_checkpoint_on_close();
+  // Each new shim re-reads the WAL when it opens it; checkpointing at 500 pages instead of 1000
+  // halves that read, and the checkpoints' fsyncs stay rare (bench/audit.sh measured both).
+  db.execute("PRAGMA wal_autocheckpoint = 500", "set its checkpoint interval");
+}
+
+// A keyed chain is extended only with its key: a writer without it would break the chain.
+void use_key(Database& db, const StoreOptions& options) {
+  auto keyed = [&] {
+    auto state = read_chain_state(db);
+    return state && state->keyed();
+  };
+  if (options.key && (options.adopt_key || keyed())) {
+    adopt_key(db, *options.key);
+  } else if (!options.key && keyed()) {
+    throw Fatal("audit database " + quoted(options.path.string()) +
+                ": cannot write it: its chain is keyed (the broker's), and only the key's owner "
+                "may extend it; fix: run through the broker, or set SANDSHIM_AUDIT_DB to your own "
+                "file");
+  }
+}
+
 std::unique_ptr<Database> open_for_writing(const StoreOptions& options) {
   if (!options.create) {
     require_existing(options.path);
@@ -265,25 +290,9 @@ std::unique_ptr<Database> open_for_writing(const StoreOptions& options) {
   if (db->is_read_only()) {
     db->fail(SQLITE_READONLY, "open it for writing: the file is read-only");
   }
-  enable_wal(*db);
-  db->execute("PRAGMA synchronous = NORMAL", "set its synchronous mode");
-  db->skip_checkpoint_on_close();
-  // Each new shim re-reads the WAL when it opens it; checkpointing at 500 pages instead of 1000
-  // halves that read, and the checkpoints' fsyncs stay rare (bench/audit.sh measured both).
-  db->execute("PRAGMA wal_autocheckpoint = 500", "set its checkpoint interval");
+  tune_for_writing(*db);
   migrate(*db);
-  auto keyed = [&] {
-    auto state = read_chain_state(*db);
-    return state && state->keyed();
-  };
-  if (options.key && (options.adopt_key || keyed())) {
-    adopt_key(*db, *options.key);
-  } else if (!options.key && keyed()) {
-    throw Fatal("audit database " + quoted(options.path.string()) +
-                ": cannot write it: its chain is keyed (the broker's), and only the key's owner "
-                "may extend it; fix: run through the broker, or set SANDSHIM_AUDIT_DB to your own "
-                "file");
-  }
+  use_key(*db, options);
   return db;
 }
 
@@ -523,13 +532,13 @@ std::string Store::record_decision(const DecisionRecord& record) {
   return stored.decision_id;
 }
 
-bool Store::complete_decision(const std::string& tool_use_id, const DecisionCompletion& completion,
-                              uint32_t uid) {
-  if (tool_use_id.empty()) {
-    return false;
-  }
-  Database& db = m_impl->db;
-  Transaction transaction(db, Transaction::Mode::immediate);
+namespace {
+
+// The caller's latest unchained decision for the tool use gets its outcome; the exit code comes
+// from the run of the same tool use when the hook does not know it. The row's id, if one matched.
+std::optional<int64_t> complete_latest_decision(Database& db, const std::string& tool_use_id,
+                                                const DecisionCompletion& completion,
+                                                uint32_t uid) {
   Statement update(
       db,
       "UPDATE decisions SET exit_code = COALESCE(?1, (SELECT exit_code FROM runs WHERE "
@@ -546,7 +555,19 @@ bool Store::complete_decision(const std::string& tool_use_id, const DecisionComp
   update.bind(7, completion.outcome).bind(8, static_cast<int64_t>(uid));
   update.bind(9,
               static_cast<int64_t>(::getuid()));  // rows from before the uid column: the writer's
-  auto rowid = returned_id(update);
+  return returned_id(update);
+}
+
+}  // namespace
+
+bool Store::complete_decision(const std::string& tool_use_id, const DecisionCompletion& completion,
+                              uint32_t uid) {
+  if (tool_use_id.empty()) {
+    return false;
+  }
+  Database& db = m_impl->db;
+  Transaction transaction(db, Transaction::Mode::immediate);
+  auto rowid = complete_latest_decision(db, tool_use_id, completion, uid);
   if (!rowid) {
     return false;
   }

@@ -89,20 +89,10 @@ void tell_session_exit_code(int exit_pipe, int code) {
   retry_on_eintr([&] { return ::write(exit_pipe, &byte, 1); });
 }
 
-// The worker: serves the request for the caller with the caller's stdio, in the broker's own
-// environment (nothing of the caller's process but the request's fields reaches it).
-[[noreturn]] void become_worker(const Request& request, std::vector<UniqueFd>& fds,
-                                const PeerCredentials& peer, const SessionSetup& setup,
-                                int exit_pipe) {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int fd = 0; fd < 3; ++fd) {
-    ::dup2(fds[static_cast<size_t>(fd)].get(), fd);
-  }
-  follow_callers_log_level(request.log_level);
-  spdlog::debug("broker: worker started at {:.3f}", precise_monotonic_ms());
+// Runs the request, or records its refusal, and returns the exit code for the caller; a failure
+// is one line on the caller's stderr, as the shim would print it.
+int serve_or_refuse(const Request& request, std::vector<UniqueFd>& fds, const PeerCredentials& peer,
+                    const SessionSetup& setup) {
   int code = exit_code::k_sandbox_error;
   CallerFacts facts;
   try {
@@ -117,6 +107,24 @@ void tell_session_exit_code(int exit_pipe, int code) {
   } catch (const std::exception& e) {
     std::cerr << "sandshim: internal error: " << e.what() << "; nothing ran" << std::endl;
   }
+  return code;
+}
+
+// The worker: serves the request for the caller with the caller's stdio, in the broker's own
+// environment (nothing of the caller's process but the request's fields reaches it).
+[[noreturn]] void become_worker(const Request& request, std::vector<UniqueFd>& fds,
+                                const PeerCredentials& peer, const SessionSetup& setup,
+                                int exit_pipe) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int fd = 0; fd < 3; ++fd) {
+    ::dup2(fds[static_cast<size_t>(fd)].get(), fd);
+  }
+  follow_callers_log_level(request.log_level);
+  spdlog::debug("broker: worker started at {:.3f}", precise_monotonic_ms());
+  int code = serve_or_refuse(request, fds, peer, setup);
   std::cout.flush();
   std::cerr.flush();
   spdlog::debug("broker: worker ended at {:.3f}", precise_monotonic_ms());

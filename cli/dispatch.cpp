@@ -330,6 +330,24 @@ class PeakMemoryLog {
   }
 };
 
+// Invoked as python, node, sh…: through the broker when one answers, else in this process.
+int wrapped_main(const std::string& invoked_as, const Args& args) {
+  std::vector<std::string> environment = environment_entries();
+  // Claude Code's path mode names no tool call: a broker finds the decision of the command in
+  // its own audit, direct mode in the caller's.
+  std::optional<std::string> agent_command = hooks::claude_path_mode_command(environment);
+  if (auto code = broker::run_through_broker(
+          broker::run_request_for(invoked_as, args, agent_command.value_or("")))) {
+    return *code;
+  }
+  if (agent_command) {
+    if (auto tool_use = hooks::claude_path_mode_tool_use_id(environment, *agent_command)) {
+      ::setenv("SANDSHIM_TOOL_USE_ID", tool_use->c_str(), 1);
+    }
+  }
+  return shim::shim_main(invoked_as, args);
+}
+
 }  // namespace
 
 std::vector<CommandDoc> command_docs() {
@@ -360,20 +378,7 @@ int main_entry(int argc, char** argv) {
     if (invoked_as == "sandshim" || invoked_as.starts_with("sandshim")) {
       return tool_main(Args(args.begin() + (args.empty() ? 0 : 1), args.end()));
     }
-    std::vector<std::string> environment = environment_entries();
-    // Claude Code's path mode names no tool call: a broker finds the decision of the command in
-    // its own audit, direct mode in the caller's.
-    std::optional<std::string> agent_command = hooks::claude_path_mode_command(environment);
-    if (auto code = broker::run_through_broker(
-            broker::run_request_for(invoked_as, args, agent_command.value_or("")))) {
-      return *code;
-    }
-    if (agent_command) {
-      if (auto tool_use = hooks::claude_path_mode_tool_use_id(environment, *agent_command)) {
-        ::setenv("SANDSHIM_TOOL_USE_ID", tool_use->c_str(), 1);
-      }
-    }
-    return shim::shim_main(invoked_as, args);
+    return wrapped_main(invoked_as, args);
   } catch (const Fatal& e) {
     std::cerr << "sandshim: " << e.what() << std::endl;
     return e.code();

@@ -138,6 +138,33 @@ bool drain_into(int fd, std::string& sink, size_t max_bytes) {
   return true;
 }
 
+// Reads stdout and stderr together (so neither pipe fills and blocks the child) until both close;
+// false when the deadline passed first.
+bool capture_until(int out_fd, int err_fd, int64_t deadline, size_t max_bytes,
+                   CapturedRun& result) {
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+  int open_streams = 2;
+  while (open_streams > 0) {
+    int64_t left = deadline - monotonic_ms();
+    if (left <= 0) {
+      return false;
+    }
+    int ready = ::poll(fds, 2, static_cast<int>(left));
+    if (ready < 0 && errno != EINTR) {
+      break;
+    }
+    for (int i = 0; i < 2 && ready > 0; ++i) {
+      if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+        if (!drain_into(fds[i].fd, i == 0 ? result.out : result.err, max_bytes)) {
+          fds[i].fd = -1;
+          --open_streams;
+        }
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 CapturedRun run_captured(const std::vector<std::string>& argv, const std::vector<std::string>& env,
@@ -153,28 +180,10 @@ CapturedRun run_captured(const std::vector<std::string>& argv, const std::vector
   err.write.reset();
 
   CapturedRun result;
-  int64_t deadline = monotonic_ms() + timeout.count();
-  pollfd fds[2] = {{out.read.get(), POLLIN, 0}, {err.read.get(), POLLIN, 0}};
-  int open_streams = 2;
-  while (open_streams > 0) {
-    int64_t left = deadline - monotonic_ms();
-    if (left <= 0) {
-      result.timed_out = true;
-      ::kill(pid, SIGKILL);
-      break;
-    }
-    int ready = ::poll(fds, 2, static_cast<int>(left));
-    if (ready < 0 && errno != EINTR) {
-      break;
-    }
-    for (int i = 0; i < 2 && ready > 0; ++i) {
-      if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-        if (!drain_into(fds[i].fd, i == 0 ? result.out : result.err, max_bytes)) {
-          fds[i].fd = -1;
-          --open_streams;
-        }
-      }
-    }
+  if (!capture_until(out.read.get(), err.read.get(), monotonic_ms() + timeout.count(), max_bytes,
+                     result)) {
+    result.timed_out = true;
+    ::kill(pid, SIGKILL);
   }
   result.status = wait_for(pid);
   return result;

@@ -22,9 +22,8 @@ constexpr uint32_t rotr(uint32_t x, int n) {
   return (x >> n) | (x << (32 - n));
 }
 
-// One 64-byte block into the running state (FIPS 180-4, 6.2.2).
-void compress(uint32_t state[8], const unsigned char* block) {
-  uint32_t w[64];
+// The message schedule: the block's 16 big-endian words stretched to 64 (FIPS 180-4, 6.2.2 step 1).
+void expand(const unsigned char* block, uint32_t w[64]) {
   for (int i = 0; i < 16; ++i) {
     w[i] = uint32_t{block[4 * i]} << 24 | uint32_t{block[4 * i + 1]} << 16 |
            uint32_t{block[4 * i + 2]} << 8 | uint32_t{block[4 * i + 3]};
@@ -34,6 +33,12 @@ void compress(uint32_t state[8], const unsigned char* block) {
     uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
     w[i] = w[i - 16] + s0 + w[i - 7] + s1;
   }
+}
+
+// One 64-byte block into the running state (FIPS 180-4, 6.2.2).
+void compress(uint32_t state[8], const unsigned char* block) {
+  uint32_t w[64];
+  expand(block, w);
   uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
   uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
   for (int i = 0; i < 64; ++i) {
@@ -55,17 +60,10 @@ void compress(uint32_t state[8], const unsigned char* block) {
   }
 }
 
-}  // namespace
-
-std::array<uint8_t, 32> sha256(std::string_view bytes) {
-  uint32_t state[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                       0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+// The tail, a 0x80 byte, zeros, and the length in bits as a big-endian 64-bit number: one or
+// two final blocks.
+void compress_last(uint32_t state[8], std::string_view bytes, size_t whole) {
   const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
-  size_t whole = bytes.size() / 64 * 64;
-  for (size_t offset = 0; offset < whole; offset += 64) {
-    compress(state, data + offset);
-  }
-  // The tail, a 0x80 byte, zeros, and the length in bits as a big-endian 64-bit number.
   unsigned char last[128] = {};
   size_t tail = bytes.size() - whole;
   if (tail > 0) {
@@ -80,6 +78,19 @@ std::array<uint8_t, 32> sha256(std::string_view bytes) {
   for (size_t offset = 0; offset < padded; offset += 64) {
     compress(state, last + offset);
   }
+}
+
+}  // namespace
+
+std::array<uint8_t, 32> sha256(std::string_view bytes) {
+  uint32_t state[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                       0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
+  size_t whole = bytes.size() / 64 * 64;
+  for (size_t offset = 0; offset < whole; offset += 64) {
+    compress(state, data + offset);
+  }
+  compress_last(state, bytes, whole);
   std::array<uint8_t, 32> digest{};
   for (int i = 0; i < 8; ++i) {
     for (int j = 0; j < 4; ++j) {

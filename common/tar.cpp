@@ -174,10 +174,31 @@ class Reader {
   ReadResult run();
 
  private:
+  // The numeric fields of one header, read before the entry is built.
+  struct Numbers {
+    uint64_t size = 0;
+    uint64_t mode = 0;
+    uint64_t uid = 0;
+    uint64_t gid = 0;
+    uint64_t mtime = 0;
+  };
+
   bool next(ReadResult& result);
+  bool checksum_matches(const char* header);
+  bool is_end_block(const char* header);
+  bool numbers_of(const char* header, char type, Numbers& numbers);
   bool number(const char* header, Field field, uint64_t& value);
+  bool base256_number(const unsigned char* bytes, size_t size, uint64_t& value);
+  bool octal_number(const unsigned char* bytes, size_t size, uint64_t& value);
+  bool within_limits(char type, uint64_t size);
   bool take_data(uint64_t size, std::string_view& data);
+  bool apply_extended(char type, std::string_view data);
   bool apply_pax(std::string_view records);
+  bool split_pax_record(std::string_view records, size_t& length, std::string_view& key,
+                        std::string& value);
+  bool apply_pax_value(std::string_view key, const std::string& value);
+  bool add_entry(ReadResult& result, const char* header, char type, const Numbers& numbers,
+                 std::string_view data);
   Entry entry_of(const char* header, char type) const;
   bool fail(std::string why) {
     m_error = std::move(why);
@@ -203,29 +224,39 @@ std::string field_text(const char* header, Field field) {
 bool Reader::number(const char* header, Field field, uint64_t& value) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(header + field.offset);
   value = 0;
-  if ((bytes[0] & 0x80) != 0) {  // base-256 (GNU): big-endian after the marker bit
-    if ((bytes[0] & 0x40) != 0) {
-      return fail("a negative number in a header");
-    }
-    for (size_t i = 0; i < field.size; ++i) {
-      if (value > (UINT64_MAX >> 8)) {
-        return fail("a number too large in a header");
-      }
-      value = (value << 8) | (i == 0 ? (bytes[i] & 0x3f) : bytes[i]);
-    }
-    return true;
+  if ((bytes[0] & 0x80) != 0) {
+    return base256_number(bytes, field.size, value);
   }
+  return octal_number(bytes, field.size, value);
+}
+
+// GNU's base-256 form: big-endian after the marker bit, for values octal cannot hold.
+bool Reader::base256_number(const unsigned char* bytes, size_t size, uint64_t& value) {
+  if ((bytes[0] & 0x40) != 0) {
+    return fail("a negative number in a header");
+  }
+  for (size_t i = 0; i < size; ++i) {
+    if (value > (UINT64_MAX >> 8)) {
+      return fail("a number too large in a header");
+    }
+    value = (value << 8) | (i == 0 ? (bytes[i] & 0x3f) : bytes[i]);
+  }
+  return true;
+}
+
+// Octal digits, optionally led by spaces and ended by spaces or NULs (writers differ).
+bool Reader::octal_number(const unsigned char* bytes, size_t size, uint64_t& value) {
   size_t i = 0;
-  while (i < field.size && bytes[i] == ' ') {
+  while (i < size && bytes[i] == ' ') {
     ++i;
   }
-  for (; i < field.size && bytes[i] >= '0' && bytes[i] <= '7'; ++i) {
+  for (; i < size && bytes[i] >= '0' && bytes[i] <= '7'; ++i) {
     if (value > (UINT64_MAX >> 3)) {
       return fail("a number too large in a header");
     }
     value = (value << 3) | (bytes[i] - '0');
   }
-  for (; i < field.size; ++i) {
+  for (; i < size; ++i) {
     if (bytes[i] != ' ' && bytes[i] != '\0') {
       return fail("a header field that is not an octal number");
     }
@@ -246,39 +277,57 @@ bool Reader::take_data(uint64_t size, std::string_view& data) {
 // pax records: "LEN key=value\n" each; path, linkpath and size are the keys that matter.
 bool Reader::apply_pax(std::string_view records) {
   while (!records.empty()) {
-    size_t space = records.find(' ');
-    if (space == std::string_view::npos || space == 0 || space > 20) {
-      return fail("a malformed pax record");
-    }
-    uint64_t length = 0;
-    for (char c : records.substr(0, space)) {
-      if (c < '0' || c > '9') {
-        return fail("a malformed pax record");
-      }
-      length = length * 10 + static_cast<uint64_t>(c - '0');
-    }
-    if (length <= space + 2 || length > records.size() || records[length - 1] != '\n') {
-      return fail("a malformed pax record");
-    }
-    std::string_view record = records.substr(space + 1, length - space - 2);
-    size_t equals = record.find('=');
-    if (equals == std::string_view::npos) {
-      return fail("a malformed pax record");
-    }
-    std::string_view key = record.substr(0, equals);
-    std::string value(record.substr(equals + 1));
-    if (key == "path") {
-      m_long_path = value;
-    } else if (key == "linkpath") {
-      m_long_link = value;
-    } else if (key == "size") {
-      if (value.empty() || value.size() > 19 ||
-          value.find_first_not_of("0123456789") != std::string::npos) {
-        return fail("a pax size that is not a number");
-      }
-      m_pax_size = std::stoull(value);
+    size_t length = 0;
+    std::string_view key;
+    std::string value;
+    if (!split_pax_record(records, length, key, value) || !apply_pax_value(key, value)) {
+      return false;
     }
     records.remove_prefix(length);
+  }
+  return true;
+}
+
+// Reads the first record of `records`; `length` is how many bytes it takes, LEN included.
+bool Reader::split_pax_record(std::string_view records, size_t& length, std::string_view& key,
+                              std::string& value) {
+  size_t space = records.find(' ');
+  if (space == std::string_view::npos || space == 0 || space > 20) {
+    return fail("a malformed pax record");
+  }
+  uint64_t declared = 0;
+  for (char c : records.substr(0, space)) {
+    if (c < '0' || c > '9') {
+      return fail("a malformed pax record");
+    }
+    declared = declared * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (declared <= space + 2 || declared > records.size() || records[declared - 1] != '\n') {
+    return fail("a malformed pax record");
+  }
+  std::string_view record = records.substr(space + 1, declared - space - 2);
+  size_t equals = record.find('=');
+  if (equals == std::string_view::npos) {
+    return fail("a malformed pax record");
+  }
+  length = declared;
+  key = record.substr(0, equals);
+  value = std::string(record.substr(equals + 1));
+  return true;
+}
+
+// Keeps the keys that override the next header; other keys (mtime, uname…) are ignored.
+bool Reader::apply_pax_value(std::string_view key, const std::string& value) {
+  if (key == "path") {
+    m_long_path = value;
+  } else if (key == "linkpath") {
+    m_long_link = value;
+  } else if (key == "size") {
+    if (value.empty() || value.size() > 19 ||
+        value.find_first_not_of("0123456789") != std::string::npos) {
+      return fail("a pax size that is not a number");
+    }
+    m_pax_size = std::stoull(value);
   }
   return true;
 }
@@ -317,16 +366,41 @@ Entry Reader::entry_of(const char* header, char type) const {
   return entry;
 }
 
+// Headers that describe the entry after them rather than an entry of their own.
+bool is_extended(char type) {
+  return type == 'x' || type == 'g' || type == 'L' || type == 'K';
+}
+
 bool Reader::next(ReadResult& result) {
   if (m_archive.size() - m_at < k_block) {
     return fail("the archive ends without its end-of-archive blocks");
   }
   const char* header = m_archive.data() + m_at;
-  if (std::all_of(header, header + k_block, [](char c) { return c == '\0'; })) {
-    m_at = m_archive.size();  // end of archive; what follows is padding
-    m_ended = true;
+  if (is_end_block(header)) {
     return true;
   }
+  if (!checksum_matches(header)) {
+    return false;
+  }
+  m_at += k_block;
+  char type = header[k_type.offset];
+  Numbers numbers;
+  if (!numbers_of(header, type, numbers)) {
+    return false;
+  }
+  std::string_view data;
+  // Directories and links carry no data whatever their size field says.
+  bool has_data = is_extended(type) || kind_of(type) == Kind::file || kind_of(type) == Kind::other;
+  if (!within_limits(type, numbers.size) || (has_data && !take_data(numbers.size, data))) {
+    return false;
+  }
+  if (is_extended(type)) {
+    return apply_extended(type, data);
+  }
+  return add_entry(result, header, type, numbers, data);
+}
+
+bool Reader::checksum_matches(const char* header) {
   uint64_t stored = 0;
   if (!number(header, k_checksum, stored)) {
     return false;
@@ -334,25 +408,35 @@ bool Reader::next(ReadResult& result) {
   if (stored != checksum_of(header)) {
     return fail("a header's checksum does not match");
   }
-  m_at += k_block;
-  char type = header[k_type.offset];
-  uint64_t size = 0;
-  uint64_t mode = 0;
-  uint64_t uid = 0;
-  uint64_t gid = 0;
-  uint64_t mtime = 0;
-  if (!number(header, k_size, size) || !number(header, k_mode, mode) ||
-      !number(header, k_uid, uid) || !number(header, k_gid, gid) ||
-      !number(header, k_mtime, mtime)) {
+  return true;
+}
+
+// An all-zero block ends the archive; what follows it is padding.
+bool Reader::is_end_block(const char* header) {
+  if (!std::all_of(header, header + k_block, [](char c) { return c == '\0'; })) {
+    return false;
+  }
+  m_at = m_archive.size();
+  m_ended = true;
+  return true;
+}
+
+// The header's numbers, with a file's size taken from the pax record before it when it had one.
+bool Reader::numbers_of(const char* header, char type, Numbers& numbers) {
+  if (!number(header, k_size, numbers.size) || !number(header, k_mode, numbers.mode) ||
+      !number(header, k_uid, numbers.uid) || !number(header, k_gid, numbers.gid) ||
+      !number(header, k_mtime, numbers.mtime)) {
     return false;
   }
   if (m_pax_size && kind_of(type) == Kind::file) {
-    size = *m_pax_size;
+    numbers.size = *m_pax_size;
   }
-  std::string_view data;
-  bool has_data = type == 'x' || type == 'g' || type == 'L' || type == 'K' ||
-                  kind_of(type) == Kind::file || kind_of(type) == Kind::other;
-  if (type == 'x' || type == 'g' || type == 'L' || type == 'K') {
+  return true;
+}
+
+// Checked before the data is taken, so a hostile size field never gets to allocate.
+bool Reader::within_limits(char type, uint64_t size) {
+  if (is_extended(type)) {
     if (size > (1 << 20)) {
       return fail("an extended header larger than 1 MiB");
     }
@@ -363,28 +447,31 @@ bool Reader::next(ReadResult& result) {
                   " bytes");
     }
   }
-  if (has_data && !take_data(size, data)) {
-    return false;
-  }
+  return true;
+}
+
+// pax ('x') and GNU long names ('L', 'K') apply to the next entry; global pax ('g') is ignored.
+bool Reader::apply_extended(char type, std::string_view data) {
   if (type == 'x') {
     return apply_pax(data);
-  }
-  if (type == 'g') {
-    return true;
   }
   if (type == 'L' || type == 'K') {
     std::string text(data.substr(0, strnlen(data.data(), data.size())));
     (type == 'L' ? m_long_path : m_long_link) = text;
-    return true;
   }
+  return true;
+}
+
+bool Reader::add_entry(ReadResult& result, const char* header, char type, const Numbers& numbers,
+                       std::string_view data) {
   if (result.entries.size() >= m_limits.max_entries) {
     return fail("the archive holds more than " + std::to_string(m_limits.max_entries) + " entries");
   }
   Entry entry = entry_of(header, type);
-  entry.mode = static_cast<uint32_t>(mode & 07777);
-  entry.uid = static_cast<uint32_t>(std::min<uint64_t>(uid, UINT32_MAX));
-  entry.gid = static_cast<uint32_t>(std::min<uint64_t>(gid, UINT32_MAX));
-  entry.mtime = static_cast<int64_t>(std::min<uint64_t>(mtime, INT64_MAX));
+  entry.mode = static_cast<uint32_t>(numbers.mode & 07777);
+  entry.uid = static_cast<uint32_t>(std::min<uint64_t>(numbers.uid, UINT32_MAX));
+  entry.gid = static_cast<uint32_t>(std::min<uint64_t>(numbers.gid, UINT32_MAX));
+  entry.mtime = static_cast<int64_t>(std::min<uint64_t>(numbers.mtime, INT64_MAX));
   if (entry.kind == Kind::file) {
     entry.data = std::string(data);
   }

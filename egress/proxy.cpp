@@ -452,6 +452,34 @@ void serve(int listener, const AllowList& allow, int records_fd) {
   write_all(records_fd, text);
 }
 
+namespace {
+
+// The forked proxy: dies with the shim that started it, serves until SIGTERM, and never returns
+// into the shim's code.
+[[noreturn]] void serve_as_child(int listener, const AllowList& allow, int records_fd,
+                                 pid_t parent) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) {
+    ::_exit(1);
+  }
+  // The terminal's signals are the run's: the shim forwards them to the container, and the
+  // proxy serves until the shim itself says stop (SIGTERM).
+  for (int sig : {SIGINT, SIGQUIT, SIGHUP, SIGPIPE}) {
+    ::signal(sig, SIG_IGN);
+  }
+  sigset_t all;
+  sigemptyset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, nullptr);
+  try {
+    serve(listener, allow, records_fd);
+  } catch (...) {
+    ::_exit(1);
+  }
+  ::_exit(0);
+}
+
+}  // namespace
+
 ProxyProcess ProxyProcess::start(const AllowList& allow, const std::filesystem::path& socket_path,
                                  bool world_connectable) {
   UniqueFd listener = bind_unix(socket_path, world_connectable);
@@ -462,25 +490,8 @@ ProxyProcess ProxyProcess::start(const AllowList& allow, const std::filesystem::
     throw Fatal(std::string("cannot start the egress proxy: fork failed: ") + std::strerror(errno));
   }
   if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) {
-      ::_exit(1);
-    }
-    // The terminal's signals are the run's: the shim forwards them to the container, and the
-    // proxy serves until the shim itself says stop (SIGTERM).
-    for (int sig : {SIGINT, SIGQUIT, SIGHUP, SIGPIPE}) {
-      ::signal(sig, SIG_IGN);
-    }
-    sigset_t all;
-    sigemptyset(&all);
-    ::sigprocmask(SIG_SETMASK, &all, nullptr);
     records.read.reset();
-    try {
-      serve(listener.get(), allow, records.write.get());
-    } catch (...) {
-      ::_exit(1);
-    }
-    ::_exit(0);
+    serve_as_child(listener.get(), allow, records.write.get(), parent);
   }
   return ProxyProcess(pid, std::move(records.read));
 }

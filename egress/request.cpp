@@ -137,6 +137,33 @@ std::optional<size_t> socks_address_size(std::string_view bytes) {
   }
 }
 
+// Anything but a SOCKS5 CONNECT gets the reply the protocol has for it.
+std::optional<SocksRequest> refuse_command(std::string_view bytes) {
+  if (byte_at(bytes, 0) != k_socks_version) {
+    return invalid_socks(k_socks_failure, "not a SOCKS5 request");
+  }
+  if (byte_at(bytes, 1) != k_socks_connect) {
+    return invalid_socks(k_socks_command_unsupported,
+                         "a SOCKS5 command other than CONNECT (the proxy opens tunnels only)");
+  }
+  return std::nullopt;
+}
+
+// The tunnel a complete CONNECT asks for: its address (a domain name has a length byte before
+// it) and the big-endian port after it.
+ProxyRequest socks_destination(std::string_view bytes, size_t address_size) {
+  bool domain = byte_at(bytes, 3) == k_socks_domain;
+  std::string_view raw =
+      bytes.substr(k_socks_request_fixed + (domain ? 1 : 0), address_size - (domain ? 1 : 0));
+  size_t port_at = k_socks_request_fixed + address_size;
+  ProxyRequest request;
+  request.tunnel = true;
+  request.host = socks_address(byte_at(bytes, 3), raw);
+  request.port =
+      static_cast<uint16_t>((byte_at(bytes, port_at) << 8) | byte_at(bytes, port_at + 1));
+  return request;
+}
+
 }  // namespace
 
 SocksGreeting parse_socks_greeting(std::string_view bytes) {
@@ -162,12 +189,8 @@ SocksRequest parse_socks_request(std::string_view bytes) {
   if (bytes.size() < k_socks_request_fixed) {
     return {};
   }
-  if (byte_at(bytes, 0) != k_socks_version) {
-    return invalid_socks(k_socks_failure, "not a SOCKS5 request");
-  }
-  if (byte_at(bytes, 1) != k_socks_connect) {
-    return invalid_socks(k_socks_command_unsupported,
-                         "a SOCKS5 command other than CONNECT (the proxy opens tunnels only)");
+  if (auto refused = refuse_command(bytes)) {
+    return *refused;
   }
   auto address_size = socks_address_size(bytes);
   if (!address_size) {
@@ -178,14 +201,7 @@ SocksRequest parse_socks_request(std::string_view bytes) {
   if (bytes.size() < parsed.size) {
     return parsed;
   }
-  bool domain = byte_at(bytes, 3) == k_socks_domain;
-  std::string_view raw =
-      bytes.substr(k_socks_request_fixed + (domain ? 1 : 0), *address_size - (domain ? 1 : 0));
-  size_t port_at = parsed.size - 2;
-  parsed.request.tunnel = true;
-  parsed.request.host = socks_address(byte_at(bytes, 3), raw);
-  parsed.request.port =
-      static_cast<uint16_t>((byte_at(bytes, port_at) << 8) | byte_at(bytes, port_at + 1));
+  parsed.request = socks_destination(bytes, *address_size);
   if (parsed.request.host.empty() || parsed.request.port == 0) {
     return invalid_socks(k_socks_address_unsupported, "a SOCKS5 request without a name or port");
   }

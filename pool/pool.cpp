@@ -91,6 +91,27 @@ std::string serialize(const PoolEntry& entry) {
   return out.str();
 }
 
+// One "FIELD VALUE" line of an entry file; fields this version does not know are skipped.
+void read_entry_field(PoolEntry& entry, const std::string& field, const std::string& value) {
+  if (field == "image") {
+    entry.image = value;
+  } else if (field == "image_id") {
+    entry.image_id = value;
+  } else if (field == "workspace") {
+    entry.workspace = value;
+  } else if (field == "expires" || field == "deadline") {
+    int64_t number = value.empty() ? 0 : std::stoll(value);
+    (field == "expires" ? entry.expires_epoch_s : entry.deadline_epoch_s) = number;
+  } else if (field == "arg") {
+    entry.create_args.push_back(value);
+  } else if (field == "launcher") {
+    std::istringstream words(value);
+    words >> entry.launcher_pid >> entry.launcher_token;
+  } else if (field == "surplus") {
+    entry.surplus = value == "1";
+  }
+}
+
 std::optional<PoolEntry> read_entry(const fs::path& path, const std::string& key) {
   std::ifstream in(path);
   if (!in) {
@@ -103,23 +124,7 @@ std::optional<PoolEntry> read_entry(const fs::path& path, const std::string& key
   while (std::getline(in, line)) {
     std::string field = line.substr(0, line.find(' '));
     std::string value = line.size() > field.size() ? line.substr(field.size() + 1) : "";
-    if (field == "image") {
-      entry.image = value;
-    } else if (field == "image_id") {
-      entry.image_id = value;
-    } else if (field == "workspace") {
-      entry.workspace = value;
-    } else if (field == "expires" || field == "deadline") {
-      int64_t number = value.empty() ? 0 : std::stoll(value);
-      (field == "expires" ? entry.expires_epoch_s : entry.deadline_epoch_s) = number;
-    } else if (field == "arg") {
-      entry.create_args.push_back(value);
-    } else if (field == "launcher") {
-      std::istringstream words(value);
-      words >> entry.launcher_pid >> entry.launcher_token;
-    } else if (field == "surplus") {
-      entry.surplus = value == "1";
-    }
+    read_entry_field(entry, field, value);
   }
   if (entry.image_id.empty() || entry.expires_epoch_s == 0) {
     return std::nullopt;
@@ -508,6 +513,32 @@ WarmPool::Plan WarmPool::plan_starts(PoolDraw draw) const {
   return plan;
 }
 
+namespace {
+
+// Runs task(0) … task(count - 1) each in its own process, all at once; returns how many returned
+// true. A task that could not fork counts as failed.
+int count_forked_successes(size_t count, const std::function<bool(size_t)>& task) {
+  std::vector<pid_t> children;
+  for (size_t i = 0; i < count; ++i) {
+    pid_t child = ::fork();
+    if (child == 0) {
+      ::_exit(task(i) ? 0 : 1);
+    }
+    if (child > 0) {
+      children.push_back(child);
+    }
+  }
+  int succeeded = 0;
+  for (pid_t child : children) {
+    int status = 0;
+    retry_on_eintr([&] { return ::waitpid(child, &status, 0); });
+    succeeded += WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 1 : 0;
+  }
+  return succeeded;
+}
+
+}  // namespace
+
 // Starts the planned containers concurrently (a process each when there are several), each
 // reservation released once its entry is published. Returns how many started.
 int WarmPool::start_planned(const Plan& plan, const std::string& image_id) const {
@@ -524,24 +555,30 @@ int WarmPool::start_planned(const Plan& plan, const std::string& image_id) const
   if (plan.starts.size() == 1) {
     return start_one(0) ? 1 : 0;
   }
-  std::vector<pid_t> children;
-  for (size_t i = 0; i < plan.starts.size(); ++i) {
-    pid_t child = ::fork();
-    if (child == 0) {
-      ::_exit(start_one(i) ? 0 : 1);
-    }
-    if (child > 0) {
-      children.push_back(child);
-    }
-  }
-  int started = 0;
-  for (pid_t child : children) {
-    int status = 0;
-    retry_on_eintr([&] { return ::waitpid(child, &status, 0); });
-    started += WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 1 : 0;
-  }
+  int started = count_forked_successes(plan.starts.size(), start_one);
   release_starts(plan.starts);  // a start that could not fork, or whose process died
   return started;
+}
+
+// In the detached process: takes over the planned reservations, lets the caller exit, then
+// starts them (or releases them when the image is gone, so that no run waits for them).
+void WarmPool::start_after_caller(const Plan& plan, const std::string& claimed_run_id,
+                                  const std::function<void()>& wait_for_caller) const {
+  for (size_t i = 0; i < plan.starts.size(); ++i) {
+    write_reservation(plan.starts[i], plan.surplus[i]);  // this process's now
+  }
+  wait_for_caller();
+  if (!claimed_run_id.empty()) {
+    std::error_code ec;
+    fs::remove(claimed_dir() / claimed_run_id, ec);
+  }
+  auto image_id = current_image_id();
+  if (!image_id) {
+    release_starts(plan.starts);
+    return;
+  }
+  discard_unservable(*image_id);
+  start_planned(plan, *image_id);
 }
 
 void WarmPool::refill_detached(const std::string& claimed_run_id) const {
@@ -565,21 +602,7 @@ void WarmPool::refill_detached(const std::string& claimed_run_id) const {
       UniqueFd lock = lock_key(m_key);
       *plan = plan_starts(draw);
     }
-    for (size_t i = 0; i < plan->starts.size(); ++i) {
-      write_reservation(plan->starts[i], plan->surplus[i]);  // this process's now
-    }
-    wait_for_caller();
-    if (!claimed_run_id.empty()) {
-      std::error_code ec;
-      fs::remove(claimed_dir() / claimed_run_id, ec);
-    }
-    auto image_id = current_image_id();
-    if (!image_id) {
-      release_starts(plan->starts);
-      return;
-    }
-    discard_unservable(*image_id);
-    start_planned(*plan, *image_id);
+    start_after_caller(*plan, claimed_run_id, wait_for_caller);
   };
   try {
     run_detached_after_exit(refill);

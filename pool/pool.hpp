@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -93,6 +94,8 @@ class WarmPool {
   Plan plan_starts(PoolDraw draw) const;
   void discard_unservable(const std::string& image_id) const;
   int start_planned(const Plan& plan, const std::string& image_id) const;
+  void start_after_caller(const Plan& plan, const std::string& claimed_run_id,
+                          const std::function<void()>& wait_for_caller) const;
   std::string start_container(const std::string& image_id, bool surplus) const;
   bool uses_launcher() const;
   bool create_container(const RunSpec& spec, const std::vector<std::string>& labels, int64_t life_s,
