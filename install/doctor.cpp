@@ -30,6 +30,7 @@
 #include "install/agent_settings.hpp"
 #include "install/atomic_file.hpp"
 #include "install/container_checks.hpp"
+#include "install/doctor_sandbox.hpp"
 #include "install/doctor_versions.hpp"
 #include "install/hook_checks.hpp"
 #include "policy/policy.hpp"
@@ -94,7 +95,7 @@ Examples:
   sandshim doctor --containers
   sandshim doctor --containers sandshim-0123abcd --json)";
 
-enum class Status { ok, warn, fail };
+}  // namespace
 
 const char* to_string(Status status) {
   switch (status) {
@@ -108,12 +109,7 @@ const char* to_string(Status status) {
   return "?";
 }
 
-struct Finding {
-  std::string check;
-  Status status;
-  std::string detail;
-  std::string fix;  // the command that fixes a warning or failure
-};
+namespace {
 
 // What the checks learn, in order: later checks need the policy and the engine.
 struct Context {
@@ -479,8 +475,6 @@ void check_audit(Context& ctx) {
 
 std::string user_name_of(uid_t uid);
 
-// Claude Code's own sandbox, when on, refuses every unix socket its commands open unless
-// sandbox.network.allowAllUnixSockets (Linux allows none by path): the broker's too.
 void check_claude_sandbox(Context& ctx, const AgentConfigPaths& paths) {
   std::vector<ClaudeSettingsSource> sources;
   for (const fs::path& file :
@@ -489,41 +483,9 @@ void check_claude_sandbox(Context& ctx, const AgentConfigPaths& paths) {
         paths.claude_managed_dir / "managed-settings.json"}) {
     sources.push_back({file.string(), read_file(file).value_or(std::string())});
   }
-  ClaudeSandbox sandbox = claude_sandbox(sources);
-  if (!sandbox.enabled) {
-    ctx.add("sandbox", Status::ok, "Claude Code's own sandbox is off: sandshim is the sandbox");
-    return;
-  }
-  bool broker = ctx.broker || !ctx.broker_missing_fix.empty();
-  std::string on = "Claude Code's own sandbox is on (" + sandbox.enabled_in + ")";
-  std::string socket =
-      broker ? "the broker's socket " + ctx.broker_socket.string() : "the engine's socket";
-  if (!sandbox.all_unix_sockets.value_or(false)) {
-    std::string refused =
-        on + " and refuses " + socket + ": sandboxed python, node and sh exit 125";
-    if (broker) {
-      ctx.add("sandbox", Status::fail, refused,
-              "`sandshim install agent claude` again (it adds " +
-                  std::string(k_claude_all_unix_sockets) + ")");
-    } else {
-      ctx.add("sandbox", Status::warn, refused,
-              "use the broker (install/setup.sh), or turn Claude Code's sandbox off");
-    }
-    return;
-  }
-  std::string allowed = on + "; allowAllUnixSockets (" + sandbox.all_unix_sockets_in +
-                        ") lets its commands reach " + socket +
-                        ", and every other unix socket they may open (Linux allows none by path)";
-  std::vector<std::string> ways = broker::engine_access();
-  if (!broker) {
-    ctx.add("sandbox", Status::warn, allowed + ": in direct mode, the engine itself",
-            "use the broker (install/setup.sh)");
-  } else if (::getuid() != 0 && !ways.empty()) {
-    ctx.add("sandbox", Status::warn, allowed + ", the engine's too: this uid " + join(ways, ", "),
-            "`sudo gpasswd -d " + user_name_of(::getuid()) + " docker`, then log in again");
-  } else {
-    ctx.add("sandbox", Status::ok, allowed);
-  }
+  SandboxFacts facts{ctx.broker || !ctx.broker_missing_fix.empty(), ctx.broker_socket.string(),
+                     broker::engine_access(), ::getuid() == 0, user_name_of(::getuid())};
+  ctx.findings.push_back(claude_sandbox_finding(claude_sandbox(sources), facts));
 }
 
 // One line per installed agent: whether that agent will really call the hooks.
