@@ -21,8 +21,6 @@ struct ApiFault {
   EngineErrorKind kind = EngineErrorKind::other;
   bool lost = false;   // the engine went away after the container started
   std::string reason;  // the engine's message, or the system's words for the fault
-
-  bool operator==(const ApiFault&) const = default;
 };
 
 // One JSON object; the reason is cut to k_api_fault_reason_bytes, so the report stays under

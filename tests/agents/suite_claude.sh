@@ -231,7 +231,7 @@ if [[ $AGENT_MODE == broker ]]; then
     }
     run_check "claude sandbox: doctor says the broker's socket is allowed" sandbox_doctor_after
 fi
-kill "$OTHER_LISTENER" 2>/dev/null || true
+kill "$OTHER_LISTENER" 2>/dev/null || true # teardown: it may have ended with its check, which asserted above
 rm -rf "$READ_ONLY_DIR"
 
 # Uninstall takes out the key it added; the sandbox turned off and an install again leave the

@@ -69,6 +69,30 @@ start_broker() { # [FLAGS...]
         fail "the broker did not start"
 }
 
+# The engine's containers of the broker's warm pools for the test user's workspace $U/ws.
+broker_pool_containers() {
+    "$DOCKER" ps -aq --filter label=org.sandshim.pool --filter "volume=$U/ws"
+}
+
+# A broker whose warm pool runs through the launcher: its launcher directories on a tmpfs (the
+# suite's own directory is not one), removed at exit with the pool's idle containers (never
+# runs, so not in the audit that lib.sh's cleanup reads). Sets LAUNCH and POOL (its pools' state).
+start_warm_broker() { # NAME
+    LAUNCH=$(mktemp -d "/dev/shm/sandshim-$1.XXXXXX")
+    chown sandshim: "$LAUNCH"
+    trap remove_warm_pool_then_stop EXIT
+    start_broker --launch-dir "$LAUNCH"
+    POOL=$BSTATE/state/sandshim/pool
+}
+remove_warm_pool_then_stop() {
+    local rc=$?
+    broker_stop_if_started
+    broker_pool_containers | xargs -r "$DOCKER" rm -f >/dev/null 2>&1
+    rm -rf "$LAUNCH"
+    (exit "$rc")
+    stop_broker_then_cleanup
+}
+
 # Runs CMD as the test user in DIR with the shims first on PATH and the suite's broker.
 as_nd() { # DIR CMD...
     local dir=$1

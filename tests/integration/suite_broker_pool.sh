@@ -12,27 +12,9 @@
 
 broker_suite_setup sandshim-brokerpool-nd \
     $'[sandbox]\ntimeout = 20s\n[pool]\nsize = 1\nmax = 3\nidle_ttl = 2m\nshrink_after = 10m\nclaim_wait = 60s\nstart = launcher\n'
-# The launcher directories on a tmpfs (the suite's own directory is not one).
-LAUNCH=$(mktemp -d /dev/shm/sandshim-brokerpool.XXXXXX)
-chown sandshim: "$LAUNCH"
 mkdir -p "$U/ws"
 chown -R "$ND_USER:" "$U/ws"
-
-# The engine's containers of the broker's pools for the suite's workspace (idle or claimed).
-pool_containers() {
-    "$DOCKER" ps -aq --filter label=org.sandshim.pool --filter "volume=$U/ws"
-}
-remove_pool_then_stop() {
-    local rc=$?
-    broker_stop_if_started
-    pool_containers | xargs -r "$DOCKER" rm -f >/dev/null 2>&1
-    rm -rf "$LAUNCH"
-    (exit "$rc")
-    stop_broker_then_cleanup
-}
-trap remove_pool_then_stop EXIT
-start_broker --launch-dir "$LAUNCH"
-POOL=$BSTATE/state/sandshim/pool
+start_warm_broker brokerpool
 
 # Idle entries plus starts pending in the broker's pools, from the pools' own state.
 pool_state_count() {
@@ -41,13 +23,6 @@ pool_state_count() {
 }
 idle_count() {
     find "$POOL" -mindepth 2 -maxdepth 2 -type f -regex '.*/[0-9a-f]+$' -not -path '*/claimed/*' 2>/dev/null | wc -l
-}
-wait_for_idle() { # N
-    local deadline=$((SECONDS + 60))
-    until (($(idle_count) >= $1)); do
-        ((SECONDS < deadline)) || fail "fewer than $1 idle warm containers within 60 s; broker log: $(tail -n 5 "$BSTATE/broker.log")"
-        sleep 0.2
-    done
 }
 # `sandshim pool drain` as the broker's user, in the broker's own state (how an operator drains
 # the installed broker's pools).
@@ -60,7 +35,8 @@ drain_as_broker() {
 check "control: a first run through the broker is cold, and its refill leaves one idle container"
 expect_exit 0 as_nd "$U/ws" sh -c 'true'
 expect_equal false "$(broker_row "$(last_broker_run)" warm)" "warm of the first run"
-wait_for_idle 1
+has_idle() { (($(idle_count) >= 1)); }
+wait_until 60 "an idle warm container after the first run's refill" has_idle
 
 check "growth: 12 back-to-back runs of a user outside the docker group grow the pool to pool.max = 3, every run warm"
 counts=()
@@ -83,11 +59,8 @@ check "growth: pool drain as the broker's user removes the grown pool, pending s
 expect_exit 0 as_nd "$U/ws" sh -c 'true'
 drain_as_broker >"$T/drain.out" 2>&1 || fail "pool drain failed: $(cat "$T/drain.out")"
 expect_contains "removed" "$T/drain.out"
-deadline=$((SECONDS + 30))
-while [[ -n $(pool_containers) ]]; do
-    ((SECONDS < deadline)) || fail "containers of the broker's pool after the drain: $(pool_containers | wc -l)"
-    sleep 0.2
-done
+pool_gone() { [[ -z $(broker_pool_containers) ]]; }
+wait_until 30 "no container of the broker's pool after the drain" pool_gone
 expect_equal 0 "$(idle_count)" "idle entries after the drain"
 
 suite_done

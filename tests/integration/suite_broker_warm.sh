@@ -16,22 +16,7 @@
 
 broker_suite_setup sandshim-brokerwarm-nd \
     $'[sandbox]\ntimeout = 4s\n[pool]\nsize = 1\nmax = 1\nidle_ttl = 2m\nstart = launcher\n'
-# The launcher directories on a tmpfs (the suite's own directory is not one).
-LAUNCH=$(mktemp -d /dev/shm/sandshim-brokerwarm.XXXXXX)
-chown sandshim: "$LAUNCH"
-remove_launch_dir_then_stop() {
-    local rc=$?
-    broker_stop_if_started
-    # The broker's idle containers (never runs, so not in the audit lib.sh's cleanup reads).
-    "$DOCKER" ps -aq --filter label=org.sandshim.pool --filter "volume=$U/ws" |
-        xargs -r "$DOCKER" rm -f >/dev/null 2>&1
-    rm -rf "$LAUNCH"
-    (exit "$rc")
-    stop_broker_then_cleanup
-}
-trap remove_launch_dir_then_stop EXIT
-start_broker --launch-dir "$LAUNCH"
-POOL=$BSTATE/state/sandshim/pool
+start_warm_broker brokerwarm
 
 mkdir -p "$U/ws"
 chown -R "$ND_USER:" "$U/ws"

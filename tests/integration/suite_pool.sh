@@ -400,15 +400,18 @@ pool_state_count() {
 }
 
 # Runs N back-to-back runs of `sh -c true`; after each, records the pool's idle plus starting
-# count in COUNTS. Every run must be warm.
-burst() { # N
+# count in COUNTS. Every run must be warm. With UNTIL, stops once the count reaches it (false when
+# it never did).
+burst() { # N [UNTIL]
     local i
     COUNTS=()
     for ((i = 0; i < $1; i++)); do
         expect_exit 0 sandshim run -- sh -c 'true'
         expect_warm last true
         COUNTS+=("$(pool_state_count)")
+        [[ -z ${2:-} ]] || ((COUNTS[-1] < $2)) || return 0
     done
+    [[ -z ${2:-} ]]
 }
 
 wait_no_starts() {
@@ -461,18 +464,7 @@ pool_config '[pool]' 'size = 1' 'max = 3' 'idle_ttl = 2m' 'shrink_after = 3s' 'c
 fill sh
 # Back-to-back runs until it grew: how soon depends on the load (a loaded machine's refill may
 # keep up with a slow run for a while: 5 runs in one CI run before it grew).
-grew=no
-COUNTS=()
-for ((i = 0; i < 12; i++)); do
-    expect_exit 0 sandshim run -- sh -c 'true'
-    expect_warm last true
-    COUNTS+=("$(pool_state_count)")
-    if ((COUNTS[-1] >= 2)); then
-        grew=yes
-        break
-    fi
-done
-[[ $grew == yes ]] || fail "control: the pool did not grow in 12 back-to-back runs: ${COUNTS[*]}"
+burst 12 2 || fail "control: the pool did not grow in 12 back-to-back runs: ${COUNTS[*]}"
 wait_no_starts
 sleep 4 # pool.shrink_after: the containers above pool.size expire, and the target is 1 again
 fill sh
