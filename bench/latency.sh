@@ -567,7 +567,10 @@ idle_container_cost() {
   local name pid shim cgroup_path usage shim_kib=0 cgroup_kib=0 count=0
   for name in $(docker ps --filter label=org.sandshim.pool --filter "volume=$work/workspace" --format '{{.Names}}'); do
     pid=$(docker inspect --format '{{.State.Pid}}' "$name" 2> /dev/null) || continue
+    # 0 for a container that stopped meanwhile (a broker's pool expiring, a drain): none to count.
+    [[ $pid =~ ^[1-9][0-9]*$ ]] || continue
     shim=$(ps -o ppid= -p "$pid" | tr -d ' ')
+    [[ -n $shim ]] || continue
     cgroup_path=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ || $2 == "" { print $3; exit }' "/proc/$pid/cgroup")
     usage=$(cat "/sys/fs/cgroup/memory$cgroup_path/memory.usage_in_bytes" 2> /dev/null ||
       cat "/sys/fs/cgroup$cgroup_path/memory.current" 2> /dev/null || echo 0)

@@ -30,9 +30,11 @@ FMT_END_NAMESPACE
 #include <spdlog/details/log_msg_buffer-inl.h>
 #include <spdlog/details/null_mutex.h>
 #include <spdlog/details/os-inl.h>
+#include <spdlog/details/periodic_worker-inl.h>
 #include <spdlog/details/registry-inl.h>
 #include <spdlog/logger-inl.h>
 #include <spdlog/pattern_formatter-inl.h>
+#include <spdlog/sinks/ansicolor_sink-inl.h>
 #include <spdlog/sinks/base_sink-inl.h>
 #include <spdlog/sinks/sink-inl.h>
 #include <spdlog/sinks/stdout_sinks-inl.h>
@@ -58,3 +60,11 @@ template SPDLOG_API std::shared_ptr<spdlog::logger>
 spdlog::stderr_logger_mt<spdlog::synchronous_factory>(const std::string& logger_name);
 template SPDLOG_API std::shared_ptr<spdlog::logger>
 spdlog::stderr_logger_st<spdlog::synchronous_factory>(const std::string& logger_name);
+
+// The registry's default logger writes through an ANSI colour sink.
+template class SPDLOG_API spdlog::sinks::ansicolor_sink<spdlog::details::console_mutex>;
+template class SPDLOG_API spdlog::sinks::ansicolor_sink<spdlog::details::console_nullmutex>;
+template class SPDLOG_API spdlog::sinks::ansicolor_stdout_sink<spdlog::details::console_mutex>;
+template class SPDLOG_API spdlog::sinks::ansicolor_stdout_sink<spdlog::details::console_nullmutex>;
+template class SPDLOG_API spdlog::sinks::ansicolor_stderr_sink<spdlog::details::console_mutex>;
+template class SPDLOG_API spdlog::sinks::ansicolor_stderr_sink<spdlog::details::console_nullmutex>;
