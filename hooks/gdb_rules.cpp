@@ -51,16 +51,13 @@ bool listed(const List& list, std::string_view text) {
 
 bool is_read_only_command(const std::string& text);
 
-// `thread apply all bt`, `thread apply 1 2 -q bt`: the command after the thread list.
-bool is_read_only_thread_command(const std::vector<std::string>& words) {
-  if (words.size() < 2 || words[1] != "apply") {
-    return words.size() <= 2 && std::all_of(words.begin() + 1, words.end(), [](const auto& w) {
-             return w.find_first_not_of("0123456789.") == std::string::npos;
-           });
-  }
+// `thread apply all bt`, `frame apply 3 -q p x`: the command after the thread or frame list
+// must itself be one of the set (`frame apply all shell …` is not).
+bool is_read_only_apply(const std::vector<std::string>& words) {
   size_t i = 2;
-  while (i < words.size() && (words[i] == "all" || words[i].starts_with('-') ||
-                              words[i].find_first_not_of("0123456789.-") == std::string::npos)) {
+  while (i < words.size() &&
+         (words[i] == "all" || words[i] == "level" || words[i].starts_with('-') ||
+          words[i].find_first_not_of("0123456789.-") == std::string::npos)) {
     ++i;
   }
   std::vector<std::string> rest(words.begin() + static_cast<std::ptrdiff_t>(i), words.end());
@@ -84,8 +81,14 @@ bool is_read_only_command(const std::string& text) {
   if (command == "set") {
     return words.size() >= 2 && listed(k_display_settings, words[1]);
   }
+  if (words.size() >= 2 && words[1] == "apply") {
+    return (command == "thread" || command == "frame" || command == "f") &&
+           is_read_only_apply(words);
+  }
   if (command == "thread") {
-    return is_read_only_thread_command(words);
+    return words.size() <= 2 && std::all_of(words.begin() + 1, words.end(), [](const auto& w) {
+             return w.find_first_not_of("0123456789.") == std::string::npos;
+           });
   }
   return listed(k_read_only_commands, command);
 }
