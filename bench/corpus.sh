@@ -33,7 +33,11 @@ for tool in "$bin" "$units" "$timer"; do
   fi
 done
 
-work=$(mktemp -d /tmp/sandshim-corpus-bench.XXXXXX)
+# In the build directory, not /tmp: the fixture's system/ tree stands for /usr, and its scripts
+# (Debian's mvn, bats, ldd) are system programs only where every directory above them is root's
+# and closed to others (hooks/README.md, limit 7). Run as root from a build directory root owns
+# to count them so; anywhere else they are followed like any script.
+work=$(mktemp -d "$(realpath "$build")/corpus-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 SANDSHIM_CORPUS_WORKSPACE=$work/ws "$units" '[.corpus-workspace]' > "$work/workspace.txt"
 project=$(sed -n 's/^project=//p' "$work/workspace.txt")

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/paths.hpp"
 #include "common/strings.hpp"
 #include "hooks/refusal_rules.hpp"
 #include "hooks/shell_analysis.hpp"
@@ -647,6 +648,25 @@ Decision decide_deny(const CommandAnalysis& analysis, const DecisionInputs& inpu
                  "sandshim: no interpreter runs outside the sandbox (hook.mode = deny)");
 }
 
+// A system script is root's and lies outside the places the agent writes: the workspace, the
+// command's cwd and HOME (compared canonically, as the script's own path is).
+std::function<bool(const std::filesystem::path&)> system_program_test(const DecisionInputs& in) {
+  if (!in.owned_by_system) {
+    return {};
+  }
+  return [owned = in.owned_by_system,
+          places = std::vector{in.workspace, in.cwd, in.home}](const std::filesystem::path& file) {
+    for (const std::filesystem::path& place : places) {
+      std::error_code ec;
+      std::filesystem::path canonical = std::filesystem::weakly_canonical(place, ec);
+      if (!place.empty() && (ec || is_within(file, canonical))) {
+        return false;
+      }
+    }
+    return owned(file);
+  };
+}
+
 }  // namespace
 
 AnalysisOptions analysis_options(const DecisionInputs& inputs) {
@@ -658,6 +678,7 @@ AnalysisOptions analysis_options(const DecisionInputs& inputs) {
   options.locate = inputs.locate;
   options.known_program_of = inputs.known_program_of;
   options.read_script = inputs.read_script;
+  options.system_program = system_program_test(inputs);
   options.cwd = inputs.cwd;
   options.home = inputs.home;
   options.protected_paths = inputs.protected_paths;

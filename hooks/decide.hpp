@@ -46,6 +46,8 @@ struct DecisionInputs {
   std::function<std::optional<std::filesystem::path>(const std::string& command)> locate;
   std::function<std::optional<std::string>(const std::filesystem::path& file)> known_program_of;
   std::function<std::optional<std::string>(const std::filesystem::path& file)> read_script;
+  // Only root can have written the file (program_files.hpp, owned_by_system); empty: none is.
+  std::function<bool(const std::filesystem::path& file)> owned_by_system;
   std::filesystem::path cwd;
   std::filesystem::path home;
   std::filesystem::path workspace;  // what the sandbox mounts: the git root, else cwd

@@ -244,6 +244,7 @@ class HookRun {
     }
     in.known_program_of = m_env.known_program_of;
     in.read_script = m_env.read_script;
+    in.owned_by_system = m_env.owned_by_system;
   }
 
   // Claude Code sources its session environment before every Bash command: when this session's
@@ -523,6 +524,7 @@ HookEnvironment system_environment() {
     return (*known)->of(file);
   };
   env.read_script = read_script_file;
+  env.owned_by_system = [](const fs::path& file) { return owned_by_system(file); };
   env.exists = [](const fs::path& file) {
     std::error_code ec;
     return fs::exists(file, ec);

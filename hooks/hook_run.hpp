@@ -61,6 +61,8 @@ struct HookEnvironment {
       locate;
   std::function<std::optional<std::string>(const std::filesystem::path& file)> known_program_of;
   std::function<std::optional<std::string>(const std::filesystem::path& file)> read_script;
+  // Only root can have written the file (owned_by_system); empty: no file is the system's.
+  std::function<bool(const std::filesystem::path& file)> owned_by_system;
   std::function<bool(const std::filesystem::path&)> exists;
   std::function<int64_t()> now_ms;
   // Claude Code's session environment: the file a SessionStart hook appends to

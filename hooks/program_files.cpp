@@ -142,4 +142,22 @@ std::optional<std::string> read_script_file(const fs::path& file) {
   return text;
 }
 
+bool owned_by_system(const fs::path& file, const SystemOwner& owner) {
+  if (!file.is_absolute() || !is_within(file, owner.top)) {
+    return false;
+  }
+  for (fs::path place = file;; place = place.parent_path()) {
+    struct stat info {};
+    bool leaf = place == file;
+    if (::lstat(place.c_str(), &info) != 0 || info.st_uid != owner.uid ||
+        (info.st_mode & (S_IWGRP | S_IWOTH)) != 0 ||
+        !(leaf ? S_ISREG(info.st_mode) : S_ISDIR(info.st_mode))) {
+      return false;
+    }
+    if (place == owner.top || place == place.root_path()) {
+      return true;
+    }
+  }
+}
+
 }  // namespace sandshim::hooks

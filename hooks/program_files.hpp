@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -39,5 +41,18 @@ std::optional<std::filesystem::path> locate_program(const std::string& command,
 // The text of a script file a host shell would read (a regular file up to 1 MiB; nullopt for a
 // binary: no #! and a NUL in its first 4 KiB).
 std::optional<std::string> read_script_file(const std::filesystem::path& file);
+
+// Whose files count as the system's: `uid`'s (root) at and below `top` ("/"). Tests stand a
+// fixture directory and their own uid in for / and root.
+struct SystemOwner {
+  uid_t uid = 0;
+  std::filesystem::path top = "/";
+};
+
+// True when only root can have written `file` (canonical) or put it there: it is a regular file,
+// and it and every directory above it up to `owner.top` belong to `owner.uid` and are writable by
+// neither group nor others. A sticky world-writable directory (/tmp) fails: any user can create
+// a file in it. An ACL granting another user write shows in the group bits and fails too.
+bool owned_by_system(const std::filesystem::path& file, const SystemOwner& owner = {});
 
 }  // namespace sandshim::hooks

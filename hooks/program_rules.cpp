@@ -5,6 +5,8 @@
 #include <cctype>
 #include <vector>
 
+#include "hooks/gdb_rules.hpp"
+
 namespace sandshim::hooks {
 
 namespace {
@@ -445,7 +447,7 @@ std::optional<std::string> hidden_command_of(std::string_view name, Argv argv) {
   if (name == "tar") {
     return tar_hidden_command(argv);
   }
-  if (name == "ssh" || name == "scp" || name == "sftp" || name == "slogin") {
+  if (name == "ssh" || name == "scp" || name == "sftp" || name == "slogin" || name == "ssh-argv0") {
     return ssh_hidden_command(name, argv);
   }
   if (name == "rsync") {
@@ -473,7 +475,10 @@ std::optional<std::string> hidden_command_of(std::string_view name, Argv argv) {
   if (name == "sed" || name == "gsed") {
     return sed_hidden_command(argv);
   }
-  if (name == "gdb" || name == "lldb" || name == "emacs" || name == "ed" || name == "expect") {
+  if (name == "gdb" || name == "gdbtui" || name == "gdb-multiarch") {
+    return gdb_hidden_command(argv);
+  }
+  if (name == "lldb" || name == "emacs" || name == "ed" || name == "expect") {
     return std::string(name) + " runs commands of its own";
   }
   if (name == "make" || name == "gmake") {

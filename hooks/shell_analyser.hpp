@@ -130,6 +130,26 @@ constexpr std::array<LauncherSpec, 14> k_launchers = {{{"uv", "run"},
                                                        {"rbenv", "exec"},
                                                        {"nodenv", "exec"}}};
 
+// Options written before a tool's verb that take the next word as their value (`uv --directory
+// DIR sync`), so the verb is found; `--opt=VALUE` is one word anyway. uv's global options, poetry's
+// and pip's general ones.
+struct VerbOptions {
+  std::string_view name;
+  std::array<std::string_view, 16> with_value;
+};
+
+constexpr std::array<VerbOptions, 3> k_verb_options = {{
+    {"uv",
+     {"--directory", "--project", "--config-file", "--cache-dir", "--python", "-p", "--color",
+      "--python-preference", "--allow-insecure-host", "--index-url", "--extra-index-url",
+      "--default-index", "--index", "--find-links", "-f", "--keyring-provider"}},
+    {"poetry", {"-C", "--directory", "-P", "--project"}},
+    {"pip",
+     {"--python", "--log", "--proxy", "--retries", "--timeout", "--exists-action", "--trusted-host",
+      "--cert", "--client-cert", "--cache-dir", "--use-feature", "--use-deprecated",
+      "--keyring-provider"}},
+}};
+
 // Package installers that fill a Python environment with a python they start outside the
 // sandbox (pip and poetry through a #! naming a host python, uv through its own interpreter
 // discovery), running the packages' build scripts there too: one rule for all of them, and
@@ -174,11 +194,15 @@ constexpr std::array<std::string_view, 10> k_privileged = {
     "sudo", "doas", "su", "pkexec", "runuser", "run0", "sg", "chroot", "nsenter", "newgrp"};
 
 // Programs that run commands sandshim does not follow (later, elsewhere, or from their own
-// input): refused as unanalysable.
-constexpr std::array<std::string_view, 17> k_unfollowed_runners = {
-    "tmux",  "screen",      "at",     "batch",     "crontab", "parallel",
-    "sem",   "systemd-run", "bwrap",  "firejail",  "perf",    "dtach",
-    "byobu", "zellij",      "cgexec", "trace-cmd", "fc"};
+// input): refused as unanalysable; among them the system scripts that run their arguments as a
+// command (fakeroot, memusage…), which a system script's standing (not followed) would
+// otherwise let through.
+constexpr std::array<std::string_view, 30> k_unfollowed_runners = {
+    "tmux",          "screen",       "at",        "batch",         "crontab",     "parallel",
+    "sem",           "systemd-run",  "bwrap",     "firejail",      "perf",        "dtach",
+    "byobu",         "zellij",       "cgexec",    "trace-cmd",     "fc",          "fakeroot",
+    "fakeroot-sysv", "fakeroot-tcp", "eatmydata", "xvfb-run",      "torsocks",    "faketime",
+    "memusage",      "sotruss",      "heaptrack", "pg_virtualenv", "proxychains", "proxychains4"};
 
 // Builtins whose operands are variable names, whose subscripts bash evaluates.
 constexpr std::array<std::string_view, 14> k_name_builtins = {
@@ -428,6 +452,10 @@ class Analyser {
 
   static std::string launcher_of(Argv argv, const std::string& name);
 
+  // The first `count` operands of a tool with verbs (`uv sync`, `uv pip install`), past its
+  // options and the values of those that take one (k_verb_options).
+  static std::vector<size_t> verb_operands(Argv argv, const std::string& name, size_t count);
+
   // `pip install`, `uv sync`, `poetry add`…: the installer's name and pip's equivalent
   // arguments (k_installers), once its #! is known.
   static void find_installer(Argv argv, Invocation& invocation);
@@ -446,10 +474,14 @@ class Analyser {
   std::string env_shebang_bypass(const std::vector<std::string>& words) const;
 
   // A script run as a program (`./build.sh`) whose #! names a host shell, or that has none
-  // (bash then runs it itself): its text is analysed like the command line.
+  // (bash then runs it itself): its text is analysed like the command line, unless it is a
+  // system program (AnalysisOptions::system_program) this command does not write.
   void analyse_executed_script(const fs::path& file, size_t invocation, const Scope& scope);
 
   static bool is_shell_script(const std::string& text);
+
+  // A file this command writes (a redirection, tee, cp…), as far as its target is literal.
+  bool is_written(const fs::path& file) const;
 
   void analyse_script_text(const std::string& text, const fs::path& file,
                            std::optional<size_t> enclosing, const Scope& scope);
@@ -515,6 +547,12 @@ class Analyser {
 
   // A command string a program hands to a host shell.
   void analyse_string_command(const Word& text, const std::string& subject, const Scope& scope);
+
+  // `gdb -batch -ex run -ex bt PROGRAM`: gdb itself is judged by its commands
+  // (gdb_rules.hpp); the program it runs is a command like any other, found first in the cwd
+  // as gdb finds it.
+  std::optional<Argv> analyse_gdb(Argv argv, Peel& peel, const Scope& scope,
+                                  const SimpleCommand& /*command*/);
 
   std::optional<Argv> refuse_unfollowed(Argv argv, Peel& /*peel*/, const Scope& scope,
                                         const SimpleCommand& /*command*/);

@@ -55,7 +55,10 @@ const std::unordered_map<std::string_view, Analyser::Handler>& Analyser::handler
         {"complete", &Analyser::check_completion},
         {"bind", &Analyser::check_bind},
         {"enable", &Analyser::check_enable},
-        {"script", &Analyser::analyse_script_command}};
+        {"script", &Analyser::analyse_script_command},
+        {"gdb", &Analyser::analyse_gdb},
+        {"gdbtui", &Analyser::analyse_gdb},
+        {"gdb-multiarch", &Analyser::analyse_gdb}};
     for (const WrapperSpec& spec : wrapper_specs()) {
       map.emplace(spec.name, &Analyser::peel_wrapper);
     }

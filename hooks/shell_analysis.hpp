@@ -93,6 +93,9 @@ struct AnalysisOptions {
   std::function<std::optional<std::string>(const std::filesystem::path& file)> known_program_of;
   // The text of a script a host shell would read; nullopt when it cannot be read.
   std::function<std::optional<std::string>(const std::filesystem::path& file)> read_script;
+  // A script the agent cannot have written (root's, outside the workspace and HOME): run as a
+  // program, like a binary in /usr/bin, and not followed into. Empty: every script is followed.
+  std::function<bool(const std::filesystem::path& file)> system_program;
   std::filesystem::path cwd;   // relative paths in the command start here
   std::filesystem::path home;  // ~ and $HOME
   ProtectedPaths protected_paths;

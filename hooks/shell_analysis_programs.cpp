@@ -116,7 +116,11 @@ void Analyser::check_arguments(Argv argv, const Invocation& invocation, const Sc
   if (auto access = engine_access_of(name, argv)) {
     add_finding(FindingKind::engine_access, *access, "", scope.enclosing_shell);
   }
-  if (auto hidden = hidden_command_of(name, argv)) {
+  std::optional<std::string> hidden = hidden_command_of(name, argv);
+  if (!hidden && name == "gdb" && invocation.name != "gdb") {
+    hidden = invocation.name + " (gdb under another name)";  // its program is not followed
+  }
+  if (hidden) {
     add_finding(FindingKind::hidden_command, *hidden, "", scope.enclosing_shell);
   }
   if (copies_files(name)) {
@@ -133,13 +137,26 @@ std::string Analyser::launcher_of(Argv argv, const std::string& name) {
     if (spec.subcommand.empty()) {
       return name;
     }
-    auto operand = std::find_if(argv.begin() + 1, argv.end(),
-                                [](const Word& word) { return !is_option(word); });
-    if (operand != argv.end() && operand->value == spec.subcommand) {
-      return name + " " + operand->value;
+    std::vector<size_t> operands = verb_operands(argv, name, 1);
+    if (!operands.empty() && argv[operands[0]].value == spec.subcommand) {
+      return name + " " + argv[operands[0]].value;
     }
   }
   return "";
+}
+
+std::vector<size_t> Analyser::verb_operands(Argv argv, const std::string& name, size_t count) {
+  auto spec = std::find_if(k_verb_options.begin(), k_verb_options.end(),
+                           [&](const VerbOptions& s) { return s.name == name; });
+  std::vector<size_t> operands;
+  for (size_t i = 1; i < argv.size() && operands.size() < count; ++i) {
+    if (!is_option(argv[i])) {
+      operands.push_back(i);
+    } else if (spec != k_verb_options.end() && one_of(spec->with_value, argv[i].value)) {
+      ++i;  // `uv --directory d sync`: d is the option's
+    }
+  }
+  return operands;
 }
 
 namespace {
@@ -169,12 +186,7 @@ std::string pip_arguments_for(const InstallerSpec& spec, Argv rest) {
 
 void Analyser::find_installer(Argv argv, Invocation& invocation) {
   std::string name = is_pip_name(invocation.name) ? "pip" : invocation.name;
-  std::vector<size_t> operands;
-  for (size_t i = 1; i < argv.size() && operands.size() < 2; ++i) {
-    if (!is_option(argv[i])) {
-      operands.push_back(i);
-    }
-  }
+  std::vector<size_t> operands = verb_operands(argv, name, 2);
   for (const InstallerSpec& spec : k_installers) {
     size_t verbs = spec.subverb.empty() ? 1 : 2;
     if (spec.name != name || (spec.needs_host_shebang && invocation.shebang.empty()) ||
@@ -269,6 +281,11 @@ void Analyser::analyse_executed_script(const fs::path& file, size_t invocation,
   if (!text || !is_shell_script(*text)) {
     return;
   }
+  // /usr/bin/mvn is a program of the system as /usr/bin/java is: what it does inside (eval,
+  // computed names, sourcing /etc/mavenrc) is no route the agent wrote.
+  if (m_options.system_program && !is_written(file) && m_options.system_program(file)) {
+    return;
+  }
   analyse_script_text(*text, file, invocation, scope);
 }
 
@@ -290,11 +307,14 @@ bool Analyser::is_shell_script(const std::string& text) {
   return is_shell_name(program);
 }
 
+bool Analyser::is_written(const fs::path& file) const {
+  return std::any_of(m_written.begin(), m_written.end(),
+                     [&](const fs::path& path) { return path == file.lexically_normal(); });
+}
+
 void Analyser::analyse_script_text(const std::string& text, const fs::path& file,
                                    std::optional<size_t> enclosing, const Scope& scope) {
-  bool written = std::any_of(m_written.begin(), m_written.end(),
-                             [&](const fs::path& path) { return path == file.lexically_normal(); });
-  if (written) {
+  if (is_written(file)) {
     add_finding(FindingKind::unanalysable, file.filename().string(),
                 "this command writes the script before running it", enclosing);
     return;

@@ -1,6 +1,7 @@
 // Wrappers that run the command after their options (env, exec, command, nice, timeout,
 // xargs, flock, watch, find -exec, sudo…): each returns the command it goes on to run.
 
+#include "hooks/gdb_rules.hpp"
 #include "hooks/shell_analyser.hpp"
 
 namespace sandshim::hooks::analysis {
@@ -95,6 +96,25 @@ std::optional<Argv> Analyser::analyse_script_command(Argv argv, Peel& peel, cons
   add_finding(FindingKind::unanalysable, "script",
               "it starts an interactive shell whose input no hook sees", scope.enclosing_shell);
   return std::nullopt;
+}
+
+std::optional<Argv> Analyser::analyse_gdb(Argv argv, Peel& peel, const Scope& scope,
+                                          const SimpleCommand& /*command*/) {
+  record_program(argv, peel, scope, lookup_of(argv.front().value, peel));
+  std::optional<Argv> inferior = gdb_hidden_command(argv) ? std::nullopt : gdb_inferior(argv);
+  if (!inferior) {
+    return std::nullopt;
+  }
+  peel.wrapper = "gdb";
+  const Word& program = inferior->front();
+  bool in_cwd = !program.is_dynamic() && program.value.find('/') == std::string::npos &&
+                m_options.locate && m_options.locate("./" + program.value);
+  if (!in_cwd) {
+    return inferior;
+  }
+  std::vector<Word>& words = m_owned_words.emplace_back(inferior->begin(), inferior->end());
+  words.front().value = "./" + program.value;
+  return words;
 }
 
 std::optional<Argv> Analyser::refuse_unfollowed(Argv argv, Peel& /*peel*/, const Scope& scope,

@@ -6,7 +6,8 @@ run by bash in a fresh workspace. Payloads only ever leave a marker: @M@ (a file
 outside the workspace, so only a host process can create it), @MW@ (a file in the workspace, which
 the sandbox mounts read-only), or a change to one of the files the sandbox depends on.
 
-Placeholders: @SHIM@ shim directory, @SANDSHIM@ the binary, @PL@ / @PLQ@ a perl -e payload in
+Placeholders: @SHIM@ shim directory, @SANDSHIM@ the binary, @SYS@ a directory outside the
+workspace holding `evaltool` (root's, group-writable: `eval "$1"`), @PL@ / @PLQ@ a perl -e payload in
 single / double quotes, @PF@ / @PFN@ perl running the workspace's x.pl by path / by name (no
 quotes at all, for payloads nested in quotes), @PY@ a python -c payload, @JS@ a node -e payload. `needs` names host
 programs the unhooked control needs to be live; without them the control is skipped, not failed.
@@ -82,6 +83,8 @@ attempt(U, "python-by-path", "/usr/bin/python3 @PY@")
 attempt(U, "python-versioned-by-path", "/usr/bin/python3.11 @PY@")
 attempt(U, "python-dotdot-path", "/usr/../usr/bin/python3 @PY@")
 attempt(U, "python-cd-relative", "cd /usr/bin && ./python3 @PY@")
+attempt(U, "gdb-args-python-by-path", "gdb -batch -ex run --args /usr/bin/python3 @PY@ >/dev/null 2>&1", "gdb")
+attempt(U, "gdb-run-substitution", "gdb -batch -ex 'run $(@PF@)' /bin/true >/dev/null 2>&1", "gdb")
 attempt(U, "gdb-python", "gdb -batch -ex \"python open('@M@','w')\" 2>/dev/null", "gdb")
 
 # ---- programs whose file is an interpreter: copies, links, loaders, PATH additions -------------
@@ -270,6 +273,9 @@ attempt(S, "direct-perl", "./toolperl")
 attempt(S, "bash-script-calls-perl", "./script.sh")
 attempt(S, "no-shebang-script", "./noshebang.sh")
 attempt(S, "shebang-to-workspace-link", "./toolmytool")
+# Only a script root alone can have written, outside the workspace and HOME, runs unfollowed.
+attempt(S, "workspace-script-eval", "./evalpy.sh")
+attempt(S, "group-writable-system-script", "@SYS@/evaltool '@PF@'")
 
 # ---- host shells reading files or stdin -----------------------------------------------------------
 H = "host-shell-input"

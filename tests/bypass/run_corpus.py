@@ -60,6 +60,7 @@ FIXTURES = {
     "toolpl": (0o755, '#!/usr/bin/env perl\nopen F, ">@M@";\n'),
     "toolperl": (0o755, '#!/usr/bin/perl\nopen F, ">@M@";\n'),
     "toolmytool": (0o755, '#!bin/mytool\nopen F, ">@M@";\n'),
+    "evalpy.sh": (0o755, "#!/bin/sh\neval \"/usr/bin/python3 -c 'open(\\\"@M@\\\", \\\"w\\\")'\"\n"),
     "sandshim": (0o755, "#!/bin/sh\n" + PERL + "\n"),
     "Makefile": (0o644, "all:\n\t" + PERL.replace("$", "$$") + "\n"),
     ".sandshim.conf": (0o644, "# this workspace's policy\n"),
@@ -85,6 +86,7 @@ def expand(text, ctx):
         ("@M@", ctx["marker"]),
         ("@SHIM@", ctx["shim_dir"]),
         ("@SANDSHIM@", ctx["sandshim"]),
+        ("@SYS@", ctx["sys"]),
     ):
         text = text.replace(key, value)
     return text
@@ -170,10 +172,16 @@ class Corpus:
             "marker_ws": str(ws / ".marker"),
             "shim_dir": str(home / ".local/share/sandshim/bin"),
             "sandshim": self.sandshim,
+            "sys": str(case / "sys"),
             "home": home,
             "ws": ws,
         }
         subprocess.run(["git", "init", "-q", str(ws)], check=True)
+        # A system-like script anyone in its group may rewrite: followed, not a system program.
+        (case / "sys").mkdir()
+        os.chmod(case / "sys", 0o755)
+        (case / "sys/evaltool").write_text('#!/bin/sh\neval "$1"\n')
+        os.chmod(case / "sys/evaltool", 0o775)
         for name, (bits, text) in FIXTURES.items():
             file = ws / name
             file.parent.mkdir(parents=True, exist_ok=True)

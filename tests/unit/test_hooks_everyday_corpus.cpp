@@ -89,6 +89,15 @@ void link(const fs::path& target, const fs::path& name) {
   fs::create_symlink(target, name);
 }
 
+// Directories from `top` down to `dir` made 0755: no one but their owner can add a file.
+void make_owner_only_directories(const fs::path& top, const fs::path& dir) {
+  fs::create_directories(dir);
+  for (fs::path place = dir; place != top.parent_path(); place = place.parent_path()) {
+    fs::permissions(place, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                               fs::perms::others_read | fs::perms::others_exec);
+  }
+}
+
 // A native program: what read_script_file tells from a script (an ELF header and a NUL).
 const std::string k_elf(
     "\x7f"
@@ -97,8 +106,10 @@ const std::string k_elf(
 
 // The workspace every entry runs in: a Python project with its venvs, a Node project's
 // node_modules, Gradle and Maven wrappers, an autoconf configure, CMake and Make files, Cargo and
-// Go modules, a bats suite; and the tools a developer's PATH has, as their installers put them.
-// The long scripts (gradlew, mvnw, configure, activate) are in tests/data/hooks/everyday/.
+// Go modules, a bats suite; and the tools a developer's PATH has, as their installers put them:
+// Debian's script programs (mvn, bats, ldd) in system/, which stands for / (0755 all the way
+// down, so only its owner can have written them), the rest in tools/bin. The long scripts
+// (gradlew, mvnw, configure, activate, and Debian's) are in tests/data/hooks/everyday/.
 class Workspace {
  public:
   explicit Workspace(fs::path root) : m_root(std::move(root)) {
@@ -112,6 +123,7 @@ class Workspace {
     add_python();
     add_node();
     add_tools();
+    add_system_scripts();
     write_text(home() / ".cargo" / "env", read_text(from / "cargo_env"));
     for (const char* file :
          {"Makefile", "CMakeLists.txt", "Cargo.toml", "go.mod", "package.json", "pyproject.toml",
@@ -125,9 +137,13 @@ class Workspace {
   fs::path tools() const { return m_root / "tools" / "bin"; }
   fs::path shim_dir() const { return home() / ".local" / "share" / "sandshim" / "bin"; }
   fs::path sandshim() const { return m_root / "tools" / "sandshim"; }
-  // The tools that differ from host to host are all in tools/bin, first; /usr/bin gives the
-  // base system (coreutils, git, bash, python3) that every Debian-like host has.
-  std::string agent_path() const { return tools().string() + ":/usr/bin:/bin"; }
+  fs::path system_root() const { return m_root / "system"; }
+  // The tools that differ from host to host are in tools/bin, first, and system/usr/bin; the
+  // host's /usr/bin gives the base system (coreutils, git, bash, python3) that every Debian-like
+  // host has.
+  std::string agent_path() const {
+    return tools().string() + ":" + (system_root() / "usr" / "bin").string() + ":/usr/bin:/bin";
+  }
 
  private:
   // `.venv` made by the python sandshim's image has (Debian bookworm's 3.11 at /usr/bin), and
@@ -194,14 +210,25 @@ class Workspace {
       write_executable(tools() / tool, k_elf);
     }
     write_executable(tools() / "autoreconf", "#!/usr/bin/perl\nuse strict;\n");
-    write_executable(tools() / "ldd", read_text(from / "ldd"));
-    write_executable(tools() / "mvn", read_text(from / "mvn"));
-    write_executable(tools() / "bats", read_text(from / "bats"));
     for (const char* tool : {"poetry", "tox", "pre-commit"}) {
       write_executable(tools() / tool, "#!" + home().string() + "/.local/pipx/venvs/" + tool +
                                            "/bin/python\nimport sys\nsys.exit(0)\n");
     }
     write_executable(sandshim(), k_elf);
+  }
+
+  // As Debian installs them: /usr/bin/ldd and /usr/bin/bats, /usr/bin/mvn a link to
+  // /usr/share/maven/bin/mvn; files 0755 in 0755 directories.
+  void add_system_scripts() {
+    fs::path from = data_dir() / "hooks" / "everyday";
+    fs::path bin = system_root() / "usr" / "bin";
+    fs::path maven = system_root() / "usr" / "share" / "maven" / "bin";
+    make_owner_only_directories(system_root(), bin);
+    make_owner_only_directories(system_root(), maven);
+    write_executable(bin / "ldd", read_text(from / "ldd"));
+    write_executable(bin / "bats", read_text(from / "bats"));
+    write_executable(maven / "mvn", read_text(from / "mvn"));
+    link("../share/maven/bin/mvn", bin / "mvn");
   }
 
   fs::path m_root;
@@ -305,6 +332,10 @@ class Hook {
     }
     env.known_program_of = [this](const fs::path& file) { return m_known->of(file); };
     env.read_script = read_script_file;
+    // system/ stands for /, and the test's own user for root (its files are that user's).
+    env.owned_by_system = [top = m_workspace.system_root()](const fs::path& file) {
+      return owned_by_system(file, SystemOwner{::geteuid(), top});
+    };
   }
 
   const Workspace& m_workspace;

@@ -175,6 +175,11 @@ TEST_CASE("analysis recognises launchers that pick their own interpreter", "[hoo
   CHECK(invocation(analyse("uv run pytest"), "uv").launcher == "uv run");
   CHECK(invocation(analyse("uv --quiet run x.py"), "uv").launcher == "uv run");
   CHECK(invocation(analyse("uv pip install x"), "uv").launcher.empty());
+  CHECK(invocation(analyse("uv --directory d run x.py"), "uv").launcher == "uv run");
+  CHECK(invocation(analyse("uv --directory d sync"), "uv").installer == "uv sync");
+  CHECK(invocation(analyse("uv -p 3.12 pip install x"), "uv").installer == "uv pip install");
+  CHECK(invocation(analyse("uv --color=never sync"), "uv").installer == "uv sync");
+  CHECK(invocation(analyse("uv --directory sync lock"), "uv").installer.empty());
   CHECK(invocation(analyse("uvx ruff check"), "uvx").launcher == "uvx");
   CHECK(invocation(analyse("poetry run python x"), "poetry").launcher == "poetry run");
 }
