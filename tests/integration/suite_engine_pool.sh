@@ -156,7 +156,10 @@ expect_equal "docker@$LOCAL" "$(last_engine)" "the engine after the kill"
 
 # doctor's engines line. Its other checks (shims on PATH, agent hooks) are not this suite's, so
 # its exit code is not asserted here (suite_doctor.sh does).
-doctor_lines() { "$SANDSHIM_BIN" doctor >"$OUT" 2>"$ERR" || true; }
+doctor_lines() {
+    "$SANDSHIM_BIN" doctor >"$OUT" 2>"$ERR" || true
+    say "doctor: $(grep engines "$OUT")"
+}
 
 check "doctor: the killed engine does not answer (a warning with the fix), the local one does"
 doctor_lines
