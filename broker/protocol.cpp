@@ -567,6 +567,9 @@ std::string encode(const BrokerStatus& status) {
         {{"image", image.image}, {"commands", image.commands}, {"present", image.present}});
   }
   object["pool"] = status.pool;
+  object["engines_answering"] = status.engines_answering;
+  object["engines_total"] = status.engines_total;
+  object["engines"] = status.engines;
   return object.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -575,7 +578,8 @@ std::variant<BrokerStatus, ProtocolError> decode_status(std::string_view payload
     json object = parse_object(payload);
     require_version(object);
     require_keys(object, {"v", "type", "version", "system_config", "policy_ok", "policy",
-                          "engine_ok", "engine", "images", "audit_ok", "audit", "pool"});
+                          "engine_ok", "engine", "images", "audit_ok", "audit", "pool",
+                          "engines_answering", "engines_total", "engines"});
     if (type_of(object) != "status") {
       return ProtocolError{"type is not status"};
     }
@@ -588,6 +592,9 @@ std::variant<BrokerStatus, ProtocolError> decode_status(std::string_view payload
     }
     status.images = images_field(object);
     status.pool = text_of(object, "pool");
+    status.engines_total = integer_field(object, "engines_total", 0, k_max_list_entries);
+    status.engines_answering = integer_field(object, "engines_answering", 0, status.engines_total);
+    status.engines = text_of(object, "engines");
     return status;
   } catch (const Violation& violation) {
     return ProtocolError{violation.message};

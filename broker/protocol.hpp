@@ -160,6 +160,11 @@ struct BrokerStatus {
   bool audit_ok = false;
   std::string audit;  // `sandshim audit verify`'s line, as the caller would see it
   std::string pool;   // the warm pool's setting
+  // engine.endpoints, each engine pinged for this status: how many answer of how many, and the
+  // line that names each one's load or failure (empty without engine.endpoints).
+  int64_t engines_answering = 0;
+  int64_t engines_total = 0;
+  std::string engines;
 };
 
 // A frame that breaks the protocol: the message says which rule.

@@ -8,6 +8,7 @@
 #include "engine/enforcement.hpp"
 #include "engine/engine.hpp"
 #include "engine/engine_client.hpp"
+#include "engine/engine_pool.hpp"
 #include "engine/image_host.hpp"
 #include "policy/broker_policy.hpp"
 #include "policy/policy.hpp"
@@ -98,6 +99,10 @@ BrokerStatus broker_status(const std::filesystem::path& system_file,
   }
   verify_audit(audit, status);
   status.pool = pool_line(policy);
+  auto engines = shim::survey_engines(policy);
+  status.engines_total = static_cast<int64_t>(engines.size());
+  status.engines_answering = shim::answering(engines);
+  status.engines = engines.empty() ? "" : shim::engines_line(engines, policy.engine_max_runs);
   return status;
 }
 

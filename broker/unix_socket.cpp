@@ -10,6 +10,7 @@
 
 #include "broker/protocol.hpp"
 #include "common/error.hpp"
+#include "common/fd_passing.hpp"
 #include "common/io.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
@@ -62,42 +63,16 @@ bool wait_readable(int fd, int64_t deadline_ms) {
   }
 }
 
-// Takes the SCM_RIGHTS descriptors of one received message; false when there are too many.
-bool take_fds(msghdr& message, std::vector<UniqueFd>& fds, size_t max_fds) {
-  bool within = (message.msg_flags & MSG_CTRUNC) == 0;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) {
-      continue;
-    }
-    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; ++i) {
-      int fd = -1;
-      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-      fds.emplace_back(fd);
-    }
-  }
-  return within && fds.size() <= max_fds;
-}
-
-// recvmsg into buffer; the first call of a frame also collects its descriptors.
-ssize_t receive_some(int fd, char* buffer, size_t size, std::vector<UniqueFd>* fds, size_t max_fds,
+// recv into buffer, collecting the descriptors that come with it; more than max_fds in the
+// frame, or any the kernel dropped, make fds_ok false.
+ssize_t receive_some(int fd, char* buffer, size_t size, std::vector<UniqueFd>& fds, size_t max_fds,
                      bool& fds_ok) {
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * k_request_fds)] = {};
-  iovec io{buffer, size};
-  msghdr message{};
-  message.msg_iov = &io;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof control;
-  ssize_t n = ::recvmsg(fd, &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-  if (n > 0 && fds != nullptr) {
-    fds_ok = take_fds(message, *fds, max_fds) && fds_ok;
-  } else if (n > 0 && message.msg_controllen > 0) {
-    std::vector<UniqueFd> unwanted;
-    take_fds(message, unwanted, 0);
-    fds_ok = false;
+  Received received = receive_with_fds(fd, buffer, size, MSG_DONTWAIT);
+  for (size_t i = 0; i < received.fd_count; ++i) {
+    fds.emplace_back(received.fds[i]);
   }
-  return n;
+  fds_ok = fds_ok && received.complete && fds.size() <= max_fds;
+  return received.bytes;
 }
 
 // Fills buffer completely; the status says why it could not.
@@ -108,7 +83,7 @@ ReadStatus read_exact(int fd, char* buffer, size_t size, int64_t deadline_ms,
     if (!wait_readable(fd, deadline_ms)) {
       return ReadStatus::timed_out;
     }
-    ssize_t n = receive_some(fd, buffer + done, size - done, &fds, max_fds, fds_ok);
+    ssize_t n = receive_some(fd, buffer + done, size - done, fds, max_fds, fds_ok);
     if (n == 0) {
       return ReadStatus::closed;
     }
@@ -181,23 +156,11 @@ ReadResult read_frame(int socket_fd, int timeout_ms, size_t max_fds) {
 
 bool send_frame(int socket_fd, const std::string& payload, const std::vector<int>& fds) {
   std::string bytes = frame_header(payload.size()) + payload;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * k_request_fds)] = {};
   size_t sent = 0;
   while (sent < bytes.size()) {
-    iovec io{bytes.data() + sent, bytes.size() - sent};
-    msghdr message{};
-    message.msg_iov = &io;
-    message.msg_iovlen = 1;
-    if (sent == 0 && !fds.empty() && fds.size() <= static_cast<size_t>(k_request_fds)) {
-      message.msg_control = control;
-      message.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
-      cmsghdr* c = CMSG_FIRSTHDR(&message);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-      std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
-    }
-    ssize_t n = retry_on_eintr([&] { return ::sendmsg(socket_fd, &message, MSG_NOSIGNAL); });
+    const bool first = sent == 0;  // the descriptors go with the frame's first bytes
+    ssize_t n = send_with_fds(socket_fd, bytes.data() + sent, bytes.size() - sent,
+                              first ? fds.data() : nullptr, first ? fds.size() : 0);
     if (n <= 0) {
       return false;
     }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -102,6 +103,43 @@ Engine place_engine(const Policy& policy, const EnginePing& ping, const fs::path
     }
     std::this_thread::sleep_for(k_full_poll);
   }
+}
+
+std::vector<engine::EngineHealth> survey_engines(const Policy& policy, const EnginePing& ping,
+                                                 const fs::path& root) {
+  const fs::path slots_root = root.empty() ? engine::engine_slots_root() : root;
+  std::vector<engine::EngineHealth> engines;
+  for (const auto& endpoint : policy.endpoints) {
+    Policy one = policy;
+    one.endpoint = endpoint;
+    one.endpoints.clear();
+    engine::EngineHealth health{endpoint, engine::EngineSlots(slots_root, endpoint).load(), {}};
+    try {
+      health.failure = ping(locate_engine(one)).value_or("");
+    } catch (const std::exception& e) {
+      health.failure = first_line_of(e.what());
+    }
+    engines.push_back(std::move(health));
+  }
+  return engines;
+}
+
+int64_t answering(const std::vector<engine::EngineHealth>& engines) {
+  return std::count_if(engines.begin(), engines.end(),
+                       [](const engine::EngineHealth& engine) { return engine.failure.empty(); });
+}
+
+std::string engines_line(const std::vector<engine::EngineHealth>& engines, int64_t max_runs) {
+  std::vector<std::string> parts;
+  for (const auto& engine : engines) {
+    parts.push_back(engine.endpoint + (engine.failure.empty()
+                                           ? " " + std::to_string(engine.load) + " in flight"
+                                           : " does not answer: " + engine.failure));
+  }
+  return std::to_string(answering(engines)) + " of " + std::to_string(engines.size()) +
+         " answer (" +
+         (max_runs > 0 ? "engine.max_runs = " + std::to_string(max_runs) : "no engine.max_runs") +
+         "): " + join(parts, "; ");
 }
 
 }  // namespace sandshim::shim

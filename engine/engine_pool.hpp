@@ -6,8 +6,10 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/engine.hpp"
+#include "engine/placement.hpp"
 
 namespace sandshim::shim {
 
@@ -28,5 +30,18 @@ using EnginePing = std::function<std::optional<std::string>(const Engine&)>;
 // line when no engine answers or all stay full.
 Engine place_engine(const Policy& policy, const EnginePing& ping = ping_engine,
                     const std::filesystem::path& root = {});
+
+// Every engine of engine.endpoints, pinged now. Read-only: no slot is taken and no engine is
+// marked down (placement keeps its own view).
+std::vector<engine::EngineHealth> survey_engines(const Policy& policy,
+                                                 const EnginePing& ping = ping_engine,
+                                                 const std::filesystem::path& root = {});
+
+// How many of the engines answer, each with its load or why not, against `max_runs` (0: no cap):
+// "2 of 3 answer (engine.max_runs = 4): unix:///… 1 in flight; tcp://… does not answer: …".
+// How many of them answer their ping.
+int64_t answering(const std::vector<engine::EngineHealth>& engines);
+
+std::string engines_line(const std::vector<engine::EngineHealth>& engines, int64_t max_runs);
 
 }  // namespace sandshim::shim

@@ -13,6 +13,13 @@ struct Candidate {
   bool down = false;  // failed a ping less than the retry interval ago
 };
 
+// One engine of engine.endpoints as doctor and the broker's `status` report it.
+struct EngineHealth {
+  std::string endpoint;
+  int64_t load = 0;     // runs in flight on it from this machine
+  std::string failure;  // why it does not answer its ping; empty when it does
+};
+
 // The engines a run may be placed on, best first: healthy ones under `cap` (0: no cap), least
 // loaded first; equal loads start at `rotation` (mod the list's size) so sequential runs spread.
 std::vector<size_t> placement_order(const std::vector<Candidate>& candidates, int64_t cap,

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fd_passing.hpp"
 #include "inside/launch_protocol.hpp"
 
 extern char** environ;
@@ -125,22 +126,16 @@ int accept_shim(int listener, const Listening& listening, int idle_seconds) {
 
 // The request header and its descriptors, received in one message.
 bool receive_header(int fd, Request& request, int (&fds)[k_fd_count]) {
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * k_fd_count)] = {};
-  iovec io{&request, sizeof request};
-  msghdr message{};
-  message.msg_iov = &io;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof control;
-  ssize_t n = 0;
-  while ((n = recvmsg(fd, &message, MSG_CMSG_CLOEXEC | MSG_WAITALL)) < 0 && errno == EINTR) {
-  }
-  cmsghdr* c = CMSG_FIRSTHDR(&message);
-  if (n != static_cast<ssize_t>(sizeof request) || (message.msg_flags & MSG_CTRUNC) != 0 ||
-      c == nullptr || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof fds)) {
+  sandshim::Received received =
+      sandshim::receive_with_fds(fd, &request, sizeof request, MSG_WAITALL);
+  if (received.bytes != static_cast<ssize_t>(sizeof request) || !received.complete ||
+      received.fd_count != k_fd_count) {
+    for (size_t i = 0; i < received.fd_count; ++i) {
+      close(received.fds[i]);
+    }
     return false;
   }
-  memcpy(fds, CMSG_DATA(c), sizeof fds);
+  memcpy(fds, received.fds, sizeof fds);
   return request.magic == k_magic && request.payload_bytes <= k_max_payload;
 }
 

@@ -26,10 +26,12 @@
 #include "engine/enforcement.hpp"
 #include "engine/engine.hpp"
 #include "engine/engine_api.hpp"
+#include "engine/engine_pool.hpp"
 #include "engine/image_host.hpp"
 #include "install/agent_settings.hpp"
 #include "install/atomic_file.hpp"
 #include "install/container_checks.hpp"
+#include "install/doctor_engines.hpp"
 #include "install/doctor_sandbox.hpp"
 #include "install/doctor_versions.hpp"
 #include "install/hook_checks.hpp"
@@ -56,6 +58,8 @@ what is not:
   policy    the config files load
   engine    the engine answers; its version, cgroup version and driver, rootless or not; the
             path cold runs take (the API socket, podman's API service, or the client)
+  engines   with engine.endpoints: how many of the engines answer, each one's runs in flight
+            (a warning when some do not: placement skips them; a failure when none does)
   runtime   the engine's default OCI runtime
   seccomp   the engine applies its seccomp profile
   limits    the memory, swap, cpus and pids limits are really enforced (a rootless engine on
@@ -223,6 +227,21 @@ void check_engine(Context& ctx) {
 
 // docker knows runsc only once deps.sh registered it (runsc and runsc-nonet); podman runs the
 // binary itself.
+// engine.endpoints, pinged by this uid (direct mode) or by the broker for its own list.
+void check_engines(Context& ctx) {
+  if (const broker::BrokerStatus* status = broker_status(ctx)) {
+    if (status->engines_total > 0) {
+      ctx.findings.push_back(engines_finding(status->engines_answering, status->engines_total,
+                                             "through the broker: " + status->engines));
+    }
+  } else if (!ctx.broker && ctx.policy && !ctx.policy->endpoints.empty()) {
+    auto engines = shim::survey_engines(*ctx.policy);
+    ctx.findings.push_back(
+        engines_finding(shim::answering(engines), static_cast<int64_t>(engines.size()),
+                        shim::engines_line(engines, ctx.policy->engine_max_runs)));
+  }
+}
+
 bool runsc_usable(const shim::Engine& engine) {
   if (engine.kind == "podman") {
     return ::access("/usr/bin/runsc", X_OK) == 0;
@@ -601,9 +620,10 @@ std::vector<Finding> run_checks() {
   Context ctx;
   ctx.workspace = workspace_here();
   using Check = void (*)(Context&);
-  static constexpr Check k_checks[] = {check_broker,  check_policy, check_engine, check_runtime,
-                                       check_seccomp, check_limits, check_images, check_versions,
-                                       check_shims,   check_path,   check_audit,  check_hooks};
+  static constexpr Check k_checks[] = {check_broker,   check_policy,  check_engine, check_engines,
+                                       check_runtime,  check_seccomp, check_limits, check_images,
+                                       check_versions, check_shims,   check_path,   check_audit,
+                                       check_hooks};
   for (Check check : k_checks) {
     check(ctx);
   }

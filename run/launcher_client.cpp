@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/fd_passing.hpp"
 #include "common/io.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
@@ -58,21 +59,8 @@ std::string read_hello(int fd, Hello& hello, int64_t deadline_ms) {
 
 // The header with the command's three descriptors in one message.
 bool send_header(int fd, const Request& request, const int (&fds)[launch::k_fd_count]) {
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
-  Request copy = request;
-  iovec io{&copy, sizeof copy};
-  msghdr message{};
-  message.msg_iov = &io;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&message);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof fds);
-  std::memcpy(CMSG_DATA(c), fds, sizeof fds);
-  ssize_t n = retry_on_eintr([&] { return ::sendmsg(fd, &message, MSG_NOSIGNAL); });
-  return n == static_cast<ssize_t>(sizeof copy);
+  return send_with_fds(fd, &request, sizeof request, fds, launch::k_fd_count) ==
+         static_cast<ssize_t>(sizeof request);
 }
 
 bool read_status(int fd, Status& status) {

@@ -154,6 +154,18 @@ compgen -G "$XDG_STATE_HOME/sandshim/engines/tcp*/down" >/dev/null ||
 expect_exit 0 sandshim run -- python -c 'print("after")'
 expect_equal "docker@$LOCAL" "$(last_engine)" "the engine after the kill"
 
+# doctor's engines line. Its other checks (shims on PATH, agent hooks) are not this suite's, so
+# its exit code is not asserted here (suite_doctor.sh does).
+doctor_lines() {
+    "$SANDSHIM_BIN" doctor >"$OUT" 2>"$ERR" || true
+    say "doctor: $(grep engines "$OUT")"
+}
+
+check "doctor: the killed engine does not answer (a warning with the fix), the local one does"
+doctor_lines
+expect_contains "warn  engines  1 of 2 answer (engine.max_runs = 3): $LOCAL 0 in flight; $REMOTE_ENGINE_ENDPOINT does not answer: " "$OUT"
+expect_contains "fix: start the engines that do not answer, or take them out of engine.endpoints" "$OUT"
+
 check "the engine is taken back once it answers again (after the retry interval)"
 restarted=$EPOCHREALTIME
 remote_engine_launch
@@ -165,6 +177,8 @@ for _ in $(seq 40); do
 done
 [[ -n $back ]] || fail "no run went to the restarted engine"
 say "a run went to the restarted engine $(ms_since "$restarted") ms after its restart"
+doctor_lines
+expect_contains "ok    engines  2 of 2 answer (engine.max_runs = 3): $LOCAL 0 in flight; $REMOTE_ENGINE_ENDPOINT 0 in flight" "$OUT"
 left_until=$((SECONDS + 15))
 while [[ -n $(remote_docker ps -aq --filter label=org.sandshim.run) ]] && ((SECONDS < left_until)); do
     sleep 0.5

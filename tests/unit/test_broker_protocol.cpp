@@ -252,6 +252,9 @@ BrokerStatus sample_status() {
   status.audit_ok = false;
   status.audit = "FAILED (replaced): x";
   status.pool = "off";
+  status.engines_answering = 1;
+  status.engines_total = 2;
+  status.engines = "1 of 2 answer (no engine.max_runs): a 0 in flight; b does not answer: x";
   return status;
 }
 
@@ -280,6 +283,9 @@ TEST_CASE("the broker's status reads back as it was sent, and strictly", "[broke
   CHECK_FALSE(got.audit_ok);
   CHECK(got.audit == sent.audit);
   CHECK(got.pool == "off");
+  CHECK(got.engines_answering == 1);
+  CHECK(got.engines_total == 2);
+  CHECK(got.engines == sent.engines);
   CHECK(encode(got) == encode(sent));
 
   std::string text = encode(sent);
@@ -288,6 +294,9 @@ TEST_CASE("the broker's status reads back as it was sent, and strictly", "[broke
   std::string wrong = text;
   wrong.replace(wrong.find("\"engine_ok\":true"), 16, "\"engine_ok\":1   ");
   CHECK(status_error(wrong) == "engine_ok is not true or false");
+  std::string more = text;
+  more.replace(more.find("\"engines_answering\":1"), 21, R"("engines_answering":3)");
+  CHECK(status_error(more) == "engines_answering is not an integer from 0 to 2");
 }
 
 TEST_CASE("signals and exits read back; only the run loop's signals are forwarded", "[broker]") {

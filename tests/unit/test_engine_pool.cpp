@@ -9,6 +9,7 @@
 #include "engine/engine_pool.hpp"
 #include "engine/engine_slots.hpp"
 #include "engine/placement.hpp"
+#include "install/doctor_engines.hpp"
 #include "policy/policy.hpp"
 #include "test_shim_support.hpp"
 
@@ -182,4 +183,34 @@ TEST_CASE("place_engine without engine.endpoints is engine.endpoint's one engine
   Engine engine = place_engine(policy, answers_but("unix:///run/c.sock"), dir.path());
   CHECK(engine.endpoint == "unix:///run/c.sock");
   CHECK_FALSE(engine.slot);
+}
+
+TEST_CASE("survey_engines: each engine's load and answer, read-only; the doctor line and verdict",
+          "[engine-pool]") {
+  ScratchDir dir;
+  Policy policy = two_engines(dir);
+  policy.engine_max_runs = 4;
+  auto root = dir.path() / "engines";
+  auto busy = EngineSlots(root, "unix:///run/a.sock").take(0);
+  auto engines = survey_engines(policy, answers_but("unix:///run/b.sock"), root);
+  REQUIRE(engines.size() == 2);
+  CHECK(engines[0].load == 1);
+  CHECK(engines[0].failure.empty());
+  CHECK(engines[1].failure == "Connection refused");
+  CHECK_FALSE(EngineSlots(root, "unix:///run/b.sock").down(k_engine_retry_ms));  // not marked
+  CHECK(engines_line(engines, 4) ==
+        "1 of 2 answer (engine.max_runs = 4): unix:///run/a.sock 1 in flight; unix:///run/b.sock "
+        "does not answer: Connection refused");
+  CHECK(answering(engines) == 1);
+  using sandshim::install::engines_finding;
+  using sandshim::install::Status;
+  auto some = engines_finding(1, 2, "through the broker: " + engines_line(engines, 4));
+  CHECK(some.status == Status::warn);
+  CHECK_THAT(some.detail, Catch::StartsWith("through the broker: 1 of 2 answer"));
+  CHECK_THAT(some.fix, Catch::Contains("engine.endpoints"));
+  CHECK(engines_finding(2, 2, "").status == Status::ok);
+  CHECK(engines_finding(0, 2, "").status == Status::fail);
+  engines[0].failure = "Connection refused";
+  CHECK(answering(engines) == 0);
+  CHECK_THAT(engines_line(engines, 0), Catch::StartsWith("0 of 2 answer (no engine.max_runs)"));
 }
