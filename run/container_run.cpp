@@ -186,6 +186,7 @@ class RunLoop {
   void remove_container();
   void signal_container(int sig);
   void loop();
+  void serve_ready(const pollfd* fds);
   int poll_timeout() const;
   void on_signal(int sig);
   void on_client_exit(int status);
@@ -537,35 +538,40 @@ void RunLoop::loop() {
     if (ready < 0 && errno != EINTR) {
       throw Fatal(std::string("poll failed: ") + std::strerror(errno));
     }
-    if ((fds[0].revents & POLLIN) != 0) {
-      while (auto sig = m_signals.next()) {
-        on_signal(*sig);
-      }
-    }
-    if ((fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-      int64_t before = m_out.bytes();
-      m_out.read_some();
-      if (m_out.bytes() > before) {
-        m_engine_error_window = false;  // the container is producing output: it started
-      }
-    }
-    if ((fds[2].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-      m_err.read_some();
-    }
-    update_engine_error_hold();
-    if ((fds[3].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
-      m_out.write_some();
-    }
-    if ((fds[4].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
-      m_err.write_some();
-    }
-    if ((fds[5].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-      m_oom.read_available();
-    }
+    serve_ready(fds);
     if (!m_client_status) {
       m_pids.sample(monotonic_ms());
     }
     enforce_deadlines();
+  }
+}
+
+// Signals, the client's output, the caller's room for it and OOM events, as poll found them.
+void RunLoop::serve_ready(const pollfd* fds) {
+  if ((fds[0].revents & POLLIN) != 0) {
+    while (auto sig = m_signals.next()) {
+      on_signal(*sig);
+    }
+  }
+  if ((fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+    int64_t before = m_out.bytes();
+    m_out.read_some();
+    if (m_out.bytes() > before) {
+      m_engine_error_window = false;  // the container is producing output: it started
+    }
+  }
+  if ((fds[2].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+    m_err.read_some();
+  }
+  update_engine_error_hold();
+  if ((fds[3].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
+    m_out.write_some();
+  }
+  if ((fds[4].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
+    m_err.write_some();
+  }
+  if ((fds[5].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+    m_oom.read_available();
   }
 }
 

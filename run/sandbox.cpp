@@ -201,6 +201,18 @@ void grant_writes(RunSpec& spec, const Policy& policy, uid_t uid, gid_t gid) {
   }
 }
 
+// The caller's variables the policy passes, less those whose values hold URL credentials (named
+// to the caller, never their values).
+std::vector<std::pair<std::string, std::string>> sandbox_environment(const RunRequest& request,
+                                                                     const Policy& policy) {
+  FilteredEnvironment environment = filter_environment(request.environment, policy);
+  if (!environment.refused_credentials.empty()) {
+    say(request, "not passed into the sandbox, their values hold URL credentials: " +
+                     join(environment.refused_credentials, ", "));
+  }
+  return std::move(environment.entries);
+}
+
 // What to run, where and as whom, from the request and the policy; refuses what may not run.
 RunSpec prepare_spec(const RunContext& run) {
   const RunRequest& request = run.request();
@@ -213,12 +225,7 @@ RunSpec prepare_spec(const RunContext& run) {
   if (is_host_mode(spec.image)) {
     use_host_toolchain(spec, run);
   }
-  FilteredEnvironment environment = filter_environment(request.environment, run.policy);
-  spec.env = std::move(environment.entries);
-  if (!environment.refused_credentials.empty()) {
-    say(request, "not passed into the sandbox, their values hold URL credentials: " +
-                     join(environment.refused_credentials, ", "));
-  }
+  spec.env = sandbox_environment(request, run.policy);
   uid_t uid = 0;
   gid_t gid = 0;
   spec.user = container_user(run.policy, request.caller, uid, gid);
