@@ -702,6 +702,20 @@ void print_reports_json(const std::vector<ContainerReport>& reports) {
   std::cout << ordered_json{{"ok", ok}, {"containers", containers}}.dump(2) << "\n";
 }
 
+// Every running sandshim container, inspected one by one: a single-use container may end
+// between the listing and its inspection.
+std::vector<ContainerReport> check_running_containers(const shim::Engine& engine,
+                                                      const HostSecurity& host) {
+  std::vector<ContainerReport> reports;
+  for (const auto& id : running_sandshim_containers(engine)) {
+    if (auto inspected = inspect_if_present(engine, id)) {
+      auto found = check_containers(*inspected, host);
+      reports.insert(reports.end(), found.begin(), found.end());
+    }
+  }
+  return reports;
+}
+
 int containers_main(const std::vector<std::string>& names, bool as_json) {
   shim::Policy policy = shim::load_policy({workspace_here(), {}});
   shim::Engine engine = shim::locate_engine(policy);
@@ -712,18 +726,9 @@ int containers_main(const std::vector<std::string>& names, bool as_json) {
     throw Fatal("the engine does not answer: " + first_line_of(e.what()));
   }
   HostSecurity host{facts.apparmor, facts.selinux};
-  std::vector<ContainerReport> reports;
-  if (!names.empty()) {
-    reports = check_containers(inspect(engine, names), host);
-  } else {
-    // One by one: a single-use container may end between the listing and its inspection.
-    for (const auto& id : running_sandshim_containers(engine)) {
-      if (auto inspected = inspect_if_present(engine, id)) {
-        auto found = check_containers(*inspected, host);
-        reports.insert(reports.end(), found.begin(), found.end());
-      }
-    }
-  }
+  std::vector<ContainerReport> reports = names.empty()
+                                             ? check_running_containers(engine, host)
+                                             : check_containers(inspect(engine, names), host);
   if (as_json) {
     print_reports_json(reports);
   } else if (reports.empty()) {
