@@ -180,6 +180,28 @@ void check_engine_through_broker(Context& ctx) {
   }
 }
 
+// The engine's client and what its engine says of itself; false, with the failure added, when
+// either is missing.
+bool locate_and_probe_engine(Context& ctx) {
+  try {
+    ctx.engine = shim::locate_engine(*ctx.policy);
+  } catch (const Fatal& e) {
+    ctx.add("engine", Status::fail, e.what(),
+            "`sudo apt-get install docker.io`, or set engine.path");
+    return false;
+  }
+  try {
+    ctx.facts = shim::probe_engine_facts(*ctx.engine);
+  } catch (const std::exception& e) {
+    ctx.add("engine", Status::fail,
+            ctx.engine->describe() + " (" + ctx.engine->client.string() +
+                ") does not answer: " + first_line_of(e.what()),
+            engine_start_fix(*ctx.policy, first_line_of(e.what())));
+    return false;
+  }
+  return true;
+}
+
 void check_engine(Context& ctx) {
   if (!ctx.broker_missing_fix.empty()) {
     ctx.add("engine", Status::fail,
@@ -197,20 +219,7 @@ void check_engine(Context& ctx) {
             "fix the policy first");
     return;
   }
-  try {
-    ctx.engine = shim::locate_engine(*ctx.policy);
-  } catch (const Fatal& e) {
-    ctx.add("engine", Status::fail, e.what(),
-            "`sudo apt-get install docker.io`, or set engine.path");
-    return;
-  }
-  try {
-    ctx.facts = shim::probe_engine_facts(*ctx.engine);
-  } catch (const std::exception& e) {
-    ctx.add("engine", Status::fail,
-            ctx.engine->describe() + " (" + ctx.engine->client.string() +
-                ") does not answer: " + first_line_of(e.what()),
-            engine_start_fix(*ctx.policy, first_line_of(e.what())));
+  if (!locate_and_probe_engine(ctx)) {
     return;
   }
   const shim::EngineFacts& facts = *ctx.facts;

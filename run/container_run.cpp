@@ -177,6 +177,7 @@ class RunLoop {
   std::optional<ContainerResult> connect_to_launcher();
   pid_t spawn_client(const std::vector<std::string>& engine_args, Pipe& out, Pipe& err);
   void ship_workspace(const Policy& policy);
+  void leave_to_client(const engine::Transport& transport, const std::string& unsupported);
   ContainerResult not_started(const std::string& why) const;
   std::string shipped_note(std::string& failure);
   void choose_api_path(const std::vector<std::string>& engine_args, const Policy& policy,
@@ -252,13 +253,7 @@ void RunLoop::choose_api_path(const std::vector<std::string>& engine_args, const
   CreateTranslation translation =
       translate(engine_args, m_engine.env_with(m_spec.env), read_named_file);
   if (!translation.request) {
-    if (engine::is_remote(*path.transport)) {
-      throw Fatal("engine.endpoint is remote and " + quoted(translation.unsupported) +
-                  " has no API form: only the Engine API ships the workspace");
-    }
-    spdlog::debug("engine {} run: the client runs it: {} has no API form", m_engine.kind,
-                  quoted(translation.unsupported));
-    m_api.reset();
+    leave_to_client(*path.transport, translation.unsupported);
     return;
   }
   m_create = std::move(translation.request);
@@ -272,6 +267,17 @@ void RunLoop::choose_api_path(const std::vector<std::string>& engine_args, const
 
 // A remote engine: the snapshot on the engine (sent once per tree), the create body with its
 // volumes in place of this machine's paths, and a file for what comes back.
+// An argument without an API form: the engine's client runs it, which a remote engine cannot.
+void RunLoop::leave_to_client(const engine::Transport& transport, const std::string& unsupported) {
+  if (engine::is_remote(transport)) {
+    throw Fatal("engine.endpoint is remote and " + quoted(unsupported) +
+                " has no API form: only the Engine API ships the workspace");
+  }
+  spdlog::debug("engine {} run: the client runs it: {} has no API form", m_engine.kind,
+                quoted(unsupported));
+  m_api.reset();
+}
+
 void RunLoop::ship_workspace(const Policy& policy) {
   StepTimer step("workspace snapshot");
   std::vector<std::filesystem::path> hidden;
