@@ -46,6 +46,18 @@ double cpu_ms() {
   return ms(usage.ru_utime) + ms(usage.ru_stime);
 }
 
+// The engine, image and container of a typical run: a dozen engine arguments.
+void set_typical_container(RunRecord& record, const std::string& id) {
+  record.engine = "docker";
+  record.image = "python:3.12-slim";
+  record.image_digest = "sha256:4d3c2b1a0f9e8d7c6b5a49382716059483726150493827160594837261504938";
+  record.container_name = "sandshim-" + id;
+  record.engine_args = {
+      "docker",          "run",           "--rm",           "-i",
+      "--network=none",  "--read-only",   "--cap-drop=ALL", "--security-opt=no-new-privileges",
+      "--pids-limit=64", "--memory=512m", "--cpus=1",       "--user=1000:1000"};
+}
+
 // A run the size of a typical one: a short command, small tails, a dozen engine arguments.
 RunRecord typical_run(const std::string& id, int64_t start_ms) {
   RunRecord record;
@@ -55,14 +67,7 @@ RunRecord typical_run(const std::string& id, int64_t start_ms) {
   record.invoked_as = "python";
   record.argv = {"python", "-c", "import sys; print(sys.version)"};
   record.cwd = record.workspace = "/home/dev/src/app";
-  record.engine = "docker";
-  record.image = "python:3.12-slim";
-  record.image_digest = "sha256:4d3c2b1a0f9e8d7c6b5a49382716059483726150493827160594837261504938";
-  record.container_name = "sandshim-" + id;
-  record.engine_args = {
-      "docker",          "run",           "--rm",           "-i",
-      "--network=none",  "--read-only",   "--cap-drop=ALL", "--security-opt=no-new-privileges",
-      "--pids-limit=64", "--memory=512m", "--cpus=1",       "--user=1000:1000"};
+  set_typical_container(record, id);
   record.policy_digest = "sha256:91ab";
   record.policy_sources = {"/home/dev/.config/sandshim/policy.toml"};
   record.limits = "memory=512m cpus=1 pids=64 timeout=30s";

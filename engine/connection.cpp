@@ -69,22 +69,28 @@ beast::error_code connect_tls(Session& session, const TlsEndpoint& endpoint,
   return result;
 }
 
+// The connection to the engine: TLS through the relay for tcp://, else its unix socket.
+beast::error_code open_connection(Session& session, const Transport& transport,
+                                  std::chrono::milliseconds timeout) {
+  if (const auto* tls = std::get_if<TlsEndpoint>(&transport)) {
+    return connect_tls(session, *tls, timeout);
+  }
+  const auto& socket = std::get<std::filesystem::path>(transport);
+  beast::error_code result;
+  session.stream.async_connect(Protocol::endpoint(socket.string()),
+                               [&](const beast::error_code& error) { result = error; });
+  session.run();
+  return result;
+}
+
 }  // namespace
 
 bool connect_and_send(Session& session, const Transport& transport, Request& request,
                       std::chrono::milliseconds timeout) {
   session.stream.expires_after(timeout);
-  beast::error_code result;
-  if (const auto* tls = std::get_if<TlsEndpoint>(&transport)) {
-    result = connect_tls(session, *tls, timeout);
-    if (session.failed()) {
-      return false;
-    }
-  } else {
-    const auto& socket = std::get<std::filesystem::path>(transport);
-    session.stream.async_connect(Protocol::endpoint(socket.string()),
-                                 [&](const beast::error_code& error) { result = error; });
-    session.run();
+  beast::error_code result = open_connection(session, transport, timeout);
+  if (std::holds_alternative<TlsEndpoint>(transport) && session.failed()) {
+    return false;
   }
   if (result && result != beast::error::timeout) {
     session.fault = Fault::unreachable;

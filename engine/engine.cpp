@@ -158,12 +158,38 @@ std::vector<std::string> engine_environment(const Policy& policy, const std::str
   return env;
 }
 
-Engine locate_engine(const Policy& policy) {
+namespace {
+
+// engine.path when it is an executable that is not sandshim itself.
+std::optional<fs::path> usable_engine_path(
+    const std::string& engine_path, const std::function<bool(const fs::path&)>& is_sandshim) {
+  if (::access(engine_path.c_str(), X_OK) == 0 && !is_sandshim(engine_path)) {
+    return fs::path(engine_path);
+  }
+  return std::nullopt;
+}
+
+// An unauthenticated TCP engine is root for anyone who reaches it.
+void require_tls_for_tcp(const Policy& policy) {
   if (policy.endpoint.starts_with("tcp://") && policy.tls_cert_path.empty()) {
     throw Fatal("engine.endpoint " + quoted(policy.endpoint) +
                 " has no TLS: set engine.tls_cert_path (an unauthenticated TCP engine is root "
                 "for anyone who reaches it)");
   }
+}
+
+[[noreturn]] void engine_not_found(const Policy& policy, const std::string& kind) {
+  std::string wanted = policy.engine == "auto" ? "docker or podman" : quoted(kind);
+  throw Fatal("container engine " + wanted + " not found (searched " +
+              (policy.engine_path.empty() ? policy.engine_search_path : policy.engine_path) +
+              "); install it (install/deps.sh, or `apt-get install docker.io`) or set "
+              "engine.path");
+}
+
+}  // namespace
+
+Engine locate_engine(const Policy& policy) {
+  require_tls_for_tcp(policy);
   fs::path self = self_executable();
   fs::path shim_dir = policy.effective_shim_dir();
   auto is_sandshim = [&](const fs::path& candidate) {
@@ -172,25 +198,16 @@ Engine locate_engine(const Policy& policy) {
   };
   std::string kind = resolve_engine_kind(policy.engine, policy.engine_path,
                                          policy.engine_search_path, is_sandshim);
-  std::optional<fs::path> client;
-  if (!policy.engine_path.empty()) {
-    if (::access(policy.engine_path.c_str(), X_OK) == 0 && !is_sandshim(policy.engine_path)) {
-      client = fs::path(policy.engine_path);
-    }
-  } else {
-    client = find_in_path(kind, policy.engine_search_path, is_sandshim);
-  }
+  std::optional<fs::path> client = policy.engine_path.empty()
+                                       ? find_in_path(kind, policy.engine_search_path, is_sandshim)
+                                       : usable_engine_path(policy.engine_path, is_sandshim);
   if (kind == "podman" && policy.endpoint.starts_with("tcp://")) {
     throw Fatal("engine.endpoint " + quoted(policy.endpoint) +
                 ": podman's client has no TLS for tcp://, so anyone who reaches it is root there; "
                 "use ssh://user@host or unix:///path");
   }
   if (!client) {
-    std::string wanted = policy.engine == "auto" ? "docker or podman" : quoted(kind);
-    throw Fatal("container engine " + wanted + " not found (searched " +
-                (policy.engine_path.empty() ? policy.engine_search_path : policy.engine_path) +
-                "); install it (install/deps.sh, or `apt-get install docker.io`) or set "
-                "engine.path");
+    engine_not_found(policy, kind);
   }
   return Engine{kind,
                 *client,

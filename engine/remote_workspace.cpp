@@ -134,6 +134,15 @@ std::optional<TreeEntry> tree_entry(const fs::path& workspace, const fs::path& p
   return entry;
 }
 
+// A file's digest: the cached one while its key (size, mtime, inode) holds, else its content's.
+std::string file_digest(const TreeEntry& entry, const fs::path& path,
+                        const std::map<std::string, std::pair<std::string, std::string>>& cache) {
+  auto cached = cache.find(entry.relative);
+  return cached != cache.end() && cached->second.first == cache_key(entry)
+             ? cached->second.second
+             : sha256_hex(read_whole(path));
+}
+
 // The workspace's paths in order, each file's digest from the cache or its content.
 std::vector<TreeEntry> walk_tree(const fs::path& workspace, const std::vector<fs::path>& hidden) {
   auto cache = read_digest_cache(digest_cache_file(workspace));
@@ -152,17 +161,12 @@ std::vector<TreeEntry> walk_tree(const fs::path& workspace, const std::vector<fs
       it.disable_recursion_pending();
       continue;
     }
-    auto entry = tree_entry(workspace, it->path());
-    if (!entry) {
-      continue;
+    if (auto entry = tree_entry(workspace, it->path())) {
+      if (entry->kind == tar::Kind::file) {
+        entry->digest = file_digest(*entry, it->path(), cache);
+      }
+      tree.push_back(std::move(*entry));
     }
-    if (entry->kind == tar::Kind::file) {
-      auto cached = cache.find(entry->relative);
-      entry->digest = cached != cache.end() && cached->second.first == cache_key(*entry)
-                          ? cached->second.second
-                          : sha256_hex(read_whole(it->path()));
-    }
-    tree.push_back(std::move(*entry));
   }
   std::sort(tree.begin(), tree.end(),
             [](const TreeEntry& a, const TreeEntry& b) { return a.relative < b.relative; });
@@ -314,32 +318,45 @@ ShippedWorkspace ship_snapshot(const engine::ApiClient& api, const fs::path& wor
   return shipped;
 }
 
+namespace {
+
+// A local mount as the remote engine takes it: the workspace and sandbox.writable paths become
+// their volumes; a read-only mask inside the workspace is left out (nullopt); anything else of
+// this machine cannot travel.
+std::optional<json> remote_mount(const json& mount, const ShippedWorkspace& shipped) {
+  fs::path source = mount.value("Source", "");
+  fs::path target = mount.value("Target", "");
+  if (source == shipped.workspace && target == shipped.workspace) {
+    return json{{"Type", "volume"},
+                {"Source", shipped.volume},
+                {"Target", target.string()},
+                {"ReadOnly", true}};
+  }
+  if (auto it = std::find(shipped.writable.begin(), shipped.writable.end(), source);
+      it != shipped.writable.end() && shipped.writable_volumes.size() == shipped.writable.size()) {
+    return json{{"Type", "volume"},
+                {"Source", shipped.writable_volumes[it - shipped.writable.begin()]},
+                {"Target", target.string()},
+                {"ReadOnly", false}};
+  }
+  if (is_hidden(target, {shipped.workspace}) && mount.value("ReadOnly", false)) {
+    return std::nullopt;  // a mask or a protected name: the snapshot never held what it covers
+  }
+  throw Fatal("engine.endpoint is remote: the mount of " + quoted(source.string()) +
+              " names a file of this machine (only the workspace and sandbox.writable "
+              "travel to a remote engine; images.NAME = host, sandbox.cache and "
+              "sandbox.network = allowlist need a local engine)");
+}
+
+}  // namespace
+
 std::string remote_create_body(const std::string& body_text, const ShippedWorkspace& shipped) {
   json body = json::parse(body_text);
   json& host = body["HostConfig"];
   json mounts = json::array();
   for (const auto& mount : host.value("Mounts", json::array())) {
-    fs::path source = mount.value("Source", "");
-    fs::path target = mount.value("Target", "");
-    if (source == shipped.workspace && target == shipped.workspace) {
-      mounts.push_back({{"Type", "volume"},
-                        {"Source", shipped.volume},
-                        {"Target", target.string()},
-                        {"ReadOnly", true}});
-    } else if (auto it = std::find(shipped.writable.begin(), shipped.writable.end(), source);
-               it != shipped.writable.end() &&
-               shipped.writable_volumes.size() == shipped.writable.size()) {
-      mounts.push_back({{"Type", "volume"},
-                        {"Source", shipped.writable_volumes[it - shipped.writable.begin()]},
-                        {"Target", target.string()},
-                        {"ReadOnly", false}});
-    } else if (is_hidden(target, {shipped.workspace}) && mount.value("ReadOnly", false)) {
-      continue;  // a mask or a protected name: the snapshot never held what it covers
-    } else {
-      throw Fatal("engine.endpoint is remote: the mount of " + quoted(source.string()) +
-                  " names a file of this machine (only the workspace and sandbox.writable "
-                  "travel to a remote engine; images.NAME = host, sandbox.cache and "
-                  "sandbox.network = allowlist need a local engine)");
+    if (std::optional<json> remote = remote_mount(mount, shipped)) {
+      mounts.push_back(*remote);
     }
   }
   host["Mounts"] = mounts;
@@ -348,6 +365,27 @@ std::string remote_create_body(const std::string& body_text, const ShippedWorksp
 }
 
 namespace {
+
+// One path of a writable tree as it goes into the archive under `top`: the run's user owns it.
+tar::Entry writable_entry(const TreeEntry& entry, const fs::path& path, const std::string& top,
+                          const ShippedWorkspace& shipped) {
+  struct stat st {};
+  ::lstat(path.c_str(), &st);
+  tar::Entry out{top + "/" + entry.relative,
+                 entry.kind,
+                 st.st_mode & 0777,
+                 shipped.uid,
+                 shipped.gid,
+                 0,
+                 "",
+                 ""};
+  if (entry.kind == tar::Kind::symlink) {
+    out.link = entry.digest;
+  } else if (entry.kind == tar::Kind::file) {
+    out.data = read_whole(path);
+  }
+  return out;
+}
 
 // `dir`'s tree under `top` in the archive, owned by the run's user with its modes (no set-id).
 void add_writable_tree(tar::Writer& writer, const fs::path& dir, const std::string& top,
@@ -360,26 +398,9 @@ void add_writable_tree(tar::Writer& writer, const fs::path& dir, const std::stri
       it.disable_recursion_pending();
       continue;
     }
-    auto entry = tree_entry(dir, it->path());
-    if (!entry) {
-      continue;
+    if (auto entry = tree_entry(dir, it->path())) {
+      writer.add(writable_entry(*entry, it->path(), top, shipped));
     }
-    struct stat st {};
-    ::lstat(it->path().c_str(), &st);
-    tar::Entry out{top + "/" + entry->relative,
-                   entry->kind,
-                   st.st_mode & 0777,
-                   shipped.uid,
-                   shipped.gid,
-                   0,
-                   "",
-                   ""};
-    if (entry->kind == tar::Kind::symlink) {
-      out.link = entry->digest;
-    } else if (entry->kind == tar::Kind::file) {
-      out.data = read_whole(it->path());
-    }
-    writer.add(out);
   }
   if (ec) {
     throw Fatal("sandbox.writable " + quoted(dir.string()) + " cannot be listed: " + ec.message());
@@ -390,6 +411,20 @@ bool is_protected(const std::string& relative) {
   std::string first = relative.substr(0, relative.find('/'));
   const auto& names = protected_names();
   return std::find(names.begin(), names.end(), first) != names.end();
+}
+
+// The volume of the i-th writable path, labelled with its run, as the helper mounts it.
+json writable_volume(const engine::ApiClient& api, ShippedWorkspace& shipped,
+                     const std::string& container, size_t i) {
+  std::string volume = container + "-rw" + std::to_string(i);
+  engine::Reply created = api.create_volume(volume, {{k_label_writable, container}});
+  if (!created.ok()) {
+    engine_failure("creating the volume for sandbox.writable", created);
+  }
+  shipped.writable_volumes.push_back(volume);
+  return {{"Type", "volume"},
+          {"Source", volume},
+          {"Target", std::string(k_helper_root) + "/" + std::to_string(i)}};
 }
 
 }  // namespace
@@ -403,15 +438,7 @@ void ship_writable(const engine::ApiClient& api, ShippedWorkspace& shipped,
   json mounts = json::array();
   tar::Writer writer;
   for (size_t i = 0; i < shipped.writable.size(); ++i) {
-    std::string volume = container + "-rw" + std::to_string(i);
-    engine::Reply created = api.create_volume(volume, {{k_label_writable, container}});
-    if (!created.ok()) {
-      engine_failure("creating the volume for sandbox.writable", created);
-    }
-    shipped.writable_volumes.push_back(volume);
-    mounts.push_back({{"Type", "volume"},
-                      {"Source", volume},
-                      {"Target", std::string(k_helper_root) + "/" + std::to_string(i)}});
+    mounts.push_back(writable_volume(api, shipped, container, i));
     add_writable_tree(writer, shipped.writable[i], std::to_string(i), shipped, hidden);
   }
   std::string helper = container + "-rwfill";
@@ -439,34 +466,44 @@ std::string WritableReturn::summary() const {
          (names.empty() ? "" : ": " + join(names, ", "));
 }
 
+namespace {
+
+// One writable directory's tree from the container, written beneath it here but for protected
+// names, counted into `back`; why nothing came back, or empty.
+std::string fetch_directory_back(const engine::ApiClient& api, const std::string& container,
+                                 const fs::path& dir, WritableReturn& back) {
+  engine::Reply reply = api.get_archive(container, dir.string(), k_max_returned_bytes - back.bytes);
+  if (!reply.ok()) {
+    return "nothing came back from " + quoted(dir.string()) + ": " + engine::error_message(reply);
+  }
+  tar::ReadResult archive = tar::read(reply.body, {100000, k_max_returned_bytes - back.bytes});
+  if (!archive.error.empty()) {
+    return "refused what came back from " + quoted(dir.string()) + ": " + archive.error;
+  }
+  std::string top = dir.filename().string();
+  std::erase_if(archive.entries, [&](const tar::Entry& entry) {
+    return entry.path.size() > top.size() + 1 && entry.path.starts_with(top + "/") &&
+           is_protected(entry.path.substr(top.size() + 1));
+  });
+  tar::Extracted written = tar::extract_beneath(dir, archive.entries, top);
+  if (!written.error.empty()) {
+    return "refused what came back from " + quoted(dir.string()) + ": " + written.error;
+  }
+  back.files += written.files;
+  back.bytes += written.bytes;
+  return "";
+}
+
+}  // namespace
+
 WritableReturn fetch_writable_back(const engine::ApiClient& api, const std::string& container,
                                    const ShippedWorkspace& shipped) {
   WritableReturn back;
   for (const auto& dir : shipped.writable) {
-    engine::Reply reply =
-        api.get_archive(container, dir.string(), k_max_returned_bytes - back.bytes);
-    if (!reply.ok()) {
-      back.failure =
-          "nothing came back from " + quoted(dir.string()) + ": " + engine::error_message(reply);
+    back.failure = fetch_directory_back(api, container, dir, back);
+    if (!back.failure.empty()) {
       break;
     }
-    tar::ReadResult archive = tar::read(reply.body, {100000, k_max_returned_bytes - back.bytes});
-    if (!archive.error.empty()) {
-      back.failure = "refused what came back from " + quoted(dir.string()) + ": " + archive.error;
-      break;
-    }
-    std::string top = dir.filename().string();
-    std::erase_if(archive.entries, [&](const tar::Entry& entry) {
-      return entry.path.size() > top.size() + 1 && entry.path.starts_with(top + "/") &&
-             is_protected(entry.path.substr(top.size() + 1));
-    });
-    tar::Extracted written = tar::extract_beneath(dir, archive.entries, top);
-    if (!written.error.empty()) {
-      back.failure = "refused what came back from " + quoted(dir.string()) + ": " + written.error;
-      break;
-    }
-    back.files += written.files;
-    back.bytes += written.bytes;
     back.names.push_back(dir.lexically_relative(shipped.workspace).string());
   }
   if (!shipped.report_file.empty()) {

@@ -79,22 +79,27 @@ std::string seccomp_for_gvisor(const std::string& profile_json) {
   return profile.dump(1);
 }
 
-fs::path sandbox_seccomp_profile(bool gvisor) {
-  fs::path source;
+namespace {
+
+// podman's default profile, which the sandbox's is derived from; Fatal when neither copy is there.
+fs::path podman_seccomp_profile() {
   for (const char* candidate :
        {"/etc/containers/seccomp.json", "/usr/share/containers/seccomp.json"}) {
     std::error_code ec;
     if (fs::is_regular_file(candidate, ec)) {
-      source = candidate;
-      break;
+      return candidate;
     }
   }
-  if (source.empty()) {
-    throw Fatal(
-        "podman's default seccomp profile (/usr/share/containers/seccomp.json) is "
-        "missing; install golang-github-containers-common (install/deps.sh --with-podman or "
-        "--with-gvisor)");
-  }
+  throw Fatal(
+      "podman's default seccomp profile (/usr/share/containers/seccomp.json) is "
+      "missing; install golang-github-containers-common (install/deps.sh --with-podman or "
+      "--with-gvisor)");
+}
+
+}  // namespace
+
+fs::path sandbox_seccomp_profile(bool gvisor) {
+  fs::path source = podman_seccomp_profile();
   std::string derived;
   try {
     derived = seccomp_without_user_namespaces(read_text(source));

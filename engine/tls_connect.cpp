@@ -184,18 +184,10 @@ TlsConnection failure(Fault fault, std::string detail) {
   return {-1, fault, std::move(detail)};
 }
 
-}  // namespace
-
-TlsConnection connect_tls(const TlsEndpoint& endpoint, Clock::time_point deadline) {
-  ssl::context context(ssl::context::tls_client);
-  try {
-    configure(context, endpoint.cert_dir);
-  } catch (const boost::system::system_error& e) {
-    return failure(Fault::unreachable, "the TLS files in " + endpoint.cert_dir.string() +
-                                           " (ca.pem, cert.pem, key.pem): " + e.what());
-  }
-  net::io_context io;
-  TlsStream tls(io, context);
+// Resolves the host and connects to one of its addresses before the deadline; the failure, or
+// nullopt.
+std::optional<TlsConnection> connect_tcp(net::io_context& io, TlsStream& tls,
+                                         const TlsEndpoint& endpoint, Clock::time_point deadline) {
   ErrorCode result;
   bool done = false;
   Tcp::resolver resolver(io);
@@ -220,6 +212,13 @@ TlsConnection connect_tls(const TlsEndpoint& endpoint, Clock::time_point deadlin
     return failure(done ? Fault::unreachable : Fault::timeout,
                    done ? result.message() : "connecting timed out");
   }
+  return std::nullopt;
+}
+
+// The TLS handshake, the server's certificate checked for the host (named by SNI when it is not
+// an address) before the deadline; the failure, or nullopt.
+std::optional<TlsConnection> handshake(net::io_context& io, TlsStream& tls,
+                                       const TlsEndpoint& endpoint, Clock::time_point deadline) {
   tls.set_verify_callback(ssl::host_name_verification(endpoint.host));
   ErrorCode not_an_address;
   net::ip::make_address(endpoint.host, not_an_address);
@@ -227,7 +226,8 @@ TlsConnection connect_tls(const TlsEndpoint& endpoint, Clock::time_point deadlin
     ::SSL_ctrl(tls.native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
                const_cast<char*>(endpoint.host.c_str()));
   }
-  done = false;
+  ErrorCode result;
+  bool done = false;
   tls.async_handshake(ssl::stream_base::client, [&](const ErrorCode& error) {
     result = error;
     done = true;
@@ -235,6 +235,27 @@ TlsConnection connect_tls(const TlsEndpoint& endpoint, Clock::time_point deadlin
   if (!run_until(io, tls.next_layer(), deadline, done) || result) {
     return failure(done ? Fault::unreachable : Fault::timeout,
                    "TLS with " + endpoint.host + ": " + (done ? result.message() : "timed out"));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TlsConnection connect_tls(const TlsEndpoint& endpoint, Clock::time_point deadline) {
+  ssl::context context(ssl::context::tls_client);
+  try {
+    configure(context, endpoint.cert_dir);
+  } catch (const boost::system::system_error& e) {
+    return failure(Fault::unreachable, "the TLS files in " + endpoint.cert_dir.string() +
+                                           " (ca.pem, cert.pem, key.pem): " + e.what());
+  }
+  net::io_context io;
+  TlsStream tls(io, context);
+  if (std::optional<TlsConnection> failed = connect_tcp(io, tls, endpoint, deadline)) {
+    return *failed;
+  }
+  if (std::optional<TlsConnection> failed = handshake(io, tls, endpoint, deadline)) {
+    return *failed;
   }
   return hand_to_relay(io, tls);
 }

@@ -42,6 +42,75 @@ std::string join_names(const NameSet& names) {
   return list.empty() ? "interpreters" : join(list, ", ");
 }
 
+std::string loosening_flag_reason(const std::string& flag) {
+  return "sandshim: " + code(flag) +
+         " would change the sandbox's limits, which only the user's config may do. Run it "
+         "without that option.";
+}
+
+std::string interpreter_copy_reason(const std::string& command, const std::string& interpreter,
+                                    const std::string& alternative) {
+  return "sandshim: " + code(command) + " copies " + code(interpreter) +
+         " under another name, which would run it outside the sandbox. Run it by name instead: " +
+         alternative + ".";
+}
+
+// A program running a command sandshim cannot see, or a write to a file it protects or cannot
+// name; nullopt for every other finding.
+std::optional<Refusal> hidden_effect_refusal(const Finding& finding) {
+  switch (finding.kind) {
+    case FindingKind::hidden_command:
+      return Refusal{"hidden-command", "sandshim: " + code(finding.subject) +
+                                           " makes a program run a command sandshim cannot see, "
+                                           "outside the sandbox. Run that command directly "
+                                           "instead."};
+    case FindingKind::command_variable:
+      return Refusal{"command-variable",
+                     "sandshim: " + code(finding.subject) +
+                         " holds a command that a program runs (or bash expands) later, where "
+                         "sandshim cannot see it. Leave it out and run the command directly."};
+    case FindingKind::protected_write:
+      return Refusal{"protected-write",
+                     protected_write_refusal(finding.subject, finding.detail) + "."};
+    case FindingKind::unresolved_write:
+      return Refusal{"unresolved-write",
+                     "sandshim: cannot tell which file " + code(finding.subject) +
+                         " writes: " + finding.detail +
+                         " is only known when the command runs, and it may name a file the "
+                         "sandbox depends on (agent settings, shell start-up files, sandshim's "
+                         "config). Write to a literal path."};
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string loader_reason(const std::string& command) {
+  return "sandshim: " + code(command) +
+         " is the dynamic loader, which runs any program outside the sandbox. Run the program by "
+         "name instead.";
+}
+
+std::string privilege_reason(const Invocation& invocation) {
+  // `sudo CMD` is peeled by no wrapper: the privileged program is the command itself.
+  std::string program = invocation.wrapper.empty() ? invocation.command : invocation.wrapper;
+  return "sandshim: " + code(program) +
+         " runs its command as another user or under another root, where PATH and the shims are "
+         "not this one's; agent commands may not. Run it without " +
+         code(program) + ".";
+}
+
+std::string dynamic_command_reason(const std::string& command) {
+  return "sandshim: the command name " + code(command) +
+         " is only known when the command runs, so sandshim cannot tell whether it is an "
+         "interpreter. Write the program name literally (for example `python3 …`).";
+}
+
+std::string launcher_reason(const std::string& launcher) {
+  return "sandshim: " + code(launcher) +
+         " starts an interpreter of its own by path, outside the sandbox. Call the interpreter by "
+         "name instead (for example `python3 -m MODULE …`).";
+}
+
 class Judge {
  public:
   Judge(const DecisionInputs& inputs, const CommandAnalysis& analysis, bool routed)
@@ -126,9 +195,7 @@ class Judge {
         judge_protected_variable(finding);
         return;
       case FindingKind::loosening_flag:
-        refuse("sandshim-run-flag", "sandshim: " + code(finding.subject) +
-                                        " would change the sandbox's limits, which only the "
-                                        "user's config may do. Run it without that option.");
+        refuse("sandshim-run-flag", loosening_flag_reason(finding.subject));
         return;
       case FindingKind::hash_pinning:
         if (path_mode()) {
@@ -153,39 +220,17 @@ class Judge {
       case FindingKind::engine_access:
         refuse_engine(finding.subject);
         return;
-      case FindingKind::hidden_command:
-        refuse("hidden-command", "sandshim: " + code(finding.subject) +
-                                     " makes a program run a command sandshim cannot see, "
-                                     "outside the sandbox. Run that command directly instead.");
-        return;
-      case FindingKind::command_variable:
-        refuse("command-variable", "sandshim: " + code(finding.subject) +
-                                       " holds a command that a program runs (or bash expands) "
-                                       "later, where sandshim cannot see it. Leave it out and "
-                                       "run the command directly.");
-        return;
-      case FindingKind::protected_write:
-        refuse("protected-write", protected_write_refusal(finding.subject, finding.detail) + ".");
-        return;
-      case FindingKind::unresolved_write:
-        refuse("unresolved-write",
-               "sandshim: cannot tell which file " + code(finding.subject) +
-                   " writes: " + finding.detail +
-                   " is only known when the command runs, and it may name a file the sandbox "
-                   "depends on (agent settings, shell start-up files, sandshim's config). Write "
-                   "to a literal path.");
-        return;
       case FindingKind::interpreter_copy:
-        refuse("interpreter-copy", "sandshim: " + code(finding.subject) + " copies " +
-                                       code(finding.detail) +
-                                       " under another name, which would run it outside the "
-                                       "sandbox. Run it by name instead: " +
-                                       alternative_for(finding.detail) + ".");
+        refuse("interpreter-copy", interpreter_copy_reason(finding.subject, finding.detail,
+                                                           alternative_for(finding.detail)));
         return;
       case FindingKind::venv_activation:
         refuse_activation(finding);
         return;
       default:
+        if (std::optional<Refusal> refusal = hidden_effect_refusal(finding)) {
+          m_refusals.push_back(*refusal);
+        }
         return;
     }
   }
@@ -265,43 +310,31 @@ class Judge {
     if (invocation.engine) {
       refuse_engine(invocation.command);
     } else if (invocation.loader) {
-      refuse("loader", "sandshim: " + code(invocation.command) +
-                           " is the dynamic loader, which runs any program outside the sandbox. "
-                           "Run the program by name instead.");
+      refuse("loader", loader_reason(invocation.command));
     } else if (invocation.privileged) {
-      // `sudo CMD` is peeled by no wrapper: the privileged program is the command itself.
-      std::string program = invocation.wrapper.empty() ? invocation.command : invocation.wrapper;
-      refuse("privilege-escalation",
-             "sandshim: " + code(program) +
-                 " runs its command as another user or under another root, where PATH and the "
-                 "shims are not this one's; agent commands may not. Run it without " +
-                 code(program) + ".");
+      refuse("privilege-escalation", privilege_reason(invocation));
     } else if (invocation.lookup == Lookup::dynamic) {
-      refuse("dynamic-command", "sandshim: the command name " + code(invocation.command) +
-                                    " is only known when the command runs, so sandshim cannot "
-                                    "tell whether it is an interpreter. Write the program name "
-                                    "literally (for example `python3 …`).");
+      refuse("dynamic-command", dynamic_command_reason(invocation.command));
     } else if (invocation.kind == CommandClass::interpreter &&
                invocation.lookup == Lookup::by_path) {
       refuse_interpreter_by_path(invocation);
     } else if (!invocation.launcher.empty()) {
-      refuse("launcher-bypass", "sandshim: " + code(invocation.launcher) +
-                                    " starts an interpreter of its own by path, outside the "
-                                    "sandbox. Call the interpreter by name instead (for example "
-                                    "`python3 -m MODULE …`).");
+      refuse("launcher-bypass", launcher_reason(invocation.launcher));
     } else if (!invocation.installer.empty()) {
       refuse_package_install(invocation);
     } else if (!invocation.shebang.empty() && fitting_venv(invocation.shebang)) {
       refuse_venv_script(invocation, *fitting_venv(invocation.shebang));
     } else if (!invocation.shebang.empty()) {
-      refuse("shebang-bypass",
-             "sandshim: " + code(invocation.command) + " is a script whose #! line starts " +
-                 code(invocation.shebang) +
-                 " directly, outside the sandbox. Run it through the interpreter by name "
-                 "instead: `" +
-                 sandboxed_name_for(shebang_program(invocation.shebang), m_in.shimmed) +
-                 " -m MODULE …` for an installed tool, or `INTERPRETER path/to/script …`.");
+      refuse("shebang-bypass", shebang_bypass_reason(invocation));
     }
+  }
+
+  std::string shebang_bypass_reason(const Invocation& invocation) const {
+    return "sandshim: " + code(invocation.command) + " is a script whose #! line starts " +
+           code(invocation.shebang) +
+           " directly, outside the sandbox. Run it through the interpreter by name instead: `" +
+           sandboxed_name_for(shebang_program(invocation.shebang), m_in.shimmed) +
+           " -m MODULE …` for an installed tool, or `INTERPRETER path/to/script …`.";
   }
 
   // `pip install`, `uv pip install`, `uv sync`, `poetry add`…: one answer whichever tool
@@ -322,13 +355,7 @@ class Judge {
     std::string mismatch =
         venv ? venv_mismatch(*venv, m_in.python_image, python, m_in.workspace) : "";
     if (venv && mismatch.empty()) {
-      std::filesystem::path relative = venv->dir.lexically_relative(m_in.workspace);
-      refuse("package-install",
-             what + " In the sandbox: " +
-                 sandshim_run_exactly(venv_python(*venv) + " -m pip " + invocation.pip_arguments) +
-                 ", once the user's config has `sandbox.writable = " + relative.string() +
-                 "` (and for an index `sandbox.network = allowlist`, `network.allow = pypi.org "
-                 "files.pythonhosted.org`).");
+      refuse_install_in_venv(*venv, what, invocation.pip_arguments);
       return;
     }
     std::string home = python ? python->home : "/usr/bin";
@@ -337,6 +364,18 @@ class Judge {
                " Packages go into a venv the image's python runs: ask the user to make one (`" +
                home + "/python3 -m venv .venv`, `sandbox.writable = .venv`), then run " +
                sandshim_run_exactly(".venv/bin/python3 -m pip " + invocation.pip_arguments) + ".");
+  }
+
+  // The venv the install names runs in the sandbox: pip there, once the user lets it write.
+  void refuse_install_in_venv(const Venv& venv, const std::string& what,
+                              const std::string& pip_arguments) {
+    std::filesystem::path relative = venv.dir.lexically_relative(m_in.workspace);
+    refuse("package-install",
+           what + " In the sandbox: " +
+               sandshim_run_exactly(venv_python(venv) + " -m pip " + pip_arguments) +
+               ", once the user's config has `sandbox.writable = " + relative.string() +
+               "` (and for an index `sandbox.network = allowlist`, `network.allow = pypi.org "
+               "files.pythonhosted.org`).");
   }
 
   // The venv an installer fills: the one its #! names (`.venv/bin/pip`), else the workspace's

@@ -118,6 +118,11 @@ class HookRun {
                                                quoted(m_options.expected_event) + " but received " +
                                                quoted(m_event.event));
     }
+    return answer_phase();
+  }
+
+  // Each phase of a tool call (before, after, session start, turn end) has its own answer.
+  HookReply answer_phase() {
     switch (m_event.phase) {
       case Phase::before:
         return decide_event();
@@ -470,21 +475,8 @@ auto write_then_fold(const shim::Policy& policy, const Write& write) {
   return shim::write_then_fold([&] { return open_store(policy); }, write);
 }
 
-}  // namespace
-
-HookReply run_hook(const HookOptions& options, std::string_view payload,
-                   const HookEnvironment& environment) {
-  return HookRun(options, environment).answer(payload);
-}
-
-HookEnvironment system_environment() {
-  HookEnvironment env;
-  env.load_policy = [](const fs::path& cwd) {
-    return shim::load_policy(shim::policy_inputs(shim::broker_policy_source(), workspace_of(cwd)));
-  };
-  env.load_user_policy = [] {
-    return shim::load_policy(shim::policy_inputs(shim::broker_policy_source(), {}));
-  };
+// The audit writes of a decision, its completion and a session's end, each as its caller.
+void add_audit_writers(HookEnvironment& env) {
   env.record_decision = [](const shim::Policy& policy, const audit::DecisionRecord& record) {
     audit::DecisionRecord mine = record;
     mine.uid = mine.uid.value_or(shim::identify_caller({}).uid);  // a broker's peer, not getuid
@@ -503,9 +495,11 @@ HookEnvironment system_environment() {
       return store.close_session_decisions(agent, session_id, shim::identify_caller({}).uid);
     });
   };
-  env.sandshim = self_executable();
-  env.agent_path = environment::path();
-  env.claude_shell_prefix = environment::claude_shell_prefix();
+}
+
+// How a command name is found on the agent's PATH, its first line read and its program known;
+// needs env.agent_path and env.sandshim set.
+void add_program_lookups(HookEnvironment& env) {
   env.first_line_of = [path_variable = env.agent_path](const std::string& command,
                                                        const fs::path& cwd) {
     std::optional<fs::path> file = program_file(command, cwd, path_variable);
@@ -523,6 +517,28 @@ HookEnvironment system_environment() {
     }
     return (*known)->of(file);
   };
+}
+
+}  // namespace
+
+HookReply run_hook(const HookOptions& options, std::string_view payload,
+                   const HookEnvironment& environment) {
+  return HookRun(options, environment).answer(payload);
+}
+
+HookEnvironment system_environment() {
+  HookEnvironment env;
+  env.load_policy = [](const fs::path& cwd) {
+    return shim::load_policy(shim::policy_inputs(shim::broker_policy_source(), workspace_of(cwd)));
+  };
+  env.load_user_policy = [] {
+    return shim::load_policy(shim::policy_inputs(shim::broker_policy_source(), {}));
+  };
+  add_audit_writers(env);
+  env.sandshim = self_executable();
+  env.agent_path = environment::path();
+  env.claude_shell_prefix = environment::claude_shell_prefix();
+  add_program_lookups(env);
   env.read_script = read_script_file;
   env.owned_by_system = [](const fs::path& file) { return owned_by_system(file); };
   env.exists = [](const fs::path& file) {

@@ -31,6 +31,51 @@ bool compatible(char a, char b) {
   return a == b;
 }
 
+std::vector<std::string> brace_alternatives(std::string_view text);
+
+// `{x}` or `{1..3}` from `open` to `close`: a sequence is one name of unknown text, `{x}` stays as
+// written; the alternatives are those of the rest of `text`.
+std::vector<std::string> single_brace_alternatives(std::string_view text, size_t open,
+                                                   size_t close) {
+  bool sequence = text.substr(open, close - open).find("..") != std::string_view::npos;
+  std::string rest(text.substr(close + 1));
+  std::vector<std::string> tail = brace_alternatives(rest);
+  std::string middle =
+      sequence ? std::string(1, k_any_name) : std::string(text.substr(open, close - open + 1));
+  std::string head = std::string(text.substr(0, open)) + middle;
+  if (tail.empty()) {
+    return sequence ? std::vector<std::string>{head + rest} : std::vector<std::string>{};
+  }
+  for (std::string& alternative : tail) {
+    alternative = head + alternative;
+  }
+  return tail;
+}
+
+// `{a,b}` from `open` to `close`, `commas` its top-level commas: each alternative in its text,
+// expanded further.
+std::vector<std::string> comma_alternatives(std::string_view text, size_t open, size_t close,
+                                            std::vector<size_t> commas) {
+  std::vector<std::string> result;
+  size_t start = open + 1;
+  commas.push_back(close);
+  for (size_t comma : commas) {
+    std::string joined = std::string(text.substr(0, open)) +
+                         std::string(text.substr(start, comma - start)) +
+                         std::string(text.substr(close + 1));
+    std::vector<std::string> more = brace_alternatives(joined);
+    if (more.empty()) {
+      more.push_back(joined);
+    }
+    result.insert(result.end(), more.begin(), more.end());
+    start = comma + 1;
+    if (result.size() > k_max_alternatives) {
+      return {k_unknown_pattern};
+    }
+  }
+  return result;
+}
+
 // `{a,b}` alternatives at the top level of `text`, from its first brace; empty when none.
 std::vector<std::string> brace_alternatives(std::string_view text) {
   size_t open = text.find('{');
@@ -45,43 +90,63 @@ std::vector<std::string> brace_alternatives(std::string_view text) {
     } else if (text[i] == ',' && depth == 1) {
       commas.push_back(i);
     } else if (text[i] == '}' && --depth == 0) {
-      if (commas.empty()) {
-        // `{1..3}` and the like: one name of unknown text; `{x}` stays as written.
-        bool sequence = text.substr(open, i - open).find("..") != std::string_view::npos;
-        std::string rest(text.substr(i + 1));
-        std::vector<std::string> tail = brace_alternatives(rest);
-        std::string middle =
-            sequence ? std::string(1, k_any_name) : std::string(text.substr(open, i - open + 1));
-        std::string head = std::string(text.substr(0, open)) + middle;
-        if (tail.empty()) {
-          return sequence ? std::vector<std::string>{head + rest} : std::vector<std::string>{};
-        }
-        for (std::string& alternative : tail) {
-          alternative = head + alternative;
-        }
-        return tail;
-      }
-      std::vector<std::string> result;
-      size_t start = open + 1;
-      commas.push_back(i);
-      for (size_t comma : commas) {
-        std::string joined = std::string(text.substr(0, open)) +
-                             std::string(text.substr(start, comma - start)) +
-                             std::string(text.substr(i + 1));
-        std::vector<std::string> more = brace_alternatives(joined);
-        if (more.empty()) {
-          more.push_back(joined);
-        }
-        result.insert(result.end(), more.begin(), more.end());
-        start = comma + 1;
-        if (result.size() > k_max_alternatives) {
-          return {k_unknown_pattern};
-        }
-      }
-      return result;
+      return commas.empty() ? single_brace_alternatives(text, open, i)
+                            : comma_alternatives(text, open, i, commas);
     }
   }
   return {};
+}
+
+// The pairs of positions (in one pattern, in the other) still to try, each tried once.
+class PositionPairs {
+ public:
+  PositionPairs(size_t n, size_t m) : m_n(n), m_m(m), m_seen((n + 1) * (m + 1), 0) {}
+
+  void push(size_t i, size_t j) {
+    if (i <= m_n && j <= m_m && m_seen[i * (m_m + 1) + j] == 0) {
+      m_seen[i * (m_m + 1) + j] = 1;
+      m_todo.emplace_back(i, j);
+    }
+  }
+
+  bool empty() const { return m_todo.empty(); }
+
+  std::pair<size_t, size_t> pop() {
+    auto pair = m_todo.back();
+    m_todo.pop_back();
+    return pair;
+  }
+
+ private:
+  size_t m_n;
+  size_t m_m;
+  std::vector<char> m_seen;
+  std::vector<std::pair<size_t, size_t>> m_todo;
+};
+
+// The positions one token on from (i, j): a run wildcard may end, or take a token of the other
+// pattern into its text; two single tokens may match one character.
+void push_next_positions(std::string_view a, std::string_view b, size_t i, size_t j,
+                         PositionPairs& todo) {
+  size_t n = a.size();
+  size_t m = b.size();
+  char x = i < n ? a[i] : '\0';
+  char y = j < m ? b[j] : '\0';
+  if (i < n && is_run(x)) {
+    todo.push(i + 1, j);
+    if (j < m && absorbs(x, y)) {
+      todo.push(i, j + 1);
+    }
+  }
+  if (j < m && is_run(y)) {
+    todo.push(i, j + 1);
+    if (i < n && absorbs(y, x)) {
+      todo.push(i + 1, j);
+    }
+  }
+  if (i < n && j < m && !is_run(x) && !is_run(y) && compatible(x, y)) {
+    todo.push(i + 1, j + 1);
+  }
 }
 
 bool is_glob_marker(char c) {
@@ -148,39 +213,14 @@ bool has_wildcard(std::string_view pattern) {
 }
 
 bool patterns_overlap(std::string_view a, std::string_view b) {
-  size_t n = a.size();
-  size_t m = b.size();
-  std::vector<char> seen((n + 1) * (m + 1), 0);
-  std::vector<std::pair<size_t, size_t>> todo = {{0, 0}};
-  auto push = [&](size_t i, size_t j) {
-    if (i <= n && j <= m && seen[i * (m + 1) + j] == 0) {
-      seen[i * (m + 1) + j] = 1;
-      todo.emplace_back(i, j);
-    }
-  };
+  PositionPairs todo(a.size(), b.size());
+  todo.push(0, 0);
   while (!todo.empty()) {
-    auto [i, j] = todo.back();
-    todo.pop_back();
-    if (i == n && j == m) {
+    auto [i, j] = todo.pop();
+    if (i == a.size() && j == b.size()) {
       return true;
     }
-    char x = i < n ? a[i] : '\0';
-    char y = j < m ? b[j] : '\0';
-    if (i < n && is_run(x)) {
-      push(i + 1, j);
-      if (j < m && absorbs(x, y)) {
-        push(i, j + 1);
-      }
-    }
-    if (j < m && is_run(y)) {
-      push(i, j + 1);
-      if (i < n && absorbs(y, x)) {
-        push(i + 1, j);
-      }
-    }
-    if (i < n && j < m && !is_run(x) && !is_run(y) && compatible(x, y)) {
-      push(i + 1, j + 1);
-    }
+    push_next_positions(a, b, i, j, todo);
   }
   return false;
 }

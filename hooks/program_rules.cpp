@@ -178,6 +178,20 @@ bool git_key_runs_command(const std::string& key, std::string_view value) {
                      [&](std::string_view pattern) { return git_key_matches(pattern, name); });
 }
 
+// `git config [--global…] KEY VALUE`, the operands from `first` on.
+std::optional<std::string> git_config_hidden_command(Argv argv, size_t first) {
+  std::vector<std::string> operands;
+  for (size_t j = first; j < argv.size(); ++j) {
+    if (!argv[j].value.starts_with('-')) {
+      operands.push_back(argv[j].value);
+    }
+  }
+  if (operands.size() >= 2 && git_key_runs_command(operands[0], operands[1])) {
+    return "git config " + operands[0];
+  }
+  return std::nullopt;
+}
+
 // `git -c KEY=VALUE`, `--config-env=KEY=VAR`, `git config [--global…] KEY VALUE`, `ext::` URLs.
 std::optional<std::string> git_hidden_command(Argv argv) {
   for (size_t i = 1; i < argv.size(); ++i) {
@@ -192,16 +206,7 @@ std::optional<std::string> git_hidden_command(Argv argv) {
     } else if (arg.starts_with("ext::") || arg.find("::ext::") != std::string::npos) {
       return "git ext:: transport";
     } else if (arg == "config") {
-      std::vector<std::string> operands;
-      for (size_t j = i + 1; j < argv.size(); ++j) {
-        if (!argv[j].value.starts_with('-')) {
-          operands.push_back(argv[j].value);
-        }
-      }
-      if (operands.size() >= 2 && git_key_runs_command(operands[0], operands[1])) {
-        return "git config " + operands[0];
-      }
-      return std::nullopt;
+      return git_config_hidden_command(argv, i + 1);
     }
     size_t equals = setting.find('=');
     if (!setting.empty() &&
@@ -401,6 +406,38 @@ std::optional<std::string> sed_hidden_command(Argv argv) {
   return std::nullopt;
 }
 
+// `socat … EXEC:…` or `SYSTEM:…` runs a command of its own.
+std::optional<std::string> socat_hidden_command(Argv argv) {
+  bool runs = std::any_of(argv.begin() + 1, argv.end(), [](const Word& word) {
+    return contains_ci(word.value, "exec") || contains_ci(word.value, "system");
+  });
+  return runs ? std::optional<std::string>("socat EXEC/SYSTEM") : std::nullopt;
+}
+
+// Programs an option makes run a command (`rsync -e`, `nc -e`, `make SHELL=`), and debuggers and
+// editors that run commands of their own whatever their arguments.
+std::optional<std::string> option_hidden_command(std::string_view name, Argv argv) {
+  if (name == "rsync") {
+    return option_prefixed(name, argv, {"-e", "--rsh", "--rsync-path"});
+  }
+  if (name == "sort") {
+    return option_prefixed(name, argv, {"--compress-program"});
+  }
+  if (name == "nc" || name == "ncat" || name == "netcat") {
+    return option_prefixed(name, argv, {"-e", "-c", "--exec", "--sh-exec", "--lua-exec"});
+  }
+  if (name == "gdb" || name == "gdbtui" || name == "gdb-multiarch") {
+    return gdb_hidden_command(argv);
+  }
+  if (name == "lldb" || name == "emacs" || name == "ed" || name == "expect") {
+    return std::string(name) + " runs commands of its own";
+  }
+  if (name == "make" || name == "gmake") {
+    return option_prefixed(name, argv, {"SHELL=", "--eval", "-E", "MAKESHELL="});
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool is_engine_client(std::string_view name) {
@@ -450,20 +487,8 @@ std::optional<std::string> hidden_command_of(std::string_view name, Argv argv) {
   if (name == "ssh" || name == "scp" || name == "sftp" || name == "slogin" || name == "ssh-argv0") {
     return ssh_hidden_command(name, argv);
   }
-  if (name == "rsync") {
-    return option_prefixed(name, argv, {"-e", "--rsh", "--rsync-path"});
-  }
-  if (name == "sort") {
-    return option_prefixed(name, argv, {"--compress-program"});
-  }
   if (name == "socat") {
-    bool runs = std::any_of(argv.begin() + 1, argv.end(), [](const Word& word) {
-      return contains_ci(word.value, "exec") || contains_ci(word.value, "system");
-    });
-    return runs ? std::optional<std::string>("socat EXEC/SYSTEM") : std::nullopt;
-  }
-  if (name == "nc" || name == "ncat" || name == "netcat") {
-    return option_prefixed(name, argv, {"-e", "-c", "--exec", "--sh-exec", "--lua-exec"});
+    return socat_hidden_command(argv);
   }
   if (name == "vim" || name == "vi" || name == "nvim" || name == "ex" || name == "view" ||
       name == "vimdiff" || name == "rvim" || name == "gvim") {
@@ -475,16 +500,7 @@ std::optional<std::string> hidden_command_of(std::string_view name, Argv argv) {
   if (name == "sed" || name == "gsed") {
     return sed_hidden_command(argv);
   }
-  if (name == "gdb" || name == "gdbtui" || name == "gdb-multiarch") {
-    return gdb_hidden_command(argv);
-  }
-  if (name == "lldb" || name == "emacs" || name == "ed" || name == "expect") {
-    return std::string(name) + " runs commands of its own";
-  }
-  if (name == "make" || name == "gmake") {
-    return option_prefixed(name, argv, {"SHELL=", "--eval", "-E", "MAKESHELL="});
-  }
-  return std::nullopt;
+  return option_hidden_command(name, argv);
 }
 
 bool runs_only_inert_program(std::string_view setting, std::string_view value) {

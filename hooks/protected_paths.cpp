@@ -98,19 +98,21 @@ void add_agent_places(std::vector<ProtectedPlace>& places) {
   places.push_back({home / ".codeium" / "windsurf" / "hooks.json", false, "Windsurf's hooks"});
 }
 
+// The start-up files of a login or interactive shell, in a home directory and in /etc.
+constexpr std::array<std::string_view, 19> k_home_startup_files = {
+    ".bashrc",  ".bash_profile", ".bash_login", ".bash_logout",    ".bash_aliases",
+    ".profile", ".zshrc",        ".zshenv",     ".zprofile",       ".zlogin",
+    ".zlogout", ".kshrc",        ".mkshrc",     ".cshrc",          ".tcshrc",
+    ".login",   ".logout",       ".xprofile",   ".pam_environment"};
+constexpr std::array<std::string_view, 9> k_system_startup_files = {
+    "/etc/profile", "/etc/bash.bashrc", "/etc/bashrc", "/etc/bash.bash_logout", "/etc/zshrc",
+    "/etc/zshenv",  "/etc/zprofile",    "/etc/zlogin", "/etc/environment"};
+constexpr std::array<std::string_view, 4> k_system_startup_trees = {
+    "/etc/profile.d", "/etc/zsh", "/etc/fish", "/etc/bash_completion.d"};
+
 // The start-up files a host shell reads before anything else (Claude Code's shell snapshot runs
 // a login shell on the host): a line there runs, unsandboxed, in every later session.
 void add_startup_places(std::vector<ProtectedPlace>& places) {
-  static constexpr std::array<std::string_view, 19> k_home_files = {
-      ".bashrc",  ".bash_profile", ".bash_login", ".bash_logout",    ".bash_aliases",
-      ".profile", ".zshrc",        ".zshenv",     ".zprofile",       ".zlogin",
-      ".zlogout", ".kshrc",        ".mkshrc",     ".cshrc",          ".tcshrc",
-      ".login",   ".logout",       ".xprofile",   ".pam_environment"};
-  static constexpr std::array<std::string_view, 9> k_system_files = {
-      "/etc/profile", "/etc/bash.bashrc", "/etc/bashrc", "/etc/bash.bash_logout", "/etc/zshrc",
-      "/etc/zshenv",  "/etc/zprofile",    "/etc/zlogin", "/etc/environment"};
-  static constexpr std::array<std::string_view, 4> k_system_trees = {
-      "/etc/profile.d", "/etc/zsh", "/etc/fish", "/etc/bash_completion.d"};
   const std::string what = "a shell start-up file";
   fs::path home = home_directory();
   std::vector<fs::path> homes = {home};
@@ -118,17 +120,17 @@ void add_startup_places(std::vector<ProtectedPlace>& places) {
     homes.push_back(*zdotdir);
   }
   for (const fs::path& dir : homes) {
-    for (std::string_view name : k_home_files) {
+    for (std::string_view name : k_home_startup_files) {
       places.push_back({dir / name, false, what});
     }
   }
   places.push_back({xdg_directory("config") / "fish", true, what});
   places.push_back({home / ".config" / "fish", true, what});
   places.push_back({xdg_directory("config") / "environment.d", true, what});
-  for (std::string_view file : k_system_files) {
+  for (std::string_view file : k_system_startup_files) {
     places.push_back({fs::path(file), false, what});
   }
-  for (std::string_view tree : k_system_trees) {
+  for (std::string_view tree : k_system_startup_trees) {
     places.push_back({fs::path(tree), true, what});
   }
 }

@@ -66,47 +66,49 @@ struct WrapperSpec {
   size_t operands;  // positional arguments before the command (timeout's DURATION)
 };
 
+// Every wrapper the analysis peels, by name.
+inline const std::vector<WrapperSpec> k_wrapper_specs = {
+    {"nohup", "", {}, 0},
+    {"setsid", "", {}, 0},
+    {"nice", "n", {"adjustment"}, 0},
+    {"ionice", "cnpPu", {"class", "classdata", "pid", "pgid", "uid"}, 0},
+    {"stdbuf", "ioe", {"input", "output", "error"}, 0},
+    {"timeout", "sk", {"signal", "kill-after"}, 1},
+    {"time", "fo", {"format", "output"}, 0},
+    {"taskset", "", {}, 1},
+    {"chrt", "", {}, 1},
+    {"unbuffer", "", {}, 0},
+    {"catchsegv", "", {}, 0},
+    {"valgrind", "", {}, 0},  // its options are all --name=value
+    {"busybox", "", {}, 0},
+    {"strace",
+     "abeEIoOpPsSuUX",
+     {"output", "trace", "signal", "user", "string-limit", "attach", "status", "expression"},
+     0},
+    {"ltrace", "aAeEfnoOpsSuwxX", {"output", "library", "user"}, 0},
+    {"setpriv",
+     "",
+     {"reuid", "regid", "groups", "inh-caps", "ambient-caps", "bounding-set", "securebits",
+      "pdeathsig", "selinux-label", "apparmor-profile", "landlock-access", "landlock-rule",
+      "seccomp-filter", "ptracer"},
+     0},
+    {"unshare",
+     "SGRwt",
+     {"setuid", "setgid", "root", "wd", "map-user", "map-group", "map-users", "map-groups",
+      "propagation", "setgroups"},
+     0},
+    {"prlimit", "p", {"pid"}, 0},
+    {"flock", "Ew", {"conflict-exit-code", "timeout", "wait"}, 1},
+    {"watch", "ndq", {"interval", "equexit", "differences"}, 0},
+    {"xargs",
+     "adEILnPs",
+     {"arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars",
+      "process-slot-var"},
+     0},
+};
+
 inline const std::vector<WrapperSpec>& wrapper_specs() {
-  static const std::vector<WrapperSpec> specs = {
-      {"nohup", "", {}, 0},
-      {"setsid", "", {}, 0},
-      {"nice", "n", {"adjustment"}, 0},
-      {"ionice", "cnpPu", {"class", "classdata", "pid", "pgid", "uid"}, 0},
-      {"stdbuf", "ioe", {"input", "output", "error"}, 0},
-      {"timeout", "sk", {"signal", "kill-after"}, 1},
-      {"time", "fo", {"format", "output"}, 0},
-      {"taskset", "", {}, 1},
-      {"chrt", "", {}, 1},
-      {"unbuffer", "", {}, 0},
-      {"catchsegv", "", {}, 0},
-      {"valgrind", "", {}, 0},  // its options are all --name=value
-      {"busybox", "", {}, 0},
-      {"strace",
-       "abeEIoOpPsSuUX",
-       {"output", "trace", "signal", "user", "string-limit", "attach", "status", "expression"},
-       0},
-      {"ltrace", "aAeEfnoOpsSuwxX", {"output", "library", "user"}, 0},
-      {"setpriv",
-       "",
-       {"reuid", "regid", "groups", "inh-caps", "ambient-caps", "bounding-set", "securebits",
-        "pdeathsig", "selinux-label", "apparmor-profile", "landlock-access", "landlock-rule",
-        "seccomp-filter", "ptracer"},
-       0},
-      {"unshare",
-       "SGRwt",
-       {"setuid", "setgid", "root", "wd", "map-user", "map-group", "map-users", "map-groups",
-        "propagation", "setgroups"},
-       0},
-      {"prlimit", "p", {"pid"}, 0},
-      {"flock", "Ew", {"conflict-exit-code", "timeout", "wait"}, 1},
-      {"watch", "ndq", {"interval", "equexit", "differences"}, 0},
-      {"xargs",
-       "adEILnPs",
-       {"arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs",
-        "max-chars", "process-slot-var"},
-       0},
-  };
-  return specs;
+  return k_wrapper_specs;
 }
 
 // Tools that start an interpreter they locate themselves, by absolute path.
@@ -285,6 +287,21 @@ struct ShellArguments {
   std::optional<size_t> rcfile;   // --rcfile/--init-file FILE: read as commands
 };
 
+// The option at `i`: `-c` (in a cluster too) is command mode, `-o NAME` takes the next word and
+// `--rcfile FILE` names a file read as commands. Returns the index of the last word it took.
+inline size_t read_shell_option(Argv argv, size_t i, ShellArguments& result) {
+  const std::string& arg = argv[i].value;
+  if (arg.starts_with("--")) {
+    if ((arg == "--rcfile" || arg == "--init-file") && i + 1 < argv.size()) {
+      result.rcfile = ++i;
+    }
+    return i;
+  }
+  result.command_mode =
+      result.command_mode || (arg[0] == '-' && arg.find('c') != std::string::npos);
+  return i + ((arg.back() == 'o' || arg.back() == 'O') ? 1 : 0);
+}
+
 inline ShellArguments parse_shell_arguments(Argv argv) {
   ShellArguments result;
   size_t i = 1;
@@ -302,15 +319,7 @@ inline ShellArguments parse_shell_arguments(Argv argv) {
     if (arg.size() < 2 || (arg[0] != '-' && arg[0] != '+')) {
       break;
     }
-    if (arg.starts_with("--")) {
-      if ((arg == "--rcfile" || arg == "--init-file") && i + 1 < argv.size()) {
-        result.rcfile = ++i;
-      }
-      continue;
-    }
-    result.command_mode =
-        result.command_mode || (arg[0] == '-' && arg.find('c') != std::string::npos);
-    i += (arg.back() == 'o' || arg.back() == 'O') ? 1 : 0;
+    i = read_shell_option(argv, i, result);
   }
   if (i < argv.size()) {
     result.operand = i;
@@ -337,6 +346,10 @@ class Analyser {
                                                     const SimpleCommand&);
 
   static const std::unordered_map<std::string_view, Handler>& handlers();
+  // Builtins and programs with a rule of their own, by name.
+  static std::unordered_map<std::string_view, Handler> named_handlers();
+  // Programs that come in families: wrappers, privileged runners, declarations and shells.
+  static void add_family_handlers(std::unordered_map<std::string_view, Handler>& map);
 
   // Names a script assigns anywhere, so that `X='…'; bash -c "… $X"` is seen as computed code.
   static NameSet assigned_names(const ShellParse& parse);
@@ -412,6 +425,8 @@ class Analyser {
 
   Lookup lookup_of(const std::string& command, const Peel& peel) const;
 
+  // The facts of a program the command starts that its words and the peeled wrappers give.
+  Invocation new_invocation(Argv argv, const Peel& peel, const Scope& scope, Lookup lookup) const;
   size_t record_program(Argv argv, const Peel& peel, const Scope& scope, Lookup lookup);
 
   // `printf '#!…' > t && chmod +x t && ./t`: the file run is one this command writes (by path,

@@ -30,54 +30,61 @@ void Analyser::analyse_script(std::string_view script, std::optional<size_t> enc
   }
 }
 
+std::unordered_map<std::string_view, Analyser::Handler> Analyser::named_handlers() {
+  return {{"env", &Analyser::peel_env},
+          {"exec", &Analyser::peel_exec},
+          {"command", &Analyser::peel_command},
+          {"builtin", &Analyser::peel_builtin},
+          {"eval", &Analyser::refuse_eval},
+          {"source", &Analyser::check_source},
+          {".", &Analyser::check_source},
+          {"alias", &Analyser::analyse_alias},
+          {"hash", &Analyser::check_hash},
+          {"unset", &Analyser::check_unset_builtin},
+          {"trap", &Analyser::analyse_trap},
+          {"find", &Analyser::analyse_find},
+          {"sandshim", &Analyser::analyse_sandshim},
+          {"read", &Analyser::check_read},
+          {"mapfile", &Analyser::check_mapfile},
+          {"readarray", &Analyser::check_mapfile},
+          {"printf", &Analyser::check_printf},
+          {"getopts", &Analyser::check_getopts},
+          {"compgen", &Analyser::check_completion},
+          {"complete", &Analyser::check_completion},
+          {"bind", &Analyser::check_bind},
+          {"enable", &Analyser::check_enable},
+          {"script", &Analyser::analyse_script_command},
+          {"gdb", &Analyser::analyse_gdb},
+          {"gdbtui", &Analyser::analyse_gdb},
+          {"gdb-multiarch", &Analyser::analyse_gdb}};
+}
+
+void Analyser::add_family_handlers(std::unordered_map<std::string_view, Handler>& map) {
+  for (const WrapperSpec& spec : wrapper_specs()) {
+    map.emplace(spec.name, &Analyser::peel_wrapper);
+  }
+  map.insert_or_assign("flock", &Analyser::peel_flock);
+  map.insert_or_assign("watch", &Analyser::peel_watch);
+  map.insert_or_assign("xargs", &Analyser::peel_xargs);
+  for (std::string_view name : k_privileged) {
+    map.emplace(name, &Analyser::record_privileged);
+  }
+  for (std::string_view name : k_unfollowed_runners) {
+    map.emplace(name, &Analyser::refuse_unfollowed);
+  }
+  for (std::string_view name : k_declarations) {
+    map.emplace(name, &Analyser::check_declaration);
+  }
+  for (std::string_view shell :
+       {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "lksh"}) {
+    map.emplace(shell, &Analyser::analyse_shell);
+  }
+}
+
 const std::unordered_map<std::string_view, Analyser::Handler>& Analyser::handlers() {
   static const std::unordered_map<std::string_view, Handler> table = [] {
-    std::unordered_map<std::string_view, Handler> map = {
-        {"env", &Analyser::peel_env},
-        {"exec", &Analyser::peel_exec},
-        {"command", &Analyser::peel_command},
-        {"builtin", &Analyser::peel_builtin},
-        {"eval", &Analyser::refuse_eval},
-        {"source", &Analyser::check_source},
-        {".", &Analyser::check_source},
-        {"alias", &Analyser::analyse_alias},
-        {"hash", &Analyser::check_hash},
-        {"unset", &Analyser::check_unset_builtin},
-        {"trap", &Analyser::analyse_trap},
-        {"find", &Analyser::analyse_find},
-        {"sandshim", &Analyser::analyse_sandshim},
-        {"read", &Analyser::check_read},
-        {"mapfile", &Analyser::check_mapfile},
-        {"readarray", &Analyser::check_mapfile},
-        {"printf", &Analyser::check_printf},
-        {"getopts", &Analyser::check_getopts},
-        {"compgen", &Analyser::check_completion},
-        {"complete", &Analyser::check_completion},
-        {"bind", &Analyser::check_bind},
-        {"enable", &Analyser::check_enable},
-        {"script", &Analyser::analyse_script_command},
-        {"gdb", &Analyser::analyse_gdb},
-        {"gdbtui", &Analyser::analyse_gdb},
-        {"gdb-multiarch", &Analyser::analyse_gdb}};
-    for (const WrapperSpec& spec : wrapper_specs()) {
-      map.emplace(spec.name, &Analyser::peel_wrapper);
-    }
-    map.insert_or_assign("flock", &Analyser::peel_flock);
-    map.insert_or_assign("watch", &Analyser::peel_watch);
-    map.insert_or_assign("xargs", &Analyser::peel_xargs);
-    for (std::string_view name : k_privileged) {
-      map.emplace(name, &Analyser::record_privileged);
-    }
-    for (std::string_view name : k_unfollowed_runners) {
-      map.emplace(name, &Analyser::refuse_unfollowed);
-    }
-    for (std::string_view name : k_declarations) {
-      map.emplace(name, &Analyser::check_declaration);
-    }
-    for (std::string_view shell :
-         {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "lksh"}) {
-      map.emplace(shell, &Analyser::analyse_shell);
-    }
+    std::unordered_map<std::string_view, Handler> map = named_handlers();
+    add_family_handlers(map);
     return map;
   }();
   return table;

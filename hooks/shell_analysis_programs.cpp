@@ -18,7 +18,8 @@ Lookup Analyser::lookup_of(const std::string& command, const Peel& peel) const {
   return in_shim_dir ? Lookup::shim : Lookup::by_path;
 }
 
-size_t Analyser::record_program(Argv argv, const Peel& peel, const Scope& scope, Lookup lookup) {
+Invocation Analyser::new_invocation(Argv argv, const Peel& peel, const Scope& scope,
+                                    Lookup lookup) const {
   Invocation invocation;
   invocation.command = argv.front().value;
   invocation.name = last_component(invocation.command);
@@ -35,6 +36,11 @@ size_t Analyser::record_program(Argv argv, const Peel& peel, const Scope& scope,
   invocation.privileged = peel.privileged;
   invocation.sandboxed = peel.sandboxed;
   invocation.enclosing_shell = scope.enclosing_shell;
+  return invocation;
+}
+
+size_t Analyser::record_program(Argv argv, const Peel& peel, const Scope& scope, Lookup lookup) {
+  Invocation invocation = new_invocation(argv, peel, scope, lookup);
   std::optional<fs::path> file;
   if (lookup != Lookup::dynamic && !is_shell_builtin(invocation.name)) {
     file = identify(invocation, scope);

@@ -5,6 +5,92 @@
 
 namespace sandshim::hooks::analysis {
 
+namespace {
+
+constexpr std::array<std::string_view, 14> k_writers = {
+    "tee",   "ln",    "rm",    "unlink", "rmdir", "shred",   "truncate",
+    "touch", "chmod", "chown", "chgrp",  "mkdir", "sqlite3", "sponge"};
+constexpr std::array<std::string_view, 4> k_copiers = {"cp", "mv", "install", "rsync"};
+
+// `curl -o FILE`, `wget --output-document=FILE`, `dd of=FILE`…: the file an output option at
+// `i` names, `i` moved past a separate value; nullopt for any other word.
+std::optional<std::pair<Word, std::string>> output_option_target(const std::string& name, Argv argv,
+                                                                 size_t& i) {
+  const Word& word = argv[i];
+  const std::string& value = word.value;
+  bool output_option = ((name == "curl" || name == "sort") && value == "-o") ||
+                       (name == "wget" && value == "-O") || value == "--output" ||
+                       value == "--output-document";
+  size_t eq = value.find('=');
+  bool output_assign =
+      (name == "dd" && value.starts_with("of=")) ||
+      ((name == "curl" || name == "wget" || name == "sort") &&
+       (value.starts_with("--output=") || value.starts_with("--output-document=")));
+  if (output_option && i + 1 < argv.size()) {
+    return std::pair{argv[++i], name + " " + value};
+  }
+  if (output_assign) {
+    Word target = word;
+    target.value = value.substr(eq + 1);
+    return std::pair{target, name == "dd" ? "dd of=" : name + " " + value.substr(0, eq)};
+  }
+  return std::nullopt;
+}
+
+// `cp SOURCE… DIR`, `-t DIR`, `--target-directory=DIR`: the directory copied into, and the
+// sources in `operands`; options that take a value are skipped with it.
+std::optional<Word> copy_destination(Argv argv, std::vector<Word>& operands) {
+  std::optional<Word> directory;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string& value = argv[i].value;
+    if ((value == "-t" || value == "--target-directory") && i + 1 < argv.size()) {
+      directory = argv[++i];
+    } else if (value.starts_with("--target-directory=")) {
+      directory = argv[i];
+      directory->value = value.substr(value.find('=') + 1);
+    } else if ((value == "-S" || value == "--suffix" || value == "-m" || value == "--mode" ||
+                value == "-o" || value == "-g" || value == "--owner" || value == "--group") &&
+               i + 1 < argv.size()) {
+      ++i;
+    } else if (!is_option(argv[i])) {
+      operands.push_back(argv[i]);
+    }
+  }
+  if (!directory && !operands.empty()) {
+    directory = operands.back();
+    operands.pop_back();
+  }
+  return directory;
+}
+
+// DIR/NAME for a `source` copied into `directory`: a word that expands as both may.
+Word copied_into(const Word& directory, const Word& source) {
+  Word inside = directory;
+  std::string base = last_component(source.value);
+  inside.value = directory.value + "/" + (base.empty() ? source.value : base);
+  inside.parameters.insert(inside.parameters.end(), source.parameters.begin(),
+                           source.parameters.end());
+  inside.globs = inside.globs || source.globs;
+  inside.substitutes_commands = inside.substitutes_commands || source.substitutes_commands;
+  inside.arithmetic = inside.arithmetic || source.arithmetic;
+  return inside;
+}
+
+// The directories a relative write may start from: the cwd, each literal `cd` target, and an
+// unknown one after a `cd` only the running command knows.
+std::vector<std::string> base_directories(const fs::path& cwd, bool relative, const Scope& scope) {
+  std::vector<std::string> bases = {cwd.string()};
+  for (const fs::path& dir : relative ? scope.cd_directories : std::vector<fs::path>{}) {
+    bases.push_back(dir.string());
+  }
+  if (relative && !scope.cd_unknown.empty()) {
+    bases.push_back(k_unknown_pattern);
+  }
+  return bases;
+}
+
+}  // namespace
+
 void Analyser::collect_writes(const ShellParse& parse, const Scope& scope) {
   for (const SimpleCommand& command : parse.commands) {
     for (const Redirection& redirection : command.redirections) {
@@ -125,10 +211,6 @@ void Analyser::check_program_writes(const std::string& name, Argv argv, const Sc
 
 std::vector<std::pair<Word, std::string>> Analyser::written_targets(const std::string& name,
                                                                     Argv argv) {
-  static constexpr std::array<std::string_view, 14> k_writers = {
-      "tee",   "ln",    "rm",    "unlink", "rmdir", "shred",   "truncate",
-      "touch", "chmod", "chown", "chgrp",  "mkdir", "sqlite3", "sponge"};
-  static constexpr std::array<std::string_view, 4> k_copiers = {"cp", "mv", "install", "rsync"};
   auto has_option = [&](std::string_view prefix) {
     return std::any_of(argv.begin() + 1, argv.end(),
                        [&](const Word& w) { return w.value.starts_with(prefix); });
@@ -143,24 +225,10 @@ std::vector<std::pair<Word, std::string>> Analyser::written_targets(const std::s
   }
   bool writer = one_of(k_writers, name) || in_place || one_of(k_copiers, name);
   for (size_t i = 1; i < argv.size(); ++i) {
-    const Word& word = argv[i];
-    const std::string& value = word.value;
-    bool output_option = ((name == "curl" || name == "sort") && value == "-o") ||
-                         (name == "wget" && value == "-O") || value == "--output" ||
-                         value == "--output-document";
-    size_t eq = value.find('=');
-    bool output_assign =
-        (name == "dd" && value.starts_with("of=")) ||
-        ((name == "curl" || name == "wget" || name == "sort") &&
-         (value.starts_with("--output=") || value.starts_with("--output-document=")));
-    if (output_option && i + 1 < argv.size()) {
-      targets.emplace_back(argv[++i], name + " " + value);
-    } else if (output_assign) {
-      Word target = word;
-      target.value = value.substr(eq + 1);
-      targets.emplace_back(target, name == "dd" ? "dd of=" : name + " " + value.substr(0, eq));
-    } else if (writer && !is_option(word)) {
-      targets.emplace_back(word, name);
+    if (std::optional<std::pair<Word, std::string>> target = output_option_target(name, argv, i)) {
+      targets.push_back(*target);
+    } else if (writer && !is_option(argv[i])) {
+      targets.emplace_back(argv[i], name);
     }
   }
   return targets;
@@ -169,26 +237,7 @@ std::vector<std::pair<Word, std::string>> Analyser::written_targets(const std::s
 std::vector<std::pair<Word, std::string>> Analyser::copy_targets(const std::string& name,
                                                                  Argv argv) {
   std::vector<Word> operands;
-  std::optional<Word> directory;
-  for (size_t i = 1; i < argv.size(); ++i) {
-    const std::string& value = argv[i].value;
-    if ((value == "-t" || value == "--target-directory") && i + 1 < argv.size()) {
-      directory = argv[++i];
-    } else if (value.starts_with("--target-directory=")) {
-      directory = argv[i];
-      directory->value = value.substr(value.find('=') + 1);
-    } else if ((value == "-S" || value == "--suffix" || value == "-m" || value == "--mode" ||
-                value == "-o" || value == "-g" || value == "--owner" || value == "--group") &&
-               i + 1 < argv.size()) {
-      ++i;
-    } else if (!is_option(argv[i])) {
-      operands.push_back(argv[i]);
-    }
-  }
-  if (!directory && !operands.empty()) {
-    directory = operands.back();
-    operands.pop_back();
-  }
+  std::optional<Word> directory = copy_destination(argv, operands);
   std::vector<std::pair<Word, std::string>> targets;
   if (!directory) {
     return targets;
@@ -198,15 +247,7 @@ std::vector<std::pair<Word, std::string>> Analyser::copy_targets(const std::stri
     if (name == "mv") {
       targets.emplace_back(source, name);  // the source goes away
     }
-    Word inside = *directory;
-    std::string base = last_component(source.value);
-    inside.value = directory->value + "/" + (base.empty() ? source.value : base);
-    inside.parameters.insert(inside.parameters.end(), source.parameters.begin(),
-                             source.parameters.end());
-    inside.globs = inside.globs || source.globs;
-    inside.substitutes_commands = inside.substitutes_commands || source.substitutes_commands;
-    inside.arithmetic = inside.arithmetic || source.arithmetic;
-    targets.emplace_back(inside, name);
+    targets.emplace_back(copied_into(*directory, source), name);
   }
   return targets;
 }
@@ -217,14 +258,7 @@ bool Analyser::check_protected_write(const Word& target, const std::string& how,
   Expansion expansion = m_values.expand(target);
   for (const std::string& pattern : expansion.patterns) {
     bool relative = !pattern.starts_with('/') && !pattern.starts_with(k_any_text);
-    std::vector<std::string> bases = {m_options.cwd.string()};
-    for (const fs::path& dir : relative ? scope.cd_directories : std::vector<fs::path>{}) {
-      bases.push_back(dir.string());
-    }
-    if (relative && !scope.cd_unknown.empty()) {
-      bases.push_back(k_unknown_pattern);
-    }
-    for (const std::string& base : bases) {
+    for (const std::string& base : base_directories(m_options.cwd, relative, scope)) {
       std::string absolute = absolute_pattern(pattern, base);
       std::optional<std::string> what =
           protected_pattern_reason(absolute, m_options.protected_paths);

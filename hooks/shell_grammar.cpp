@@ -463,8 +463,7 @@ size_t Parser::descriptor_variable_width() const {
   return close + 1 - m_pos;
 }
 
-void Parser::parse_redirection(size_t index) {
-  Redirection redirection;
+void Parser::read_redirection_descriptor(Redirection& redirection) {
   if (size_t width = descriptor_variable_width(); width > 0) {
     m_out.loop_variables.emplace_back(m_text.substr(m_pos + 1, width - 2));
     m_pos += width;
@@ -479,6 +478,11 @@ void Parser::parse_redirection(size_t index) {
   if (m_pos > digits) {
     redirection.fd = std::stoi(std::string(m_text.substr(digits, m_pos - digits)));
   }
+}
+
+void Parser::parse_redirection(size_t index) {
+  Redirection redirection;
+  read_redirection_descriptor(redirection);
   std::string_view op = peek_operator();
   if (!one_of(k_redirection_operators, op)) {
     fail("unexpected " + describe_next());

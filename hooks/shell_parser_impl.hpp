@@ -262,6 +262,9 @@ class Parser {
   // `{fd}>file`: bash opens a free descriptor and stores its number in fd; 0 when absent.
   size_t descriptor_variable_width() const;
 
+  // `2>`, `{fd}>`: the descriptor before a redirection operator, when one is written.
+  void read_redirection_descriptor(Redirection& redirection);
+
   void parse_redirection(size_t index);
 
   // Here-document bodies start on the line after the command that opened them.
@@ -274,6 +277,9 @@ class Parser {
   Word read_word();
 
   void read_word_part(Word& word, size_t word_start);
+
+  // `*`, `?`, `[…]` or a brace expansion: the word is subject to pathname expansion.
+  bool starts_glob(char c, size_t word_start) const;
 
   bool closes_within_word(char closer) const;
 
@@ -290,6 +296,10 @@ class Parser {
 
   void read_dollar(Word& word, bool in_double_quotes);
 
+  void read_dollar_arithmetic(Word& word);
+
+  void read_dollar_name(Word& word);
+
   void read_ansi_c(Word& word);
 
   // Decodes one escape of $'…' exactly: $'\x70ython' must be seen as "python".
@@ -301,6 +311,9 @@ class Parser {
   void read_arithmetic_body(Word& word);
 
   void read_arithmetic_char(Word& word, char c, int& depth);
+
+  // Parentheses count the depth; a backslash escapes the character after it.
+  void skip_arithmetic_char(char c, int& depth);
 
   void read_command_substitution(Word& word);
 

@@ -36,22 +36,25 @@ void Parser::read_word_part(Word& word, size_t word_start) {
     case '`':
       read_backquoted(word);
       return;
+    default:
+      word.globs = word.globs || starts_glob(c, word_start);
+      word.value += c;
+      ++m_pos;
+  }
+}
+
+bool Parser::starts_glob(char c, size_t word_start) const {
+  switch (c) {
     case '*':
     case '?':
-      word.globs = true;
-      break;
+      return true;
     case '[':
-      word.globs = word.globs || closes_within_word(']');
-      break;
+      return closes_within_word(']');
     case '{':
-      word.globs =
-          word.globs || ((m_pos != word_start || !is_word_end(peek(1))) && opens_brace_expansion());
-      break;
+      return (m_pos != word_start || !is_word_end(peek(1))) && opens_brace_expansion();
     default:
-      break;
+      return false;
   }
-  word.value += c;
-  ++m_pos;
 }
 
 bool Parser::closes_within_word(char closer) const {
@@ -151,23 +154,13 @@ void Parser::read_dollar(Word& word, bool in_double_quotes) {
     ++m_pos;
     read_double_quoted(word);
   } else if (next == '(' && peek(2) == '(') {
-    size_t start = m_pos;
-    m_pos += 3;
-    read_arithmetic_body(word);
-    word.arithmetic = true;
-    word.value.append(m_text.substr(start, m_pos - start));
+    read_dollar_arithmetic(word);
   } else if (next == '(') {
     read_command_substitution(word);
   } else if (next == '{') {
     read_parameter_expansion(word);
   } else if (is_name_start(next)) {
-    size_t start = m_pos + 1;
-    m_pos = start;
-    while (is_name_char(peek())) {
-      ++m_pos;
-    }
-    word.parameters.emplace_back(m_text.substr(start, m_pos - start));
-    word.value.append(m_text.substr(start - 1, m_pos - start + 1));
+    read_dollar_name(word);
   } else if (next != '\0' &&
              (is_digit(next) || std::string_view("@*#?$!-").find(next) != std::string_view::npos)) {
     word.parameters.emplace_back(1, next);
@@ -178,6 +171,24 @@ void Parser::read_dollar(Word& word, bool in_double_quotes) {
     word.value += '$';
     ++m_pos;
   }
+}
+
+void Parser::read_dollar_arithmetic(Word& word) {
+  size_t start = m_pos;
+  m_pos += 3;
+  read_arithmetic_body(word);
+  word.arithmetic = true;
+  word.value.append(m_text.substr(start, m_pos - start));
+}
+
+void Parser::read_dollar_name(Word& word) {
+  size_t start = m_pos + 1;
+  m_pos = start;
+  while (is_name_char(peek())) {
+    ++m_pos;
+  }
+  word.parameters.emplace_back(m_text.substr(start, m_pos - start));
+  word.value.append(m_text.substr(start - 1, m_pos - start + 1));
 }
 
 void Parser::read_ansi_c(Word& word) {
@@ -272,14 +283,6 @@ void Parser::read_arithmetic_body(Word& word) {
 void Parser::read_arithmetic_char(Word& word, char c, int& depth) {
   Word inner;
   switch (c) {
-    case '(':
-      ++depth;
-      ++m_pos;
-      return;
-    case ')':
-      --depth;
-      ++m_pos;
-      return;
     case '$':
       read_dollar(inner, true);
       break;
@@ -292,14 +295,23 @@ void Parser::read_arithmetic_char(Word& word, char c, int& depth) {
     case '"':
       read_double_quoted(inner);
       break;
-    case '\\':
-      m_pos = std::min(m_pos + 2, m_text.size());
-      return;
     default:
-      ++m_pos;
+      skip_arithmetic_char(c, depth);
       return;
   }
   absorb(word, inner);
+}
+
+void Parser::skip_arithmetic_char(char c, int& depth) {
+  if (c == '(') {
+    ++depth;
+  } else if (c == ')') {
+    --depth;
+  } else if (c == '\\') {
+    m_pos = std::min(m_pos + 2, m_text.size());
+    return;
+  }
+  ++m_pos;
 }
 
 void Parser::read_command_substitution(Word& word) {

@@ -54,6 +54,31 @@ bool append_product(std::vector<std::string>& parts, const std::vector<std::stri
   return parts.size() <= k_max_values;
 }
 
+// Parameters, substitutions or arithmetic: a word without them is only literal text.
+bool expands_anything(const Word& word) {
+  return !word.parameters.empty() || word.substitutes_commands || word.arithmetic;
+}
+
+// Plain text up to the next expansion (a character at least), its globs marked when they apply.
+std::vector<std::string> literal_values(std::string_view text, size_t& i, bool expands, bool glob) {
+  size_t start = i;
+  while (i < text.size() && !(expands && (text[i] == '$' || text[i] == '`'))) {
+    ++i;
+  }
+  i = i == start ? i + 1 : i;
+  std::string literal = literal_text(text.substr(start, i - start));
+  return {glob ? marked_globs(literal) : literal};
+}
+
+// The `value` of `NAME=value` as a word of its own; `equals` is where the source's `=` is.
+Word assigned_value(const Word& word, size_t equals) {
+  Word value = word;
+  value.source = word.source.substr(equals + 1);
+  size_t value_equals = word.value.find('=');
+  value.value = value_equals == std::string::npos ? "" : word.value.substr(value_equals + 1);
+  return value;
+}
+
 }  // namespace
 
 void VariableValues::learn(const ShellParse& parse) {
@@ -136,11 +161,7 @@ void VariableValues::assign(const Word& word, const std::string& how) {
     set_unknown(name, how.empty() ? std::string(word.source.substr(0, equals + 1)) + "…" : how);
     return;
   }
-  Word value = word;
-  value.source = word.source.substr(equals + 1);
-  size_t value_equals = word.value.find('=');
-  value.value = value_equals == std::string::npos ? "" : word.value.substr(value_equals + 1);
-  Expansion expansion = expand(value, false);
+  Expansion expansion = expand(assigned_value(word, equals), false);
   if (!expansion.unknown.empty()) {
     set_unknown(name, name + "=" + expansion.unknown);
     return;
@@ -253,81 +274,11 @@ std::optional<std::vector<std::string>> VariableValues::with_default(const Word&
 }
 
 Expansion VariableValues::expand(const Word& word, bool globs) const {
-  bool expands = !word.parameters.empty() || word.substitutes_commands || word.arithmetic;
   bool glob = globs && word.globs;
   Expansion result;
   std::vector<std::string> texts = glob ? brace_expanded(word.value) : std::vector{word.value};
   for (const std::string& text : texts) {
-    std::vector<std::string> parts = {""};
-    size_t i = 0;
-    if (word.source.starts_with('~') && (text == "~" || text.starts_with("~/"))) {
-      parts = {m_context.home.string()};
-      i = 1;
-    } else if (word.source.starts_with('~') && text.starts_with('~')) {
-      result.unknown = result.unknown.empty() ? "~user" : result.unknown;
-      parts = {k_unknown_pattern};
-      i = std::min(text.find('/'), text.size());
-    }
-    bool fits = true;
-    while (i < text.size() && fits) {
-      size_t start = i;
-      std::vector<std::string> options;
-      char c = text[i];
-      char next = i + 1 < text.size() ? text[i + 1] : '\0';
-      if (expands && c == '$' && next == '(' && i + 2 < text.size() && text[i + 2] == '(') {
-        i = closing(text, i + 1, '(', ')');
-        options = {k_number};
-      } else if (expands && c == '$' && next == '(') {
-        i = closing(text, i + 1, '(', ')');
-        std::string_view inner = std::string_view(text).substr(start + 2, i - start - 3);
-        options = substitution(inner, result.unknown);
-      } else if (expands && c == '$' && next == '[') {
-        i = closing(text, i + 1, '[', ']');
-        options = {k_number};
-      } else if (expands && c == '$' && next == '{') {
-        i = closing(text, i + 1, '{', '}');
-        std::string inner = text.substr(start + 2, i - start - 3);
-        if (inner.starts_with('#') && inner.size() > 1) {
-          options = {k_number};
-        } else if (is_name(inner) || (inner.size() == 1 && !is_name(inner))) {
-          options = values_of(inner, result.unknown);
-        } else if (std::optional<std::vector<std::string>> defaulted =
-                       with_default(word, inner, result.unknown)) {
-          options = *defaulted;
-        } else {
-          result.unknown = result.unknown.empty() ? "${" + inner + "}" : result.unknown;
-          options = {k_unknown_pattern};
-        }
-      } else if (expands && c == '$' && name_char(next, true)) {
-        i += 2;
-        while (i < text.size() && name_char(text[i], false)) {
-          ++i;
-        }
-        options = values_of(text.substr(start + 1, i - start - 1), result.unknown);
-      } else if (expands && c == '$' && next != '\0' &&
-                 std::string_view("0123456789@*#?$!-").find(next) != std::string_view::npos) {
-        i += 2;
-        options = values_of(std::string(1, next), result.unknown);
-      } else if (expands && c == '`') {
-        i = std::min(text.find('`', i + 1), text.size() - 1) + 1;
-        options =
-            substitution(std::string_view(text).substr(start + 1, i - start - 2), result.unknown);
-      } else {
-        while (i < text.size() && !(expands && (text[i] == '$' || text[i] == '`'))) {
-          ++i;
-        }
-        i = i == start ? i + 1 : i;
-        std::string literal = literal_text(std::string_view(text).substr(start, i - start));
-        options = {glob ? marked_globs(literal) : literal};
-      }
-      fits = append_product(parts, options);
-    }
-    if (!fits) {
-      result.unknown =
-          result.unknown.empty() ? "`" + word.source + "` (too many values)" : result.unknown;
-      parts = {k_unknown_pattern};
-    }
-    for (const std::string& part : parts) {
+    for (const std::string& part : expand_text(word, text, glob, result.unknown)) {
       std::vector<std::string> patterns = glob ? finished_globs(part) : std::vector{part};
       result.patterns.insert(result.patterns.end(), patterns.begin(), patterns.end());
     }
@@ -336,6 +287,117 @@ Expansion VariableValues::expand(const Word& word, bool globs) const {
     result.patterns = {k_unknown_pattern};
   }
   return result;
+}
+
+// One brace alternative of `word`, piece by piece, before pathname expansion.
+std::vector<std::string> VariableValues::expand_text(const Word& word, const std::string& text,
+                                                     bool glob, std::string& unknown) const {
+  std::vector<std::string> parts = {""};
+  size_t i = tilde_prefix(word, text, parts, unknown);
+  bool fits = true;
+  while (i < text.size() && fits) {
+    fits = append_product(parts, piece_values(word, text, i, glob, unknown));
+  }
+  if (!fits) {
+    unknown = unknown.empty() ? "`" + word.source + "` (too many values)" : unknown;
+    parts = {k_unknown_pattern};
+  }
+  return parts;
+}
+
+// `~` and `~/…` are the home directory, `~user` an unknown one; returns where the rest starts.
+size_t VariableValues::tilde_prefix(const Word& word, const std::string& text,
+                                    std::vector<std::string>& parts, std::string& unknown) const {
+  if (word.source.starts_with('~') && (text == "~" || text.starts_with("~/"))) {
+    parts = {m_context.home.string()};
+    return 1;
+  }
+  if (word.source.starts_with('~') && text.starts_with('~')) {
+    unknown = unknown.empty() ? "~user" : unknown;
+    parts = {k_unknown_pattern};
+    return std::min(text.find('/'), text.size());
+  }
+  return 0;
+}
+
+// The values of the expansion or the literal text at `i`; moves `i` past it.
+std::vector<std::string> VariableValues::piece_values(const Word& word, const std::string& text,
+                                                      size_t& i, bool glob,
+                                                      std::string& unknown) const {
+  bool expands = expands_anything(word);
+  if (expands && text[i] == '$') {
+    if (std::optional<std::vector<std::string>> values = dollar_values(word, text, i, unknown)) {
+      return *values;
+    }
+  }
+  if (expands && text[i] == '`') {
+    size_t start = i;
+    i = std::min(text.find('`', i + 1), text.size() - 1) + 1;
+    return substitution(std::string_view(text).substr(start + 1, i - start - 2), unknown);
+  }
+  return literal_values(text, i, expands, glob);
+}
+
+// `$((…))`, `$(…)`, `$[…]`, `${…}`, `$name` or a special parameter at `i`; nullopt for a `$`
+// that starts none of them (it is literal text then).
+std::optional<std::vector<std::string>> VariableValues::dollar_values(const Word& word,
+                                                                      const std::string& text,
+                                                                      size_t& i,
+                                                                      std::string& unknown) const {
+  size_t start = i;
+  char next = i + 1 < text.size() ? text[i + 1] : '\0';
+  if (next == '(' || next == '[' || next == '{') {
+    return bracketed_values(word, text, i, unknown);
+  }
+  if (name_char(next, true)) {
+    i += 2;
+    while (i < text.size() && name_char(text[i], false)) {
+      ++i;
+    }
+    return values_of(text.substr(start + 1, i - start - 1), unknown);
+  }
+  if (next != '\0' && std::string_view("0123456789@*#?$!-").find(next) != std::string_view::npos) {
+    i += 2;
+    return values_of(std::string(1, next), unknown);
+  }
+  return std::nullopt;
+}
+
+// `$((…))`, `$(…)`, `$[…]` or `${…}` at `i`; moves `i` past the bracket that closes it.
+std::vector<std::string> VariableValues::bracketed_values(const Word& word, const std::string& text,
+                                                          size_t& i, std::string& unknown) const {
+  size_t start = i;
+  char next = text[i + 1];
+  if (next == '(' && i + 2 < text.size() && text[i + 2] == '(') {
+    i = closing(text, i + 1, '(', ')');
+    return {k_number};
+  }
+  if (next == '(') {
+    i = closing(text, i + 1, '(', ')');
+    return substitution(std::string_view(text).substr(start + 2, i - start - 3), unknown);
+  }
+  if (next == '[') {
+    i = closing(text, i + 1, '[', ']');
+    return {k_number};
+  }
+  i = closing(text, i + 1, '{', '}');
+  return braced_values(word, text.substr(start + 2, i - start - 3), unknown);
+}
+
+// `${#x}` is a number, `${x}` x's values, `${x:-word}` and the like theirs or word's.
+std::vector<std::string> VariableValues::braced_values(const Word& word, const std::string& inner,
+                                                       std::string& unknown) const {
+  if (inner.starts_with('#') && inner.size() > 1) {
+    return {k_number};
+  }
+  if (is_name(inner) || (inner.size() == 1 && !is_name(inner))) {
+    return values_of(inner, unknown);
+  }
+  if (std::optional<std::vector<std::string>> defaulted = with_default(word, inner, unknown)) {
+    return *defaulted;
+  }
+  unknown = unknown.empty() ? "${" + inner + "}" : unknown;
+  return {k_unknown_pattern};
 }
 
 }  // namespace sandshim::hooks

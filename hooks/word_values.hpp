@@ -51,6 +51,18 @@ class VariableValues {
   std::optional<std::vector<std::string>> with_default(const Word& word, const std::string& inner,
                                                        std::string& unknown) const;
   std::vector<std::string> substitution(std::string_view script, std::string& unknown) const;
+  std::vector<std::string> expand_text(const Word& word, const std::string& text, bool glob,
+                                       std::string& unknown) const;
+  size_t tilde_prefix(const Word& word, const std::string& text, std::vector<std::string>& parts,
+                      std::string& unknown) const;
+  std::vector<std::string> piece_values(const Word& word, const std::string& text, size_t& i,
+                                        bool glob, std::string& unknown) const;
+  std::optional<std::vector<std::string>> dollar_values(const Word& word, const std::string& text,
+                                                        size_t& i, std::string& unknown) const;
+  std::vector<std::string> bracketed_values(const Word& word, const std::string& text, size_t& i,
+                                            std::string& unknown) const;
+  std::vector<std::string> braced_values(const Word& word, const std::string& inner,
+                                         std::string& unknown) const;
 
   ValueContext m_context;
   std::map<std::string, std::vector<std::string>, std::less<>> m_values;

@@ -203,16 +203,22 @@ void accept_one(int listener, const std::string& socket_path,
   pairs.push_back(std::move(pair));
 }
 
+// The listener first, then both sides of each pair with the events it waits for now.
+void poll_set(int listener, const std::vector<std::unique_ptr<Pair>>& pairs,
+              std::vector<pollfd>& fds) {
+  fds.assign(1, pollfd{listener, POLLIN, 0});
+  for (const auto& pair : pairs) {
+    for (int side = 0; side < 2; ++side) {
+      fds.push_back(pollfd{pair->fd[side], pair->events(side), 0});
+    }
+  }
+}
+
 [[noreturn]] void relay(int listener, const std::string& socket_path) {
   std::vector<std::unique_ptr<Pair>> pairs;
   std::vector<pollfd> fds;
   for (;;) {
-    fds.assign(1, pollfd{listener, POLLIN, 0});
-    for (const auto& pair : pairs) {
-      for (int side = 0; side < 2; ++side) {
-        fds.push_back(pollfd{pair->fd[side], pair->events(side), 0});
-      }
-    }
+    poll_set(listener, pairs, fds);
     if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
       ::_exit(1);
     }

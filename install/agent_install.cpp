@@ -389,6 +389,26 @@ std::string claude_sandbox_note(const ClaudeSandbox& sandbox, const std::string&
 
 // Claude Code's own sandbox refuses the broker's socket with every other unix socket (Linux:
 // allowAllUnixSockets or nothing). When the sandbox is on and the shims use the broker, an
+// Adds sandshim's allowAllUnixSockets to `merged` when `wanted` and not set anywhere, or takes
+// out the one it added (`ours`) when no longer wanted; `ours` follows.
+void update_all_unix_sockets(Merged& merged, bool& ours, bool wanted, const ClaudeSandbox& sandbox,
+                             const fs::path& file) {
+  try {
+    if (ours && (!wanted || sandbox.all_unix_sockets == false)) {
+      ours = false;
+      if (!wanted) {
+        merged.text = without_all_unix_sockets(merged.text);
+      }
+    } else if (wanted && !sandbox.all_unix_sockets) {
+      merged.text = with_all_unix_sockets(merged.text);
+      ours = true;
+    }
+  } catch (const JsonTextError& e) {
+    throw Fatal(quoted(file.string()) + ": " + e.what() + "; nothing was changed. Set \"" +
+                k_claude_all_unix_sockets + "\" by hand, or leave Claude Code's sandbox off.");
+  }
+}
+
 // install adds sandbox.network.allowAllUnixSockets to `merged` (a value already set anywhere
 // stays); it takes out only the one it added (recorded) when uninstalled or no longer wanted.
 // Sets `ours` to whether `file` then holds sandshim's; returns the line to print.
@@ -404,20 +424,7 @@ std::string claude_unix_sockets(const AgentSettings& settings, const AgentInstal
   std::string refused = install ? unix_sockets_refused(options) : "";
   bool wanted = install && refused.empty();
   std::string before = merged.text;
-  try {
-    if (ours && (!wanted || sandbox.all_unix_sockets == false)) {
-      ours = false;
-      if (!wanted) {
-        merged.text = without_all_unix_sockets(merged.text);
-      }
-    } else if (wanted && !sandbox.all_unix_sockets) {
-      merged.text = with_all_unix_sockets(merged.text);
-      ours = true;
-    }
-  } catch (const JsonTextError& e) {
-    throw Fatal(quoted(file.string()) + ": " + e.what() + "; nothing was changed. Set \"" +
-                k_claude_all_unix_sockets + "\" by hand, or leave Claude Code's sandbox off.");
-  }
+  update_all_unix_sockets(merged, ours, wanted, sandbox, file);
   if (merged.text != before) {
     merged.change = merged.change == Change::unchanged
                         ? (options.uninstall ? Change::removed : Change::updated)
@@ -429,38 +436,54 @@ std::string claude_unix_sockets(const AgentSettings& settings, const AgentInstal
   return options.uninstall ? "" : claude_sandbox_note(sandbox, refused, allowed);
 }
 
-int run(const AgentInstallOptions& options) {
+// The managed-only settings (only managed hooks run) on top of the merged file.
+void add_managed_only(Merged& merged, const AgentSettings& settings) {
+  std::string text = with_managed_only(merged.text, settings);
+  merged.change =
+      text != merged.text && merged.change == Change::unchanged ? Change::updated : merged.change;
+  merged.text = text;
+}
+
+// "sandshim: Claude Code, user ROOT": which agent, which settings layer, which root.
+void print_install_header(const AgentSettings& settings, const AgentInstallOptions& options) {
+  std::cout << "sandshim: " << settings.display << ", "
+            << (options.managed ? "managed"
+                : options.user  ? "user"
+                                : "project")
+            << " " << options.root.string()
+            << (options.dry_run ? " (dry run: nothing written)" : "") << "\n";
+}
+
+// The settings of the agent the options name; a usage error for an unknown one.
+AgentSettings named_agent_settings(const AgentInstallOptions& options) {
   std::optional<AgentSettings> settings = agent_settings_named(options.agent, options.mode);
   if (!settings) {
     throw Fatal(
         "unknown agent " + quoted(options.agent) + " (claude, codex, cursor, gemini, windsurf)",
         exit_code::k_usage);
   }
-  fs::path file = settings_file(*settings, options);
-  std::string command = hook_command_for(self_executable(), settings->name);
-  Merged merged = merged_or_explain(file, read_file(file), *settings, command, options.uninstall);
+  return *settings;
+}
+
+int run(const AgentInstallOptions& options) {
+  AgentSettings settings = named_agent_settings(options);
+  fs::path file = settings_file(settings, options);
+  std::string command = hook_command_for(self_executable(), settings.name);
+  Merged merged = merged_or_explain(file, read_file(file), settings, command, options.uninstall);
   if (options.managed_only && !options.uninstall) {
-    std::string text = with_managed_only(merged.text, *settings);
-    merged.change =
-        text != merged.text && merged.change == Change::unchanged ? Change::updated : merged.change;
-    merged.text = text;
+    add_managed_only(merged, settings);
   }
   bool sockets_added = false;
   std::string sockets_note =
-      settings->name == "claude"
-          ? claude_unix_sockets(*settings, options, file, merged, sockets_added)
+      settings.name == "claude"
+          ? claude_unix_sockets(settings, options, file, merged, sockets_added)
           : "";
   Change change = apply(file, merged, options.dry_run);
-  if (settings->name == "claude" && !options.dry_run) {
+  if (settings.name == "claude" && !options.dry_run) {
     remember(unix_sockets_record(), file, sockets_added && change != Change::deleted);
   }
   std::vector<SkillChange> skills = update_skill(options);
-  std::cout << "sandshim: " << settings->display << ", "
-            << (options.managed ? "managed"
-                : options.user  ? "user"
-                                : "project")
-            << " " << options.root.string()
-            << (options.dry_run ? " (dry run: nothing written)" : "") << "\n";
+  print_install_header(settings, options);
   print_change(to_string(change), file, options.root,
                options.uninstall ? "" : "hooks run " + command);
   if (!sockets_note.empty()) {
@@ -469,7 +492,7 @@ int run(const AgentInstallOptions& options) {
   for (const SkillChange& skill : skills) {
     print_change(to_string(skill.change), skill.file, options.root, skill.note);
   }
-  print_next_steps(*settings, options);
+  print_next_steps(settings, options);
   return exit_code::k_ok;
 }
 

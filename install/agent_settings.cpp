@@ -58,6 +58,31 @@ Json exec_form(Json handler) {
   return handler;
 }
 
+// What a Claude Code user does after an install, and what changes for them.
+constexpr const char* k_claude_trust_step =
+    "Claude Code runs a project's hooks only once its folder is trusted: run `claude` in "
+    "the project once and accept the workspace trust dialog (`claude -p` trusts it by "
+    "itself). `/hooks` lists sandshim's entries.";
+constexpr const char* k_claude_path_step =
+    "Nothing is approved or added to your permission rules: Claude Code asks for, or "
+    "allows by your own rules, each command as before. New sessions get the shim "
+    "directory first on PATH (SessionStart); in a session started before this install, "
+    "python, node and sh by name are refused with the `sandshim run -- …` command that "
+    "works: start a new session.";
+constexpr const char* k_claude_wrap_step =
+    "Nothing is approved or added to your permission rules. Every Bash command of a new "
+    "session runs whole in the wrap image (CLAUDE_CODE_SHELL_PREFIX, set in the settings' "
+    "env): the workspace is read-only there, with no network. Claude Code also starts "
+    "shell-form hooks and stdio MCP servers through that prefix, so those run in the "
+    "sandbox too; sandshim's own hooks are in exec form and run on the host.";
+constexpr const char* k_claude_sandbox_step =
+    "Claude Code's own sandbox (\"sandbox\": {\"enabled\": true}) refuses every unix "
+    "socket on Linux. With the broker, an install while it is on adds "
+    "sandbox.network.allowAllUnixSockets, so its commands reach the broker's socket, and "
+    "every other unix socket they may open: Linux allows none by path. In direct mode it "
+    "adds nothing (that would open the engine's socket): sandboxed interpreters exit 125. "
+    "Turned on later: install again.";
+
 AgentSettings claude(InstallMode mode) {
   bool wrap = mode == InstallMode::wrap;
   Json pre = command_handler(k_timeout_seconds, {{"onFailure", "block"}});
@@ -80,30 +105,9 @@ AgentSettings claude(InstallMode mode) {
        {"PermissionDenied", group(k_claude_tools, other)},
        {"SessionEnd", group("", other)}},
       Json::object(),
-      {"Claude Code runs a project's hooks only once its folder is trusted: run `claude` in "
-       "the project once and accept the workspace trust dialog (`claude -p` trusts it by "
-       "itself). `/hooks` lists sandshim's entries.",
-       "Nothing is approved or added to your permission rules: Claude Code asks for, or "
-       "allows by your own rules, each command as before. New sessions get the shim "
-       "directory first on PATH (SessionStart); in a session started before this install, "
-       "python, node and sh by name are refused with the `sandshim run -- …` command that "
-       "works: start a new session.",
-       "Claude Code's own sandbox (\"sandbox\": {\"enabled\": true}) refuses every unix "
-       "socket on Linux. With the broker, an install while it is on adds "
-       "sandbox.network.allowAllUnixSockets, so its commands reach the broker's socket, and "
-       "every other unix socket they may open: Linux allows none by path. In direct mode it "
-       "adds nothing (that would open the engine's socket): sandboxed interpreters exit 125. "
-       "Turned on later: install again.",
+      {k_claude_trust_step, wrap ? k_claude_wrap_step : k_claude_path_step, k_claude_sandbox_step,
        "Check that the hooks will be called: `sandshim doctor`."}};
-  if (wrap) {
-    settings.sandbox_shell = true;
-    settings.next_steps[1] =
-        "Nothing is approved or added to your permission rules. Every Bash command of a new "
-        "session runs whole in the wrap image (CLAUDE_CODE_SHELL_PREFIX, set in the settings' "
-        "env): the workspace is read-only there, with no network. Claude Code also starts "
-        "shell-form hooks and stdio MCP servers through that prefix, so those run in the "
-        "sandbox too; sandshim's own hooks are in exec form and run on the host.";
-  }
+  settings.sandbox_shell = wrap;
   return settings;
 }
 
@@ -251,6 +255,25 @@ Json value_at(const Json& root, const JsonPath& path) {
   return *current;
 }
 
+// The handler as this version writes it (matcher, timeout, fail-closed command), replacing
+// what an earlier version wrote at `command_path`; a group holding other handlers keeps its
+// matcher. True when changed.
+bool replace_our_handler(JsonText& doc, const JsonPath& event, const Json& items,
+                         const JsonPath& command_path, Json wanted, Layout layout) {
+  JsonPath handler(command_path.begin(), command_path.end() - 1);  // drop "command"
+  size_t index = std::get<size_t>(handler.front());
+  bool whole_group = layout == Layout::flat || items[index]["hooks"].size() == 1;
+  JsonPath target = whole_group ? JsonPath{index} : handler;
+  if (!whole_group) {
+    wanted = wanted["hooks"][0];
+  }
+  if (value_at(doc.value(), joined(event, target)) == wanted) {
+    return false;
+  }
+  doc.replace(joined(event, target), wanted);
+  return true;
+}
+
 // One event: add the entry, or point an existing one at this binary. True when changed.
 bool merge_entry(JsonText& doc, const AgentSettings& settings, const HookEntry& entry,
                  const std::string& command) {
@@ -267,21 +290,8 @@ bool merge_entry(JsonText& doc, const AgentSettings& settings, const HookEntry& 
     doc.append_element(event, filled(entry, settings.layout, command));
     return true;
   }
-  // The handler as this version writes it (matcher, timeout, fail-closed command), replacing
-  // what an earlier version wrote; a group holding other handlers keeps its matcher.
-  JsonPath handler(ours.front().begin(), ours.front().end() - 1);  // drop "command"
-  Json wanted = filled(entry, settings.layout, command);
-  size_t index = std::get<size_t>(handler.front());
-  bool whole_group = settings.layout == Layout::flat || items[index]["hooks"].size() == 1;
-  JsonPath target = whole_group ? JsonPath{index} : handler;
-  if (!whole_group) {
-    wanted = wanted["hooks"][0];
-  }
-  if (value_at(doc.value(), joined(event, target)) == wanted) {
-    return false;
-  }
-  doc.replace(joined(event, target), wanted);
-  return true;
+  return replace_our_handler(doc, event, items, ours.front(),
+                             filled(entry, settings.layout, command), settings.layout);
 }
 
 // Removes sandshim's handlers under one event, back to front so indexes stay valid.
@@ -323,6 +333,21 @@ bool is_sandshim_shell_prefix(const Json& value) {
          fs::path(text.substr(0, text.size() - 3)).filename().string().starts_with("sandshim");
 }
 
+// Removes sandshim's CLAUDE_CODE_SHELL_PREFIX, and "env" when nothing else is left in it; true if
+// changed. `value` is the document's.
+bool remove_shell_prefix(JsonText& doc, Json& value) {
+  JsonPath env{std::string("env")};
+  JsonPath entry{std::string("env"), std::string(k_shell_prefix_variable)};
+  if (!doc.contains(entry) || !is_sandshim_shell_prefix(value["env"][k_shell_prefix_variable])) {
+    return false;
+  }
+  doc.remove(entry);
+  if (doc.size(env) == 0) {
+    doc.remove(env);
+  }
+  return true;
+}
+
 // Sets or removes sandshim's CLAUDE_CODE_SHELL_PREFIX in the settings' "env"; true if changed.
 bool merge_shell_prefix(JsonText& doc, const AgentSettings& settings, const fs::path& sandshim) {
   if (settings.name != "claude") {
@@ -332,14 +357,7 @@ bool merge_shell_prefix(JsonText& doc, const AgentSettings& settings, const fs::
   JsonPath entry{std::string("env"), std::string(k_shell_prefix_variable)};
   Json value = doc.value();
   if (!settings.sandbox_shell) {
-    if (!doc.contains(entry) || !is_sandshim_shell_prefix(value["env"][k_shell_prefix_variable])) {
-      return false;
-    }
-    doc.remove(entry);
-    if (doc.size(env) == 0) {
-      doc.remove(env);
-    }
-    return true;
+    return remove_shell_prefix(doc, value);
   }
   Json wanted = hooks::sandbox_shell_prefix(sandshim);
   if (!doc.contains(env)) {

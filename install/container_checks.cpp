@@ -306,46 +306,42 @@ struct CheckSpec {
   std::function<Verdict(const Inspected&)> check;
 };
 
-const std::vector<CheckSpec>& check_table() {
-  static const std::vector<CheckSpec> table = {
-      {"4.1", "non-root user", non_root_user},
-      {"5.1", "AppArmor profile", apparmor_profile},
-      {"5.2", "SELinux options", selinux_options},
-      {"5.3", "capabilities restricted", capabilities_dropped},
-      {"5.4", "not privileged", not_privileged},
-      {"5.5", "no sensitive host directory", no_sensitive_mounts},
-      {"5.7", "no privileged port", no_privileged_ports},
-      {"5.9", "host network not shared",
-       [](const Inspected& c) {
-         return namespace_not_shared(c, "/HostConfig/NetworkMode", "network");
-       }},
-      {"5.10", "memory limited", memory_limited},
-      {"5.11", "CPU limited", cpu_limited},
-      {"5.12", "read-only root", read_only_root},
-      {"5.13", "ports on one interface", ports_on_specific_interface},
-      {"5.14", "restart policy", restart_policy},
-      {"5.15", "host PID not shared",
-       [](const Inspected& c) { return namespace_not_shared(c, "/HostConfig/PidMode", "PID"); }},
-      {"5.16", "host IPC not shared",
-       [](const Inspected& c) { return namespace_not_shared(c, "/HostConfig/IpcMode", "IPC"); }},
-      {"5.17", "no host device", no_host_devices},
-      {"5.18", "ulimits set", ulimits_set},
-      {"5.19", "mount propagation", propagation_not_shared},
-      {"5.20", "host UTS not shared",
-       [](const Inspected& c) { return namespace_not_shared(c, "/HostConfig/UTSMode", "UTS"); }},
-      {"5.21", "seccomp not unconfined", seccomp_confined},
-      {"5.24", "cgroup parent", default_cgroup_parent},
-      {"5.25", "no-new-privileges", no_new_privileges},
-      {"5.28", "pids limited", pids_limited},
-      {"5.29", "not on the default bridge", not_default_bridge},
-      {"5.30", "host user namespace not shared",
-       [](const Inspected& c) {
-         return namespace_not_shared(c, "/HostConfig/UsernsMode", "user");
-       }},
-      {"5.31", "engine socket not mounted", no_engine_socket},
-  };
-  return table;
-}
+// The CIS Docker Benchmark checks that apply to one container, by their section number.
+const std::vector<CheckSpec> k_check_table = {
+    {"4.1", "non-root user", non_root_user},
+    {"5.1", "AppArmor profile", apparmor_profile},
+    {"5.2", "SELinux options", selinux_options},
+    {"5.3", "capabilities restricted", capabilities_dropped},
+    {"5.4", "not privileged", not_privileged},
+    {"5.5", "no sensitive host directory", no_sensitive_mounts},
+    {"5.7", "no privileged port", no_privileged_ports},
+    {"5.9", "host network not shared",
+     [](const Inspected& c) {
+       return namespace_not_shared(c, "/HostConfig/NetworkMode", "network");
+     }},
+    {"5.10", "memory limited", memory_limited},
+    {"5.11", "CPU limited", cpu_limited},
+    {"5.12", "read-only root", read_only_root},
+    {"5.13", "ports on one interface", ports_on_specific_interface},
+    {"5.14", "restart policy", restart_policy},
+    {"5.15", "host PID not shared",
+     [](const Inspected& c) { return namespace_not_shared(c, "/HostConfig/PidMode", "PID"); }},
+    {"5.16", "host IPC not shared",
+     [](const Inspected& c) { return namespace_not_shared(c, "/HostConfig/IpcMode", "IPC"); }},
+    {"5.17", "no host device", no_host_devices},
+    {"5.18", "ulimits set", ulimits_set},
+    {"5.19", "mount propagation", propagation_not_shared},
+    {"5.20", "host UTS not shared",
+     [](const Inspected& c) { return namespace_not_shared(c, "/HostConfig/UTSMode", "UTS"); }},
+    {"5.21", "seccomp not unconfined", seccomp_confined},
+    {"5.24", "cgroup parent", default_cgroup_parent},
+    {"5.25", "no-new-privileges", no_new_privileges},
+    {"5.28", "pids limited", pids_limited},
+    {"5.29", "not on the default bridge", not_default_bridge},
+    {"5.30", "host user namespace not shared",
+     [](const Inspected& c) { return namespace_not_shared(c, "/HostConfig/UsernsMode", "user"); }},
+    {"5.31", "engine socket not mounted", no_engine_socket},
+};
 
 }  // namespace
 
@@ -362,7 +358,7 @@ ContainerReport check_container(const json& inspected, const HostSecurity& host)
     report.name.erase(0, 1);
   }
   report.id = container.text("/Id").substr(0, 12);
-  for (const auto& spec : check_table()) {
+  for (const auto& spec : k_check_table) {
     Verdict verdict = spec.check(container);
     report.checks.push_back({spec.id, spec.title, verdict.status, verdict.detail});
   }

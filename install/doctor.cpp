@@ -32,6 +32,7 @@
 #include "install/atomic_file.hpp"
 #include "install/container_checks.hpp"
 #include "install/doctor_engines.hpp"
+#include "install/doctor_help.hpp"
 #include "install/doctor_sandbox.hpp"
 #include "install/doctor_versions.hpp"
 #include "install/hook_checks.hpp"
@@ -42,64 +43,6 @@ namespace sandshim::install {
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
 using nlohmann::ordered_json;
-
-namespace {
-
-const char* const k_usage = R"(sandshim doctor [--json]
-sandshim doctor --containers [--json] [CONTAINER...]
-
-Checks, one line each, that everything sandshim relies on is in place, and says how to fix
-what is not:
-  mode      direct or broker mode (broker.mode in /etc/sandshim/config, and whether a broker
-            answers); in direct mode, whether this uid reaches a rootful engine socket
-  broker    broker mode: who holds the socket (its uid by SO_PEERCRED: not yours), its version
-  access    broker mode: whether this uid can still reach the engine around the broker (the
-            docker group, a socket it may write): a warning, with the fix
-  policy    the config files load
-  engine    the engine answers; its version, cgroup version and driver, rootless or not; the
-            path cold runs take (the API socket, podman's API service, or the client)
-  engines   with engine.endpoints: how many of the engines answer, each one's runs in flight
-            (a warning when some do not: placement skips them; a failure when none does)
-  runtime   the engine's default OCI runtime
-  seccomp   the engine applies its seccomp profile
-  limits    the memory, swap, cpus and pids limits are really enforced (a rootless engine on
-            cgroup v1 accepts and drops them); see limits.unenforced
-  image     each image of images.COMMAND is present (runs never pull)
-  version   python3 and node in their image against the next ones on PATH after shim.dir:
-            a warning when major.minor differ (a suite sees other features), naming the fix
-  shims     a link for each shimmed command is in shim.dir (`sandshim install`)
-  path      shim.dir is first on PATH, and which commands it covers
-  audit     the audit database is writable and its hash chain verifies
-In broker mode the engine, image and audit lines are the broker's, asked through its read-only
-`status` verb (its engine, its images, its pool, its audit verified for this caller); runtime,
-seccomp, limits and version are not checked from a client.
-  hooks     for each agent installed (project or user): that it will call the hooks — the
-            hook binary exists; Claude Code: no disableAllHooks, no managed-only hooks; Codex:
-            asked itself (`codex app-server`, hooks/list, the codex on PATH): each of sandshim's
-            hooks listed as trusted (the project trusted, the hook reviewed and unchanged since);
-            the lines for its config.toml when not, for CI; Gemini CLI: the folder is trusted
-            and hooksConfig.enabled
-  sandbox   with Claude Code's hooks installed: whether Claude Code's own sandbox is on, and
-            if so whether its commands may reach the broker's socket (on Linux only
-            sandbox.network.allowAllUnixSockets lets them, with every other unix socket)
-
-Each line starts with ok, warn or fail; a failure ends with the command that fixes it. The
-exit code is 1 when any check fails (warnings do not count), else 0.
-
-With --containers, inspects running sandshim containers (label org.sandshim.run), or the
-CONTAINERs named, against the container-runtime checks of the CIS Docker Benchmark (4.1 and
-section 5): user, AppArmor, SELinux, capabilities, privileged, sensitive mounts, ports, host
-network/PID/IPC/UTS/user namespaces, memory, CPU, pids, read-only root, restart policy,
-devices, ulimits, mount propagation, seccomp, cgroup parent, no-new-privileges, default bridge,
-engine socket. A check that does not apply on this host says n/a. Exit 1 when any fails.
-
-Examples:
-  sandshim doctor
-  sandshim doctor --json | jq '.checks[] | select(.status != "ok")'
-  sandshim doctor --containers
-  sandshim doctor --containers sandshim-0123abcd --json)";
-
-}  // namespace
 
 const char* to_string(Status status) {
   switch (status) {
@@ -184,6 +127,28 @@ void check_engine_through_broker(Context& ctx) {
   }
 }
 
+// The engine's client and what its engine says of itself; false, with the failure added, when
+// either is missing.
+bool locate_and_probe_engine(Context& ctx) {
+  try {
+    ctx.engine = shim::locate_engine(*ctx.policy);
+  } catch (const Fatal& e) {
+    ctx.add("engine", Status::fail, e.what(),
+            "`sudo apt-get install docker.io`, or set engine.path");
+    return false;
+  }
+  try {
+    ctx.facts = shim::probe_engine_facts(*ctx.engine);
+  } catch (const std::exception& e) {
+    ctx.add("engine", Status::fail,
+            ctx.engine->describe() + " (" + ctx.engine->client.string() +
+                ") does not answer: " + first_line_of(e.what()),
+            engine_start_fix(*ctx.policy, first_line_of(e.what())));
+    return false;
+  }
+  return true;
+}
+
 void check_engine(Context& ctx) {
   if (!ctx.broker_missing_fix.empty()) {
     ctx.add("engine", Status::fail,
@@ -201,20 +166,7 @@ void check_engine(Context& ctx) {
             "fix the policy first");
     return;
   }
-  try {
-    ctx.engine = shim::locate_engine(*ctx.policy);
-  } catch (const Fatal& e) {
-    ctx.add("engine", Status::fail, e.what(),
-            "`sudo apt-get install docker.io`, or set engine.path");
-    return;
-  }
-  try {
-    ctx.facts = shim::probe_engine_facts(*ctx.engine);
-  } catch (const std::exception& e) {
-    ctx.add("engine", Status::fail,
-            ctx.engine->describe() + " (" + ctx.engine->client.string() +
-                ") does not answer: " + first_line_of(e.what()),
-            engine_start_fix(*ctx.policy, first_line_of(e.what())));
+  if (!locate_and_probe_engine(ctx)) {
     return;
   }
   const shim::EngineFacts& facts = *ctx.facts;
@@ -722,6 +674,20 @@ void print_reports_json(const std::vector<ContainerReport>& reports) {
   std::cout << ordered_json{{"ok", ok}, {"containers", containers}}.dump(2) << "\n";
 }
 
+// Every running sandshim container, inspected one by one: a single-use container may end
+// between the listing and its inspection.
+std::vector<ContainerReport> check_running_containers(const shim::Engine& engine,
+                                                      const HostSecurity& host) {
+  std::vector<ContainerReport> reports;
+  for (const auto& id : running_sandshim_containers(engine)) {
+    if (auto inspected = inspect_if_present(engine, id)) {
+      auto found = check_containers(*inspected, host);
+      reports.insert(reports.end(), found.begin(), found.end());
+    }
+  }
+  return reports;
+}
+
 int containers_main(const std::vector<std::string>& names, bool as_json) {
   shim::Policy policy = shim::load_policy({workspace_here(), {}});
   shim::Engine engine = shim::locate_engine(policy);
@@ -732,18 +698,9 @@ int containers_main(const std::vector<std::string>& names, bool as_json) {
     throw Fatal("the engine does not answer: " + first_line_of(e.what()));
   }
   HostSecurity host{facts.apparmor, facts.selinux};
-  std::vector<ContainerReport> reports;
-  if (!names.empty()) {
-    reports = check_containers(inspect(engine, names), host);
-  } else {
-    // One by one: a single-use container may end between the listing and its inspection.
-    for (const auto& id : running_sandshim_containers(engine)) {
-      if (auto inspected = inspect_if_present(engine, id)) {
-        auto found = check_containers(*inspected, host);
-        reports.insert(reports.end(), found.begin(), found.end());
-      }
-    }
-  }
+  std::vector<ContainerReport> reports = names.empty()
+                                             ? check_running_containers(engine, host)
+                                             : check_containers(inspect(engine, names), host);
   if (as_json) {
     print_reports_json(reports);
   } else if (reports.empty()) {
@@ -766,7 +723,7 @@ CommandDoc doctor_doc() {
       "CONTAINER: a name or id to inspect (with --containers; may repeat)");
   return make_command_doc(
       "doctor", "check the engine, limits, images, PATH, audit and hooks (--containers: CIS)",
-      k_usage, options);
+      doctor_usage(), options);
 }
 
 int doctor_main(const std::vector<std::string>& args) {

@@ -145,6 +145,16 @@ const Json* matching_group(const Json& groups, const Json& handler) {
   return nullptr;
 }
 
+// The hooks sandshim would install in place of `ours`: the same binary, the same mode.
+Json expected_hooks(const AgentSettings& settings, const std::vector<OurHandler>& ours) {
+  bool wrap = std::any_of(ours.begin(), ours.end(), [](const auto& h) { return h.exec_form; });
+  std::optional<AgentSettings> expected_settings =
+      agent_settings_named(settings.name, wrap ? InstallMode::wrap : InstallMode::path);
+  fs::path binary = hook_binary(ours.front());
+  std::string command = hook_command_for(binary, settings.name);
+  return Json::parse(merge_hooks(std::nullopt, *expected_settings, command, binary).text)["hooks"];
+}
+
 // What differs between the file's sandshim hooks and what sandshim would install there (the
 // same binary, the same mode): a hook removed, a command, timeout or matcher changed.
 std::optional<std::string> tampering(const Json& installed, const AgentSettings& settings,
@@ -152,13 +162,7 @@ std::optional<std::string> tampering(const Json& installed, const AgentSettings&
   if (ours.empty() || settings.layout != Layout::grouped) {
     return std::nullopt;
   }
-  bool wrap = std::any_of(ours.begin(), ours.end(), [](const auto& h) { return h.exec_form; });
-  std::optional<AgentSettings> expected_settings =
-      agent_settings_named(settings.name, wrap ? InstallMode::wrap : InstallMode::path);
-  fs::path binary = hook_binary(ours.front());
-  std::string command = hook_command_for(binary, settings.name);
-  Json expected =
-      Json::parse(merge_hooks(std::nullopt, *expected_settings, command, binary).text)["hooks"];
+  Json expected = expected_hooks(settings, ours);
   const Json& hooks = installed["hooks"];
   for (const auto& [event, groups] : expected.items()) {
     for (const Json& group : groups) {
@@ -349,9 +353,9 @@ bool codex_hooks_disabled(const fs::path& config) {
   return false;
 }
 
-HookCallCheck check_codex(const fs::path& settings_file, const std::vector<OurHandler>& ours,
-                          const fs::path& project_root, const AgentConfigPaths& paths) {
-  fs::path config = paths.codex_home / "config.toml";
+// `[features] hooks = false` in the user's, the system's or the project's config.toml.
+std::optional<HookCallCheck> codex_hooks_turned_off(const fs::path& config,
+                                                    const fs::path& project_root) {
   for (const fs::path& file :
        {config, fs::path("/etc/codex/config.toml"),
         project_root.empty() ? fs::path() : project_root / ".codex/config.toml"}) {
@@ -359,6 +363,15 @@ HookCallCheck check_codex(const fs::path& settings_file, const std::vector<OurHa
       return blocked("Codex: " + file.string() + " sets [features] hooks = false, so no hook runs",
                      "remove that line from " + file.string());
     }
+  }
+  return std::nullopt;
+}
+
+HookCallCheck check_codex(const fs::path& settings_file, const std::vector<OurHandler>& ours,
+                          const fs::path& project_root, const AgentConfigPaths& paths) {
+  fs::path config = paths.codex_home / "config.toml";
+  if (std::optional<HookCallCheck> disabled = codex_hooks_turned_off(config, project_root)) {
+    return *disabled;
   }
   fs::path cwd = project_root.empty() ? paths.workspace : project_root;
   CodexHookList list = paths.list_codex_hooks(cwd);

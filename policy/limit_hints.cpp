@@ -94,45 +94,51 @@ LimitHint hint(const std::string& key, std::string value, std::string suggested,
   return {key, std::move(value), std::move(suggested), config_file, std::move(reason), ""};
 }
 
+// A run that failed before its deadline: /tmp full or noexec, or the workspace read-only.
+void add_failure_hints(std::vector<LimitHint>& hints, const LimitFacts& facts, const Policy& policy,
+                       const std::string& config_file) {
+  if (tmp_full(facts)) {
+    hints.push_back(hint("sandbox.tmp_size", format_byte_size(policy.tmp_bytes),
+                         format_byte_size(policy.tmp_bytes * 4), config_file,
+                         "a write found no space left (/tmp is full)"));
+  }
+  if (!policy.tmp_exec && tmp_exec_refused(facts)) {
+    hints.push_back(hint("sandbox.tmp_exec", "false", "true", config_file,
+                         "/tmp is noexec (the line gives up that hygiene for this user)"));
+  }
+  if (policy.workspace_mode == WorkspaceMode::ro && workspace_write_refused(facts)) {
+    hints.push_back(hint("sandbox.workspace", "ro", "rw", config_file,
+                         "a write to the read-only workspace was refused"));
+    hints.back().narrower =
+        "`sandbox.writable = PATH` opens only that sub-path, `sandbox.cache = on` gives the "
+        "interpreters a cache that survives";
+  }
+}
+
 }  // namespace
 
 std::vector<LimitHint> limit_hints(const LimitFacts& facts, const Policy& policy,
                                    const std::string& config_file) {
   std::vector<LimitHint> hints;
-  auto add = [&](const std::string& key, std::string value, std::string suggested,
-                 std::string reason) {
-    hints.push_back(
-        hint(key, std::move(value), std::move(suggested), config_file, std::move(reason)));
-  };
   if (facts.timed_out) {
-    add("sandbox.timeout", format_duration_ms(policy.timeout_ms),
-        format_duration_ms(raised(policy.timeout_ms, 4, 3'600'000)),
-        "the run reached its deadline");
+    hints.push_back(hint("sandbox.timeout", format_duration_ms(policy.timeout_ms),
+                         format_duration_ms(raised(policy.timeout_ms, 4, 3'600'000)), config_file,
+                         "the run reached its deadline"));
   }
   if (facts.oom_killed) {
-    add("sandbox.memory", format_byte_size(policy.memory_bytes),
-        format_byte_size(policy.memory_bytes * 2), "the kernel killed it at the memory cap");
+    hints.push_back(hint("sandbox.memory", format_byte_size(policy.memory_bytes),
+                         format_byte_size(policy.memory_bytes * 2), config_file,
+                         "the kernel killed it at the memory cap"));
   }
   if (pids_cap_hit(facts)) {
-    add("sandbox.pids", std::to_string(policy.pids), std::to_string(raised(policy.pids, 4, 65536)),
-        facts.pids_refused
-            ? std::to_string(*facts.pids_refused) + " process/thread start(s) refused at the cap"
-            : "a process or thread could not start");
+    hints.push_back(hint("sandbox.pids", std::to_string(policy.pids),
+                         std::to_string(raised(policy.pids, 4, 65536)), config_file,
+                         facts.pids_refused ? std::to_string(*facts.pids_refused) +
+                                                  " process/thread start(s) refused at the cap"
+                                            : "a process or thread could not start"));
   }
-  bool failed = facts.exit_code != 0 && !facts.timed_out;
-  if (failed && tmp_full(facts)) {
-    add("sandbox.tmp_size", format_byte_size(policy.tmp_bytes),
-        format_byte_size(policy.tmp_bytes * 4), "a write found no space left (/tmp is full)");
-  }
-  if (failed && !policy.tmp_exec && tmp_exec_refused(facts)) {
-    add("sandbox.tmp_exec", "false", "true",
-        "/tmp is noexec (the line gives up that hygiene for this user)");
-  }
-  if (failed && policy.workspace_mode == WorkspaceMode::ro && workspace_write_refused(facts)) {
-    add("sandbox.workspace", "ro", "rw", "a write to the read-only workspace was refused");
-    hints.back().narrower =
-        "`sandbox.writable = PATH` opens only that sub-path, `sandbox.cache = on` gives the "
-        "interpreters a cache that survives";
+  if (facts.exit_code != 0 && !facts.timed_out) {
+    add_failure_hints(hints, facts, policy, config_file);
   }
   return hints;
 }

@@ -58,24 +58,17 @@ std::optional<std::string> check_workspace(const Key& key, std::string_view subk
   return std::nullopt;
 }
 
-// A user file or flag against the system file's floor (broker mode, or a pinned key).
-std::optional<std::string> check_floor(const Key& key, const std::string& name,
-                                       std::string_view subkey, const Policy& current,
-                                       const Policy& candidate, PolicyMode mode) {
-  std::string floor = mode == PolicyMode::broker
-                          ? "the broker's policy comes from " + std::string(k_system_config)
-                          : std::string(k_system_config) + " pins it (users.pin)";
-  if (!key.looser) {
-    // images.COMMAND (the one key with a subkey) naming the floor's own image changes nothing:
-    // wrap mode's `--image` of the image the system file gives the command.
-    if (!subkey.empty() && key.render(current, subkey) == key.render(candidate, subkey)) {
-      return std::nullopt;
-    }
-    return "may be set only in the system file: " + floor;
-  }
-  if (!key.looser(current, candidate, subkey)) {
-    return std::nullopt;
-  }
+// Why the system file's value holds: the broker's policy, or a key users.pin names.
+std::string floor_reason(PolicyMode mode) {
+  return mode == PolicyMode::broker
+             ? "the broker's policy comes from " + std::string(k_system_config)
+             : std::string(k_system_config) + " pins it (users.pin)";
+}
+
+// A looser value than the floor passes only up to the ceiling users.may_set gives its key.
+std::optional<std::string> check_ceiling(const Key& key, const std::string& name,
+                                         std::string_view subkey, const Policy& current,
+                                         const Policy& candidate, const std::string& floor) {
   auto ceiling = current.user_ceilings.find(name);
   if (ceiling == current.user_ceilings.end() || key.info.trust != KeyTrust::tighten) {
     return "would loosen the system policy (" + change(key, subkey, current, candidate) +
@@ -89,6 +82,25 @@ std::optional<std::string> check_floor(const Key& key, const std::string& name,
            ceiling->second + ")";
   }
   return std::nullopt;
+}
+
+// A user file or flag against the system file's floor (broker mode, or a pinned key).
+std::optional<std::string> check_floor(const Key& key, const std::string& name,
+                                       std::string_view subkey, const Policy& current,
+                                       const Policy& candidate, PolicyMode mode) {
+  std::string floor = floor_reason(mode);
+  if (!key.looser) {
+    // images.COMMAND (the one key with a subkey) naming the floor's own image changes nothing:
+    // wrap mode's `--image` of the image the system file gives the command.
+    if (!subkey.empty() && key.render(current, subkey) == key.render(candidate, subkey)) {
+      return std::nullopt;
+    }
+    return "may be set only in the system file: " + floor;
+  }
+  if (!key.looser(current, candidate, subkey)) {
+    return std::nullopt;
+  }
+  return check_ceiling(key, name, subkey, current, candidate, floor);
 }
 
 std::optional<std::string> check_trust(const Key& key, const std::string& name,

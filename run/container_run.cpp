@@ -172,11 +172,18 @@ class RunLoop {
         m_err(-1, spec.stdio.err, policy.audit_tail_bytes) {}
 
   ContainerResult run(const std::vector<std::string>& engine_args, const Policy& policy);
+  Guardian start_guardian(const Policy& policy, ApiPath& api_path) const;
+  void start_watches(std::optional<ImageProbe>& image_probe);
+  void start_client(const std::vector<std::string>& engine_args, Pipe& out, Pipe& err,
+                    const Policy& policy);
+  ContainerResult classify_with_transfer(const Policy& policy);
+  void hand_over_to_guardian(Guardian& guardian);
 
  private:
   std::optional<ContainerResult> connect_to_launcher();
   pid_t spawn_client(const std::vector<std::string>& engine_args, Pipe& out, Pipe& err);
   void ship_workspace(const Policy& policy);
+  void leave_to_client(const engine::Transport& transport, const std::string& unsupported);
   ContainerResult not_started(const std::string& why) const;
   std::string shipped_note(std::string& failure);
   void choose_api_path(const std::vector<std::string>& engine_args, const Policy& policy,
@@ -186,6 +193,7 @@ class RunLoop {
   void remove_container();
   void signal_container(int sig);
   void loop();
+  void serve_ready(const pollfd* fds);
   int poll_timeout() const;
   void on_signal(int sig);
   void on_client_exit(int status);
@@ -251,13 +259,7 @@ void RunLoop::choose_api_path(const std::vector<std::string>& engine_args, const
   CreateTranslation translation =
       translate(engine_args, m_engine.env_with(m_spec.env), read_named_file);
   if (!translation.request) {
-    if (engine::is_remote(*path.transport)) {
-      throw Fatal("engine.endpoint is remote and " + quoted(translation.unsupported) +
-                  " has no API form: only the Engine API ships the workspace");
-    }
-    spdlog::debug("engine {} run: the client runs it: {} has no API form", m_engine.kind,
-                  quoted(translation.unsupported));
-    m_api.reset();
+    leave_to_client(*path.transport, translation.unsupported);
     return;
   }
   m_create = std::move(translation.request);
@@ -271,6 +273,17 @@ void RunLoop::choose_api_path(const std::vector<std::string>& engine_args, const
 
 // A remote engine: the snapshot on the engine (sent once per tree), the create body with its
 // volumes in place of this machine's paths, and a file for what comes back.
+// An argument without an API form: the engine's client runs it, which a remote engine cannot.
+void RunLoop::leave_to_client(const engine::Transport& transport, const std::string& unsupported) {
+  if (engine::is_remote(transport)) {
+    throw Fatal("engine.endpoint is remote and " + quoted(unsupported) +
+                " has no API form: only the Engine API ships the workspace");
+  }
+  spdlog::debug("engine {} run: the client runs it: {} has no API form", m_engine.kind,
+                quoted(unsupported));
+  m_api.reset();
+}
+
 void RunLoop::ship_workspace(const Policy& policy) {
   StepTimer step("workspace snapshot");
   std::vector<std::filesystem::path> hidden;
@@ -432,19 +445,9 @@ std::optional<ContainerResult> RunLoop::connect_to_launcher() {
   return result;
 }
 
-ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const Policy& policy) {
-  StepTimer guardian_step("guardian start");
-  ApiPath api_path = engine_api_path(m_engine, policy);
-  Guardian guardian = Guardian::start(m_engine, m_spec.container_name(),
-                                      m_deadline_ms + k_guardian_grace_ms, api_path.transport);
-  guardian_step.done();
-  StepTimer launcher_step("launcher connect");
-  if (auto failed = connect_to_launcher()) {
-    guardian.remove_now();
-    return *failed;
-  }
-  launcher_step.done();
-  std::optional<ImageProbe> image_probe;
+// The image's id (when the spec has none yet) and the container's OOM events, asked for before
+// the container exists.
+void RunLoop::start_watches(std::optional<ImageProbe>& image_probe) {
   if (m_spec.image_id.empty()) {
     StepTimer step("engine image inspect (sent)");
     image_probe.emplace(m_engine, m_spec.image);
@@ -452,14 +455,11 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   StepTimer oom_step("engine events subscribe");
   m_oom = OomWatch(m_engine, m_spec.container_name());  // before the container exists
   oom_step.done();
-  Pipe out = make_pipe();
-  Pipe err = make_pipe();
-  try {
-    choose_api_path(engine_args, policy, api_path);
-  } catch (const Fatal& e) {  // a remote engine that cannot take this run, or its snapshot
-    guardian.remove_now();
-    return not_started(e.what());
-  }
+}
+
+// Spawns the client and relays its output to the caller's; with a tty it writes there itself.
+void RunLoop::start_client(const std::vector<std::string>& engine_args, Pipe& out, Pipe& err,
+                           const Policy& policy) {
   StepTimer client_step("client spawn");
   m_client = spawn_client(engine_args, out, err);
   client_step.done();
@@ -477,9 +477,10 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
     m_out = StreamRelay(out.read.get(), m_spec.stdio.out, policy.audit_tail_bytes);
     m_err = StreamRelay(err.read.get(), m_spec.stdio.err, policy.audit_tail_bytes);
   }
-  StepTimer loop_step("client run");
-  loop();
-  loop_step.done();
+}
+
+// How the run ended, with what a remote engine's snapshot sent and brought back.
+ContainerResult RunLoop::classify_with_transfer(const Policy& policy) {
   StepTimer classify_step("classify");
   ContainerResult result = classify(policy);
   std::string failure;
@@ -488,6 +489,10 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
     result.message = result.message.empty() ? failure : result.message + "; " + failure;
   }
   classify_step.done();
+  return result;
+}
+
+void RunLoop::hand_over_to_guardian(Guardian& guardian) {
   if (m_spec.warm || (m_create && container_settled())) {
     // A warm container outlives its exec, and a cold one over the API returned at its exit,
     // before the engine's AutoRemove: the guardian confirms the removal once we exit.
@@ -495,6 +500,44 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   } else if (container_settled()) {
     guardian.release();
   }  // else the guardian, never released, keeps removing the container until the engine answers
+}
+
+// The guardian that removes the container should this process die, started first, over the
+// path (`api_path`) the engine is reached by.
+Guardian RunLoop::start_guardian(const Policy& policy, ApiPath& api_path) const {
+  StepTimer guardian_step("guardian start");
+  api_path = engine_api_path(m_engine, policy);
+  Guardian guardian = Guardian::start(m_engine, m_spec.container_name(),
+                                      m_deadline_ms + k_guardian_grace_ms, api_path.transport);
+  guardian_step.done();
+  return guardian;
+}
+
+ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const Policy& policy) {
+  ApiPath api_path;
+  Guardian guardian = start_guardian(policy, api_path);
+  StepTimer launcher_step("launcher connect");
+  if (auto failed = connect_to_launcher()) {
+    guardian.remove_now();
+    return *failed;
+  }
+  launcher_step.done();
+  std::optional<ImageProbe> image_probe;
+  start_watches(image_probe);
+  Pipe out = make_pipe();
+  Pipe err = make_pipe();
+  try {
+    choose_api_path(engine_args, policy, api_path);
+  } catch (const Fatal& e) {  // a remote engine that cannot take this run, or its snapshot
+    guardian.remove_now();
+    return not_started(e.what());
+  }
+  start_client(engine_args, out, err, policy);
+  StepTimer loop_step("client run");
+  loop();
+  loop_step.done();
+  ContainerResult result = classify_with_transfer(policy);
+  hand_over_to_guardian(guardian);
   // An engine that did not answer the run will not answer the probe either.
   result.image_id =
       image_probe ? image_probe->result(m_client_abandoned ? 0 : k_probe_wait_ms) : m_spec.image_id;
@@ -537,35 +580,40 @@ void RunLoop::loop() {
     if (ready < 0 && errno != EINTR) {
       throw Fatal(std::string("poll failed: ") + std::strerror(errno));
     }
-    if ((fds[0].revents & POLLIN) != 0) {
-      while (auto sig = m_signals.next()) {
-        on_signal(*sig);
-      }
-    }
-    if ((fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-      int64_t before = m_out.bytes();
-      m_out.read_some();
-      if (m_out.bytes() > before) {
-        m_engine_error_window = false;  // the container is producing output: it started
-      }
-    }
-    if ((fds[2].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-      m_err.read_some();
-    }
-    update_engine_error_hold();
-    if ((fds[3].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
-      m_out.write_some();
-    }
-    if ((fds[4].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
-      m_err.write_some();
-    }
-    if ((fds[5].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-      m_oom.read_available();
-    }
+    serve_ready(fds);
     if (!m_client_status) {
       m_pids.sample(monotonic_ms());
     }
     enforce_deadlines();
+  }
+}
+
+// Signals, the client's output, the caller's room for it and OOM events, as poll found them.
+void RunLoop::serve_ready(const pollfd* fds) {
+  if ((fds[0].revents & POLLIN) != 0) {
+    while (auto sig = m_signals.next()) {
+      on_signal(*sig);
+    }
+  }
+  if ((fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+    int64_t before = m_out.bytes();
+    m_out.read_some();
+    if (m_out.bytes() > before) {
+      m_engine_error_window = false;  // the container is producing output: it started
+    }
+  }
+  if ((fds[2].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+    m_err.read_some();
+  }
+  update_engine_error_hold();
+  if ((fds[3].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
+    m_out.write_some();
+  }
+  if ((fds[4].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
+    m_err.write_some();
+  }
+  if ((fds[5].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+    m_oom.read_available();
   }
 }
 

@@ -93,11 +93,9 @@ bool remove_once(const Remover& remover, const std::string& name) {
   return removal_confirmed(!reply.answered, reply.code, reply.err);
 }
 
-// After the shim died or handed over, the container may still be on its way up: remove it now,
-// then again with backoff until the deadline has passed and the engine has confirmed the
-// removal. An engine that does not answer (stopped, paused, restarting) is retried for longer.
-[[noreturn]] void guard(const Remover& remover, const std::string& name, int read_fd,
-                        int64_t deadline_ms) {
+// The shim's word on the pipe before the deadline ('D' done, 'R' or 'L' remove now); 0 when the
+// pipe closed or the deadline passed without one.
+char word_before(int read_fd, int64_t deadline_ms) {
   pollfd fd{read_fd, POLLIN, 0};
   int64_t now = monotonic_ms();
   int ready = 0;
@@ -109,22 +107,23 @@ bool remove_once(const Remover& remover, const std::string& name) {
     now = monotonic_ms();
   }
   char byte = 0;
-  if (ready > 0 && ::read(read_fd, &byte, 1) == 1 && byte == 'D') {
-    ::_exit(0);
+  if (ready > 0 && ::read(read_fd, &byte, 1) == 1) {
+    return byte;
   }
-  bool asked = byte == 'R' || byte == 'L';  // the run is over: once removed, nothing is left
-  if (byte == 'L') {
-    // The engine client this removal starts costs more CPU than the rest of the caller's run:
-    // it waits until the caller has exited (the pipe's end closes), a little at most.
-    wait_for_end_of(read_fd, std::min(deadline_ms, monotonic_ms() + k_caller_exit_patience_ms));
-  }
+  return 0;
+}
+
+// Removes the container, then again with backoff until the deadline and its grace have passed
+// and the engine has confirmed the removal; stops at the first confirmation when `asked`.
+[[noreturn]] void remove_until_confirmed(const Remover& remover, const std::string& name,
+                                         int64_t deadline_ms, bool asked) {
   int64_t backoff = 250;
   for (;;) {
     bool confirmed = remove_once(remover, name);
     if (confirmed && asked) {
       ::_exit(0);
     }
-    now = monotonic_ms();
+    int64_t now = monotonic_ms();
     if (guardian_may_stop(now, deadline_ms + k_remove_grace_ms, confirmed)) {
       ::_exit(0);
     }
@@ -134,6 +133,24 @@ bool remove_once(const Remover& remover, const std::string& name) {
     ::usleep(static_cast<useconds_t>(sleep_ms * 1000));
     backoff = std::min<int64_t>(backoff * 2, 4000);
   }
+}
+
+// After the shim died or handed over, the container may still be on its way up: remove it now,
+// then again with backoff until the deadline has passed and the engine has confirmed the
+// removal. An engine that does not answer (stopped, paused, restarting) is retried for longer.
+[[noreturn]] void guard(const Remover& remover, const std::string& name, int read_fd,
+                        int64_t deadline_ms) {
+  char byte = word_before(read_fd, deadline_ms);
+  if (byte == 'D') {
+    ::_exit(0);
+  }
+  bool asked = byte == 'R' || byte == 'L';  // the run is over: once removed, nothing is left
+  if (byte == 'L') {
+    // The engine client this removal starts costs more CPU than the rest of the caller's run:
+    // it waits until the caller has exited (the pipe's end closes), a little at most.
+    wait_for_end_of(read_fd, std::min(deadline_ms, monotonic_ms() + k_caller_exit_patience_ms));
+  }
+  remove_until_confirmed(remover, name, deadline_ms, asked);
 }
 
 void detach_from_caller(int keep_fd) {

@@ -165,6 +165,32 @@ Outcome command_exit(const RunFacts& facts, const RunSpec& spec, int code) {
   return outcome;
 }
 
+// The run was stopped from outside: its deadline passed, or sandshim received a signal.
+std::optional<Outcome> stopped_outcome(const RunFacts& facts, const RunSpec& spec,
+                                       const Policy& policy) {
+  if (facts.timed_out) {
+    return Outcome{RunStatus::timeout,
+                   exit_code::k_timeout,
+                   SIGKILL,
+                   program_name(spec) + " ran past its deadline of " +
+                       format_duration_ms(policy.timeout_ms) + " (sandbox.timeout); " +
+                       removal_note(facts, "the container was killed"),
+                   false,
+                   false};
+  }
+  if (facts.received_signal) {
+    int sig = *facts.received_signal;
+    return Outcome{
+        RunStatus::killed,
+        128 + sig,
+        sig,
+        "stopped by " + signal_name(sig) + "; " + removal_note(facts, "the container was stopped"),
+        false,
+        false};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void read_program_stderr_from_stdout(RunFacts& facts) {
@@ -177,25 +203,8 @@ void read_program_stderr_from_stdout(RunFacts& facts) {
 
 Outcome classify_outcome(const RunFacts& facts, const RunSpec& spec, const Policy& policy) {
   int code = facts.client_code.value_or(exit_code::k_sandbox_error);
-  if (facts.timed_out) {
-    return {RunStatus::timeout,
-            exit_code::k_timeout,
-            SIGKILL,
-            program_name(spec) + " ran past its deadline of " +
-                format_duration_ms(policy.timeout_ms) + " (sandbox.timeout); " +
-                removal_note(facts, "the container was killed"),
-            false,
-            false};
-  }
-  if (facts.received_signal) {
-    int sig = *facts.received_signal;
-    return {
-        RunStatus::killed,
-        128 + sig,
-        sig,
-        "stopped by " + signal_name(sig) + "; " + removal_note(facts, "the container was stopped"),
-        false,
-        false};
+  if (std::optional<Outcome> stopped = stopped_outcome(facts, spec, policy)) {
+    return *stopped;
   }
   if (warm_container_gone(facts, spec, code)) {
     return engine_error("the warm container " + spec.container_name() +

@@ -201,6 +201,18 @@ void grant_writes(RunSpec& spec, const Policy& policy, uid_t uid, gid_t gid) {
   }
 }
 
+// The caller's variables the policy passes, less those whose values hold URL credentials (named
+// to the caller, never their values).
+std::vector<std::pair<std::string, std::string>> sandbox_environment(const RunRequest& request,
+                                                                     const Policy& policy) {
+  FilteredEnvironment environment = filter_environment(request.environment, policy);
+  if (!environment.refused_credentials.empty()) {
+    say(request, "not passed into the sandbox, their values hold URL credentials: " +
+                     join(environment.refused_credentials, ", "));
+  }
+  return std::move(environment.entries);
+}
+
 // What to run, where and as whom, from the request and the policy; refuses what may not run.
 RunSpec prepare_spec(const RunContext& run) {
   const RunRequest& request = run.request();
@@ -213,12 +225,7 @@ RunSpec prepare_spec(const RunContext& run) {
   if (is_host_mode(spec.image)) {
     use_host_toolchain(spec, run);
   }
-  FilteredEnvironment environment = filter_environment(request.environment, run.policy);
-  spec.env = std::move(environment.entries);
-  if (!environment.refused_credentials.empty()) {
-    say(request, "not passed into the sandbox, their values hold URL credentials: " +
-                     join(environment.refused_credentials, ", "));
-  }
+  spec.env = sandbox_environment(request, run.policy);
   uid_t uid = 0;
   gid_t gid = 0;
   spec.user = container_user(run.policy, request.caller, uid, gid);
@@ -574,6 +581,37 @@ void name_failed_engine(RunContext& run) {
   }
 }
 
+// A ready warm container of the pool, when there is one: the run takes it over.
+void claim_warm_container(RunContext& run, const RunEngine& engine) {
+  StepTimer step("pool claim");
+  if (auto claim = engine.claim_warm(*run.engine, run.policy, *run.spec())) {
+    run.take_warm(*claim);
+    step.done("claimed " + claim->run_id);
+  }
+}
+
+// Nothing ran in a warm container removed meanwhile: its row says so, and the command runs cold
+// under its own row.
+void run_cold_if_warm_was_gone(RunContext& run, const RunEngine& engine) {
+  if (run.spec()->warm && run.result()->status == RunStatus::engine_error) {
+    run.annotate("; ran cold as run " + run.cold_run_id());
+    complete_row(run);
+    run.go_cold();
+    execute(run, engine);
+  }
+}
+
+// The run's message and its limit hints, to the caller.
+void tell_outcome(RunContext& run) {
+  name_failed_engine(run);
+  if (!run.result()->message.empty()) {
+    say(run.request(), run.result()->message);
+  }
+  for (const auto& hint : run.hints) {
+    say(run.request(), describe_hint(hint));
+  }
+}
+
 int run_in_container(RunContext& run, const RunEngine& engine) {
   prepare(run, engine);
   if (run.request().dry_run) {
@@ -584,30 +622,13 @@ int run_in_container(RunContext& run, const RunEngine& engine) {
   std::optional<EgressSession> egress = open_egress(run);
   bool pooled = run.policy.pool_size > 0 && !egress;  // a warm container has no egress mount
   if (pooled) {
-    StepTimer step("pool claim");
-    if (auto claim = engine.claim_warm(*run.engine, run.policy, *run.spec())) {
-      run.take_warm(*claim);
-      step.done("claimed " + claim->run_id);
-    }
+    claim_warm_container(run, engine);
   }
   DeferredSignals deferred;  // from the row's start to its completion
   execute(run, engine);
   const std::string claimed = run.spec()->warm ? run.run_id() : "";
-  if (run.spec()->warm && run.result()->status == RunStatus::engine_error) {
-    // Nothing ran in the warm container (it was removed meanwhile): its row says so, and the
-    // command runs cold under its own row.
-    run.annotate("; ran cold as run " + run.cold_run_id());
-    complete_row(run);
-    run.go_cold();
-    execute(run, engine);
-  }
-  name_failed_engine(run);
-  if (!run.result()->message.empty()) {
-    say(run.request(), run.result()->message);
-  }
-  for (const auto& hint : run.hints) {
-    say(run.request(), describe_hint(hint));
-  }
+  run_cold_if_warm_was_gone(run, engine);
+  tell_outcome(run);
   finish_egress(run, egress);
   StepTimer step("audit complete");
   complete_row(run);
@@ -649,9 +670,10 @@ int record_broker_refusal(const RunRequest& request, const std::string& message)
   return exit_code::k_sandbox_error;
 }
 
-int run_sandboxed(const RunRequest& request, const RunEngine& engine) {
-  RunContext run(request);
-  spdlog::debug("step start: at +{:.1f} ms", ms_since_process_start());
+namespace {
+
+// The run's policy; one that does not load refuses the run, recorded in the fallback audit.
+bool load_run_policy(RunContext& run, const RunRequest& request) {
   StepTimer policy_step("policy load");
   try {
     run.policy =
@@ -662,9 +684,20 @@ int run_sandboxed(const RunRequest& request, const RunEngine& engine) {
     }
     record_refusal(run, RunStatus::refused, e.what());
     say(request, std::string(e.what()) + "; nothing ran");
-    return exit_code::k_sandbox_error;
+    return false;
   }
   policy_step.done();
+  return true;
+}
+
+}  // namespace
+
+int run_sandboxed(const RunRequest& request, const RunEngine& engine) {
+  RunContext run(request);
+  spdlog::debug("step start: at +{:.1f} ms", ms_since_process_start());
+  if (!load_run_policy(run, request)) {
+    return exit_code::k_sandbox_error;
+  }
   prefetch_warm(run, engine);
   if (!request.dry_run) {
     StepTimer step("audit open");

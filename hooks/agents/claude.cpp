@@ -119,9 +119,7 @@ HookEvent parse_claude_shape(const Json& body, Agent agent) {
   event.permission_mode = payload::text(body, "permission_mode");
   if (event.shell_tool && event.phase != Phase::unsupported &&
       event.phase != Phase::session_start) {
-    event.command = event.phase == Phase::before
-                        ? payload::required_text(event.tool_input, "command")
-                        : payload::text(event.tool_input, "command");
+    event.command = payload::shell_command(event.tool_input, event.phase == Phase::before);
   }
   if (agent == Agent::claude) {
     read_claude_file_tool(event);

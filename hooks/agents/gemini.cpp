@@ -36,6 +36,27 @@ void read_outcome(const Json& body, HookEvent& event) {
   event.response_tail = payload::tail(text);
 }
 
+// The shell tool's dir_path, absolute or under the session's cwd: where the command runs.
+std::string command_directory(std::string cwd, const Json& tool_input) {
+  std::string directory = payload::text(tool_input, "dir_path");
+  if (directory.starts_with('/')) {
+    return directory;
+  }
+  if (!directory.empty() && !cwd.empty()) {
+    cwd += "/" + directory;
+  }
+  return cwd;
+}
+
+// Gemini CLI gives no id: one from the session and what the tool does. AfterTool reports the
+// command as it ran (rewritten): the id comes from the original.
+std::string derived_tool_use_id(const HookEvent& event, const std::string& written) {
+  std::string subject = event.file_tool
+                            ? "write " + written
+                            : std::string(strip_any_routing(event.command).value_or(event.command));
+  return payload::derived_id({"gemini", event.session_id, subject});
+}
+
 HookEvent parse_gemini(const Json& body) {
   HookEvent event;
   event.agent = Agent::gemini;
@@ -47,27 +68,15 @@ HookEvent parse_gemini(const Json& body) {
   event.can_rewrite = true;
   event.tool_input = payload::object(body, "tool_input");
   event.session_id = payload::text(body, "session_id");
-  event.cwd = payload::text(body, "cwd");
-  std::string directory = payload::text(event.tool_input, "dir_path");
-  if (directory.starts_with('/')) {
-    event.cwd = directory;
-  } else if (!directory.empty() && !event.cwd.empty()) {
-    event.cwd += "/" + directory;
-  }
+  event.cwd = command_directory(payload::text(body, "cwd"), event.tool_input);
   std::string written = event.file_tool ? payload::text(event.tool_input, "file_path") : "";
   if (!written.empty()) {
     event.written_paths.push_back(written);
   }
   if (event.shell_tool && event.phase != Phase::unsupported) {
-    event.command = event.phase == Phase::before
-                        ? payload::required_text(event.tool_input, "command")
-                        : payload::text(event.tool_input, "command");
+    event.command = payload::shell_command(event.tool_input, event.phase == Phase::before);
   }
-  // AfterTool reports the command as it ran (rewritten): the id comes from the original.
-  std::string subject = event.file_tool
-                            ? "write " + written
-                            : std::string(strip_any_routing(event.command).value_or(event.command));
-  event.tool_use_id = payload::derived_id({"gemini", event.session_id, subject});
+  event.tool_use_id = derived_tool_use_id(event, written);
   if (event.phase == Phase::after) {
     read_outcome(body, event);
   }

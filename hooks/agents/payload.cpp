@@ -39,6 +39,10 @@ std::string required_text(const Json& object, std::string_view key) {
   return value;
 }
 
+std::string shell_command(const Json& tool_input, bool before) {
+  return before ? required_text(tool_input, "command") : text(tool_input, "command");
+}
+
 bool flag(const Json& object, std::string_view key) {
   const Json* value = field(object, key);
   return value != nullptr && value->is_boolean() && value->get<bool>();

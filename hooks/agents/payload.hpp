@@ -18,6 +18,8 @@ using Json = nlohmann::ordered_json;
 std::string text(const Json& object, std::string_view key);
 // A string field that must be present and non-empty.
 std::string required_text(const Json& object, std::string_view key);
+// A shell tool's `command`: required before the tool runs, as given (maybe empty) after it.
+std::string shell_command(const Json& tool_input, bool before);
 // A boolean field; false when absent or not a boolean.
 bool flag(const Json& object, std::string_view key);
 // An object field; an empty object when absent. PayloadError when it holds another type.
