@@ -723,7 +723,7 @@ CommandDoc doctor_doc() {
       "CONTAINER: a name or id to inspect (with --containers; may repeat)");
   return make_command_doc(
       "doctor", "check the engine, limits, images, PATH, audit and hooks (--containers: CIS)",
-      doctor_usage(), options);
+      k_doctor_usage, options);
 }
 
 int doctor_main(const std::vector<std::string>& args) {

@@ -2,8 +2,7 @@
 
 namespace sandshim::install {
 
-const char* doctor_usage() {
-  return R"(sandshim doctor [--json]
+const char* const k_doctor_usage = R"(sandshim doctor [--json]
 sandshim doctor --containers [--json] [CONTAINER...]
 
 Checks, one line each, that everything sandshim relies on is in place, and says how to fix
@@ -56,6 +55,5 @@ Examples:
   sandshim doctor --json | jq '.checks[] | select(.status != "ok")'
   sandshim doctor --containers
   sandshim doctor --containers sandshim-0123abcd --json)";
-}
 
 }  // namespace sandshim::install

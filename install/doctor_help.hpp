@@ -3,6 +3,6 @@
 namespace sandshim::install {
 
 // doctor's --help: what each check means, the modes, the exit code.
-const char* doctor_usage();
+extern const char* const k_doctor_usage;
 
 }  // namespace sandshim::install
