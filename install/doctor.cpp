@@ -43,7 +43,7 @@ using nlohmann::ordered_json;
 
 namespace {
 
-const char* const k_usage = R"(sandshim doctor [--json]
+const char* const k_doctor_usage = R"(sandshim doctor [--json]
 sandshim doctor --containers [--json] [CONTAINER...]
 
 Checks, one line each, that everything sandshim relies on is in place, and says how to fix
@@ -746,7 +746,7 @@ CommandDoc doctor_doc() {
       "CONTAINER: a name or id to inspect (with --containers; may repeat)");
   return make_command_doc(
       "doctor", "check the engine, limits, images, PATH, audit and hooks (--containers: CIS)",
-      k_usage, options);
+      k_doctor_usage, options);
 }
 
 int doctor_main(const std::vector<std::string>& args) {
