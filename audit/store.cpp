@@ -26,6 +26,15 @@
 
 namespace sandshim::audit {
 
+// The shim process of a record as /proc saw it: a run's two steps come from one process, so
+// the second reuses what the first read (one /proc read fewer per run). Outside the anonymous
+// namespace: Store::Impl holds one, and in a unity build (SANDSHIM_UNITY_BUILD) a member of an
+// anonymous type is GCC's -Wsubobject-linkage.
+struct ProcessIdentity {
+  pid_t pid = 0;
+  int64_t start_ticks = 0;
+};
+
 namespace {
 
 // One column a record writes: its name and how the record fills it.
@@ -154,13 +163,6 @@ int64_t insert_row(Database& db, std::string_view table, std::span<const Column<
   bind_columns(*insert, columns, record);
   return returned_id(*insert).value_or(0);
 }
-
-// The shim process of a record as /proc saw it: a run's two steps come from one process, so
-// the second reuses what the first read (one /proc read fewer per run).
-struct ProcessIdentity {
-  pid_t pid = 0;
-  int64_t start_ticks = 0;
-};
 
 // The record with the shim process identified as /proc sees it (or saw it, for `known.pid`).
 RunRecord with_process_identity(const RunRecord& record, ProcessIdentity& known) {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <optional>
 
+#include "broker/workspace_identity.hpp"
 #include "common/error.hpp"
 #include "common/io.hpp"
 #include "common/strings.hpp"
@@ -32,13 +33,6 @@ struct Level {
 bool holds_git(int dir_fd) {
   struct stat st {};
   return ::fstatat(dir_fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0;
-}
-
-bool same_directory(int a, int b) {
-  struct stat sa {};
-  struct stat sb {};
-  return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
 }
 
 // The cwd and each of its ancestors through "..", up to / (or the first one it cannot enter).

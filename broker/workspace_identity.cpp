@@ -49,13 +49,6 @@ UniqueFd open_without_symlinks(const fs::path& path) {
   return current;
 }
 
-bool same_directory(int a, int b) {
-  struct stat sa {};
-  struct stat sb {};
-  return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
-}
-
 void refuse_system_directory(const fs::path& path, const char* what) {
   if (is_system_directory(path)) {
     throw Fatal("refusing " + quoted(path.string()) + " as the " + what +
@@ -75,6 +68,13 @@ void refuse_engine_sockets(const fs::path& workspace, const std::vector<fs::path
 }
 
 }  // namespace
+
+bool same_directory(int a, int b) {
+  struct stat sa {};
+  struct stat sb {};
+  return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
 
 bool is_system_directory(const fs::path& path) {
   for (const char* dir : {"/run", "/var/run", "/proc", "/sys", "/dev"}) {

@@ -18,6 +18,10 @@ std::filesystem::path admit_cwd(int cwd_fd, const std::filesystem::path& stated,
                                 const std::filesystem::path& caller_home,
                                 const std::vector<std::filesystem::path>& engine_sockets);
 
+// Whether two descriptors name the same directory (device and inode): the workspace walks compare
+// what a path opens with what they hold.
+bool same_directory(int a, int b);
+
 // True for /run, /var/run, /proc, /sys, /dev and what is inside them.
 bool is_system_directory(const std::filesystem::path& path);
 

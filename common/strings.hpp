@@ -1,5 +1,7 @@
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,6 +25,12 @@ inline std::string quoted(const std::string& text) {
 }
 inline std::string quoted(std::string& text) {
   return quoted(std::string_view(text));
+}
+
+// Whether `text` is one of a fixed list of words (a table of names, `k_...`).
+template <size_t N>
+bool one_of(const std::array<std::string_view, N>& list, std::string_view text) {
+  return std::find(list.begin(), list.end(), text) != list.end();
 }
 
 std::vector<std::string> split_words(std::string_view text);

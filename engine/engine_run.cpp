@@ -226,13 +226,13 @@ class StdioPump {
 
 // Writes the id the engine gave the container where the run loop looks for it (--cidfile).
 void write_cidfile(const std::string& path, const engine::Reply& created) {
-  auto json = nlohmann::json::parse(created.body, nullptr, false);
-  if (path.empty() || !json.is_object() || !json.contains("Id") || !json["Id"].is_string()) {
+  auto reply = nlohmann::json::parse(created.body, nullptr, false);
+  if (path.empty() || !reply.is_object() || !reply.contains("Id") || !reply["Id"].is_string()) {
     return;
   }
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd >= 0) {
-    write_all(fd, json["Id"].get<std::string>());
+    write_all(fd, reply["Id"].get<std::string>());
     ::close(fd);
   }
 }

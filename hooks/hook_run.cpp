@@ -12,6 +12,7 @@
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
+#include "hooks/agents/payload.hpp"
 #include "hooks/decide.hpp"
 #include "hooks/program_files.hpp"
 #include "hooks/protected_paths.hpp"
@@ -23,7 +24,7 @@
 namespace sandshim::hooks {
 
 namespace fs = std::filesystem;
-using Json = nlohmann::ordered_json;
+using payload::Json;
 
 namespace {
 

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <vector>
 
+#include "common/strings.hpp"
 #include "hooks/gdb_rules.hpp"
 
 namespace sandshim::hooks {
@@ -125,11 +126,6 @@ constexpr std::array<std::string_view, 5> k_ssh_command_options = {
 constexpr std::array<std::string_view, 14> k_copiers = {
     "cp",  "ln",  "link", "install", "mv",   "rsync",  "dd",
     "cat", "tar", "cpio", "tee",     "gzip", "base64", "objcopy"};
-
-template <size_t N>
-bool one_of(const std::array<std::string_view, N>& list, std::string_view text) {
-  return std::find(list.begin(), list.end(), text) != list.end();
-}
 
 std::string lower(std::string_view text) {
   std::string out(text);

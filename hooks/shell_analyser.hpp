@@ -214,11 +214,6 @@ constexpr std::array<std::string_view, 14> k_name_builtins = {
 constexpr std::array<std::string_view, 5> k_declarations = {"export", "declare", "typeset", "local",
                                                             "readonly"};
 
-template <size_t N>
-bool one_of(const std::array<std::string_view, N>& list, std::string_view text) {
-  return std::find(list.begin(), list.end(), text) != list.end();
-}
-
 inline std::string last_component(const std::string& command) {
   size_t slash = command.find_last_of('/');
   return slash == std::string::npos ? command : command.substr(slash + 1);

@@ -60,11 +60,6 @@ inline std::string literal(std::string_view text) {
   return "`" + std::string(text) + "`";
 }
 
-template <size_t N>
-bool one_of(const std::array<std::string_view, N>& list, std::string_view text) {
-  return std::find(list.begin(), list.end(), text) != list.end();
-}
-
 // Merges what an inner expansion revealed into the word that holds it.
 inline void absorb(Word& into, const Word& from) {
   into.globs = into.globs || from.globs;

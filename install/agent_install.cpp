@@ -24,7 +24,7 @@ namespace po = boost::program_options;
 
 namespace {
 
-const char* const k_usage =
+const char* const k_agent_usage =
     R"(sandshim install agent NAME [--project DIR | --user | --managed [--managed-only]] [--mode path|wrap] [--uninstall] [--dry-run]
 
 Wires sandshim into a coding agent: merges its hook entries into the agent's own settings, so
@@ -109,8 +109,9 @@ CommandDoc install_agent_doc() {
       "mode", po::value<std::string>()->value_name("MODE"),
       "path (default) or wrap: Claude Code's shell runs every command in the sandbox")(
       "uninstall", "remove what an earlier install added")("dry-run", "show the changes only");
-  return make_command_doc("install agent", "wire sandshim into a coding agent's hooks", k_usage,
-                          options, {}, {"claude", "codex", "cursor", "gemini", "windsurf"});
+  return make_command_doc("install agent", "wire sandshim into a coding agent's hooks",
+                          k_agent_usage, options, {},
+                          {"claude", "codex", "cursor", "gemini", "windsurf"});
 }
 
 namespace {

@@ -18,7 +18,8 @@ extern char** environ;
 namespace sandshim::install {
 
 namespace fs = std::filesystem;
-using Json = nlohmann::json;
+// Not the ordered `Json` of the other installers: one namespace with them in a unity build.
+using RpcJson = nlohmann::json;
 
 namespace {
 
@@ -28,13 +29,14 @@ constexpr size_t k_max_output = 4 << 20;
 
 // initialize, initialized, then hooks/list for `cwd`: the whole conversation, written at once.
 std::string requests_for(const fs::path& cwd) {
-  Json initialize = {{"id", 1},
-                     {"method", "initialize"},
-                     {"params", {{"clientInfo", {{"name", "sandshim-doctor"}, {"version", "1"}}}}}};
-  Json list = {{"id", k_hooks_list_id},
-               {"method", "hooks/list"},
-               {"params", {{"cwds", Json::array({cwd.string()})}}}};
-  return initialize.dump() + "\n" + Json{{"method", "initialized"}}.dump() + "\n" + list.dump() +
+  RpcJson initialize = {
+      {"id", 1},
+      {"method", "initialize"},
+      {"params", {{"clientInfo", {{"name", "sandshim-doctor"}, {"version", "1"}}}}}};
+  RpcJson list = {{"id", k_hooks_list_id},
+                  {"method", "hooks/list"},
+                  {"params", {{"cwds", RpcJson::array({cwd.string()})}}}};
+  return initialize.dump() + "\n" + RpcJson{{"method", "initialized"}}.dump() + "\n" + list.dump() +
          "\n";
 }
 
@@ -99,7 +101,7 @@ class AppServer {
 };
 
 bool answers_hooks_list(const std::string& line) {
-  Json message = Json::parse(line, nullptr, false);
+  RpcJson message = RpcJson::parse(line, nullptr, false);
   return message.is_object() && message.value("id", -1) == k_hooks_list_id;
 }
 
@@ -161,9 +163,9 @@ Conversation converse(AppServer& server, int64_t deadline) {
   return talk;
 }
 
-std::vector<std::string> strings_of(const Json& list) {
+std::vector<std::string> strings_of(const RpcJson& list) {
   std::vector<std::string> found;
-  for (const Json& item : list.is_array() ? list : Json::array()) {
+  for (const RpcJson& item : list.is_array() ? list : RpcJson::array()) {
     if (item.is_string()) {
       found.push_back(item.get<std::string>());
     } else if (item.is_object()) {
@@ -173,19 +175,19 @@ std::vector<std::string> strings_of(const Json& list) {
   return found;
 }
 
-CodexHook hook_from(const Json& hook) {
+CodexHook hook_from(const RpcJson& hook) {
   return {hook.value("key", ""),         hook.value("eventName", ""),
           hook.value("command", ""),     hook.value("trustStatus", ""),
           hook.value("currentHash", ""), hook.value("enabled", true)};
 }
 
-void add_entries(const Json& result, CodexHookList& list) {
-  for (const Json& entry : result.value("data", Json::array())) {
-    for (const Json& hook : entry.value("hooks", Json::array())) {
+void add_entries(const RpcJson& result, CodexHookList& list) {
+  for (const RpcJson& entry : result.value("data", RpcJson::array())) {
+    for (const RpcJson& hook : entry.value("hooks", RpcJson::array())) {
       list.hooks.push_back(hook_from(hook));
     }
     for (const char* key : {"warnings", "errors"}) {
-      for (std::string& text : strings_of(entry.value(key, Json::array()))) {
+      for (std::string& text : strings_of(entry.value(key, RpcJson::array()))) {
         list.warnings.push_back(std::move(text));
       }
     }
@@ -201,7 +203,7 @@ std::optional<fs::path> find_codex(const std::string& path_variable) {
 CodexHookList parse_codex_hook_list(const std::vector<std::string>& lines) {
   CodexHookList list;
   for (const std::string& line : lines) {
-    Json message = Json::parse(line, nullptr, false);
+    RpcJson message = RpcJson::parse(line, nullptr, false);
     if (!message.is_object()) {
       continue;
     }
@@ -214,7 +216,7 @@ CodexHookList parse_codex_hook_list(const std::vector<std::string>& lines) {
     if (message.contains("error")) {
       list.problem = "hooks/list failed: " + message["error"].value("message", message.dump());
     } else {
-      add_entries(message.value("result", Json::object()), list);
+      add_entries(message.value("result", RpcJson::object()), list);
     }
     return list;
   }

@@ -22,14 +22,16 @@ namespace sandshim::install {
 
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
-using Json = nlohmann::json;
+// Not the ordered `Json` of the other installers: one namespace with them in a unity build.
+using StateJson = nlohmann::json;
 
 namespace {
 
 constexpr const char* k_dispatcher_dir = "sandshim-hooks";
 constexpr const char* k_state_file = ".sandshim-state.json";
 
-const char* const k_usage = R"(sandshim install git-hooks [--repo DIR] [--uninstall] [--dry-run]
+const char* const k_git_hooks_usage =
+    R"(sandshim install git-hooks [--repo DIR] [--uninstall] [--dry-run]
 
 Runs this repository's git hooks inside the sandbox. Sets core.hooksPath (local config) to a
 dispatcher in .git/sandshim-hooks/ that, for each hook git runs, starts the repository's own hook
@@ -165,9 +167,9 @@ bool write_dispatchers(const fs::path& dispatcher, const fs::path& hooks_dir,
   return changed;
 }
 
-Json read_state(const fs::path& dispatcher) {
+StateJson read_state(const fs::path& dispatcher) {
   std::optional<std::string> text = read_file(dispatcher / k_state_file);
-  Json state = text ? Json::parse(*text, nullptr, false) : Json();
+  StateJson state = text ? StateJson::parse(*text, nullptr, false) : StateJson();
   if (!state.is_object() || !state.contains("previous_hooks_dir")) {
     throw Fatal("the saved state in " + quoted((dispatcher / k_state_file).string()) +
                 " is missing or damaged; set core.hooksPath by hand");
@@ -188,8 +190,9 @@ void install(const Repository& repository, const GitHooksOptions& options, std::
   if (hooks_dir == repository.dispatcher) {
     throw Fatal("core.hooksPath already points into sandshim's dispatcher; uninstall first");
   }
-  Json state{{"previous_hooks_path", repository.hooks_path ? Json(*repository.hooks_path) : Json()},
-             {"previous_hooks_dir", hooks_dir.string()}};
+  StateJson state{{"previous_hooks_path",
+                   repository.hooks_path ? StateJson(*repository.hooks_path) : StateJson()},
+                  {"previous_hooks_dir", hooks_dir.string()}};
   if (!options.dry_run) {
     write_dispatchers(repository.dispatcher, hooks_dir, options.sandshim, false);
     write_file_atomically(repository.dispatcher / k_state_file, state.dump(2) + "\n");
@@ -201,7 +204,7 @@ void install(const Repository& repository, const GitHooksOptions& options, std::
       << (repository.hooks_path ? quoted(*repository.hooks_path) : std::string("not set")) << ")\n";
 }
 
-void restore_setting(const Repository& repository, const Json& previous, std::ostream& out) {
+void restore_setting(const Repository& repository, const StateJson& previous, std::ostream& out) {
   if (previous.is_string()) {
     repository.git.output({"config", "--local", "core.hooksPath", previous.get<std::string>()});
     out << "  restored  core.hooksPath = " << previous.get<std::string>() << "\n";
@@ -218,7 +221,7 @@ void uninstall(const Repository& repository, const GitHooksOptions& options, std
     return;
   }
   if (installed(repository)) {
-    Json previous = read_state(repository.dispatcher)["previous_hooks_path"];
+    StateJson previous = read_state(repository.dispatcher)["previous_hooks_path"];
     if (!options.dry_run) {
       restore_setting(repository, previous, out);
     }
@@ -283,7 +286,7 @@ CommandDoc git_hooks_doc() {
                         "the repository (default: the current directory)")(
       "uninstall", "restore the previous core.hooksPath")("dry-run", "show the changes only");
   return make_command_doc("install git-hooks", "run a repository's own git hooks in the sandbox",
-                          k_usage, options);
+                          k_git_hooks_usage, options);
 }
 
 int install_git_hooks_main(const std::vector<std::string>& args) {
