@@ -14,7 +14,10 @@ expect_deadline_kill() { # PROGRAM CMD...
     local program=$1 id
     shift
     expect_exit 124 sandshim run --timeout 2s -- "$program" "$@"
-    ((ELAPSED_MS >= 2000 && ELAPSED_MS <= 6000)) || fail "ended after ${ELAPSED_MS} ms, expected 2-6 s"
+    # The upper bound holds the engine's own removal time: under CI's load (three suites and a
+    # sanitizer build) a warm python run's kill once took 4.8 s after its deadline. The outcome
+    # lines below say that the shim's deadline, not the guardian's backstop, ended it.
+    ((ELAPSED_MS >= 2000 && ELAPSED_MS <= 10000)) || fail "ended after ${ELAPSED_MS} ms, expected 2-10 s"
     expect_deadline_outcome "$program" 2s
     id=$(last_run_id)
     expect_run "$id" timeout 124
