@@ -37,6 +37,14 @@ std::vector<engine::Candidate> survey(const Placement& place) {
   return candidates;
 }
 
+// The engine at `endpoint` of engine.endpoints, located as if engine.endpoint named it alone.
+Engine engine_at(const Policy& policy, const std::string& endpoint) {
+  Policy one = policy;
+  one.endpoint = endpoint;
+  one.endpoints.clear();
+  return locate_engine(one);
+}
+
 // The engine at `endpoint` with a slot held, when one is free and the engine answers.
 std::optional<Engine> try_engine(Placement& place, const std::string& endpoint) {
   engine::EngineSlots slots(place.root, endpoint);
@@ -44,10 +52,7 @@ std::optional<Engine> try_engine(Placement& place, const std::string& endpoint) 
   if (!slot.valid()) {
     return std::nullopt;  // another run took the last one meanwhile
   }
-  Policy one = place.policy;
-  one.endpoint = endpoint;
-  one.endpoints.clear();
-  Engine engine = locate_engine(one);
+  Engine engine = engine_at(place.policy, endpoint);
   if (auto failure = place.ping(engine)) {
     slots.mark_down();
     place.failures.push_back(endpoint + ": " + *failure);
@@ -110,12 +115,9 @@ std::vector<engine::EngineHealth> survey_engines(const Policy& policy, const Eng
   const fs::path slots_root = root.empty() ? engine::engine_slots_root() : root;
   std::vector<engine::EngineHealth> engines;
   for (const auto& endpoint : policy.endpoints) {
-    Policy one = policy;
-    one.endpoint = endpoint;
-    one.endpoints.clear();
     engine::EngineHealth health{endpoint, engine::EngineSlots(slots_root, endpoint).load(), {}};
     try {
-      health.failure = ping(locate_engine(one)).value_or("");
+      health.failure = ping(engine_at(policy, endpoint)).value_or("");
     } catch (const std::exception& e) {
       health.failure = first_line_of(e.what());
     }
