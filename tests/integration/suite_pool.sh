@@ -69,15 +69,17 @@ wait_gone() { # NAME [SECONDS]
     done
 }
 
+command_runs_in() { # CONTAINER COMMAND-LINE
+    "$DOCKER" top "$1" 2>/dev/null | grep -qF -- "$2"
+}
+
 expect_warm() { # RUN true|false
     expect_equal "$2" "$(audit_field "$1" warm)" "warm flag of run $1"
 }
 
-# Refills run detached: drain after they are done, twice, so none outlives the suite.
+# Refills run detached: drain until none is left, so none outlives the suite.
 drain_all() {
-    "$SANDSHIM_BIN" pool drain >/dev/null 2>&1 || true
-    sleep 1
-    "$SANDSHIM_BIN" pool drain >/dev/null 2>&1 || true
+    drain_pools_of "$SANDSHIM_BIN"
     if "$DOCKER" image inspect "$TEST_TAG" >/dev/null 2>&1; then
         "$DOCKER" rmi "$TEST_TAG" >/dev/null 2>&1 || true
     fi
@@ -292,7 +294,8 @@ bg=$!
 BG_PIDS+=("$bg")
 id=$(wait_for_running_container 20)
 expect_warm "$id" true
-sleep 0.5
+# A warm container runs before its claim: the signal comes once the command runs in it.
+wait_until 10 "the command running in sandshim-$id" command_runs_in "sandshim-$id" 'sleep 30'
 kill -TERM "$bg"
 rc=0
 wait "$bg" || rc=$?

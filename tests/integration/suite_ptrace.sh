@@ -55,6 +55,18 @@ stop_sleeper() {
     fail "the sandboxed program $PID outlived its client"
 }
 
+# The pid tracing PID (0: none), from the kernel's view.
+tracer_of() {
+    local tracer
+    tracer=$(awk '/^TracerPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+    echo "${tracer:-0}"
+}
+
+# strace -p PID (STRACE its background pid) has attached, or has ended (refused).
+strace_settled() { # PID STRACE
+    [[ $(tracer_of "$1") != 0 ]] || ! kill -0 "$2" 2>/dev/null
+}
+
 # One word per way in, as WHO (a setpriv prefix): "traced" when it got in, "refused" when not.
 attempts() { # PID PREFIX...
     local pid=$1
@@ -63,8 +75,8 @@ attempts() { # PID PREFIX...
     local word
     word=refused
     timeout 5 "${who[@]}" strace -qq -e trace=none -p "$pid" -o /dev/null 2>"$T/strace.err" & local s=$!
-    sleep 0.5
-    ! grep -q 'Operation not permitted' "$T/strace.err" && kill -0 "$s" 2>/dev/null && word=traced
+    wait_until 5 "strace -p $pid attaching or giving up" strace_settled "$pid" "$s"
+    [[ $(tracer_of "$pid") != 0 ]] && word=traced
     kill -INT "$s" 2>/dev/null || true
     wait "$s" 2>/dev/null || true
     echo "strace=$word"
