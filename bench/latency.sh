@@ -109,9 +109,14 @@ start_floor_container() { # CMD...
   local key="$*" image_at name arg
   local -a flags=()
   engine_line "$@"
-  image_at=$((${#engine_args[@]} - $# - 1))
+  # The image is the first word after the client and its verb that is not an option (every
+  # option is one --name=value word); the workspace gate's arguments may follow it.
+  for ((image_at = 2; image_at < ${#engine_args[@]}; image_at++)); do
+    [[ ${engine_args[image_at]} == -* ]] || break
+  done
   for arg in "${engine_args[@]:0:image_at}"; do
-    [[ $arg == --label=org.sandshim.* ]] || flags+=("$arg")
+    # Without the gate as entrypoint: the timer's container runs `sleep`, not a run's command.
+    [[ $arg == --label=org.sandshim.* || $arg == --entrypoint=* ]] || flags+=("$arg")
   done
   name=sandshim-bench-floor-$$-${#floor_container[@]}
   "${flags[@]}" --detach "--name=$name" \
@@ -260,6 +265,12 @@ start_bench_broker() {
     return
   fi
   [[ $(id -u) == 0 ]] || return 1
+  # A system file that requires its broker sends every client there, whatever the socket
+  # variable says: the private broker would not be the one timed.
+  if "$bin" policy show 2> /dev/null | grep -Eq '^broker\.mode +=  *required'; then
+    broker_note="n/a (the system file requires its own broker, which every client reaches: INSTALLED=1 times it)"
+    return 1
+  fi
   broker_ensure_user > /dev/null 2>&1 || return 1
   install -m 755 "$bin" "$work/sandshim"
   broker_install_gate "$bin" "$work" || return 1

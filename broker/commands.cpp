@@ -6,6 +6,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "broker/audit_keeper.hpp"
+#include "broker/serve.hpp"
 #include "common/command_doc.hpp"
 #include "common/error.hpp"
 #include "policy/broker_policy.hpp"
@@ -111,6 +113,9 @@ int broker_main(const std::vector<std::string>& args) {
   }
   shim::serve_as_broker(vm["system-config"].as<std::string>());
   serve_launchers(vm["launch-dir"].as<std::string>(), flags.options.socket);
+  if (auto db = broker_audit_db(); !db.empty()) {
+    start_audit_keeper(db);
+  }
   return serve(flags.options);
 }
 

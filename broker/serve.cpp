@@ -51,6 +51,18 @@ shim::Caller caller_of(const RunCall& call) {
   return caller;
 }
 
+}  // namespace
+
+std::filesystem::path broker_audit_db() {
+  try {
+    return system_policy().effective_audit_db();
+  } catch (const Fatal&) {
+    return {};
+  }
+}
+
+namespace {
+
 audit::Store broker_store(const shim::Policy& policy) {
   return audit::Store::open(shim::audit_store_options(policy, policy.effective_audit_db(), true));
 }
@@ -195,6 +207,7 @@ shim::RunRequest run_request_of(const RunCall& call, const CallerFacts& facts,
   request.home = facts.home;
   request.tty = ::isatty(STDIN_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1;
   request.broker = shim::BrokerPolicySource{system_file(), call.user_config, facts.workspace_texts};
+  request.outcome_fd = facts.exit_pipe;
   return request;
 }
 

@@ -20,6 +20,7 @@ struct CallerFacts {
   std::filesystem::path home;  // the caller's home, from the password database
   std::filesystem::path cwd;   // a run's admitted cwd (its descriptor is the worker's cwd)
   std::vector<std::pair<std::string, std::string>> workspace_texts;  // read through it
+  int exit_pipe = -1;  // the session's: a run tells it its exit code once its row is complete
 };
 
 // The run a typed `run` call asks for, built from its fields alone: the environment is what both
@@ -27,6 +28,10 @@ struct CallerFacts {
 // policy source holds the caller's config texts and the workspace's.
 shim::RunRequest run_request_of(const RunCall& call, const CallerFacts& facts,
                                 const shim::Policy& floor);
+
+// The broker's audit database, from its system file; empty when that file does not load (each
+// run then refuses with its own line).
+std::filesystem::path broker_audit_db();
 
 // Serves one request in this process (the broker's worker, acting for the peer); returns the exit
 // code the client gets.

@@ -83,7 +83,8 @@ std::string prepare(const Request& request, int cwd_fd, const PeerCredentials& p
 }
 
 // The worker's exit code, told to the session right before the worker exits, so that the
-// client has it without waiting for the worker's teardown and the SIGCHLD that follows it.
+// client has it without waiting for the worker's teardown and the SIGCHLD that follows it. A run
+// told it already, once its row was complete; the session reads the first byte only.
 void tell_session_exit_code(int exit_pipe, int code) {
   auto byte = static_cast<unsigned char>(code & 0xff);
   retry_on_eintr([&] { return ::write(exit_pipe, &byte, 1); });
@@ -92,9 +93,10 @@ void tell_session_exit_code(int exit_pipe, int code) {
 // Runs the request, or records its refusal, and returns the exit code for the caller; a failure
 // is one line on the caller's stderr, as the shim would print it.
 int serve_or_refuse(const Request& request, std::vector<UniqueFd>& fds, const PeerCredentials& peer,
-                    const SessionSetup& setup) {
+                    const SessionSetup& setup, int exit_pipe) {
   int code = exit_code::k_sandbox_error;
   CallerFacts facts;
+  facts.exit_pipe = exit_pipe;
   try {
     std::string refusal = prepare(request, fds[3].get(), peer, facts);
     fds.clear();
@@ -124,7 +126,7 @@ int serve_or_refuse(const Request& request, std::vector<UniqueFd>& fds, const Pe
   }
   follow_callers_log_level(request.log_level);
   spdlog::debug("broker: worker started at {:.3f}", precise_monotonic_ms());
-  int code = serve_or_refuse(request, fds, peer, setup);
+  int code = serve_or_refuse(request, fds, peer, setup, exit_pipe);
   std::cout.flush();
   std::cerr.flush();
   spdlog::debug("broker: worker ended at {:.3f}", precise_monotonic_ms());

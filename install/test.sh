@@ -285,9 +285,18 @@ print_table() {
     done
 }
 
+# An installed sandshim's system file applies to every run of every suite, and one that requires
+# its broker sends every client there, past the suites' private brokers: the results would be
+# that installation's, so the suites refuse to start.
+refuse_installed_system_file() {
+    [[ -e /etc/sandshim/config ]] || return 0
+    die "/etc/sandshim/config (an installed sandshim) would apply to every test run and send clients to its broker; run install/uninstall.sh first (install/setup.sh puts it back)"
+}
+
 main() {
     local started=$SECONDS rc=0
     cd "$(repo_root)"
+    refuse_installed_system_file
     rm -f "$k_log_dir"/tier-*.xml
     timed_stage deps 420 bash install/deps.sh --with-podman --with-gvisor
     local images_pid="" images_started=$SECONDS

@@ -31,6 +31,9 @@ struct RunRequest {
   bool tty = false;  // both stdin and stdout of the caller are a terminal
   // Set: a broker's caller, whose policy is the broker's (flags and user texts only tighten).
   std::optional<BrokerPolicySource> broker;
+  // When valid, told the exit code (one byte) as soon as the run's row is complete: the broker's
+  // session answers its client then, while the pool's refill plans and the worker winds down.
+  int outcome_fd = -1;
 
   // The caller's value of `name`, nullopt when unset.
   std::optional<std::string> env_value(const std::string& name) const;

@@ -13,6 +13,7 @@
 
 #include "audit/store.hpp"
 #include "common/error.hpp"
+#include "common/io.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
@@ -601,6 +602,16 @@ void run_cold_if_warm_was_gone(RunContext& run, const RunEngine& engine) {
   }
 }
 
+// The exit code to whoever waits on the request's outcome descriptor (a broker's session): the
+// row is complete, so the caller may go on while this process refills the pool and winds down.
+void tell_outcome_fd(const RunContext& run) {
+  if (run.request().outcome_fd < 0) {
+    return;
+  }
+  auto byte = static_cast<unsigned char>(run.result()->exit_code & 0xff);
+  retry_on_eintr([&] { return ::write(run.request().outcome_fd, &byte, 1); });
+}
+
 // The run's message and its limit hints, to the caller.
 void tell_outcome(RunContext& run) {
   name_failed_engine(run);
@@ -633,6 +644,7 @@ int run_in_container(RunContext& run, const RunEngine& engine) {
   StepTimer step("audit complete");
   complete_row(run);
   step.done();
+  tell_outcome_fd(run);
   fold_wal_after_exit(run);
   if (pooled) {
     refill_pool(run, engine, claimed);

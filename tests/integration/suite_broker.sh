@@ -206,6 +206,12 @@ expect_contains " hmac:" "$OUT"
 expect_exit 0 as_nd "$U/ws" "$T/bin/sandshim" audit verify
 [[ -s $ANCHOR ]] || fail "the anchor log $ANCHOR is empty"
 
+check "one idle child of the broker (sandshim-audit) holds the audit database open, as the broker's user"
+keeper=$(pgrep -P "$(broker_started_pid)" -x sandshim-audit) || fail "no sandshim-audit child of broker $(broker_started_pid)"
+expect_equal sandshim "$(stat -c %U "/proc/$keeper")" "owner of the audit keeper"
+find "/proc/$keeper/fd" -lname "$BSTATE/audit.db" | grep -q . ||
+    fail "the audit keeper $keeper does not hold $BSTATE/audit.db open: $(ls -l "/proc/$keeper/fd" | tr '\n' ' ')"
+
 check "a hook decision through the broker is recorded with the caller's uid, not the broker's"
 sed "s|/home/user/my-project|$U/ws|" "$SOURCE_DIR/tests/data/hooks/claude/pre_tool_use.json" >"$T/payload.json"
 chmod 644 "$T/payload.json"
