@@ -330,11 +330,39 @@ class Judge {
   }
 
   std::string shebang_bypass_reason(const Invocation& invocation) const {
-    return "sandshim: " + code(invocation.command) + " is a script whose #! line starts " +
-           code(invocation.shebang) +
-           " directly, outside the sandbox. Run it through the interpreter by name instead: `" +
+    std::string lead = "sandshim: " + code(invocation.command) +
+                       " is a script whose #! line starts " + code(invocation.shebang) +
+                       " directly, outside the sandbox. ";
+    if (auto run = host_mode_run(invocation)) {
+      return lead +
+             "Run the same script with the host's own python and packages, on a read-only "
+             "/usr, in the sandbox instead: " +
+             *run + ".";
+    }
+    return lead + "Run it through the interpreter by name instead: `" +
            sandboxed_name_for(shebang_program(invocation.shebang), m_in.shimmed) +
            " -m MODULE …` for an installed tool, or `INTERPRETER path/to/script …`.";
+  }
+
+  // Debian's `pytest`, `mypy`…: a script and interpreter under /usr that only root can have
+  // written. Host mode runs exactly them in the sandbox, when the caller may choose the image.
+  std::optional<std::string> host_mode_run(const Invocation& invocation) const {
+    if (!m_in.image_choice || !m_in.locate || !m_in.owned_by_system) {
+      return std::nullopt;
+    }
+    std::filesystem::path interpreter(invocation.shebang);
+    std::optional<std::filesystem::path> script = m_in.locate(invocation.command);
+    auto in_system_usr = [&](const std::filesystem::path& file) {
+      return file.is_absolute() && is_within(file.lexically_normal(), "/usr") &&
+             m_in.owned_by_system(file);
+    };
+    if (!script || !in_system_usr(*script) || !in_system_usr(interpreter)) {
+      return std::nullopt;
+    }
+    std::string binary = m_in.sandshim.empty() ? "sandshim" : shell_quote(m_in.sandshim.string());
+    return "`" + binary + " run --image host -- " + shell_quote(interpreter.string()) + " " +
+           shell_quote(script->string()) +
+           (invocation.arguments.empty() ? "" : " " + invocation.arguments) + "`";
   }
 
   // `pip install`, `uv pip install`, `uv sync`, `poetry add`…: one answer whichever tool

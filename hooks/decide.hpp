@@ -52,6 +52,9 @@ struct DecisionInputs {
   std::filesystem::path home;
   std::filesystem::path workspace;  // what the sandbox mounts: the git root, else cwd
   std::string python_image;         // where `sandshim run -- VENV/bin/python` would run
+  // The caller's own `sandshim run` may choose its image (`--image host`): not through a required
+  // broker, whose system file alone names images.
+  bool image_choice = true;
   ProtectedPaths protected_paths;
   // The agent's environment, by name: `$NAME` in a write target (hooks/word_values.hpp).
   std::function<std::optional<std::string>(const std::string& name)> variable;

@@ -243,6 +243,7 @@ class HookRun {
     in.protected_paths = protected_paths(*m_policy, in.workspace);
     in.variable = environment::shell_variable;
     in.python_image = python_image_of(*m_policy);
+    in.image_choice = m_policy->broker_mode != "required";
     if (m_env.locate) {
       in.locate = [this, cwd = in.cwd](const std::string& command) {
         return m_env.locate(command, cwd);

@@ -142,22 +142,42 @@ std::optional<std::string> read_script_file(const fs::path& file) {
   return text;
 }
 
-bool owned_by_system(const fs::path& file, const SystemOwner& owner) {
-  if (!file.is_absolute() || !is_within(file, owner.top)) {
-    return false;
-  }
-  for (fs::path place = file;; place = place.parent_path()) {
+namespace {
+
+// Every directory from `dir` up to the owner's top (or /) is the owner's and writable by it alone.
+bool directories_owned(const fs::path& dir, const SystemOwner& owner) {
+  for (fs::path place = dir;; place = place.parent_path()) {
     struct stat info {};
-    bool leaf = place == file;
     if (::lstat(place.c_str(), &info) != 0 || info.st_uid != owner.uid ||
-        (info.st_mode & (S_IWGRP | S_IWOTH)) != 0 ||
-        !(leaf ? S_ISREG(info.st_mode) : S_ISDIR(info.st_mode))) {
+        (info.st_mode & (S_IWGRP | S_IWOTH)) != 0 || !S_ISDIR(info.st_mode)) {
       return false;
     }
     if (place == owner.top || place == place.root_path()) {
       return true;
     }
   }
+}
+
+}  // namespace
+
+bool owned_by_system(const fs::path& file, const SystemOwner& owner) {
+  if (!file.is_absolute() || !is_within(file, owner.top) ||
+      !directories_owned(file.parent_path(), owner)) {
+    return false;
+  }
+  struct stat info {};
+  if (::lstat(file.c_str(), &info) != 0) {
+    return false;
+  }
+  if (S_ISLNK(info.st_mode)) {
+    // A link only the owner could make (/usr/bin/python3 -> python3.11) is as much its own as
+    // the file it ends at, when that file is the owner's too.
+    std::error_code ec;
+    fs::path target = fs::canonical(file, ec);
+    return !ec && owned_by_system(target, owner);
+  }
+  return S_ISREG(info.st_mode) && info.st_uid == owner.uid &&
+         (info.st_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
 }  // namespace sandshim::hooks

@@ -52,7 +52,8 @@ struct SystemOwner {
 // True when only root can have written `file` (canonical) or put it there: it is a regular file,
 // and it and every directory above it up to `owner.top` belong to `owner.uid` and are writable by
 // neither group nor others. A sticky world-writable directory (/tmp) fails: any user can create
-// a file in it. An ACL granting another user write shows in the group bits and fails too.
+// a file in it. An ACL granting another user write shows in the group bits and fails too. A
+// symbolic link in such a directory counts when the file it ends at does.
 bool owned_by_system(const std::filesystem::path& file, const SystemOwner& owner = {});
 
 }  // namespace sandshim::hooks

@@ -116,6 +116,22 @@ named=$(named_command)
 expect_exit 0 bash -c "$named"
 expect_contains "host=sandbox" "$OUT"
 
+check "a system tool's script (Debian's pytest): the named host-mode run passes the workspace's tests, in the sandbox"
+if [[ -x /usr/bin/pytest ]]; then
+    printf 'import socket\n\ndef test_sandboxed():\n    assert socket.gethostname() == "sandbox"\n' >"$WS/test_here.py"
+    chmod a+r "$WS/test_here.py"
+    refusal claude "pytest -q -p no:cacheprovider test_here.py" toolu_pytest_1
+    expect_contains "Rule \`shebang-bypass\`" "$T/reason"
+    pytest_command=$(named_command)
+    expect_equal "$(printf '%q' "$SANDSHIM_BIN") run --image host -- /usr/bin/python3 /usr/bin/pytest -q -p no:cacheprovider test_here.py" "$pytest_command" "pytest's named command"
+    (cd "$WS" && eval "$pytest_command") >"$T/pytest.out" 2>&1 || fail "the named command failed: $(tail -n 5 "$T/pytest.out")"
+    expect_contains "1 passed" "$T/pytest.out"
+    rm "$WS/test_here.py"
+else
+    [[ ${CI:-} != true ]] || fail "/usr/bin/pytest is missing under CI=true (install/deps.sh installs python3-pytest)"
+    say "SKIP: $CHECK: /usr/bin/pytest is not installed (install/deps.sh installs python3-pytest)"
+fi
+
 check "deny mode: the named sandshim run works as named"
 write_user_config <<'CONF'
 [hook]

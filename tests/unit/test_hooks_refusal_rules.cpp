@@ -155,6 +155,25 @@ TEST_CASE("a venv's python and its scripts are refused with the exact sandboxed 
   CHECK(decide("pytest -q", inputs("path")).reason.find("python3 -m MODULE") != std::string::npos);
 }
 
+TEST_CASE("a system tool's script is refused with the same script in host mode",
+          "[hooks][refusal]") {
+  DecisionInputs in = inputs("path", false);
+  in.locate = [](const std::string& command) -> std::optional<fs::path> {
+    return command == "pytest" ? fs::path("/usr/bin/pytest") : fs::path("/home/u/bin/" + command);
+  };
+  in.owned_by_system = [](const fs::path& file) { return file.string().starts_with("/usr/"); };
+  Decision system = decide("pytest -q tests", in);
+  INFO(system.reason);
+  CHECK(system.rule == "shebang-bypass");
+  CHECK(system.reason.find("`/usr/local/bin/sandshim run --image host -- /usr/bin/python3 "
+                           "/usr/bin/pytest -q tests`") != std::string::npos);
+  check_config_lines(system.reason);
+  // A script the user could have written, or a broker that names every image: no host mode.
+  CHECK(decide("pip3 list", in).reason.find("python3 -m MODULE") != std::string::npos);
+  in.image_choice = false;
+  CHECK(decide("pytest -q", in).reason.find("python3 -m MODULE") != std::string::npos);
+}
+
 TEST_CASE("what installs nothing on the host stays as it was", "[hooks][refusal]") {
   // uv's verbs that install nothing, pip run through the shims (#!/usr/bin/env python3), npm.
   for (const char* command :

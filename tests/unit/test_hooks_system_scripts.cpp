@@ -162,3 +162,18 @@ TEST_CASE("owned_by_system: the file and every directory above it, up to the top
   // The real owner and top: root's /bin/sh is the system's on every host these tests run on.
   CHECK(owned_by_system(fs::canonical("/bin/sh")));
 }
+
+TEST_CASE("owned_by_system: a link counts when it and the file it ends at are the owner's",
+          "[hooks][system-scripts]") {
+  Host host;
+  SystemOwner me{::geteuid(), host.root()};
+  fs::create_symlink("mvn", host.root() / "usr/bin/mvn-link");  // python3 -> python3.11
+  fs::create_symlink("../../tmp/mvn",
+                     host.root() / "usr/bin/tmp-link");  // ends where anyone writes
+  fs::create_symlink(host.root() / "usr/bin/mvn", host.root() / "tmp/usr-link");  // made by anyone
+  fs::create_symlink("loop", host.root() / "usr/bin/loop");
+  CHECK(owned_by_system(host.root() / "usr/bin/mvn-link", me));
+  CHECK_FALSE(owned_by_system(host.root() / "usr/bin/tmp-link", me));
+  CHECK_FALSE(owned_by_system(host.root() / "tmp/usr-link", me));
+  CHECK_FALSE(owned_by_system(host.root() / "usr/bin/loop", me));
+}
