@@ -329,12 +329,14 @@ bwrap_line() { # CMD...
 }
 
 # Milliseconds the broker adds to one run: from the client's request to the worker's start, and
-# from the worker's end to the client's exit (both on CLOCK_MONOTONIC, logged at debug).
+# from the run's outcome (its row complete; the worker's end for a broker without the mark) to
+# the client's exit (both on CLOCK_MONOTONIC, logged at debug).
 broker_overhead() {
   SANDSHIM_LOG=debug "${broker_client[@]}" "$bin" run -- "$@" < /dev/null 2>&1 > /dev/null |
     awk '/broker: request sent at/ { s = $NF } /broker: worker started at/ { w = $NF }
          /broker: worker ended at/ { e = $NF } /broker: exit received at/ { x = $NF }
-         END { if (s && w && e && x) printf "%.3f %.3f\n", w - s, x - e }'
+         /broker: outcome told at/ { t = $NF }
+         END { if (t) e = t; if (s && w && e && x) printf "%.3f %.3f\n", w - s, x - e }'
 }
 
 # p50 and p95 (nearest rank) of a list of milliseconds.
