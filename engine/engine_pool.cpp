@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <thread>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "engine/engine_api.hpp"
 #include "engine/engine_slots.hpp"
 #include "engine/placement.hpp"
+#include "policy/engine_list.hpp"
 
 namespace sandshim::shim {
 
@@ -25,37 +27,47 @@ struct Placement {
   const Policy& policy;
   const EnginePing& ping;
   fs::path root;
+  std::vector<PoolEngine> engines;    // engine.endpoints' entries carrying engine.require_labels
   std::vector<std::string> failures;  // "ENDPOINT: why", from this run's pings
 };
 
+int64_t cap_of(const Policy& policy, const PoolEngine& engine) {
+  return engine.max_runs.value_or(policy.engine_max_runs);
+}
+
 std::vector<engine::Candidate> survey(const Placement& place) {
   std::vector<engine::Candidate> candidates;
-  for (const auto& endpoint : place.policy.endpoints) {
-    engine::EngineSlots slots(place.root, endpoint);
-    candidates.push_back({endpoint, slots.load(), slots.down(k_engine_retry_ms)});
+  for (const auto& engine : place.engines) {
+    engine::EngineSlots slots(place.root, engine.endpoint);
+    candidates.push_back({engine.endpoint, slots.load(), slots.down(k_engine_retry_ms),
+                          cap_of(place.policy, engine)});
   }
   return candidates;
 }
 
-// The engine at `endpoint` of engine.endpoints, located as if engine.endpoint named it alone.
-Engine engine_at(const Policy& policy, const std::string& endpoint) {
+// The engine of an entry of engine.endpoints, located as if engine.endpoint named it alone
+// (with its own certificates when it names them).
+Engine engine_at(const Policy& policy, const PoolEngine& entry) {
   Policy one = policy;
-  one.endpoint = endpoint;
+  one.endpoint = entry.endpoint;
+  if (!entry.tls_cert_path.empty()) {
+    one.tls_cert_path = entry.tls_cert_path;
+  }
   one.endpoints.clear();
   return locate_engine(one);
 }
 
-// The engine at `endpoint` with a slot held, when one is free and the engine answers.
-std::optional<Engine> try_engine(Placement& place, const std::string& endpoint) {
-  engine::EngineSlots slots(place.root, endpoint);
-  UniqueFd slot = slots.take(place.policy.engine_max_runs);
+// The engine of `entry` with a slot held, when one is free and the engine answers.
+std::optional<Engine> try_engine(Placement& place, const PoolEngine& entry) {
+  engine::EngineSlots slots(place.root, entry.endpoint);
+  UniqueFd slot = slots.take(cap_of(place.policy, entry));
   if (!slot.valid()) {
     return std::nullopt;  // another run took the last one meanwhile
   }
-  Engine engine = engine_at(place.policy, endpoint);
+  Engine engine = engine_at(place.policy, entry);
   if (auto failure = place.ping(engine)) {
     slots.mark_down();
-    place.failures.push_back(endpoint + ": " + *failure);
+    place.failures.push_back(entry.endpoint + ": " + *failure);
     return std::nullopt;
   }
   slots.mark_up();
@@ -63,17 +75,57 @@ std::optional<Engine> try_engine(Placement& place, const std::string& endpoint) 
   return engine;
 }
 
+// "engine of engine.endpoints", naming the labels a pinned run needs.
+std::string which_engine(const Policy& policy) {
+  return policy.require_labels.empty()
+             ? "engine of engine.endpoints"
+             : "engine of engine.endpoints labelled " + join(policy.require_labels, "+") +
+                   " (engine.require_labels)";
+}
+
+// The entries a run may go to: those carrying every label of engine.require_labels.
+std::vector<PoolEngine> pinned_engines(const Policy& policy) {
+  std::vector<PoolEngine> engines;
+  std::copy_if(policy.endpoints.begin(), policy.endpoints.end(), std::back_inserter(engines),
+               [&](const PoolEngine& e) { return carries_labels(e, policy.require_labels); });
+  if (engines.empty()) {
+    throw Fatal("no " + which_engine(policy) +
+                " is listed; give one label=" + join(policy.require_labels, " label=") +
+                " in its entry of engine.endpoints, or change engine.require_labels");
+  }
+  return engines;
+}
+
 std::string none_answers(const Placement& place) {
   std::string why = place.failures.empty() ? "each failed a ping less than " +
                                                  std::to_string(k_engine_retry_ms / 1000) + " s ago"
                                            : join(place.failures, "; ");
-  return "no engine of engine.endpoints answers (" + why + "); start one, or check the list";
+  return "no " + which_engine(place.policy) + " answers (" + why +
+         "); start one, or check the list";
 }
 
-std::string all_full(const Policy& policy) {
-  return "every engine of engine.endpoints that answers runs engine.max_runs = " +
-         std::to_string(policy.engine_max_runs) + " runs from this machine, still after " +
-         format_duration_ms(policy.engine_place_wait_ms) + " (engine.place_wait)";
+// Every engine that answers is at its cap: each one's runs in flight of its cap, after the wait.
+std::string all_full(const Placement& place) {
+  std::vector<std::string> full;
+  for (const auto& candidate : survey(place)) {
+    if (!candidate.down) {
+      full.push_back(candidate.endpoint + " " + std::to_string(candidate.load) + " of " +
+                     std::to_string(candidate.cap));
+    }
+  }
+  return "every " + which_engine(place.policy) +
+         " that answers runs its max_runs from this machine (" + join(full, "; ") +
+         "), still after " + format_duration_ms(place.policy.engine_place_wait_ms) +
+         " (engine.place_wait)";
+}
+
+// Without engine.endpoints a label pin cannot hold: the one engine carries no label.
+Engine the_one_engine(const Policy& policy) {
+  if (!policy.require_labels.empty()) {
+    throw Fatal("engine.require_labels = " + join(policy.require_labels, " ") +
+                " needs engine.endpoints, where engines carry labels (label=NAME)");
+  }
+  return locate_engine(policy);
 }
 
 }  // namespace
@@ -89,14 +141,15 @@ std::optional<std::string> ping_engine(const Engine& engine) {
 
 Engine place_engine(const Policy& policy, const EnginePing& ping, const fs::path& root) {
   if (policy.endpoints.empty()) {
-    return locate_engine(policy);
+    return the_one_engine(policy);
   }
-  Placement place{policy, ping, root.empty() ? engine::engine_slots_root() : root, {}};
+  Placement place{
+      policy, ping, root.empty() ? engine::engine_slots_root() : root, pinned_engines(policy), {}};
   const auto deadline = Clock::now() + std::chrono::milliseconds(policy.engine_place_wait_ms);
   const auto rotation = static_cast<size_t>(::getpid());
   while (true) {
-    for (size_t i : engine::placement_order(survey(place), policy.engine_max_runs, rotation)) {
-      if (auto engine = try_engine(place, policy.endpoints[i])) {
+    for (size_t i : engine::placement_order(survey(place), rotation)) {
+      if (auto engine = try_engine(place, place.engines[i])) {
         return *engine;
       }
     }
@@ -104,7 +157,7 @@ Engine place_engine(const Policy& policy, const EnginePing& ping, const fs::path
       throw Fatal(none_answers(place));
     }
     if (Clock::now() >= deadline) {
-      throw Fatal(all_full(policy));
+      throw Fatal(all_full(place));
     }
     std::this_thread::sleep_for(k_full_poll);
   }
@@ -114,10 +167,13 @@ std::vector<engine::EngineHealth> survey_engines(const Policy& policy, const Eng
                                                  const fs::path& root) {
   const fs::path slots_root = root.empty() ? engine::engine_slots_root() : root;
   std::vector<engine::EngineHealth> engines;
-  for (const auto& endpoint : policy.endpoints) {
-    engine::EngineHealth health{endpoint, engine::EngineSlots(slots_root, endpoint).load(), {}};
+  for (const auto& entry : policy.endpoints) {
+    engine::EngineHealth health{entry.endpoint,
+                                engine::EngineSlots(slots_root, entry.endpoint).load(),
+                                {},
+                                render_pool_options(entry)};
     try {
-      health.failure = ping(engine_at(policy, endpoint)).value_or("");
+      health.failure = ping(engine_at(policy, entry)).value_or("");
     } catch (const std::exception& e) {
       health.failure = first_line_of(e.what());
     }
@@ -134,9 +190,10 @@ int64_t answering(const std::vector<engine::EngineHealth>& engines) {
 std::string engines_line(const std::vector<engine::EngineHealth>& engines, int64_t max_runs) {
   std::vector<std::string> parts;
   for (const auto& engine : engines) {
-    parts.push_back(engine.endpoint + (engine.failure.empty()
-                                           ? " " + std::to_string(engine.load) + " in flight"
-                                           : " does not answer: " + engine.failure));
+    std::string options = engine.options.empty() ? "" : " (" + engine.options + ")";
+    parts.push_back(engine.endpoint + options +
+                    (engine.failure.empty() ? " " + std::to_string(engine.load) + " in flight"
+                                            : " does not answer: " + engine.failure));
   }
   return std::to_string(answering(engines)) + " of " + std::to_string(engines.size()) +
          " answer (" +

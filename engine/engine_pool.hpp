@@ -24,10 +24,11 @@ std::optional<std::string> ping_engine(const Engine& engine);
 
 using EnginePing = std::function<std::optional<std::string>(const Engine&)>;
 
-// The engine a run goes to. With engine.endpoints: the least loaded under engine.max_runs that
+// The engine a run goes to. With engine.endpoints: among the engines carrying every label of
+// engine.require_labels, the least loaded under its cap (max_runs=, else engine.max_runs) that
 // answers `ping`, its slot held while the returned Engine (or a copy) lives; a run waits up to
 // engine.place_wait for a free one. Else the one engine.endpoint names. Throws Fatal with one
-// line when no engine answers or all stay full.
+// line when no engine carries the labels, none answers, or all stay full.
 Engine place_engine(const Policy& policy, const EnginePing& ping = ping_engine,
                     const std::filesystem::path& root = {});
 
@@ -37,11 +38,12 @@ std::vector<engine::EngineHealth> survey_engines(const Policy& policy,
                                                  const EnginePing& ping = ping_engine,
                                                  const std::filesystem::path& root = {});
 
-// How many of the engines answer, each with its load or why not, against `max_runs` (0: no cap):
-// "2 of 3 answer (engine.max_runs = 4): unix:///… 1 in flight; tcp://… does not answer: …".
 // How many of them answer their ping.
 int64_t answering(const std::vector<engine::EngineHealth>& engines);
 
+// How many of the engines answer, each with its entry's options, its load or why not, against
+// engine.max_runs = `max_runs` (0: no cap): "2 of 3 answer (engine.max_runs = 4): unix:///… 1 in
+// flight; tcp://… (max_runs=2 label=gpu) does not answer: …".
 std::string engines_line(const std::vector<engine::EngineHealth>& engines, int64_t max_runs);
 
 }  // namespace sandshim::shim

@@ -4,13 +4,12 @@
 
 namespace sandshim::engine {
 
-std::vector<size_t> placement_order(const std::vector<Candidate>& candidates, int64_t cap,
-                                    size_t rotation) {
+std::vector<size_t> placement_order(const std::vector<Candidate>& candidates, size_t rotation) {
   const size_t n = candidates.size();
   std::vector<size_t> order;
   for (size_t i = 0; i < n; ++i) {
     const Candidate& c = candidates[(i + rotation) % n];
-    if (!c.down && (cap == 0 || c.load < cap)) {
+    if (!c.down && (c.cap == 0 || c.load < c.cap)) {
       order.push_back((i + rotation) % n);
     }
   }

@@ -12,6 +12,7 @@
 #include "common/paths.hpp"
 #include "common/strings.hpp"
 #include "egress/allowlist.hpp"
+#include "policy/engine_list.hpp"
 #include "policy/masks.hpp"
 #include "policy/reach.hpp"
 
@@ -109,37 +110,6 @@ std::optional<std::string> valid_engine(const std::string& v) {
     return std::string("expected docker, podman or auto");
   }
   return std::nullopt;
-}
-
-std::optional<std::string> valid_endpoint(const std::string& v) {
-  if (v.empty() || v.starts_with("unix:///") || v.starts_with("ssh://") ||
-      v.starts_with("tcp://")) {
-    return std::nullopt;
-  }
-  return std::string("expected unix:///path, ssh://[user@]host or tcp://host:port");
-}
-
-// engine.endpoints: a list of endpoints, each as engine.endpoint takes it but never empty.
-Key endpoints_key() {
-  return {{"engine.endpoints",
-           "the engines a run is placed on, separated by commas or spaces (unix:///path, "
-           "ssh://user@host, tcp://host:2376): the least loaded that answers; empty: "
-           "engine.endpoint alone",
-           "", KeyTrust::trusted},
-          [](Policy& p, std::string_view, const std::string& v) -> std::optional<std::string> {
-            std::string text = v;
-            std::replace(text.begin(), text.end(), ',', ' ');
-            std::vector<std::string> endpoints = split_words(text);
-            for (const auto& endpoint : endpoints) {
-              if (auto error = valid_endpoint(endpoint)) {
-                return quoted(endpoint) + ": " + *error;
-              }
-            }
-            p.endpoints = endpoints;
-            return std::nullopt;
-          },
-          {},
-          [](const Policy& p, std::string_view) { return join(p.endpoints, ", "); }};
 }
 
 // A key of placement: only trusted layers set it, so a workspace never steers where runs go.
@@ -513,16 +483,19 @@ const std::vector<Key> k_key_table = {
                 "tcp://host:2376 (with engine.tls_cert_path)",
                 &Policy::endpoint, valid_endpoint),
     trusted_key("engine.tls_cert_path",
-                "directory with ca.pem, cert.pem and key.pem for a tcp:// endpoint",
+                "directory with ca.pem, cert.pem and key.pem for a tcp:// endpoint (an entry "
+                "of engine.endpoints may name its own with tls_cert_path=)",
                 &Policy::tls_cert_path, absolute_or_empty),
     endpoints_key(),
+    require_labels_key(),
     as_trusted(count_key("engine.max_runs",
-                         "runs in flight from this machine on each engine of engine.endpoints; "
-                         "a run waits for a free one up to engine.place_wait (0: no cap)",
+                         "runs in flight from this machine on each engine of engine.endpoints "
+                         "whose entry sets no max_runs=; a run waits for a free one up to "
+                         "engine.place_wait (0: no cap)",
                          &Policy::engine_max_runs, 0, 4096)),
     as_trusted(duration_key("engine.place_wait",
-                            "how long a run waits for an engine of engine.endpoints under "
-                            "engine.max_runs before it is refused",
+                            "how long a run waits for an engine of engine.endpoints under its "
+                            "max_runs before it is refused",
                             &Policy::engine_place_wait_ms, "a duration such as 30s or 2m")),
     choice_key("engine.api",
                "the cold run and its removal: on (create, attach, start, wait, kill and "

@@ -35,6 +35,10 @@ struct Key {
 // Every key, in the order `sandshim policy keys` and the docs show them.
 const std::vector<Key>& key_table();
 
+// The rows of engine.endpoints and engine.require_labels (policy/engine_list.cpp).
+Key endpoints_key();
+Key require_labels_key();
+
 // The key a setting names, and COMMAND for images.COMMAND; nullptr when none.
 std::pair<const Key*, std::string_view> find_key(std::string_view name);
 

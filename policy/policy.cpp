@@ -319,9 +319,31 @@ std::vector<Setting> parse_config_text(const std::string& text, const std::strin
   return settings;
 }
 
+namespace {
+
+// Repeated engine.endpoints lines of one layer are one list, so each engine can have a line of
+// its own: the first line's setting carries them all (a later layer's list replaces it).
+std::vector<Setting> join_endpoint_lines(const std::vector<Setting>& settings) {
+  std::vector<Setting> joined;
+  std::optional<size_t> first;
+  for (const auto& setting : settings) {
+    if (setting.key != "engine.endpoints") {
+      joined.push_back(setting);
+    } else if (!first) {
+      first = joined.size();
+      joined.push_back(setting);
+    } else {
+      joined[*first].value += ", " + setting.value;
+    }
+  }
+  return joined;
+}
+
+}  // namespace
+
 void apply_settings(Policy& policy, const std::vector<Setting>& settings, LayerTrust trust) {
   std::vector<PolicyProblem> problems;
-  for (const auto& setting : settings) {
+  for (const auto& setting : join_endpoint_lines(settings)) {
     if (auto problem = apply_one(policy, setting, trust)) {
       problems.push_back(*problem);
     } else {

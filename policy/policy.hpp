@@ -39,6 +39,16 @@ struct Origin {
   std::string describe() const;
 };
 
+// One engine of engine.endpoints: its endpoint and the settings its entry carries.
+struct PoolEngine {
+  std::string endpoint;
+  std::string tls_cert_path;        // tls_cert_path=DIR; empty: engine.tls_cert_path
+  std::optional<int64_t> max_runs;  // max_runs=N; nullopt: engine.max_runs
+  std::vector<std::string> labels;  // label=NAME each; engine.require_labels picks by them
+
+  bool operator==(const PoolEngine&) const = default;
+};
+
 // The effective policy of one run: built-in defaults, then each config layer, then the command
 // line. The engine code reads only this.
 struct Policy {
@@ -49,10 +59,11 @@ struct Policy {
   std::string endpoint;       // empty: the engine's local socket
   std::string tls_cert_path;  // directory with ca.pem, cert.pem, key.pem for tcp:// endpoints
   // engine.endpoints: the engines a run is placed on (least loaded, healthy); empty: endpoint
-  std::vector<std::string> endpoints;
-  int64_t engine_max_runs = 0;            // runs in flight from this machine per engine; 0: any
-  int64_t engine_place_wait_ms = 30'000;  // how long a run waits for a free engine
-  EngineApi engine_api = EngineApi::on;   // docker's cold run: the API, or the client
+  std::vector<PoolEngine> endpoints;
+  std::vector<std::string> require_labels;  // a run goes only to engines carrying all of them
+  int64_t engine_max_runs = 0;              // runs in flight from this machine per engine; 0: any
+  int64_t engine_place_wait_ms = 30'000;    // how long a run waits for a free engine
+  EngineApi engine_api = EngineApi::on;     // docker's cold run: the API, or the client
 
   // [sandbox]
   Network network = Network::none;

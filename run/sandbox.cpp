@@ -24,6 +24,7 @@
 #include "engine/engine_api.hpp"
 #include "engine/image_host.hpp"
 #include "engine/seccomp.hpp"
+#include "policy/engine_list.hpp"
 #include "policy/environment.hpp"
 #include "policy/limit_hints.hpp"
 #include "policy/masks.hpp"
@@ -354,14 +355,16 @@ void require_enforced_limits(RunContext& run, const RunEngine& engine) {
 }
 
 // The remote engine whose limits a run meets: the one it was placed on, else (engine.endpoints)
-// the first remote one of the list, so a policy runs the same wherever it is placed.
+// the first remote one it could have been placed on (carrying engine.require_labels), so a
+// policy runs the same wherever it is placed.
 std::optional<std::string> remote_subject(const Policy& policy, const Engine& engine) {
   if (!engine::is_local_endpoint(engine.endpoint)) {
     return "engine.endpoint " + quoted(engine.endpoint);
   }
-  for (const auto& endpoint : policy.endpoints) {
-    if (!engine::is_local_endpoint(endpoint)) {
-      return "engine.endpoints' " + quoted(endpoint);
+  for (const auto& entry : policy.endpoints) {
+    if (!engine::is_local_endpoint(entry.endpoint) &&
+        carries_labels(entry, policy.require_labels)) {
+      return "engine.endpoints' " + quoted(entry.endpoint);
     }
   }
   return std::nullopt;

@@ -13,7 +13,13 @@
 # remote_engine_stop (run it from the suite's exit trap) stops the daemon by its pid (and what a
 # killed one left of its containerd) and removes the namespace and the files. remote_engine_kill
 # kills the daemon at once; remote_engine_launch starts it again on the same data.
+#
+# Several engines: set REMOTE_ENGINE_INDEX (0, 1, …) before each remote_engine_start, which then
+# gets a namespace, veth pair and /30 of its own (10.213.N.4I+1 and .4I+2) and its own CA;
+# remote_engine_save NAME keeps the variables above under NAME, remote_engine_use NAME makes
+# NAME's the current ones again (every function works on the current engine).
 
+REMOTE_ENGINE_INDEX=${REMOTE_ENGINE_INDEX:-0}
 REMOTE_ENGINE_DIR=""
 REMOTE_ENGINE_NETNS=""
 REMOTE_ENGINE_ENDPOINT=""
@@ -24,6 +30,22 @@ REMOTE_ENGINE_SOCKET=""
 remote_docker() { docker -H "unix://$REMOTE_ENGINE_SOCKET" "$@"; }
 
 remote_engine_pid() { cat "$REMOTE_ENGINE_DIR/dockerd.pid" 2>/dev/null || true; }
+
+remote_engine_save() { # NAME
+    local v from
+    for v in DIR NETNS ENDPOINT CERTS SOCKET; do
+        from=REMOTE_ENGINE_$v
+        printf -v "REMOTE_ENGINE_${1}_$v" '%s' "${!from-}"
+    done
+}
+
+remote_engine_use() { # NAME
+    local v from
+    for v in DIR NETNS ENDPOINT CERTS SOCKET; do
+        from=REMOTE_ENGINE_${1}_$v
+        printf -v "REMOTE_ENGINE_$v" '%s' "${!from-}"
+    done
+}
 
 # CA, server certificate for ADDRESS (an IP SAN), client certificate: made here, used here only.
 remote_engine_certs() { # ADDRESS DIR
@@ -56,11 +78,11 @@ remote_engine_start() { # IMAGE...
     for tool in dockerd ip openssl unshare nsenter; do
         command -v "$tool" >/dev/null || skip_or_fail "no $tool to start a remote engine with"
     done
-    local n=$(($$ % 250 + 1))
-    local host_address=10.213.$n.1 address=10.213.$n.2
-    local host_link=srt$$h engine_link=srt$$e
+    local n=$(($$ % 250 + 1)) i=$REMOTE_ENGINE_INDEX
+    local host_address=10.213.$n.$((4 * i + 1)) address=10.213.$n.$((4 * i + 2))
+    local host_link=srt$$${i}h engine_link=srt$$${i}e
     REMOTE_ENGINE_DIR=$(mktemp -d /tmp/sandshim-re.XXXXXX)
-    REMOTE_ENGINE_NETNS=sandshim-re-$$
+    REMOTE_ENGINE_NETNS=sandshim-re-$$-$i
     REMOTE_ENGINE_SOCKET=$REMOTE_ENGINE_DIR/docker.sock
     REMOTE_ENGINE_ENDPOINT=tcp://$address:2376
     REMOTE_ENGINE_CERTS=$REMOTE_ENGINE_DIR/tls/client

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# A pool of engines (engine.endpoints): the shared local engine and a remote one (remote_engine.sh:
-# a second dockerd in namespaces of the suite's own, over TLS). Placement spreads runs over both
-# under engine.max_runs; the soak runs SANDSHIM_POOL_SOAK_RUNS (200) short python runs, 4 at
+# A pool of engines (engine.endpoints): the shared local engine and two remote ones (remote_engine.sh:
+# dockerds in namespaces of the suite's own, over TLS, each with its own CA and data root).
+# Placement spreads runs under engine.max_runs; each entry's own tls_cert_path=, max_runs= and
+# label= are proven on the second remote engine, with runs pinned to it by engine.require_labels
+# (its row names it; at its cap a pinned run waits, then is refused naming it, while an unpinned
+# run goes elsewhere). The soak, over the local and the first remote engine, runs SANDSHIM_POOL_SOAK_RUNS (200) short python runs, 4 at
 # once, and kills the remote engine by its pid half-way. Every run then has exactly one complete
 # audit row naming its engine; runs in flight on the killed engine fail with 125 and a line
 # naming it, never run again elsewhere; every run placed after the kill went to the local
@@ -14,9 +17,28 @@
 # shellcheck source=remote_engine.sh
 . "$SOURCE_DIR/tests/integration/remote_engine.sh"
 
-trap 'remote_engine_stop; cleanup' EXIT
-[[ $ENGINE == docker ]] || skip_or_fail "the engine pool's remote engine is a dockerd"
+# Stops the current remote engine, then each saved one (remote_engine_stop is idempotent).
+stop_engines() {
+    remote_engine_stop
+    local name
+    for name in A B; do
+        remote_engine_use "$name"
+        remote_engine_stop
+    done
+}
+trap 'stop_engines; cleanup' EXIT
+[[ $ENGINE == docker ]] || skip_or_fail "the engine pool's remote engines are dockerds"
+engines_started=$EPOCHREALTIME
 remote_engine_start sandshim/python:bookworm
+remote_engine_save A
+# shellcheck disable=SC2034 # read by remote_engine_start
+REMOTE_ENGINE_INDEX=1
+remote_engine_start sandshim/python:bookworm
+remote_engine_save B
+remote_engine_use A # the current one: the soak kills it
+say "two remote engines started and loaded in $(ms_since "$engines_started") ms"
+A=$REMOTE_ENGINE_A_ENDPOINT
+B=$REMOTE_ENGINE_B_ENDPOINT
 
 LOCAL=unix:///var/run/docker.sock
 RUNS=${SANDSHIM_POOL_SOAK_RUNS:-200}
@@ -60,11 +82,80 @@ running_rows() {
 }
 until (($(running_rows) == 2)); do sleep 0.2; done
 expect_exit 125 sandshim run -- python -c 'print("never")'
-expect_file_is "$ERR" "sandshim: every engine of engine.endpoints that answers runs engine.max_runs = 1 runs from this machine, still after 1s (engine.place_wait); nothing ran"
+expect_file_is "$ERR" "sandshim: every engine of engine.endpoints that answers runs its max_runs from this machine ($LOCAL 1 of 1; $A 1 of 1), still after 1s (engine.place_wait); nothing ran"
 expect_run last engine_error 125
 ((ELAPSED_MS >= 1000)) || fail "the refusal came after ${ELAPSED_MS} ms, before engine.place_wait"
 wait "${BG_PIDS[@]}"
 BG_PIDS=()
+
+# The three engines, one line each: the second remote engine (B) with its own certificates, a
+# cap of its own and a label. $1: engine.require_labels; $2: engine.place_wait.
+three_config() { # REQUIRE_LABELS PLACE_WAIT
+    write_user_config <<EOF
+endpoints = $LOCAL
+endpoints = $A tls_cert_path=$REMOTE_ENGINE_A_CERTS
+endpoints = $B tls_cert_path=$REMOTE_ENGINE_B_CERTS max_runs=1 label=big
+max_runs = 3
+place_wait = $2
+require_labels = $1
+EOF
+}
+
+# doctor's engines line. Its other checks (shims on PATH, agent hooks) are not this suite's, so
+# its exit code is not asserted here (suite_doctor.sh does).
+doctor_lines() {
+    "$SANDSHIM_BIN" doctor >"$OUT" 2>"$ERR" || true
+    say "doctor: $(grep engines "$OUT")"
+}
+
+check "each engine's own certificates: with engine.tls_cert_path alone (the first remote engine's CA) the second does not answer; with its own tls_cert_path= it does"
+write_user_config <<EOF
+endpoints = $LOCAL, $A, $B max_runs=1 label=big
+tls_cert_path = $REMOTE_ENGINE_A_CERTS
+max_runs = 3
+EOF
+doctor_lines
+expect_contains "warn  engines  2 of 3 answer (engine.max_runs = 3): $LOCAL 0 in flight; $A 0 in flight; $B (max_runs=1 label=big) does not answer: " "$OUT"
+three_config "" 60s
+doctor_lines
+expect_contains "ok    engines  3 of 3 answer (engine.max_runs = 3): $LOCAL 0 in flight; $A (tls_cert_path=$REMOTE_ENGINE_A_CERTS) 0 in flight; $B (tls_cert_path=$REMOTE_ENGINE_B_CERTS max_runs=1 label=big) 0 in flight" "$OUT"
+
+check "a bad entry of engine.endpoints refuses every run with one line naming the word"
+write_user_config <<EOF
+endpoints = $LOCAL
+endpoints = $B max_runs=two
+EOF
+expect_exit 125 sandshim run -- python -c 'print("never")'
+expect_lines 1 "$ERR"
+expect_contains 'engine.endpoints = ' "$ERR"
+expect_contains '"max_runs=two": expected a whole number from 0 to 4096' "$ERR"
+
+check "runs pinned by engine.require_labels = big all go to the engine labelled big, and each row names it"
+three_config big 60s
+for _ in 1 2 3; do
+    expect_exit 0 sandshim run -- python -c 'print("pinned")'
+    expect_contains "pinned" "$OUT"
+    expect_equal "docker@$B" "$(last_engine)" "the pinned run's engine"
+done
+
+check "the pinned engine at its own max_runs = 1: a pinned run waits engine.place_wait, then is refused with one line naming it; an unpinned run goes to another engine"
+three_config big 1s
+"$SANDSHIM_BIN" run -- python -c 'import time; time.sleep(6)' >/dev/null 2>&1 &
+BG_PIDS+=("$!")
+until (($(running_rows) == 1)); do sleep 0.2; done
+expect_exit 125 sandshim run -- python -c 'print("never")'
+expect_file_is "$ERR" "sandshim: every engine of engine.endpoints labelled big (engine.require_labels) that answers runs its max_runs from this machine ($B 1 of 1), still after 1s (engine.place_wait); nothing ran"
+expect_run last engine_error 125
+((ELAPSED_MS >= 1000)) || fail "the refusal came after ${ELAPSED_MS} ms, before engine.place_wait"
+three_config "" 1s
+expect_exit 0 sandshim run -- python -c 'print("elsewhere")'
+[[ $(last_engine) != "docker@$B" ]] || fail "an unpinned run went to the engine at its max_runs"
+say "the unpinned run went to $(last_engine)"
+wait "${BG_PIDS[@]}"
+BG_PIDS=()
+audit_cmd sql "SELECT engine FROM runs WHERE argv LIKE '%sleep(6)%' ORDER BY start_ms DESC LIMIT 1" \
+    --jsonl >"$T/held.jsonl"
+expect_contains "\"docker@$B\"" "$T/held.jsonl"
 pool_config 3 60s
 
 # One soak run: its exit code and output in $SOAK/N.*; its argv names it (soak-N).
@@ -153,13 +244,6 @@ compgen -G "$XDG_STATE_HOME/sandshim/engines/tcp*/down" >/dev/null ||
     fail "the killed engine was not marked down"
 expect_exit 0 sandshim run -- python -c 'print("after")'
 expect_equal "docker@$LOCAL" "$(last_engine)" "the engine after the kill"
-
-# doctor's engines line. Its other checks (shims on PATH, agent hooks) are not this suite's, so
-# its exit code is not asserted here (suite_doctor.sh does).
-doctor_lines() {
-    "$SANDSHIM_BIN" doctor >"$OUT" 2>"$ERR" || true
-    say "doctor: $(grep engines "$OUT")"
-}
 
 check "doctor: the killed engine does not answer (a warning with the fix), the local one does"
 doctor_lines

@@ -3,6 +3,9 @@
 // tests/integration/suite_engine_pool.sh.
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <optional>
+
 #include <catch2/catch.hpp>
 
 #include "common/error.hpp"
@@ -17,6 +20,7 @@ using namespace sandshim::shim;
 using sandshim::engine::Candidate;
 using sandshim::engine::EngineSlots;
 using sandshim::engine::placement_order;
+using sandshim::shim::PoolEngine;
 using sandshim::test::ScratchDir;
 
 namespace {
@@ -31,6 +35,11 @@ std::string apply_error(Policy& policy, const std::string& key, const std::strin
   return "";
 }
 
+PoolEngine entry(const std::string& endpoint, std::optional<int64_t> max_runs = std::nullopt,
+                 std::vector<std::string> labels = {}) {
+  return {endpoint, "", max_runs, std::move(labels)};
+}
+
 // A policy whose docker client is an empty executable in `dir`, over two local endpoints.
 Policy two_engines(const ScratchDir& dir) {
   auto client = dir.write("bin/docker", "#!/bin/sh\nexit 0\n");
@@ -38,7 +47,7 @@ Policy two_engines(const ScratchDir& dir) {
   Policy policy;
   policy.engine = "docker";
   policy.engine_search_path = (dir.path() / "bin").string();
-  policy.endpoints = {"unix:///run/a.sock", "unix:///run/b.sock"};
+  policy.endpoints = {entry("unix:///run/a.sock"), entry("unix:///run/b.sock")};
   return policy;
 }
 
@@ -56,8 +65,9 @@ TEST_CASE("engine.endpoints takes a list, checks each entry and is trusted", "[e
   CHECK(apply_error(policy, "engine.endpoints",
                     "unix:///var/run/docker.sock, tcp://10.0.0.2:2376 ssh://me@host")
             .empty());
-  CHECK(policy.endpoints == std::vector<std::string>{"unix:///var/run/docker.sock",
-                                                     "tcp://10.0.0.2:2376", "ssh://me@host"});
+  CHECK(policy.endpoints == std::vector<PoolEngine>{entry("unix:///var/run/docker.sock"),
+                                                    entry("tcp://10.0.0.2:2376"),
+                                                    entry("ssh://me@host")});
   CHECK(render_value(policy, "engine.endpoints") ==
         "unix:///var/run/docker.sock, tcp://10.0.0.2:2376, ssh://me@host");
   CHECK_THAT(apply_error(policy, "engine.endpoints", "unix:///a.sock, http://x"),
@@ -78,22 +88,26 @@ TEST_CASE("engine.endpoints takes a list, checks each entry and is trusted", "[e
 }
 
 TEST_CASE("placement: least loaded first, under the cap, never a down engine", "[engine-pool]") {
-  std::vector<Candidate> engines = {{"a", 3, false}, {"b", 1, false}, {"c", 2, false}};
-  CHECK(placement_order(engines, 0, 0) == std::vector<size_t>{1, 2, 0});
-  CHECK(placement_order(engines, 3, 0) == std::vector<size_t>{1, 2});
+  std::vector<Candidate> engines = {{"a", 3, false, 0}, {"b", 1, false, 0}, {"c", 2, false, 0}};
+  CHECK(placement_order(engines, 0) == std::vector<size_t>{1, 2, 0});
+  for (auto& engine : engines) {
+    engine.cap = 3;
+  }
+  CHECK(placement_order(engines, 0) == std::vector<size_t>{1, 2});
   engines[1].down = true;
-  CHECK(placement_order(engines, 0, 0) == std::vector<size_t>{2, 0});
-  CHECK(placement_order(engines, 2, 0).empty());
+  CHECK(placement_order(engines, 0) == std::vector<size_t>{2});
+  engines[2].cap = 2;
+  CHECK(placement_order(engines, 0).empty());
   CHECK_FALSE(sandshim::engine::all_down(engines));
   engines[0].down = engines[2].down = true;
   CHECK(sandshim::engine::all_down(engines));
 }
 
 TEST_CASE("placement: equal loads start at the rotation, so runs spread", "[engine-pool]") {
-  std::vector<Candidate> engines = {{"a", 0, false}, {"b", 0, false}, {"c", 0, false}};
-  CHECK(placement_order(engines, 0, 0) == std::vector<size_t>{0, 1, 2});
-  CHECK(placement_order(engines, 0, 1) == std::vector<size_t>{1, 2, 0});
-  CHECK(placement_order(engines, 0, 5) == std::vector<size_t>{2, 0, 1});
+  std::vector<Candidate> engines = {{"a", 0, false, 0}, {"b", 0, false, 0}, {"c", 0, false, 0}};
+  CHECK(placement_order(engines, 0) == std::vector<size_t>{0, 1, 2});
+  CHECK(placement_order(engines, 1) == std::vector<size_t>{1, 2, 0});
+  CHECK(placement_order(engines, 5) == std::vector<size_t>{2, 0, 1});
 }
 
 TEST_CASE("slot files: a held slot counts, the cap bounds them, closing frees one",
@@ -167,8 +181,9 @@ TEST_CASE("place_engine: with every engine at engine.max_runs a run waits, then 
   Engine two = place_engine(policy, answers_but(""), root);
   CHECK(one.endpoint != two.endpoint);
   CHECK_THROWS_WITH(place_engine(policy, answers_but(""), root),
-                    "every engine of engine.endpoints that answers runs engine.max_runs = 1 "
-                    "runs from this machine, still after 200ms (engine.place_wait)");
+                    "every engine of engine.endpoints that answers runs its max_runs from this "
+                    "machine (unix:///run/a.sock 1 of 1; unix:///run/b.sock 1 of 1), still "
+                    "after 200ms (engine.place_wait)");
   std::string freed = two.endpoint;
   two = Engine{};
   CHECK(place_engine(policy, answers_but(""), root).endpoint == freed);
@@ -213,4 +228,88 @@ TEST_CASE("survey_engines: each engine's load and answer, read-only; the doctor 
   engines[0].failure = "Connection refused";
   CHECK(answering(engines) == 0);
   CHECK_THAT(engines_line(engines, 0), Catch::StartsWith("0 of 2 answer (no engine.max_runs)"));
+}
+
+TEST_CASE("place_engine: a run pinned by engine.require_labels goes only to engines carrying them",
+          "[engine-pool]") {
+  ScratchDir dir;
+  Policy policy = two_engines(dir);
+  policy.endpoints[0].labels = {"big"};
+  policy.endpoints.push_back(entry("unix:///run/c.sock", std::nullopt, {"big", "gpu"}));
+  auto root = dir.path() / "engines";
+  policy.require_labels = {"gpu"};
+  for (int i = 0; i < 3; ++i) {
+    CHECK(place_engine(policy, answers_but(""), root).endpoint == "unix:///run/c.sock");
+  }
+  policy.require_labels = {"big"};
+  Engine held = place_engine(policy, answers_but(""), root);
+  CHECK(held.endpoint != "unix:///run/b.sock");
+  Engine other = place_engine(policy, answers_but(""), root);  // the less loaded of a and c
+  CHECK((other.endpoint != held.endpoint && other.endpoint != "unix:///run/b.sock"));
+  policy.require_labels = {"arm"};
+  CHECK_THROWS_WITH(place_engine(policy, answers_but(""), root),
+                    "no engine of engine.endpoints labelled arm (engine.require_labels) is listed; "
+                    "give one label=arm in its entry of engine.endpoints, or change "
+                    "engine.require_labels");
+  policy.require_labels = {"gpu"};
+  CHECK_THROWS_WITH(place_engine(policy, answers_but("unix:///run/c.sock"), root),
+                    Catch::StartsWith("no engine of engine.endpoints labelled gpu "
+                                      "(engine.require_labels) answers (unix:///run/c.sock: "));
+  policy.endpoints.clear();
+  CHECK_THROWS_WITH(place_engine(policy, answers_but(""), root),
+                    "engine.require_labels = gpu needs engine.endpoints, where engines carry "
+                    "labels (label=NAME)");
+}
+
+TEST_CASE("place_engine: each engine's own max_runs, then engine.max_runs; full ones are named",
+          "[engine-pool]") {
+  ScratchDir dir;
+  Policy policy = two_engines(dir);
+  policy.endpoints[0].max_runs = 1;
+  policy.endpoints[1].labels = {"big"};
+  policy.engine_max_runs = 2;  // b's cap
+  policy.engine_place_wait_ms = 100;
+  auto root = dir.path() / "engines";
+  std::vector<Engine> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(place_engine(policy, answers_but(""), root));
+  }
+  CHECK(EngineSlots(root, "unix:///run/a.sock").load() == 1);
+  CHECK(EngineSlots(root, "unix:///run/b.sock").load() == 2);
+  CHECK_THROWS_WITH(place_engine(policy, answers_but(""), root),
+                    "every engine of engine.endpoints that answers runs its max_runs from this "
+                    "machine (unix:///run/a.sock 1 of 1; unix:///run/b.sock 2 of 2), still "
+                    "after 100ms (engine.place_wait)");
+  policy.require_labels = {"big"};
+  CHECK_THROWS_WITH(place_engine(policy, answers_but(""), root),
+                    "every engine of engine.endpoints labelled big (engine.require_labels) that "
+                    "answers runs its max_runs from this machine (unix:///run/b.sock 2 of 2), "
+                    "still after 100ms (engine.place_wait)");
+  held.erase(std::remove_if(held.begin(), held.end(),
+                            [](const Engine& e) { return e.endpoint == "unix:///run/a.sock"; }),
+             held.end());
+  policy.require_labels.clear();
+  CHECK(place_engine(policy, answers_but(""), root).endpoint == "unix:///run/a.sock");
+}
+
+TEST_CASE("place_engine: a tcp:// engine uses its own certificates, else engine.tls_cert_path",
+          "[engine-pool]") {
+  ScratchDir dir;
+  Policy policy = two_engines(dir);
+  policy.tls_cert_path = "/etc/certs/shared";
+  policy.endpoints = {entry("tcp://10.0.0.2:2376"), entry("tcp://10.0.0.3:2376")};
+  policy.endpoints[1].tls_cert_path = "/etc/certs/three";
+  auto root = dir.path() / "engines";
+  for (const auto& [pin, certs] : std::vector<std::pair<std::string, std::string>>{
+           {"two", "/etc/certs/shared"}, {"three", "/etc/certs/three"}}) {
+    policy.endpoints[0].labels = {"two"};
+    policy.endpoints[1].labels = {"three"};
+    policy.require_labels = {pin};
+    Engine engine = place_engine(policy, answers_but(""), root);
+    CHECK(engine.tls_cert_path == certs);
+  }
+  auto engines = survey_engines(policy, answers_but(""), root);
+  CHECK(engines_line(engines, 0) ==
+        "2 of 2 answer (no engine.max_runs): tcp://10.0.0.2:2376 (label=two) 0 in flight; "
+        "tcp://10.0.0.3:2376 (tls_cert_path=/etc/certs/three label=three) 0 in flight");
 }
