@@ -54,6 +54,7 @@ exit code (Claude Code's PermissionDenied closes it as not run, and its SessionE
 session's decisions still open: the calls its own permission rules refused).
 
 %AGENTS%
+
 Examples:
   echo '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"python3 x.py"},
          "session_id":"s","tool_use_id":"t","cwd":"/tmp"}' | sandshim hook --agent claude
