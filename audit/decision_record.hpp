@@ -32,7 +32,7 @@ struct DecisionCompletion {
 struct DecisionRecord {
   std::string decision_id;  // empty: the store makes one
   int64_t time_ms = 0;
-  std::string agent;  // claude-code, codex, cursor, gemini-cli, windsurf, unknown
+  std::string agent;  // its descriptor's audit_name (claude-code, codex…), or unknown
   std::string event;  // the hook event as the agent names it: PreToolUse, BeforeTool, ...
   std::string session_id;
   std::string tool_use_id;  // links the decision to its runs (runs.tool_use_id) and completion

@@ -63,7 +63,7 @@ struct RunRecord {
   pid_t pid = 0;
   pid_t ppid = 0;
   std::string parent_name;
-  std::string agent;  // claude-code, codex, cursor, gemini-cli, windsurf, unknown
+  std::string agent;  // its descriptor's audit_name (claude-code, codex…), or unknown
   std::string agent_session;
   std::string tool_use_id;
   std::vector<std::string> env_names;  // names only, never values

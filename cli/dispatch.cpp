@@ -27,6 +27,7 @@
 #include "common/memory.hpp"
 #include "common/strings.hpp"
 #include "common/terminal.hpp"
+#include "hooks/agents/agent.hpp"
 #include "hooks/commands.hpp"
 #include "hooks/rewrite.hpp"
 #include "hooks/sandbox_shell.hpp"
@@ -370,6 +371,7 @@ int main_entry(int argc, char** argv) {
   ensure_standard_fds_open();
   ::signal(SIGPIPE, SIG_IGN);
   configure_logging();
+  hooks::publish_known_agents();  // before any run or policy: run/ and policy/ read the list
   PeakMemoryLog peak_memory_log;
   Args args(argv, argv + argc);
   std::string invoked_as =

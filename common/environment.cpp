@@ -37,30 +37,6 @@ std::optional<fs::path> xdg_home(const std::string& kind) {
   return absolute(variable.c_str());
 }
 
-std::optional<fs::path> claude_config_dir() {
-  return absolute("CLAUDE_CONFIG_DIR");
-}
-
-std::string claude_env_file() {
-  return text("CLAUDE_ENV_FILE").value_or("");
-}
-
-std::string claude_shell_prefix() {
-  return text("CLAUDE_CODE_SHELL_PREFIX").value_or("");
-}
-
-std::optional<fs::path> codex_home() {
-  return absolute("CODEX_HOME");
-}
-
-std::optional<fs::path> gemini_trusted_folders_file() {
-  return absolute("GEMINI_CLI_TRUSTED_FOLDERS_PATH");
-}
-
-bool gemini_trust_workspace() {
-  return flag("GEMINI_CLI_TRUST_WORKSPACE");
-}
-
 std::optional<std::string> no_color() {
   return text("NO_COLOR");
 }
@@ -102,10 +78,6 @@ std::optional<fs::path> broker_socket() {
 
 std::optional<std::string> docker_host() {
   return text("DOCKER_HOST");
-}
-
-std::optional<fs::path> gemini_system_settings_file() {
-  return absolute("GEMINI_CLI_SYSTEM_SETTINGS_PATH");
 }
 
 std::optional<fs::path> zdotdir() {

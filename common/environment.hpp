@@ -13,7 +13,8 @@
 
 namespace sandshim::environment {
 
-// The rules.
+// The rules. The agents' own variables (CLAUDE_CONFIG_DIR, CODEX_HOME…) are read by these, in
+// the agent's descriptor (hooks/agents/<agent>.cpp): common/ knows no agent.
 std::optional<std::string> text(const char* name);
 std::optional<std::filesystem::path> absolute(const char* name);
 bool flag(const char* name);
@@ -24,21 +25,6 @@ std::string path();
 std::optional<std::filesystem::path> home();
 // XDG_<KIND>_HOME for kind "config", "state", "data", absolute.
 std::optional<std::filesystem::path> xdg_home(const std::string& kind);
-
-// Claude Code's config directory (CLAUDE_CONFIG_DIR), absolute.
-std::optional<std::filesystem::path> claude_config_dir();
-// CLAUDE_ENV_FILE, given to Claude Code's SessionStart hook: the session environment to append to.
-std::string claude_env_file();
-// CLAUDE_CODE_SHELL_PREFIX: the shell prefix Claude Code runs its commands through (wrap mode).
-std::string claude_shell_prefix();
-// Codex's home (CODEX_HOME), absolute.
-std::optional<std::filesystem::path> codex_home();
-// GEMINI_CLI_TRUSTED_FOLDERS_PATH, absolute: where Gemini CLI keeps its trusted folders.
-std::optional<std::filesystem::path> gemini_trusted_folders_file();
-// GEMINI_CLI_SYSTEM_SETTINGS_PATH, absolute: Gemini CLI's system settings file (it honours it too).
-std::optional<std::filesystem::path> gemini_system_settings_file();
-// GEMINI_CLI_TRUST_WORKSPACE=true: Gemini CLI trusts every folder.
-bool gemini_trust_workspace();
 
 // NO_COLOR and TERM, as text: whether output may be coloured (common/terminal).
 std::optional<std::string> no_color();

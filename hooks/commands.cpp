@@ -26,8 +26,8 @@ const char* const k_usage =
 
 An AI coding agent runs this before (and after) each shell command it issues. It reads the
 agent's hook event as JSON on stdin and answers on stdout in that agent's own format: exactly
-one JSON object, nothing else (Windsurf reads only the exit code). `sandshim install agent NAME`
-writes the agent's configuration for you.
+one JSON object, nothing else (nothing at all for an agent that reads only the exit code).
+`sandshim install agent NAME` writes the agent's configuration for you.
 
 It never approves anything: a command it has no objection to gets no answer (exit 0, nothing
 on stdout), so the agent's own approval flow decides exactly as without sandshim; the rest is
@@ -47,31 +47,40 @@ and state, the audit database, the shim directory, the agents' settings and hook
 .sandshim.conf, .git/hooks, .git/config and git's core.hooksPath.
 A command sandshim cannot parse, an oversized payload (over 1 MiB), an unknown event, any
 internal error and a check that takes longer than 20 seconds are refused in the way the agent
-honours (Claude Code and Codex: exit 2 with the reason on stderr; Cursor: exit 2; Gemini: a
-JSON deny; Windsurf: exit 2). Every decision is written to the audit database (`sandshim
+honours (exit 2 with the reason on stderr, which every agent but Gemini CLI reads as a block;
+Gemini: a JSON deny). Every decision is written to the audit database (`sandshim
 audit`), and the PostToolUse / AfterTool event that follows completes it with the command's
 exit code (Claude Code's PermissionDenied closes it as not run, and its SessionEnd closes the
 session's decisions still open: the calls its own permission rules refused).
 
-Agents: claude (Claude Code: SessionStart, PreToolUse, PostToolUse, PostToolUseFailure,
-PermissionDenied, SessionEnd), codex (Codex CLI: PreToolUse, PostToolUse), cursor (preToolUse, beforeShellExecution, postToolUse,
-postToolUseFailure, afterShellExecution), gemini (Gemini CLI: BeforeTool, AfterTool), windsurf
-(pre_run_command, post_run_command). Without --agent the payload's shape decides.
+%AGENTS%
 
 Examples:
   echo '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"python3 x.py"},
          "session_id":"s","tool_use_id":"t","cwd":"/tmp"}' | sandshim hook --agent claude
   sandshim install agent claude      # writes .claude/settings.json for this project)";
 
+// The usage with one line per agent of the registry.
+std::string usage() {
+  std::string agents = "Agents (without --agent the payload's shape decides):\n";
+  for (Agent agent : all_agents()) {
+    std::string flag(agent->flag);
+    agents += "  " + flag + std::string(flag.size() < 10 ? 10 - flag.size() : 1, ' ') +
+              std::string(agent->hook_help) + "\n";
+  }
+  std::string text = k_usage;
+  return text.replace(text.find("%AGENTS%\n"), 9, agents);
+}
+
 }  // namespace
 
 CommandDoc hook_doc() {
   po::options_description options("Options");
   options.add_options()("agent", po::value<std::string>()->value_name("AGENT"),
-                        "claude, codex, cursor, gemini or windsurf")(
-      "event", po::value<std::string>()->value_name("EVENT"),
-      "refuse payloads that name another event");
-  return make_command_doc("hook", "answer an agent's pre-tool hook (reads JSON on stdin)", k_usage,
+                        agent_flags(" or ").c_str())("event",
+                                                     po::value<std::string>()->value_name("EVENT"),
+                                                     "refuse payloads that name another event");
+  return make_command_doc("hook", "answer an agent's pre-tool hook (reads JSON on stdin)", usage(),
                           options);
 }
 
@@ -87,8 +96,8 @@ std::optional<HookOptions> parse_options(const std::vector<std::string>& args) {
   if (vm.count("agent") != 0) {
     result.agent = agent_named(vm["agent"].as<std::string>());
     if (!result.agent) {
-      throw std::invalid_argument("unknown agent " + quoted(vm["agent"].as<std::string>()) +
-                                  " (claude, codex, cursor, gemini, windsurf)");
+      throw std::invalid_argument("unknown agent " + quoted(vm["agent"].as<std::string>()) + " (" +
+                                  agent_flags() + ")");
     }
   }
   result.expected_event = vm.count("event") != 0 ? vm["event"].as<std::string>() : "";

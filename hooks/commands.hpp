@@ -9,8 +9,8 @@
 
 namespace sandshim::hooks {
 
-// `sandshim hook [--agent claude|codex|cursor|gemini|windsurf] [--event NAME]`: reads one agent
-// hook event on stdin, answers on stdout in that agent's format, records the decision. Never
+// `sandshim hook [--agent AGENT] [--event NAME]` (agents: hooks/agents/registry.cpp): reads one
+// agent hook event on stdin, answers on stdout in that agent's format, records the decision. Never
 // throws: every failure is answered the way the agent treats as "blocked". It always runs in
 // the caller's own process; `adapt` may redirect its audit writes (to a broker).
 int hook_main(const std::vector<std::string>& args,

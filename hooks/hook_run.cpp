@@ -82,7 +82,7 @@ class HookRun {
  private:
   HookReply answer_payload(std::string_view text) {
     m_payload_bytes = static_cast<int64_t>(text.size());
-    m_adapter = m_options.agent ? &adapter_for(*m_options.agent) : nullptr;
+    m_adapter = m_options.agent ? *m_options.agent : nullptr;
     if (text.size() > k_max_payload_bytes) {
       return fail_closed(
           "payload-too-large",
@@ -101,7 +101,7 @@ class HookRun {
                          "sandshim: cannot tell which agent sent this hook "
                          "payload; install the hook with --agent");
     }
-    m_adapter = &adapter_for(*agent);
+    m_adapter = *agent;
     return answer_event(body);
   }
 
@@ -143,10 +143,11 @@ class HookRun {
                                             " is not one sandshim handles");
   }
 
-  // Cursor runs Claude Code's hooks with its own payloads; the payload says who really called.
+  // Cursor runs Claude Code's hooks with its own payloads; the payload says who really called
+  // when it names its agent unmistakably.
   std::optional<Agent> resolve_agent(const Json& body) const {
     std::optional<Agent> detected = detect_agent(body);
-    if (m_options.agent && !(detected == Agent::cursor && body.contains("cursor_version"))) {
+    if (m_options.agent && !(detected && (*detected)->recognise(body) >= k_unmistakable)) {
       return m_options.agent;
     }
     return detected;
@@ -210,7 +211,7 @@ class HookRun {
     DecisionInputs in;
     in.mode = shim::to_string(m_policy->hook_mode);
     in.can_rewrite = m_event.can_rewrite;
-    in.shell_prefix_agent = m_event.agent == Agent::claude;
+    in.shell_prefix_agent = m_adapter->session_shell;
     in.shell_in_sandbox =
         in.shell_prefix_agent && is_sandbox_shell_prefix(m_env.claude_shell_prefix, m_env.sandshim);
     for (const auto& [name, image] : m_policy->images) {
@@ -257,7 +258,7 @@ class HookRun {
   // Claude Code sources its session environment before every Bash command: when this session's
   // files put the shims first on PATH, commands need no rewrite.
   bool session_environment_ready(const fs::path& shim_dir) const {
-    if (m_event.agent != Agent::claude || m_event.session_id.empty() ||
+    if (!m_adapter->session_shell || m_event.session_id.empty() ||
         m_event.session_id.find('/') != std::string::npos || !m_env.session_scripts) {
       return false;
     }
@@ -274,7 +275,7 @@ class HookRun {
   // SessionStart: Claude Code hands each hook a file of shell lines it sources before every
   // Bash command. Other agents have no such file; their commands are rewritten instead.
   HookReply start_session() {
-    if (m_event.agent != Agent::claude || m_env.claude_env_file.empty()) {
+    if (!m_adapter->session_shell || m_env.claude_env_file.empty()) {
       spdlog::info("hook: {} gave no session environment file; commands get the PATH prefix",
                    m_adapter->flag);
       return m_adapter->acknowledge(m_event);
@@ -411,7 +412,7 @@ class HookRun {
 
   const HookOptions& m_options;
   const HookEnvironment& m_env;
-  const AgentAdapter* m_adapter = nullptr;
+  Agent m_adapter = nullptr;
   HookEvent m_event;
   std::optional<shim::Policy> m_policy;
   int64_t m_payload_bytes = 0;
@@ -539,7 +540,7 @@ HookEnvironment system_environment() {
   add_audit_writers(env);
   env.sandshim = self_executable();
   env.agent_path = environment::path();
-  env.claude_shell_prefix = environment::claude_shell_prefix();
+  env.claude_shell_prefix = environment::text("CLAUDE_CODE_SHELL_PREFIX").value_or("");
   add_program_lookups(env);
   env.read_script = read_script_file;
   env.owned_by_system = [](const fs::path& file) { return owned_by_system(file); };
@@ -548,9 +549,12 @@ HookEnvironment system_environment() {
     return fs::exists(file, ec);
   };
   env.now_ms = wall_clock_ms;
-  env.claude_env_file = environment::claude_env_file();
-  env.claude_session_env_dir =
-      environment::claude_config_dir().value_or(home_directory() / ".claude") / "session-env";
+  env.claude_env_file = environment::text("CLAUDE_ENV_FILE").value_or("");
+  for (Agent agent : all_agents()) {
+    if (agent->session_shell) {
+      env.claude_session_env_dir = agent->config_dir() / "session-env";
+    }
+  }
   env.append_text = append_to_file;
   env.session_scripts = session_start_scripts;
   return env;

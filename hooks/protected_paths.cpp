@@ -8,6 +8,7 @@
 #include "common/environment.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
+#include "hooks/agents/agent.hpp"
 #include "hooks/path_patterns.hpp"
 
 namespace sandshim::hooks {
@@ -84,18 +85,10 @@ void add_sandshim_places(std::vector<ProtectedPlace>& places, const shim::Policy
 }
 
 void add_agent_places(std::vector<ProtectedPlace>& places) {
-  fs::path home = home_directory();
-  fs::path claude = environment::claude_config_dir().value_or(home / ".claude");
-  places.push_back({claude / "settings.json", false, "Claude Code's settings"});
-  places.push_back({claude / "settings.local.json", false, "Claude Code's settings"});
-  places.push_back({claude / "session-env", true, "Claude Code's session environment"});
-  places.push_back({"/etc/claude-code", true, "Claude Code's managed settings"});
-  places.push_back({environment::codex_home().value_or(home / ".codex"), true, "Codex's settings"});
-  places.push_back({"/etc/codex", true, "Codex's system settings"});
-  places.push_back({home / ".gemini", true, "Gemini CLI's settings"});
-  places.push_back({"/etc/gemini-cli", true, "Gemini CLI's system settings"});
-  places.push_back({home / ".cursor" / "hooks.json", false, "Cursor's hooks"});
-  places.push_back({home / ".codeium" / "windsurf" / "hooks.json", false, "Windsurf's hooks"});
+  for (Agent agent : all_agents()) {
+    std::vector<ProtectedPlace> own = agent->user_places();
+    places.insert(places.end(), own.begin(), own.end());
+  }
 }
 
 // The start-up files of a login or interactive shell, in a home directory and in /etc.
@@ -138,28 +131,19 @@ void add_startup_places(std::vector<ProtectedPlace>& places) {
 // Names that are protected wherever they are: workspace files compose up the tree, and an
 // agent's project settings are read from whatever directory it runs in. As patterns, so a write
 // whose target is only partly known is judged by the same table.
-struct ProtectedName {
-  std::string pattern;
-  std::string_view what;
-};
-
 const std::vector<ProtectedName>& protected_names() {
   static const std::vector<ProtectedName> names = [] {
     std::string any(1, k_any_text);
-    return std::vector<ProtectedName>{
-        {any + "/.sandshim.conf", "a sandshim workspace policy (.sandshim.conf)"},
-        {any + "/.codex/" + any, "Codex's project settings and hooks (.codex/)"},
-        {any + "/.gemini/" + any, "Gemini CLI's project settings and hooks (.gemini/)"},
-        {any + "/.claude/hooks", "Claude Code's settings and hooks (.claude/settings*.json)"},
-        {any + "/.claude/hooks/" + any,
-         "Claude Code's settings and hooks (.claude/settings*.json)"},
-        {any + "/.claude/settings" + std::string(1, k_any_name) + ".json",
-         "Claude Code's settings and hooks (.claude/settings*.json)"},
-        {any + "/.git/hooks", "git's hooks (.git/hooks)"},
-        {any + "/.git/hooks/" + any, "git's hooks (.git/hooks)"},
-        {any + "/.git/config", "git's config (.git/config can set core.hooksPath)"},
-        {any + "/.cursor/hooks.json", "an agent's hooks (.cursor/hooks.json)"},
-        {any + "/.windsurf/hooks.json", "an agent's hooks (.windsurf/hooks.json)"}};
+    std::vector<ProtectedName> result{
+        {any + "/.sandshim.conf", "a sandshim workspace policy (.sandshim.conf)"}};
+    for (Agent agent : all_agents()) {
+      std::vector<ProtectedName> own = agent->project_places();
+      result.insert(result.end(), own.begin(), own.end());
+    }
+    result.push_back({any + "/.git/hooks", "git's hooks (.git/hooks)"});
+    result.push_back({any + "/.git/hooks/" + any, "git's hooks (.git/hooks)"});
+    result.push_back({any + "/.git/config", "git's config (.git/config can set core.hooksPath)"});
+    return result;
   }();
   return names;
 }
@@ -167,7 +151,7 @@ const std::vector<ProtectedName>& protected_names() {
 std::optional<std::string> protected_name(const std::string& pattern) {
   for (const ProtectedName& name : protected_names()) {
     if (patterns_overlap(pattern, name.pattern)) {
-      return std::string(name.what);
+      return name.what;
     }
   }
   return std::nullopt;

@@ -22,12 +22,19 @@ struct ProtectedPlace {
   std::string what;  // "sandshim's configuration", "the audit database"…
 };
 
+// A name protected wherever it is, as a path pattern (hooks/path_patterns.hpp): an agent's project
+// settings are read from whatever directory it runs in.
+struct ProtectedName {
+  std::string pattern;
+  std::string what;
+};
+
 struct ProtectedPaths {
   std::vector<ProtectedPlace> places;
 };
 
-// Where things live for this policy and workspace; the user's directories come from HOME, XDG_*,
-// CLAUDE_CONFIG_DIR and CODEX_HOME, read once here.
+// Where things live for this policy and workspace; the user's directories come from HOME, XDG_*
+// and the agents' own variables (CLAUDE_CONFIG_DIR, CODEX_HOME: their descriptors), read once here.
 ProtectedPaths protected_paths(const shim::Policy& policy, const std::filesystem::path& workspace);
 
 // What `target` is when an agent must not write it, nullopt when it may. `target` is resolved

@@ -12,7 +12,7 @@ inline constexpr std::string_view k_wrap_image = "sandshim/wrap:bookworm";
 
 // Who asked for a command: exported to it so the shim can join its runs to the decision.
 struct RunLink {
-  std::string agent;        // SANDSHIM_AGENT: claude-code, codex, cursor, gemini-cli, windsurf
+  std::string agent;        // SANDSHIM_AGENT: the agent's audit_name (claude-code, codex…)
   std::string session_id;   // SANDSHIM_SESSION_ID
   std::string tool_use_id;  // SANDSHIM_TOOL_USE_ID
 };

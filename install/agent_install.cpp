@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
+#include "hooks/agents/agent.hpp"
 #include "install/agent_settings.hpp"
 #include "install/atomic_file.hpp"
 #include "install/json_text.hpp"
@@ -32,21 +33,7 @@ every shell command the agent runs is checked by `sandshim hook` first, and inst
 (SKILL.md) that tells the agent what runs sandboxed and how to read failures.
 
 NAME        file (project / --user)                                  events
-  claude    .claude/settings.json  / ~/.claude/settings.json          SessionStart (the shims first
-                                                                      on PATH), PreToolUse (Bash and
-                                                                      file tools), PostToolUse,
-                                                                      PostToolUseFailure,
-                                                                      PermissionDenied, SessionEnd
-                                                                      (closes calls Claude Code
-                                                                      refused itself)
-  codex     .codex/hooks.json      / ~/.codex/hooks.json              PreToolUse (Bash, apply_patch),
-                                                                      PostToolUse
-  cursor    .cursor/hooks.json     / ~/.cursor/hooks.json             preToolUse (failClosed),
-                                                                      postToolUse, postToolUseFailure
-  gemini    .gemini/settings.json  / ~/.gemini/settings.json          BeforeTool (shell and file
-                                                                      tools), AfterTool
-  windsurf  .windsurf/hooks.json   / ~/.codeium/windsurf/hooks.json   pre_run_command, post_run_command
-No permission rule is added or changed and nothing is approved: the agent's own approval flow
+%AGENTS%No permission rule is added or changed and nothing is approved: the agent's own approval flow
 decides as before. Each hook command ends in a shell fallback that turns any failure of the
 hook (sandshim missing, crashed, killed) into exit 2, which the agents treat as a block; its
 timeout (60 s) is far above the hook's own 20-second deadline, past which it refuses.
@@ -95,12 +82,30 @@ struct AgentInstallOptions {
   bool managed_only = false;  // and only managed hooks run
 };
 
+// The usage with each agent's row (its descriptor's install_help).
+std::string agent_usage() {
+  std::string rows;
+  for (hooks::Agent agent : hooks::all_agents()) {
+    rows += agent->install_help;
+  }
+  std::string text = k_agent_usage;
+  return text.replace(text.find("%AGENTS%"), 8, rows);
+}
+
+std::vector<std::string> agent_names() {
+  std::vector<std::string> names;
+  for (hooks::Agent agent : hooks::all_agents()) {
+    names.emplace_back(agent->flag);
+  }
+  return names;
+}
+
 }  // namespace
 
 CommandDoc install_agent_doc() {
   po::options_description options("Options");
   options.add_options()("agent", po::value<std::string>()->value_name("NAME"),
-                        "claude, codex, cursor, gemini or windsurf")(
+                        hooks::agent_flags(" or ").c_str())(
       "project", po::value<std::string>()->value_name("DIR"),
       "install into this project (default: the git root of the current directory)")(
       "user", "install into the user's own settings (every project)")(
@@ -110,8 +115,7 @@ CommandDoc install_agent_doc() {
       "path (default) or wrap: Claude Code's shell runs every command in the sandbox")(
       "uninstall", "remove what an earlier install added")("dry-run", "show the changes only");
   return make_command_doc("install agent", "wire sandshim into a coding agent's hooks",
-                          k_agent_usage, options, {},
-                          {"claude", "codex", "cursor", "gemini", "windsurf"});
+                          agent_usage(), options, {}, agent_names());
 }
 
 namespace {
@@ -150,7 +154,7 @@ std::optional<AgentInstallOptions> parse_options(const std::vector<std::string>&
     return std::nullopt;
   }
   if (vm.count("agent") == 0) {
-    throw Fatal("which agent? sandshim install agent claude|codex|cursor|gemini|windsurf",
+    throw Fatal("which agent? sandshim install agent " + join(agent_names(), "|"),
                 exit_code::k_usage);
   }
   if (vm.count("user") + vm.count("project") + vm.count("managed") > 1) {
@@ -459,9 +463,8 @@ void print_install_header(const AgentSettings& settings, const AgentInstallOptio
 AgentSettings named_agent_settings(const AgentInstallOptions& options) {
   std::optional<AgentSettings> settings = agent_settings_named(options.agent, options.mode);
   if (!settings) {
-    throw Fatal(
-        "unknown agent " + quoted(options.agent) + " (claude, codex, cursor, gemini, windsurf)",
-        exit_code::k_usage);
+    throw Fatal("unknown agent " + quoted(options.agent) + " (" + hooks::agent_flags() + ")",
+                exit_code::k_usage);
   }
   return *settings;
 }

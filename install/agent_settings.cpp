@@ -3,9 +3,9 @@
 #include <cstdlib>
 #include <ranges>
 
-#include "common/environment.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
+#include "hooks/agents/agent.hpp"
 #include "hooks/rewrite.hpp"
 #include "hooks/shell_parser.hpp"
 #include "install/json_text.hpp"
@@ -17,185 +17,11 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-// The tools sandshim checks: the shell, and every tool that writes files.
-constexpr const char* k_claude_tools = "Bash|Write|Edit|MultiEdit|NotebookEdit";
-constexpr const char* k_gemini_tools = "^(run_shell_command|write_file|replace)$";
-
-// Well above the hook's own 20-second deadline, so the hook always answers (or refuses)
-// before the agent's timeout, which the agents treat as no objection, can fire.
-constexpr int k_timeout_seconds = 60;
-
 // What every handler runs after sandshim: exit 0 and sandshim's own exit 2 pass; anything else
 // (not found, crashed, killed) becomes exit 2 with a reason, which every agent treats as a block.
 constexpr std::string_view k_fail_closed_suffix =
     " || { s=$?; [ \"$s\" -eq 2 ] && exit 2; echo \"sandshim: the hook failed (exit $s), so "
     "the command was not run; run: sandshim doctor\" >&2; exit 2; }";
-
-// A matcher group; an empty matcher is left out (every source of SessionStart).
-Json group(const std::string& matcher, Json handler) {
-  Json result = Json::object();
-  if (!matcher.empty()) {
-    result["matcher"] = matcher;
-  }
-  result["hooks"] = Json::array({std::move(handler)});
-  return result;
-}
-
-Json command_handler(int timeout, Json extras = Json::object()) {
-  Json handler{{"type", "command"}, {"command", ""}, {"timeout", timeout}};
-  handler.update(extras);
-  return handler;
-}
-
-// onFailure "block" (Claude Code 2.1.332 has it on command hooks) also turns a timeout of the
-// PreToolUse check into a block; a version that does not know the key drops it, and the shell
-// fallback still blocks. The other events decide nothing, so they need neither.
-// Exec form: Claude Code runs `command` with `args` directly, never through
-// CLAUDE_CODE_SHELL_PREFIX, so the hook stays on the host when the agent's shell is the sandbox.
-Json exec_form(Json handler) {
-  handler["command"] = "/bin/sh";
-  handler["args"] = Json::array({"-c", ""});
-  return handler;
-}
-
-// What a Claude Code user does after an install, and what changes for them.
-constexpr const char* k_claude_trust_step =
-    "Claude Code runs a project's hooks only once its folder is trusted: run `claude` in "
-    "the project once and accept the workspace trust dialog (`claude -p` trusts it by "
-    "itself). `/hooks` lists sandshim's entries.";
-constexpr const char* k_claude_path_step =
-    "Nothing is approved or added to your permission rules: Claude Code asks for, or "
-    "allows by your own rules, each command as before. New sessions get the shim "
-    "directory first on PATH (SessionStart); in a session started before this install, "
-    "python, node and sh by name are refused with the `sandshim run -- …` command that "
-    "works: start a new session.";
-constexpr const char* k_claude_wrap_step =
-    "Nothing is approved or added to your permission rules. Every Bash command of a new "
-    "session runs whole in the wrap image (CLAUDE_CODE_SHELL_PREFIX, set in the settings' "
-    "env): the workspace is read-only there, with no network. Claude Code also starts "
-    "shell-form hooks and stdio MCP servers through that prefix, so those run in the "
-    "sandbox too; sandshim's own hooks are in exec form and run on the host.";
-constexpr const char* k_claude_sandbox_step =
-    "Claude Code's own sandbox (\"sandbox\": {\"enabled\": true}) refuses every unix "
-    "socket on Linux. With the broker, an install while it is on adds "
-    "sandbox.network.allowAllUnixSockets, so its commands reach the broker's socket, and "
-    "every other unix socket they may open: Linux allows none by path. In direct mode it "
-    "adds nothing (that would open the engine's socket): sandboxed interpreters exit 125. "
-    "Turned on later: install again.";
-
-AgentSettings claude(InstallMode mode) {
-  bool wrap = mode == InstallMode::wrap;
-  Json pre = command_handler(k_timeout_seconds, {{"onFailure", "block"}});
-  pre["statusMessage"] = "sandshim: checking the command";
-  Json other = command_handler(k_timeout_seconds);
-  if (wrap) {
-    pre = exec_form(pre);
-    other = exec_form(other);
-  }
-  AgentSettings settings{
-      "claude",
-      "Claude Code",
-      ".claude/settings.json",
-      environment::claude_config_dir().value_or(home_directory() / ".claude") / "settings.json",
-      Layout::grouped,
-      {{"SessionStart", group("", other)},
-       {"PreToolUse", group(k_claude_tools, pre)},
-       {"PostToolUse", group(k_claude_tools, other)},
-       {"PostToolUseFailure", group(k_claude_tools, other)},
-       {"PermissionDenied", group(k_claude_tools, other)},
-       {"SessionEnd", group("", other)}},
-      Json::object(),
-      {k_claude_trust_step, wrap ? k_claude_wrap_step : k_claude_path_step, k_claude_sandbox_step,
-       "Check that the hooks will be called: `sandshim doctor`."}};
-  settings.sandbox_shell = wrap;
-  return settings;
-}
-
-AgentSettings codex() {
-  Json pre =
-      command_handler(k_timeout_seconds, {{"statusMessage", "sandshim: checking the command"}});
-  return {"codex",
-          "Codex",
-          ".codex/hooks.json",
-          environment::codex_home().value_or(home_directory() / ".codex") / "hooks.json",
-          Layout::grouped,
-          {{"PreToolUse", group("Bash|apply_patch", pre)},
-           {"PostToolUse", group("Bash|apply_patch", command_handler(k_timeout_seconds))}},
-          Json::object(),
-          {"Codex reads a project's .codex/ only when the project is trusted: run `codex` in it "
-           "and trust it.",
-           "Codex runs a new or changed hook only after you review it, and until then runs "
-           "commands without sandshim, silently: start `codex`, open `/hooks` and trust "
-           "sandshim's two hooks.",
-           "`codex exec` (CI) cannot review hooks: run `sandshim doctor` in the project with "
-           "your `codex` on PATH; it asks Codex (`codex app-server`) and prints the lines to add "
-           "to ~/.codex/config.toml for the project's trust, then for each hook's hash; once "
-           "doctor passes, `codex exec` runs the hooks (no --dangerously-bypass-hook-trust, "
-           "which would run any hook of the project unreviewed).",
-           "Codex's workspace-write sandbox refuses the engine socket (its seccomp filter), so "
-           "sandboxed interpreters fail with exit 125: allow it with `[sandbox_workspace_write] "
-           "network_access = true` in ~/.codex/config.toml (or `-c "
-           "sandbox_workspace_write.network_access=true`).",
-           "Check that the hooks will be called: `sandshim doctor`."}};
-}
-
-AgentSettings cursor() {
-  Json pre{
-      {"command", ""}, {"matcher", "Shell"}, {"timeout", k_timeout_seconds}, {"failClosed", true}};
-  Json post{{"command", ""}, {"matcher", "Shell"}, {"timeout", k_timeout_seconds}};
-  return {"cursor",
-          "Cursor",
-          ".cursor/hooks.json",
-          home_directory() / ".cursor" / "hooks.json",
-          Layout::flat,
-          {{"preToolUse", pre}, {"postToolUse", post}, {"postToolUseFailure", post}},
-          Json{{"version", 1}},
-          {"Cursor runs project hooks in trusted workspaces only: open the project in Cursor and "
-           "trust it; hooks.json is reloaded by itself.",
-           "failClosed is set: a check that crashes or times out blocks the command."}};
-}
-
-AgentSettings gemini() {
-  Json before{{"name", "sandshim"},
-              {"type", "command"},
-              {"command", ""},
-              {"timeout", k_timeout_seconds * 1000},
-              {"description", "Routes interpreters into the sandshim sandbox"}};
-  Json after{{"name", "sandshim-audit"},
-             {"type", "command"},
-             {"command", ""},
-             {"timeout", k_timeout_seconds * 1000},
-             {"description", "Records the command's outcome in sandshim's audit"}};
-  return {
-      "gemini",
-      "Gemini CLI",
-      ".gemini/settings.json",
-      home_directory() / ".gemini" / "settings.json",
-      Layout::grouped,
-      {{"BeforeTool", group(k_gemini_tools, before)}, {"AfterTool", group(k_gemini_tools, after)}},
-      Json::object(),
-      {"Gemini CLI reads a project's .gemini/settings.json only in a trusted folder: run "
-       "`gemini` in the project and trust the folder (it is then listed in "
-       "~/.gemini/trustedFolders.json); headless runs need it trusted beforehand.",
-       "On its next start Gemini CLI warns about the new project hooks: keep "
-       "hooksConfig.enabled on.",
-       "A rewritten command still goes through Gemini CLI's own confirmation and policy.",
-       "Check that the hooks will be called: `sandshim doctor`."}};
-}
-
-AgentSettings windsurf() {
-  return {"windsurf",
-          "Windsurf",
-          ".windsurf/hooks.json",
-          home_directory() / ".codeium" / "windsurf" / "hooks.json",
-          Layout::flat,
-          {{"pre_run_command", Json{{"command", ""}, {"show_output", true}}},
-           {"post_run_command", Json{{"command", ""}, {"show_output", false}}}},
-          Json::object(),
-          {"Windsurf cannot rewrite commands: interpreter calls are refused with the command to "
-           "run instead (`sandshim run -- …`), unless the shim directory is first on Windsurf's "
-           "PATH (start it from a shell after `eval \"$(sandshim env)\"`)."}};
-}
 
 // The entry's item with the hook command set: in the handler itself, or in a group's only
 // handler; in exec form, as the script of `/bin/sh -c`.
@@ -387,34 +213,24 @@ Json hooks_object(const AgentSettings& settings, const std::string& command) {
 }  // namespace
 
 std::vector<AgentSettings> all_agent_settings() {
-  return {claude(InstallMode::path), codex(), cursor(), gemini(), windsurf()};
+  std::vector<AgentSettings> all;
+  for (hooks::Agent agent : hooks::all_agents()) {
+    all.push_back(agent->settings(InstallMode::path));
+  }
+  return all;
 }
 
 std::optional<AgentSettings> agent_settings_named(std::string_view name, InstallMode mode) {
-  if (name == "claude") {
-    return claude(mode);
-  }
-  for (AgentSettings& settings : all_agent_settings()) {
-    if (settings.name == name) {
-      return settings;
-    }
-  }
-  return std::nullopt;
+  std::optional<hooks::Agent> agent = hooks::agent_named(name);
+  return agent ? std::optional<AgentSettings>((*agent)->settings(mode)) : std::nullopt;
 }
 
 fs::path managed_settings_file(const AgentSettings& settings) {
-  if (settings.name == "claude") {
-    return "/etc/claude-code/managed-settings.json";  // Linux (the binary's managed path)
-  }
-  if (settings.name == "gemini") {
-    // Gemini CLI's system settings, which override the user's and the workspace's.
-    return environment::gemini_system_settings_file().value_or("/etc/gemini-cli/settings.json");
-  }
-  return {};
+  return settings.managed_file;
 }
 
 std::string managed_only_key(const AgentSettings& settings) {
-  return settings.name == "claude" ? "allowManagedHooksOnly" : "";
+  return settings.managed_only_key;
 }
 
 std::string with_managed_only(const std::string& text, const AgentSettings& settings) {

@@ -7,34 +7,15 @@
 #include <string_view>
 #include <vector>
 
+#include "hooks/agents/settings.hpp"
+
 namespace sandshim::install {
 
-// How an agent's config lists hook handlers under each event.
-enum class Layout {
-  grouped,  // event -> [{matcher, hooks: [handler]}] (Claude Code, Codex, Gemini CLI)
-  flat,     // event -> [handler] (Cursor, Windsurf)
-};
-
-// One hook sandshim registers: the item it appends under `event`, with "command" filled in.
-struct HookEntry {
-  std::string event;
-  nlohmann::ordered_json item;
-};
-
-// Where an agent keeps its hooks and what sandshim adds there.
-struct AgentSettings {
-  std::string name;     // the `--agent` value: claude, codex, cursor, gemini, windsurf
-  std::string display;  // Claude Code, Codex, …
-  std::filesystem::path project_file;  // relative to the project root
-  std::filesystem::path user_file;     // absolute
-  Layout layout = Layout::grouped;
-  std::vector<HookEntry> entries;
-  nlohmann::ordered_json skeleton;      // a new file before sandshim's hooks: {} or {"version": 1}
-  std::vector<std::string> next_steps;  // what the user has to approve in the agent
-  // Claude Code wrap mode: CLAUDE_CODE_SHELL_PREFIX in the settings' "env", and handlers in
-  // exec form (`/bin/sh -c …`), which Claude Code runs without that prefix, on the host.
-  bool sandbox_shell = false;
-};
+// Each agent's settings come from its descriptor (hooks/agents/<agent>.cpp).
+using hooks::AgentSettings;
+using hooks::HookEntry;
+using hooks::InstallMode;
+using hooks::Layout;
 
 // Where the agent reads settings its user cannot change (root's, for fleets), as the installed
 // CLIs name them; empty: none sandshim writes (`install agent NAME --managed`).
@@ -42,11 +23,7 @@ std::filesystem::path managed_settings_file(const AgentSettings& settings);
 // The top-level key of that file that makes only its hooks run ("" when the agent has none).
 std::string managed_only_key(const AgentSettings& settings);
 
-// How `install agent` wires the agent: `path` (its commands run on the host with the shims
-// first) or `wrap` (Claude Code's own shell runs every command in the wrap image).
-enum class InstallMode { path, wrap };
-
-// Every agent sandshim installs into; user files follow CLAUDE_CONFIG_DIR and CODEX_HOME.
+// Every agent of the registry (hooks/agents/registry.cpp), in its order.
 std::vector<AgentSettings> all_agent_settings();
 std::optional<AgentSettings> agent_settings_named(std::string_view name,
                                                   InstallMode mode = InstallMode::path);

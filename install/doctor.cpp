@@ -28,6 +28,7 @@
 #include "engine/engine_api.hpp"
 #include "engine/engine_pool.hpp"
 #include "engine/image_host.hpp"
+#include "hooks/agents/agent.hpp"
 #include "install/agent_settings.hpp"
 #include "install/atomic_file.hpp"
 #include "install/container_checks.hpp"
@@ -459,6 +460,16 @@ void check_claude_sandbox(Context& ctx, const AgentConfigPaths& paths) {
   ctx.findings.push_back(claude_sandbox_finding(claude_sandbox(sources), facts));
 }
 
+// "`sandshim install agent claude` (or codex, cursor, gemini, windsurf)": the registry's first
+// agent, then the others.
+std::string install_any_agent() {
+  std::string all = hooks::agent_flags();
+  size_t comma = all.find(", ");
+  std::string first = all.substr(0, comma);
+  std::string others = comma == std::string::npos ? "" : " (or " + all.substr(comma + 2) + ")";
+  return "`sandshim install agent " + first + "`" + others;
+}
+
 // One line per installed agent: whether that agent will really call the hooks.
 void check_hooks(Context& ctx) {
   AgentConfigPaths paths = AgentConfigPaths::from_environment();
@@ -487,7 +498,7 @@ void check_hooks(Context& ctx) {
   if (!any) {
     ctx.add("hooks", Status::warn,
             "no agent's hooks are installed: an agent can walk around the shims",
-            "`sandshim install agent claude` (or codex, cursor, gemini, windsurf)");
+            install_any_agent());
   }
 }
 

@@ -14,6 +14,7 @@
 #include "common/environment.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
+#include "hooks/agents/agent.hpp"
 #include "hooks/rewrite.hpp"
 #include "hooks/shell_parser.hpp"
 #include "install/atomic_file.hpp"
@@ -449,14 +450,19 @@ HookCallCheck check_gemini(const fs::path& project_root, const AgentConfigPaths&
                      paths.gemini_trusted_folders.string() + ")");
 }
 
+// The agent's own directory (its descriptor's), empty when no such agent is registered.
+fs::path config_dir_of(std::string_view flag) {
+  std::optional<hooks::Agent> agent = hooks::agent_named(flag);
+  return agent ? (*agent)->config_dir() : fs::path();
+}
+
 }  // namespace
 
 AgentConfigPaths AgentConfigPaths::from_environment() {
-  fs::path home = home_directory();
   AgentConfigPaths paths;
-  paths.claude_dir = environment::claude_config_dir().value_or(home / ".claude");
+  paths.claude_dir = config_dir_of("claude");
   paths.claude_managed_dir = "/etc/claude-code";
-  paths.codex_home = environment::codex_home().value_or(home / ".codex");
+  paths.codex_home = config_dir_of("codex");
   std::error_code ec;
   paths.workspace = fs::current_path(ec);
   paths.list_codex_hooks = [path_variable = environment::path()](const fs::path& cwd) {
@@ -466,10 +472,10 @@ AgentConfigPaths AgentConfigPaths::from_environment() {
     }
     return install::list_codex_hooks(*codex, cwd, k_codex_answer_timeout);
   };
-  paths.gemini_dir = home / ".gemini";
-  paths.gemini_trusted_folders =
-      environment::gemini_trusted_folders_file().value_or(paths.gemini_dir / "trustedFolders.json");
-  paths.gemini_trust_workspace_env = environment::gemini_trust_workspace();
+  paths.gemini_dir = config_dir_of("gemini");
+  paths.gemini_trusted_folders = environment::absolute("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+                                     .value_or(paths.gemini_dir / "trustedFolders.json");
+  paths.gemini_trust_workspace_env = environment::flag("GEMINI_CLI_TRUST_WORKSPACE");
   return paths;
 }
 

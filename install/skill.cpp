@@ -158,7 +158,7 @@ std::string skill_markdown(const shim::Policy& policy) {
 
 std::vector<fs::path> skill_directories(const fs::path& root, bool user) {
   fs::path claude = root / ".claude";
-  if (std::optional<fs::path> dir = environment::claude_config_dir(); user && dir) {
+  if (std::optional<fs::path> dir = environment::absolute("CLAUDE_CONFIG_DIR"); user && dir) {
     claude = *dir;
   }
   return {root / ".agents" / "skills" / "sandshim", claude / "skills" / "sandshim"};

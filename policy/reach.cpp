@@ -11,27 +11,28 @@
 #include "common/paths.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
+#include "policy/known_agents.hpp"
 #include "policy/workspace.hpp"
 
 namespace sandshim::shim {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string>& protected_names() {
-  static const std::vector<std::string> names = {".git",
-                                                 ".sandshim.conf",
-                                                 ".claude",
-                                                 ".codex",
-                                                 ".cursor",
-                                                 ".gemini",
-                                                 ".windsurf",
-                                                 ".vscode",
-                                                 ".husky",
-                                                 ".githooks",
-                                                 ".pre-commit-config.yaml",
-                                                 ".envrc",
-                                                 "CLAUDE.md",
-                                                 "AGENTS.md"};
+// The agents' names (policy/known_agents.hpp) among the others: their dot-entries after
+// .sandshim.conf, their other files (CLAUDE.md) before AGENTS.md.
+std::vector<std::string> protected_names() {
+  std::vector<std::string> names = {".git", ".sandshim.conf"};
+  std::vector<std::string> files;
+  for (const KnownAgent& agent : known_agents()) {
+    for (const std::string& name : agent.workspace_names) {
+      (name.starts_with('.') ? names : files).push_back(name);
+    }
+  }
+  for (const char* name : {".vscode", ".husky", ".githooks", ".pre-commit-config.yaml", ".envrc"}) {
+    names.emplace_back(name);
+  }
+  names.insert(names.end(), files.begin(), files.end());
+  names.emplace_back("AGENTS.md");
   return names;
 }
 
@@ -45,7 +46,7 @@ std::string invalid_writable_path(const std::string& path) {
     if (part == "..") {
       return "a writable path may not reach above the workspace";
     }
-    auto& names = protected_names();
+    const std::vector<std::string> names = protected_names();
     if (std::find(names.begin(), names.end(), part.string()) != names.end()) {
       return quoted(part.string()) + " always stays read-only";
     }

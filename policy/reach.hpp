@@ -10,8 +10,9 @@
 namespace sandshim::shim {
 
 // Names that stay read-only inside a writable sub-path: they steer git, sandshim, the agents
-// and their hooks on the host, so a sandboxed run must never write them.
-const std::vector<std::string>& protected_names();
+// and their hooks on the host (the agents' from policy/known_agents.hpp), so a sandboxed run must
+// never write them.
+std::vector<std::string> protected_names();
 
 // Why a sandbox.writable path cannot be used, or empty.
 std::string invalid_writable_path(const std::string& path);

@@ -8,6 +8,7 @@
 #include "common/env_list.hpp"
 #include "common/hex.hpp"
 #include "common/strings.hpp"
+#include "policy/known_agents.hpp"
 
 namespace sandshim::shim {
 
@@ -17,16 +18,13 @@ std::string env_or_empty(const std::vector<std::string>& environment, const char
   return env_value(environment, name).value_or("");
 }
 
-// Each agent marks the processes it starts with a variable of its own.
+// Each agent marks the processes it starts with a variable of its own (policy/known_agents.hpp).
 std::string guess_agent(const std::vector<std::string>& environment) {
-  static const std::pair<const char*, const char*> k_markers[] = {
-      {"CLAUDECODE", "claude-code"}, {"CLAUDE_CODE_ENTRYPOINT", "claude-code"},
-      {"CODEX_SANDBOX", "codex"},    {"CODEX_THREAD_ID", "codex"},
-      {"CURSOR_TRACE_ID", "cursor"}, {"CURSOR_AGENT", "cursor"},
-      {"GEMINI_CLI", "gemini-cli"},  {"WINDSURF_SESSION_ID", "windsurf"}};
-  for (const auto& [variable, agent] : k_markers) {
-    if (env_value(environment, variable)) {
-      return agent;
+  for (const KnownAgent& agent : known_agents()) {
+    for (const std::string& variable : agent.session_markers) {
+      if (env_value(environment, variable)) {
+        return agent.audit_name;
+      }
     }
   }
   return "unknown";

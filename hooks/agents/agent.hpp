@@ -1,5 +1,6 @@
 #pragma once
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -7,11 +8,16 @@
 #include <string_view>
 #include <vector>
 
+#include "hooks/agents/settings.hpp"
 #include "hooks/decide.hpp"
+#include "hooks/protected_paths.hpp"
 
 namespace sandshim::hooks {
 
-enum class Agent { claude, codex, cursor, gemini, windsurf };
+// An agent is its descriptor: one per agent, defined in hooks/agents/<agent>.cpp and listed once
+// in hooks/agents/registry.cpp.
+struct AgentDescriptor;
+using Agent = const AgentDescriptor*;
 
 enum class Phase {
   before,         // the tool is about to run: decide
@@ -25,7 +31,7 @@ enum class Phase {
 
 // One hook event, whatever agent sent it.
 struct HookEvent {
-  Agent agent = Agent::claude;
+  Agent agent = nullptr;
   std::string event;  // as the agent names it: PreToolUse, beforeShellExecution, pre_run_command
   Phase phase = Phase::unsupported;
   std::string tool_name;
@@ -57,11 +63,23 @@ class PayloadError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// One agent's protocol: how to read its events and how to answer them.
-struct AgentAdapter {
-  Agent agent;
+// A payload that names its agent (Cursor's cursor_version): it is that agent's whatever
+// `--agent` says, as when Cursor runs Claude Code's hooks with its own payloads.
+inline constexpr int k_unmistakable = 100;
+
+// Everything sandshim knows of one agent: the rest of the code iterates the registry.
+struct AgentDescriptor {
   std::string_view flag;        // `--agent` value: claude, codex, cursor, gemini, windsurf
   std::string_view audit_name;  // the audit's name: claude-code, codex, cursor, gemini-cli…
+  std::string_view display;     // Claude Code, Codex, Cursor, Gemini CLI, Windsurf
+  // `sandshim hook --help`: the events it handles; `sandshim install agent --help`: its row.
+  std::string_view hook_help;
+  std::string_view install_help;
+  // Variables the agent sets in the processes it starts: a run under one is this agent's.
+  std::vector<std::string> session_markers;
+  // How surely the payload is this agent's (0: not at all); without `--agent` the highest wins,
+  // and k_unmistakable wins over `--agent` too.
+  int (*recognise)(const nlohmann::ordered_json& payload);
   // Throws PayloadError when a required field is missing or of the wrong type.
   HookEvent (*parse)(const nlohmann::ordered_json& payload);
   HookReply (*answer)(const HookEvent& event, const Decision& decision);
@@ -69,12 +87,28 @@ struct AgentAdapter {
   HookReply (*refuse)(const std::string& event, const std::string& reason);
   // The answer to an after-event: nothing to decide.
   HookReply (*acknowledge)(const HookEvent& event);
+  // Its own directory for the user (CLAUDE_CONFIG_DIR or ~/.claude, CODEX_HOME or ~/.codex…).
+  std::filesystem::path (*config_dir)();
+  // Where its settings live and what `sandshim install agent` writes there.
+  AgentSettings (*settings)(InstallMode mode);
+  // Its files no agent command may write: in the user's home and system-wide, and in any project.
+  std::vector<ProtectedPlace> (*user_places)();
+  std::vector<ProtectedName> (*project_places)();
+  // Workspace entries that stay read-only inside the sandbox (policy's writable paths).
+  std::vector<std::string> workspace_names;
+  // Its shell sources a session environment file and can run through a shell prefix (Claude
+  // Code's CLAUDE_ENV_FILE and CLAUDE_CODE_SHELL_PREFIX; hook_run.cpp).
+  bool session_shell = false;
 };
 
-const AgentAdapter& adapter_for(Agent agent);
+// Every agent, in the registry's order.
+const std::vector<Agent>& all_agents();
 
 // The agent a `--agent` value names.
 std::optional<Agent> agent_named(std::string_view flag);
+
+// The flags joined: "claude, codex, cursor, gemini" + `last` + "windsurf".
+std::string agent_flags(std::string_view last = ", ");
 
 // Guesses the agent from the payload's shape, for hooks installed without `--agent`.
 std::optional<Agent> detect_agent(const nlohmann::ordered_json& payload);
@@ -82,5 +116,9 @@ std::optional<Agent> detect_agent(const nlohmann::ordered_json& payload);
 // A refusal every agent treats as a block (exit 2, reason on stderr, stdout empty): for
 // payloads whose agent is unknown.
 HookReply refuse_any_agent(const std::string& reason);
+
+// Gives the layers below hooks/ (run/, policy/) what they know of the agents
+// (policy/known_agents.hpp): the program calls it once at start-up.
+void publish_known_agents();
 
 }  // namespace sandshim::hooks

@@ -3,12 +3,18 @@
 
 #include <array>
 
-#include "hooks/agents/adapters.hpp"
+#include "common/paths.hpp"
+#include "hooks/agents/agent.hpp"
 #include "hooks/agents/payload.hpp"
+#include "hooks/path_patterns.hpp"
 
 namespace sandshim::hooks {
 
+const AgentDescriptor& cursor_agent();
+
 namespace {
+
+namespace fs = std::filesystem;
 
 using payload::Json;
 
@@ -78,7 +84,7 @@ void read_command(const Json& body, HookEvent& event, bool shell_execution) {
 
 HookEvent parse_cursor(const Json& body) {
   HookEvent event;
-  event.agent = Agent::cursor;
+  event.agent = &cursor_agent();
   event.event = payload::required_text(body, "hook_event_name");
   const CursorEvent* known = find_event(event.event);
   event.phase = known == nullptr ? Phase::unsupported : known->phase;
@@ -131,12 +137,71 @@ HookReply acknowledge(const HookEvent& /*event*/) {
   return payload::no_opinion();
 }
 
+// Cursor's own fields; cursor_version names it even when it runs Claude Code's hooks.
+int recognise_cursor(const Json& payload) {
+  if (payload.is_object() && payload.contains("cursor_version")) {
+    return k_unmistakable;
+  }
+  return payload.is_object() && payload.contains("conversation_id") ? 3 : 0;
+}
+
+fs::path config_dir() {
+  return home_directory() / ".cursor";
+}
+
+AgentSettings cursor_settings(InstallMode /*mode*/) {
+  using settings::k_timeout_seconds;
+  Json pre{
+      {"command", ""}, {"matcher", "Shell"}, {"timeout", k_timeout_seconds}, {"failClosed", true}};
+  Json post{{"command", ""}, {"matcher", "Shell"}, {"timeout", k_timeout_seconds}};
+  return {"cursor",
+          "Cursor",
+          ".cursor/hooks.json",
+          config_dir() / "hooks.json",
+          Layout::flat,
+          {{"preToolUse", pre}, {"postToolUse", post}, {"postToolUseFailure", post}},
+          Json{{"version", 1}},
+          {"Cursor runs project hooks in trusted workspaces only: open the project in Cursor and "
+           "trust it; hooks.json is reloaded by itself.",
+           "failClosed is set: a check that crashes or times out blocks the command."}};
+}
+
+std::vector<ProtectedPlace> user_places() {
+  return {{config_dir() / "hooks.json", false, "Cursor's hooks"}};
+}
+
+std::vector<ProtectedName> project_places() {
+  return {{std::string(1, k_any_text) + "/.cursor/hooks.json",
+           "an agent's hooks (.cursor/hooks.json)"}};
+}
+
 }  // namespace
 
-const AgentAdapter& cursor_adapter() {
-  static const AgentAdapter adapter{Agent::cursor, "cursor",      "cursor",   parse_cursor,
-                                    answer_cursor, refuse_cursor, acknowledge};
-  return adapter;
+const AgentDescriptor& cursor_agent() {
+  static const AgentDescriptor agent{
+      .flag = "cursor",
+      .audit_name = "cursor",
+      .display = "Cursor",
+      .hook_help =
+          "Cursor: preToolUse, beforeShellExecution, postToolUse, postToolUseFailure, "
+          "afterShellExecution",
+      .install_help =
+          R"(  cursor    .cursor/hooks.json     / ~/.cursor/hooks.json             preToolUse (failClosed),
+                                                                      postToolUse, postToolUseFailure
+)",
+      .session_markers = {"CURSOR_TRACE_ID", "CURSOR_AGENT"},
+      .recognise = recognise_cursor,
+      .parse = parse_cursor,
+      .answer = answer_cursor,
+      .refuse = refuse_cursor,
+      .acknowledge = acknowledge,
+      .config_dir = config_dir,
+      .settings = cursor_settings,
+      .user_places = user_places,
+      .project_places = project_places,
+      .workspace_names = {".cursor"},
+  };
+  return agent;
 }
 
 }  // namespace sandshim::hooks

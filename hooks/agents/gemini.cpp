@@ -1,13 +1,20 @@
 // Gemini CLI (0.61): BeforeTool/AfterTool on run_shell_command. Always exit 0 with one JSON
 // object: a non-JSON answer or a stray line would be read as "allow".
 
-#include "hooks/agents/adapters.hpp"
+#include "common/environment.hpp"
+#include "common/paths.hpp"
+#include "hooks/agents/agent.hpp"
 #include "hooks/agents/payload.hpp"
+#include "hooks/path_patterns.hpp"
 #include "hooks/rewrite.hpp"
 
 namespace sandshim::hooks {
 
+const AgentDescriptor& gemini_agent();
+
 namespace {
+
+namespace fs = std::filesystem;
 
 using payload::Json;
 
@@ -59,7 +66,7 @@ std::string derived_tool_use_id(const HookEvent& event, const std::string& writt
 
 HookEvent parse_gemini(const Json& body) {
   HookEvent event;
-  event.agent = Agent::gemini;
+  event.agent = &gemini_agent();
   event.event = payload::required_text(body, "hook_event_name");
   event.phase = phase_of(event.event);
   event.tool_name = payload::text(body, "tool_name");
@@ -113,12 +120,86 @@ HookReply acknowledge(const HookEvent& /*event*/) {
   return payload::no_opinion();
 }
 
+int recognise_gemini(const Json& payload) {
+  auto event = payload.is_object() ? payload.value("hook_event_name", Json()) : Json();
+  return event == "BeforeTool" || event == "AfterTool" ? 2 : 0;
+}
+
+fs::path config_dir() {
+  return home_directory() / ".gemini";
+}
+
+// The shell tool and the tools that write files.
+constexpr const char* k_tools = "^(run_shell_command|write_file|replace)$";
+
+Json handler(const char* name, const char* description) {
+  return Json{{"name", name},
+              {"type", "command"},
+              {"command", ""},
+              {"timeout", settings::k_timeout_seconds * 1000},
+              {"description", description}};
+}
+
+AgentSettings gemini_settings(InstallMode /*mode*/) {
+  using settings::group;
+  Json before = handler("sandshim", "Routes interpreters into the sandshim sandbox");
+  Json after = handler("sandshim-audit", "Records the command's outcome in sandshim's audit");
+  AgentSettings result{
+      "gemini",
+      "Gemini CLI",
+      ".gemini/settings.json",
+      config_dir() / "settings.json",
+      Layout::grouped,
+      {{"BeforeTool", group(k_tools, before)}, {"AfterTool", group(k_tools, after)}},
+      Json::object(),
+      {"Gemini CLI reads a project's .gemini/settings.json only in a trusted folder: run "
+       "`gemini` in the project and trust the folder (it is then listed in "
+       "~/.gemini/trustedFolders.json); headless runs need it trusted beforehand.",
+       "On its next start Gemini CLI warns about the new project hooks: keep "
+       "hooksConfig.enabled on.",
+       "A rewritten command still goes through Gemini CLI's own confirmation and policy.",
+       "Check that the hooks will be called: `sandshim doctor`."}};
+  // Gemini CLI's system settings, which override the user's and the workspace's.
+  result.managed_file = environment::absolute("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+                            .value_or("/etc/gemini-cli/settings.json");
+  return result;
+}
+
+std::vector<ProtectedPlace> user_places() {
+  return {{config_dir(), true, "Gemini CLI's settings"},
+          {"/etc/gemini-cli", true, "Gemini CLI's system settings"}};
+}
+
+std::vector<ProtectedName> project_places() {
+  std::string any(1, k_any_text);
+  return {{any + "/.gemini/" + any, "Gemini CLI's project settings and hooks (.gemini/)"}};
+}
+
 }  // namespace
 
-const AgentAdapter& gemini_adapter() {
-  static const AgentAdapter adapter{Agent::gemini, "gemini",      "gemini-cli", parse_gemini,
-                                    answer_gemini, refuse_gemini, acknowledge};
-  return adapter;
+const AgentDescriptor& gemini_agent() {
+  static const AgentDescriptor agent{
+      .flag = "gemini",
+      .audit_name = "gemini-cli",
+      .display = "Gemini CLI",
+      .hook_help = "Gemini CLI: BeforeTool, AfterTool",
+      .install_help =
+          R"(  gemini    .gemini/settings.json  / ~/.gemini/settings.json          BeforeTool (shell and file
+                                                                      tools), AfterTool
+)",
+      .session_markers = {"GEMINI_CLI"},
+      .recognise = recognise_gemini,
+      .parse = parse_gemini,
+      .answer = answer_gemini,
+      .refuse = refuse_gemini,
+      .acknowledge = acknowledge,
+      .config_dir = config_dir,
+      .settings = gemini_settings,
+      .user_places = user_places,
+      .project_places = project_places,
+      .workspace_names = {".gemini"},
+  };
+  return agent;
 }
 
 }  // namespace sandshim::hooks

@@ -1,69 +1,75 @@
-#include <array>
+// The registry: one line per agent. Each agent's descriptor is defined in its own file,
+// hooks/agents/<agent>.cpp, as `const AgentDescriptor& <agent>_agent()`.
 
-#include "hooks/agents/adapters.hpp"
 #include "hooks/agents/agent.hpp"
+#include "policy/known_agents.hpp"
+
+#define SANDSHIM_AGENTS(X) \
+  X(claude)                \
+  X(codex)                 \
+  X(cursor)                \
+  X(gemini)                \
+  X(windsurf)              \
+  /* one line per agent, above */
 
 namespace sandshim::hooks {
 
-namespace {
+#define SANDSHIM_DECLARE_AGENT(name) const AgentDescriptor& name##_agent();
+SANDSHIM_AGENTS(SANDSHIM_DECLARE_AGENT)
+#undef SANDSHIM_DECLARE_AGENT
 
-const std::array<const AgentAdapter*, 5>& adapters() {
-  static const std::array<const AgentAdapter*, 5> table = {&claude_adapter(), &codex_adapter(),
-                                                           &cursor_adapter(), &gemini_adapter(),
-                                                           &windsurf_adapter()};
-  return table;
-}
-
-bool has(const nlohmann::ordered_json& payload, const char* key) {
-  return payload.is_object() && payload.contains(key);
-}
-
-}  // namespace
-
-const AgentAdapter& adapter_for(Agent agent) {
-  for (const AgentAdapter* adapter : adapters()) {
-    if (adapter->agent == agent) {
-      return *adapter;
-    }
-  }
-  return claude_adapter();
+const std::vector<Agent>& all_agents() {
+#define SANDSHIM_LIST_AGENT(name) &name##_agent(),
+  static const std::vector<Agent> agents = {SANDSHIM_AGENTS(SANDSHIM_LIST_AGENT)};
+#undef SANDSHIM_LIST_AGENT
+  return agents;
 }
 
 std::optional<Agent> agent_named(std::string_view flag) {
-  for (const AgentAdapter* adapter : adapters()) {
-    if (adapter->flag == flag) {
-      return adapter->agent;
+  for (Agent agent : all_agents()) {
+    if (agent->flag == flag) {
+      return agent;
     }
   }
   return std::nullopt;
 }
 
+std::string agent_flags(std::string_view last) {
+  std::string joined;
+  const std::vector<Agent>& agents = all_agents();
+  for (size_t i = 0; i < agents.size(); ++i) {
+    joined += i == 0 ? "" : i + 1 == agents.size() ? std::string(last) : ", ";
+    joined += agents[i]->flag;
+  }
+  return joined;
+}
+
 // Cursor and Gemini both set CLAUDE_PROJECT_DIR and Cursor runs Claude Code's hooks, so only
-// the payload says who is calling.
+// the payload says who is calling: the agent whose shape it matches most surely.
 std::optional<Agent> detect_agent(const nlohmann::ordered_json& payload) {
-  if (has(payload, "agent_action_name")) {
-    return Agent::windsurf;
+  std::optional<Agent> best;
+  int best_score = 0;
+  for (Agent agent : all_agents()) {
+    int score = agent->recognise(payload);
+    if (score > best_score) {
+      best = agent;
+      best_score = score;
+    }
   }
-  if (has(payload, "cursor_version") || has(payload, "conversation_id")) {
-    return Agent::cursor;
-  }
-  auto event = payload.is_object() ? payload.value("hook_event_name", nlohmann::ordered_json())
-                                   : nlohmann::ordered_json();
-  if (!event.is_string()) {
-    return std::nullopt;
-  }
-  std::string name = event.get<std::string>();
-  if (name == "BeforeTool" || name == "AfterTool") {
-    return Agent::gemini;
-  }
-  if (name == "PreToolUse" || name == "PostToolUse" || name == "PostToolUseFailure") {
-    return has(payload, "turn_id") && has(payload, "model") ? Agent::codex : Agent::claude;
-  }
-  return std::nullopt;
+  return best;
 }
 
 HookReply refuse_any_agent(const std::string& reason) {
   return {"", reason + "\n", 2, "exit 2"};
+}
+
+void publish_known_agents() {
+  std::vector<shim::KnownAgent> known;
+  for (Agent agent : all_agents()) {
+    known.push_back(
+        {std::string(agent->audit_name), agent->session_markers, agent->workspace_names});
+  }
+  shim::set_known_agents(std::move(known));
 }
 
 }  // namespace sandshim::hooks

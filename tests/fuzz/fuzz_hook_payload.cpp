@@ -1,4 +1,4 @@
-// The hook protocol of every agent (claude, codex, cursor, gemini, windsurf, and detection when
+// The hook protocol of every agent of the registry (and detection when
 // the hook was installed without --agent): whatever an agent sends, run_hook answers with
 // nothing or one line holding one JSON object, never throws, and refuses bad input as invalid
 // rather than as an internal error. Policy, audit and file system are in memory.
@@ -19,8 +19,6 @@ using namespace sandshim::hooks;
 
 namespace {
 
-constexpr Agent k_agents[] = {Agent::claude, Agent::codex, Agent::cursor, Agent::gemini,
-                              Agent::windsurf};
 constexpr const char* k_modes[] = {"path", "wrap", "deny"};
 
 shim::Policy fake_policy(uint8_t selector) {
@@ -66,8 +64,10 @@ HookEnvironment fake_environment(uint8_t selector) {
 
 HookOptions options_for(uint8_t selector) {
   HookOptions options;
-  if (selector % 8 < std::size(k_agents)) {
-    options.agent = k_agents[selector % 8];
+  const std::vector<Agent>& agents = all_agents();
+  size_t which = selector % 8U;
+  if (which < agents.size()) {
+    options.agent = agents[which];
   }
   return options;
 }

@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "hooks/agents/agent.hpp"
 #include "skip.hpp"
 
 namespace {
@@ -36,6 +37,7 @@ void skip_test(const std::string& why) {
 constexpr int k_skipped = 77;
 
 int main(int argc, char* argv[]) {
+  sandshim::hooks::publish_known_agents();  // as the program does at start-up
   int failed = Catch::Session().run(argc, argv);
   for (const auto& [name, why] : g_skipped) {
     std::cerr << "skipped: " << name << ": " << why << '\n';

@@ -28,22 +28,22 @@ struct ScopedVariable {
 
 TEST_CASE("environment: a path variable counts only when absolute", "[common][environment]") {
   {
-    ScopedVariable codex("CODEX_HOME", "/srv/codex");
-    CHECK(environment::codex_home() == std::filesystem::path("/srv/codex"));
+    ScopedVariable dir("SANDSHIM_TEST_DIR", "/srv/dir");
+    CHECK(environment::absolute("SANDSHIM_TEST_DIR") == std::filesystem::path("/srv/dir"));
   }
-  ScopedVariable relative("CODEX_HOME", "codex-here");
-  CHECK_FALSE(environment::codex_home());
+  ScopedVariable relative("SANDSHIM_TEST_DIR", "dir-here");
+  CHECK_FALSE(environment::absolute("SANDSHIM_TEST_DIR"));
   ScopedVariable xdg("XDG_STATE_HOME", "/srv/state");
   CHECK(environment::xdg_home("state") == std::filesystem::path("/srv/state"));
 }
 
 TEST_CASE("environment: a flag is exactly true, text may be empty", "[common][environment]") {
   {
-    ScopedVariable yes("GEMINI_CLI_TRUST_WORKSPACE", "true");
-    CHECK(environment::gemini_trust_workspace());
+    ScopedVariable yes("SANDSHIM_TEST_FLAG", "true");
+    CHECK(environment::flag("SANDSHIM_TEST_FLAG"));
   }
-  ScopedVariable one("GEMINI_CLI_TRUST_WORKSPACE", "1");
-  CHECK_FALSE(environment::gemini_trust_workspace());
-  ScopedVariable empty("CLAUDE_CODE_SHELL_PREFIX", "");
-  CHECK(environment::text("CLAUDE_CODE_SHELL_PREFIX") == std::string());
+  ScopedVariable one("SANDSHIM_TEST_FLAG", "1");
+  CHECK_FALSE(environment::flag("SANDSHIM_TEST_FLAG"));
+  ScopedVariable empty("SANDSHIM_TEST_TEXT", "");
+  CHECK(environment::text("SANDSHIM_TEST_TEXT") == std::string());
 }

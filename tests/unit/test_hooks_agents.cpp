@@ -6,108 +6,19 @@
 #include "audit/store.hpp"
 #include "common/error.hpp"
 #include "hooks/hook_run.hpp"
+#include "policy/known_agents.hpp"
+#include "test_hooks_agents_support.hpp"
 #include "test_hooks_json_schema.hpp"
 #include "test_hooks_support.hpp"
 
 using namespace sandshim::hooks;
 using sandshim::testing::data_dir;
 using sandshim::testing::read_text;
+using namespace sandshim::testing::agents;
 using sandshim::testing::schema_errors;
 using Json = nlohmann::json;
 
 namespace {
-
-const std::string k_shim_dir = "/home/user/.local/share/sandshim/bin";
-
-// Policy, audit and file system of a hook run, in memory.
-struct FakeWorld {
-  sandshim::shim::Policy policy;
-  std::vector<sandshim::audit::DecisionRecord> records;
-  std::vector<std::pair<std::string, sandshim::audit::DecisionCompletion>> completions;
-  std::vector<std::pair<std::string, std::string>> closed_sessions;  // (agent, session id)
-  bool audit_fails = false;
-  bool policy_fails = false;
-  std::vector<std::string> session_scripts;  // this session's Claude Code env files
-  std::string env_file;                      // $CLAUDE_ENV_FILE at SessionStart
-  std::vector<std::pair<std::string, std::string>> appended;
-
-  FakeWorld() {
-    spdlog::set_level(spdlog::level::err);
-    policy.images = {{"python", "i"}, {"python3", "i"}, {"node", "i"}, {"sh", "i"}};
-    policy.shim_dir = k_shim_dir;
-  }
-
-  HookEnvironment env() {
-    HookEnvironment e;
-    e.load_policy = [this](const std::filesystem::path&) {
-      if (policy_fails) {
-        throw sandshim::Fatal("bad config");
-      }
-      return policy;
-    };
-    e.record_decision = [this](const sandshim::shim::Policy&,
-                               const sandshim::audit::DecisionRecord& record) {
-      if (audit_fails) {
-        throw sandshim::Fatal("cannot open the audit database");
-      }
-      records.push_back(record);
-      return std::string("d1");
-    };
-    e.complete_decision = [this](const sandshim::shim::Policy&, const std::string& id,
-                                 const sandshim::audit::DecisionCompletion& completion) {
-      completions.emplace_back(id, completion);
-      return true;
-    };
-    e.close_session = [this](const sandshim::shim::Policy&, const std::string& agent,
-                             const std::string& session_id) {
-      closed_sessions.emplace_back(agent, session_id);
-      return size_t{1};
-    };
-    e.sandshim = "/usr/local/bin/sandshim";
-    e.agent_path = "/usr/local/bin:/usr/bin:/bin";
-    e.first_line_of = [](const std::string&, const std::filesystem::path&) {
-      return std::optional<std::string>();
-    };
-    e.exists = [](const std::filesystem::path&) { return true; };
-    e.now_ms = [] { return int64_t{1000}; };
-    e.claude_env_file = env_file;
-    e.claude_session_env_dir = "/home/user/.claude/session-env";
-    e.append_text = [this](const std::filesystem::path& file, const std::string& text) {
-      appended.emplace_back(file.string(), text);
-      return true;
-    };
-    e.session_scripts = [this](const std::filesystem::path& dir) {
-      return dir == "/home/user/.claude/session-env/abc123" ? session_scripts
-                                                            : std::vector<std::string>();
-    };
-    return e;
-  }
-
-  HookReply run(const std::string& payload, HookOptions options = {}) {
-    HookEnvironment environment = env();
-    return run_hook(options, payload, environment);
-  }
-};
-
-std::string fixture(const std::string& name) {
-  return read_text(data_dir() / "hooks" / name);
-}
-
-HookOptions agent(Agent which) {
-  HookOptions options;
-  options.agent = which;
-  return options;
-}
-
-Json out_json(const HookReply& reply) {
-  INFO("stdout: " << reply.out);
-  REQUIRE(!reply.out.empty());
-  REQUIRE(reply.out.back() == '\n');
-  REQUIRE(reply.out.find('\n') == reply.out.size() - 1);  // one line, one object
-  Json parsed = Json::parse(reply.out);
-  REQUIRE(parsed.is_object());
-  return parsed;
-}
 
 Json schema(const std::string& name) {
   return Json::parse(fixture("schemas/codex-0.171-" + name + ".json"));
@@ -137,7 +48,7 @@ TEST_CASE("Claude Code: with the session environment in place, no command gets a
   for (const char* command : {"ls -la", "git status", "python3 -m pytest -q", "make test"}) {
     Json payload = Json::parse(fixture("claude/pre_tool_use.json"));
     payload["tool_input"]["command"] = command;
-    HookReply reply = world.run(payload.dump(), agent(Agent::claude));
+    HookReply reply = world.run(payload.dump(), agent("claude"));
     INFO(command);
     CHECK(reply.out.empty());  // no decision: Claude Code's own approval flow decides
     CHECK(reply.err.empty());
@@ -163,7 +74,7 @@ TEST_CASE(
     "what works, the rest gets no answer",
     "[hooks][agents][claude]") {
   FakeWorld world;  // no session env file: the session started before the install
-  HookReply reply = world.run(fixture("claude/pre_tool_use.json"), agent(Agent::claude));
+  HookReply reply = world.run(fixture("claude/pre_tool_use.json"), agent("claude"));
   CHECK(reply.exit_code == 0);
   CHECK(reply.err.empty());
   Json answer = out_json(reply);
@@ -183,11 +94,11 @@ TEST_CASE(
 
   Json ls = Json::parse(fixture("claude/pre_tool_use.json"));
   ls["tool_input"]["command"] = "ls -la && git status";
-  CHECK(world.run(ls.dump(), agent(Agent::claude)).out.empty());
+  CHECK(world.run(ls.dump(), agent("claude")).out.empty());
 
   world.policy.hook_mode =
       sandshim::shim::HookMode::wrap;  // wrap needs a rewrite: refused with the command that works
-  Json wrapped = out_json(world.run(fixture("claude/pre_tool_use.json"), agent(Agent::claude)));
+  Json wrapped = out_json(world.run(fixture("claude/pre_tool_use.json"), agent("claude")));
   CHECK(wrapped["hookSpecificOutput"]["permissionDecision"] == "deny");
   CHECK(std::string(wrapped["hookSpecificOutput"]["permissionDecisionReason"])
             .find("run -- bash -c") != std::string::npos);
@@ -209,7 +120,7 @@ TEST_CASE("Claude Code: no permission mode gets allow or ask from sandshim",
           payload["permission_mode"] = mode;
           payload["session_id"] = "abc123";
           payload["tool_input"]["command"] = command;
-          HookReply reply = world.run(payload.dump(), agent(Agent::claude));
+          HookReply reply = world.run(payload.dump(), agent("claude"));
           INFO(mode << " " << hook_mode << " " << command << " -> " << reply.out);
           if (reply.out.empty()) {
             continue;
@@ -234,7 +145,7 @@ TEST_CASE("Claude Code: SessionStart puts the shims first on PATH through CLAUDE
                   {"cwd", "/home/user/my-project"},
                   {"hook_event_name", "SessionStart"},
                   {"source", "startup"}};
-  HookReply reply = world.run(payload.dump(), agent(Agent::claude));
+  HookReply reply = world.run(payload.dump(), agent("claude"));
   CHECK(reply.out.empty());
   CHECK(reply.exit_code == 0);
   REQUIRE(world.appended.size() == 1);
@@ -248,7 +159,7 @@ TEST_CASE("Claude Code: SessionStart puts the shims first on PATH through CLAUDE
   CHECK(world.records.empty());
 
   FakeWorld no_file;  // an agent or version without CLAUDE_ENV_FILE: nothing written, no error
-  CHECK(no_file.run(payload.dump(), agent(Agent::claude)).exit_code == 0);
+  CHECK(no_file.run(payload.dump(), agent("claude")).exit_code == 0);
   CHECK(no_file.appended.empty());
 }
 
@@ -256,11 +167,11 @@ TEST_CASE("Claude Code: the env file of another session or shim directory does n
           "[hooks][agents][claude]") {
   FakeWorld world;
   world.session_scripts = {session_environment_script("/elsewhere/bin", "claude-code", "abc123")};
-  CHECK_FALSE(world.run(fixture("claude/pre_tool_use.json"), agent(Agent::claude)).out.empty());
+  CHECK_FALSE(world.run(fixture("claude/pre_tool_use.json"), agent("claude")).out.empty());
   Json other = Json::parse(fixture("claude/pre_tool_use.json"));
   other["session_id"] = "../abc123";
   world.session_scripts = {session_environment_script(k_shim_dir, "claude-code", "abc123")};
-  CHECK_FALSE(world.run(other.dump(), agent(Agent::claude)).out.empty());
+  CHECK_FALSE(world.run(other.dump(), agent("claude")).out.empty());
 }
 
 TEST_CASE("Claude Code: PermissionDenied closes the decision as not run",
@@ -275,7 +186,7 @@ TEST_CASE("Claude Code: PermissionDenied closes the decision as not run",
                   {"tool_input", {{"command", "rm -rf build"}}},
                   {"tool_use_id", "toolu_02"},
                   {"reason", "denied by the user"}};
-  HookReply reply = world.run(payload.dump(), agent(Agent::claude));
+  HookReply reply = world.run(payload.dump(), agent("claude"));
   CHECK(reply.out.empty());
   CHECK(reply.exit_code == 0);
   REQUIRE(world.completions.size() == 1);
@@ -287,7 +198,7 @@ TEST_CASE("Claude Code: PermissionDenied closes the decision as not run",
 TEST_CASE("Claude Code: a bypass is denied with a reason for the model",
           "[hooks][agents][claude]") {
   FakeWorld world;
-  HookReply reply = world.run(fixture("claude/pre_tool_use_bypass.json"), agent(Agent::claude));
+  HookReply reply = world.run(fixture("claude/pre_tool_use_bypass.json"), agent("claude"));
   CHECK(reply.exit_code == 0);
   Json specific = out_json(reply)["hookSpecificOutput"];
   CHECK(specific["permissionDecision"] == "deny");
@@ -301,7 +212,7 @@ TEST_CASE("Claude Code: a bypass is denied with a reason for the model",
 TEST_CASE("Claude Code: a file tool writing an ordinary file gets no answer, but a record",
           "[hooks][agents][claude]") {
   FakeWorld world;
-  HookReply reply = world.run(fixture("claude/pre_tool_use_edit.json"), agent(Agent::claude));
+  HookReply reply = world.run(fixture("claude/pre_tool_use_edit.json"), agent("claude"));
   CHECK(reply.out.empty());
   CHECK(reply.exit_code == 0);
   REQUIRE(world.records.size() == 1);
@@ -356,7 +267,7 @@ TEST_CASE("Claude Code: file tools may not write what the sandbox depends on",
     payload["tool_input"] = Json::object();
     payload["tool_input"][std::string(c.tool) == "NotebookEdit" ? "notebook_path" : "file_path"] =
         c.path;
-    HookReply reply = world.run(payload.dump(), agent(Agent::claude));
+    HookReply reply = world.run(payload.dump(), agent("claude"));
     INFO(c.tool << " " << c.path << " -> " << reply.out);
     if (!c.refused) {
       CHECK(reply.out.empty());
@@ -384,7 +295,7 @@ TEST_CASE("a link in the workspace to a protected file is refused for what it po
   Json payload = Json::parse(fixture("claude/pre_tool_use_edit.json"));
   payload["cwd"] = (home / "project").string();
   payload["tool_input"]["file_path"] = "cfg/config";
-  Json specific = out_json(world.run(payload.dump(), agent(Agent::claude)))["hookSpecificOutput"];
+  Json specific = out_json(world.run(payload.dump(), agent("claude")))["hookSpecificOutput"];
   CHECK(specific["permissionDecision"] == "deny");
   CHECK(std::string(specific["permissionDecisionReason"]).find("sandshim's configuration") !=
         std::string::npos);
@@ -409,7 +320,7 @@ TEST_CASE("Claude Code: an event sandshim does not handle is refused", "[hooks][
   FakeWorld world;
   Json payload = Json::parse(fixture("claude/stop.json"));
   payload["hook_event_name"] = "Notification";
-  HookReply reply = world.run(payload.dump(), agent(Agent::claude));
+  HookReply reply = world.run(payload.dump(), agent("claude"));
   CHECK(reply.exit_code == 2);
   CHECK(reply.out.empty());
   CHECK(reply.err.find("\"Notification\"") != std::string::npos);
@@ -420,7 +331,7 @@ TEST_CASE("Claude Code: an event sandshim does not handle is refused", "[hooks][
 TEST_CASE("Claude Code: Stop closes the session's decisions the agent itself refused",
           "[hooks][agents][claude]") {
   FakeWorld world;
-  HookReply reply = world.run(fixture("claude/stop.json"), agent(Agent::claude));
+  HookReply reply = world.run(fixture("claude/stop.json"), agent("claude"));
   CHECK(reply.exit_code == 0);
   CHECK(reply.out.empty());
   CHECK(world.records.empty());
@@ -435,11 +346,11 @@ TEST_CASE("Claude Code: SessionEnd closes its session through session_close; no 
   FakeWorld world;
   Json payload = Json::parse(fixture("claude/stop.json"));
   payload["hook_event_name"] = "SessionEnd";
-  CHECK(world.run(payload.dump(), agent(Agent::claude)).exit_code == 0);
+  CHECK(world.run(payload.dump(), agent("claude")).exit_code == 0);
   REQUIRE(world.closed_sessions.size() == 1);
   CHECK(world.closed_sessions[0].second == "abc123");
   payload["session_id"] = "";
-  CHECK(world.run(payload.dump(), agent(Agent::claude)).exit_code == 0);
+  CHECK(world.run(payload.dump(), agent("claude")).exit_code == 0);
   CHECK(world.closed_sessions.size() == 1);
   CHECK(world.completions.empty());
 }
@@ -448,7 +359,7 @@ TEST_CASE("a refusal of the workspace's own .sandshim.conf is recorded in the us
           "[hooks][agents]") {
   FakeWorld world;
   world.policy_fails = true;
-  HookReply reply = world.run(fixture("claude/pre_tool_use.json"), agent(Agent::claude));
+  HookReply reply = world.run(fixture("claude/pre_tool_use.json"), agent("claude"));
   CHECK(reply.exit_code == 2);
   REQUIRE(world.records.size() == 1);
   CHECK(world.records[0].decision == sandshim::audit::Decision::deny);
@@ -469,7 +380,7 @@ TEST_CASE("Codex: fixtures match the input schema Codex 0.171 embeds", "[hooks][
 TEST_CASE("Codex: a rewrite is allow with updatedInput and nothing else",
           "[hooks][agents][codex]") {
   FakeWorld world;
-  HookReply reply = world.run(fixture("codex/pre_tool_use.json"), agent(Agent::codex));
+  HookReply reply = world.run(fixture("codex/pre_tool_use.json"), agent("codex"));
   require_codex_valid(reply, "PreToolUse");
   Json specific = out_json(reply)["hookSpecificOutput"];
   CHECK(specific.size() == 3);
@@ -485,15 +396,14 @@ TEST_CASE("Codex: a rewrite is allow with updatedInput and nothing else",
 TEST_CASE("Codex: apply_patch may not touch what the sandbox depends on",
           "[hooks][agents][codex]") {
   FakeWorld world;
-  HookReply ordinary =
-      world.run(fixture("codex/pre_tool_use_apply_patch.json"), agent(Agent::codex));
+  HookReply ordinary = world.run(fixture("codex/pre_tool_use_apply_patch.json"), agent("codex"));
   CHECK(ordinary.out.empty());
   CHECK(world.records.at(0).original_command == "write a.py");
   Json payload = Json::parse(fixture("codex/pre_tool_use_apply_patch.json"));
   payload["tool_input"]["command"] =
       "*** Begin Patch\n*** Update File: a.py\n*** Move to: .codex/hooks.json\n@@\n-x\n+y\n"
       "*** End Patch";
-  HookReply moved = world.run(payload.dump(), agent(Agent::codex));
+  HookReply moved = world.run(payload.dump(), agent("codex"));
   require_codex_valid(moved, "PreToolUse");
   Json specific = out_json(moved)["hookSpecificOutput"];
   CHECK(specific["permissionDecision"] == "deny");
@@ -502,14 +412,13 @@ TEST_CASE("Codex: apply_patch may not touch what the sandbox depends on",
   payload["tool_input"]["command"] =
       "*** Begin Patch\n*** Add File: .sandshim.conf\n+x\n*** End Patch";
   CHECK(out_json(world.run(payload.dump(),
-                           agent(Agent::codex)))["hookSpecificOutput"]["permissionDecision"] ==
-        "deny");
+                           agent("codex")))["hookSpecificOutput"]["permissionDecision"] == "deny");
   sandshim::testing::TempDir home;
   sandshim::testing::EnvOverride env{{"HOME", home.path().string()}};
   payload["tool_input"]["command"] =
       "*** Begin Patch\n*** Update File: " + (home / ".bashrc").string() +
       "\n@@\n+python3 /tmp/x.py\n*** End Patch";
-  Json startup = out_json(world.run(payload.dump(), agent(Agent::codex)))["hookSpecificOutput"];
+  Json startup = out_json(world.run(payload.dump(), agent("codex")))["hookSpecificOutput"];
   CHECK(startup["permissionDecision"] == "deny");
   CHECK(std::string(startup["permissionDecisionReason"]).find("a shell start-up file") !=
         std::string::npos);
@@ -525,7 +434,7 @@ TEST_CASE("Codex: every answer sandshim gives validates against Codex's output s
       world.policy.hook_mode = sandshim::shim::hook_mode_from(mode).value();
       Json payload = base;
       payload["tool_input"]["command"] = command;
-      HookReply reply = world.run(payload.dump(), agent(Agent::codex));
+      HookReply reply = world.run(payload.dump(), agent("codex"));
       INFO(mode << ": " << command << " -> " << reply.out);
       require_codex_valid(reply, "PreToolUse");
       CHECK((reply.exit_code == 0 || (reply.exit_code == 2 && !reply.err.empty())));
@@ -535,51 +444,49 @@ TEST_CASE("Codex: every answer sandshim gives validates against Codex's output s
   for (const char* name : {"codex/pre_tool_use_bypass.json", "codex/pre_tool_use_apply_patch.json",
                            "malformed/truncated.json", "malformed/claude_no_command.json"}) {
     INFO(name);
-    require_codex_valid(world.run(fixture(name), agent(Agent::codex)), "PreToolUse");
+    require_codex_valid(world.run(fixture(name), agent("codex")), "PreToolUse");
   }
-  require_codex_valid(world.run(fixture("codex/post_tool_use.json"), agent(Agent::codex)),
+  require_codex_valid(world.run(fixture("codex/post_tool_use.json"), agent("codex")),
                       "PostToolUse");
   world.policy_fails = true;
-  require_codex_valid(world.run(fixture("codex/pre_tool_use.json"), agent(Agent::codex)),
-                      "PreToolUse");
+  require_codex_valid(world.run(fixture("codex/pre_tool_use.json"), agent("codex")), "PreToolUse");
 }
 
 TEST_CASE("Codex: a refusal has a non-empty reason", "[hooks][agents][codex]") {
   FakeWorld world;
-  HookReply denied = world.run(fixture("codex/pre_tool_use_bypass.json"), agent(Agent::codex));
+  HookReply denied = world.run(fixture("codex/pre_tool_use_bypass.json"), agent("codex"));
   Json specific = out_json(denied)["hookSpecificOutput"];
   CHECK(specific["permissionDecision"] == "deny");
   CHECK(std::string(specific["permissionDecisionReason"]).find("env -i") != std::string::npos);
-  HookReply broken = world.run("{", agent(Agent::codex));
+  HookReply broken = world.run("{", agent("codex"));
   CHECK(broken.exit_code == 2);
   CHECK_FALSE(broken.err.empty());
-  CHECK(world.run(fixture("codex/post_tool_use.json"), agent(Agent::codex)).out.empty());
+  CHECK(world.run(fixture("codex/post_tool_use.json"), agent("codex")).out.empty());
   CHECK(world.completions.at(0).second.tool_response_tail == "ok: 12 files checked\n");
 }
 
 TEST_CASE("Cursor: preToolUse rewrites through updated_input", "[hooks][agents][cursor]") {
   FakeWorld world;
-  Json answer = out_json(world.run(fixture("cursor/pre_tool_use.json"), agent(Agent::cursor)));
+  Json answer = out_json(world.run(fixture("cursor/pre_tool_use.json"), agent("cursor")));
   CHECK(answer["permission"] == "allow");
   CHECK(answer["updated_input"]["working_directory"] == "/home/user/my-project");
   CHECK(std::string(answer["updated_input"]["command"])
             .ends_with("; npm test && python3 tools/report.py"));
   CHECK(world.records.at(0).session_id == "c0a1b2c3-0000-4000-8000-000000000001");
   CHECK(world.records.at(0).tool_use_id == "abc123");
-  CHECK(out_json(world.run(fixture("cursor/pre_tool_use_read.json"), agent(Agent::cursor))) ==
+  CHECK(out_json(world.run(fixture("cursor/pre_tool_use_read.json"), agent("cursor"))) ==
         Json{{"permission", "allow"}});
 }
 
 TEST_CASE("Cursor: beforeShellExecution cannot rewrite, so interpreters are refused",
           "[hooks][agents][cursor]") {
   FakeWorld world;
-  Json denied =
-      out_json(world.run(fixture("cursor/before_shell_execution.json"), agent(Agent::cursor)));
+  Json denied = out_json(world.run(fixture("cursor/before_shell_execution.json"), agent("cursor")));
   CHECK(denied["permission"] == "deny");
   CHECK(std::string(denied["agent_message"]).find("sandshim run -- python3") != std::string::npos);
   CHECK(denied.contains("user_message"));
-  Json allowed = out_json(
-      world.run(fixture("cursor/before_shell_execution_plain.json"), agent(Agent::cursor)));
+  Json allowed =
+      out_json(world.run(fixture("cursor/before_shell_execution_plain.json"), agent("cursor")));
   CHECK(allowed == Json{{"permission", "allow"}});
   CHECK(world.records.at(0).rule == "cannot-rewrite");
 }
@@ -587,11 +494,10 @@ TEST_CASE("Cursor: beforeShellExecution cannot rewrite, so interpreters are refu
 TEST_CASE("Cursor: post events complete decisions, also without a tool_use_id",
           "[hooks][agents][cursor]") {
   FakeWorld world;
-  world.run(fixture("cursor/before_shell_execution_plain.json"), agent(Agent::cursor));
-  CHECK(world.run(fixture("cursor/after_shell_execution.json"), agent(Agent::cursor)).out ==
-        "{}\n");
-  CHECK(world.run(fixture("cursor/post_tool_use.json"), agent(Agent::cursor)).out == "{}\n");
-  world.run(fixture("cursor/post_tool_use_failure.json"), agent(Agent::cursor));
+  world.run(fixture("cursor/before_shell_execution_plain.json"), agent("cursor"));
+  CHECK(world.run(fixture("cursor/after_shell_execution.json"), agent("cursor")).out == "{}\n");
+  CHECK(world.run(fixture("cursor/post_tool_use.json"), agent("cursor")).out == "{}\n");
+  world.run(fixture("cursor/post_tool_use_failure.json"), agent("cursor"));
   REQUIRE(world.completions.size() == 3);
   CHECK(world.completions[0].first == world.records.at(0).tool_use_id);
   CHECK(world.completions[0].first.starts_with("sandshim-"));
@@ -604,14 +510,14 @@ TEST_CASE("Cursor: post events complete decisions, also without a tool_use_id",
 TEST_CASE("Cursor running Claude Code's hooks is answered in Cursor's format",
           "[hooks][agents][cursor]") {
   FakeWorld world;
-  Json answer = out_json(world.run(fixture("cursor/pre_tool_use.json"), agent(Agent::claude)));
+  Json answer = out_json(world.run(fixture("cursor/pre_tool_use.json"), agent("claude")));
   CHECK(answer["permission"] == "allow");
   CHECK(world.records.at(0).agent == "cursor");
 }
 
 TEST_CASE("Gemini CLI: a rewrite sends the complete tool_input", "[hooks][agents][gemini]") {
   FakeWorld world;
-  HookReply reply = world.run(fixture("gemini/before_tool.json"), agent(Agent::gemini));
+  HookReply reply = world.run(fixture("gemini/before_tool.json"), agent("gemini"));
   CHECK(reply.exit_code == 0);
   Json answer = out_json(reply);
   CHECK(answer["decision"] == "allow");
@@ -623,7 +529,7 @@ TEST_CASE("Gemini CLI: a rewrite sends the complete tool_input", "[hooks][agents
   CHECK(world.records.at(0).cwd == "/home/user/my-project/tools");
   CHECK(world.records.at(0).agent == "gemini-cli");
 
-  world.run(fixture("gemini/after_tool.json"), agent(Agent::gemini));
+  world.run(fixture("gemini/after_tool.json"), agent("gemini"));
   REQUIRE(world.completions.size() == 1);
   CHECK(world.completions[0].first == world.records.at(0).tool_use_id);
   CHECK(world.completions[0].second.exit_code == 0);
@@ -631,19 +537,18 @@ TEST_CASE("Gemini CLI: a rewrite sends the complete tool_input", "[hooks][agents
   // AfterTool reports the rewritten command; it still completes the same decision.
   Json after = Json::parse(fixture("gemini/after_tool.json"));
   after["tool_input"]["command"] = input["command"];
-  world.run(after.dump(), agent(Agent::gemini));
+  world.run(after.dump(), agent("gemini"));
   CHECK(world.completions.at(1).first == world.records.at(0).tool_use_id);
 }
 
 TEST_CASE("Gemini CLI: refusals are JSON denies with exit 0", "[hooks][agents][gemini]") {
   FakeWorld world;
-  HookReply denied = world.run(fixture("gemini/before_tool_bypass.json"), agent(Agent::gemini));
+  HookReply denied = world.run(fixture("gemini/before_tool_bypass.json"), agent("gemini"));
   CHECK(denied.exit_code == 0);
   Json answer = out_json(denied);
   CHECK(answer["decision"] == "deny");
   CHECK(std::string(answer["reason"]).find("command -p") != std::string::npos);
-  CHECK(world.run(fixture("gemini/before_tool_read_file.json"), agent(Agent::gemini)).out ==
-        "{}\n");
+  CHECK(world.run(fixture("gemini/before_tool_read_file.json"), agent("gemini")).out == "{}\n");
   HookReply broken = world.run(fixture("malformed/gemini_unparseable_command.json"));
   CHECK(broken.exit_code == 0);
   CHECK(out_json(broken)["decision"] == "deny");
@@ -655,13 +560,13 @@ TEST_CASE("Gemini CLI: a shell result without \"Exit Code:\" exited 0, one with 
   FakeWorld world;
   Json after = Json::parse(fixture("gemini/after_tool.json"));
   after["tool_response"]["llmContent"] = "Command: node x.js\nDirectory: (root)\nOutput: done";
-  world.run(after.dump(), agent(Agent::gemini));
+  world.run(after.dump(), agent("gemini"));
   after["tool_response"]["llmContent"] = "Command: node x.js\nOutput: (empty)\nExit Code: 3";
-  world.run(after.dump(), agent(Agent::gemini));
+  world.run(after.dump(), agent("gemini"));
   after["tool_response"]["llmContent"] = "Command: node x.js\nSignal: 9";
-  world.run(after.dump(), agent(Agent::gemini));
+  world.run(after.dump(), agent("gemini"));
   after["tool_response"] = {{"llmContent", "Command: node x.js"}, {"error", {{"message", "x"}}}};
-  world.run(after.dump(), agent(Agent::gemini));
+  world.run(after.dump(), agent("gemini"));
   REQUIRE(world.completions.size() == 4);
   CHECK(world.completions[0].second.exit_code == 0);
   CHECK(world.completions[1].second.exit_code == 3);
@@ -676,19 +581,19 @@ TEST_CASE("Gemini CLI: write_file and replace may not touch what the sandbox dep
   payload["tool_name"] = "write_file";
   payload["tool_input"] = {{"file_path", "/home/user/my-project/.gemini/settings.json"},
                            {"content", "{}"}};
-  Json denied = out_json(world.run(payload.dump(), agent(Agent::gemini)));
+  Json denied = out_json(world.run(payload.dump(), agent("gemini")));
   CHECK(denied["decision"] == "deny");
   CHECK(std::string(denied["reason"]).find(".gemini/") != std::string::npos);
   payload["tool_name"] = "replace";
   payload["tool_input"] = {
       {"file_path", "/home/user/my-project/src/a.ts"}, {"old_string", "a"}, {"new_string", "b"}};
-  CHECK(world.run(payload.dump(), agent(Agent::gemini)).out == "{}\n");
+  CHECK(world.run(payload.dump(), agent("gemini")).out == "{}\n");
   sandshim::testing::TempDir home;
   sandshim::testing::EnvOverride env{{"HOME", home.path().string()}};
   payload["tool_input"] = {{"file_path", (home / ".profile").string()},
                            {"old_string", "a"},
                            {"new_string", "python3 /tmp/x.py"}};
-  Json startup = out_json(world.run(payload.dump(), agent(Agent::gemini)));
+  Json startup = out_json(world.run(payload.dump(), agent("gemini")));
   CHECK(startup["decision"] == "deny");
   CHECK(std::string(startup["reason"]).find("a shell start-up file") != std::string::npos);
 }
@@ -703,35 +608,18 @@ TEST_CASE("reasons are one line per fact, one prefix each, no final period", "[h
   FakeWorld world;
   Json payload = Json::parse(fixture("claude/pre_tool_use.json"));
   payload["tool_input"]["command"] = "/usr/bin/python3 x.py";
-  std::string reason = out_json(world.run(
-      payload.dump(), agent(Agent::claude)))["hookSpecificOutput"]["permissionDecisionReason"];
+  std::string reason = out_json(
+      world.run(payload.dump(), agent("claude")))["hookSpecificOutput"]["permissionDecisionReason"];
   CHECK_FALSE(reason.ends_with("."));
   CHECK(reason.find("sandshim: sandshim:") == std::string::npos);
 }
 
-TEST_CASE("Windsurf: exit code only; 2 blocks with the reason on stderr",
-          "[hooks][agents][windsurf]") {
-  FakeWorld world;
-  HookReply blocked = world.run(fixture("windsurf/pre_run_command.json"), agent(Agent::windsurf));
-  CHECK(blocked.exit_code == 2);
-  CHECK(blocked.out.empty());
-  CHECK(blocked.err.find("sandshim run -- python3") != std::string::npos);
-  HookReply allowed =
-      world.run(fixture("windsurf/pre_run_command_plain.json"), agent(Agent::windsurf));
-  CHECK(allowed.exit_code == 0);
-  CHECK(allowed.out.empty());
-  world.run(fixture("windsurf/post_run_command.json"), agent(Agent::windsurf));
-  REQUIRE(world.completions.size() == 1);
-  CHECK(world.completions[0].first == world.records.at(1).tool_use_id);
-  CHECK(world.completions[0].second.exit_code == 0);
-  CHECK(world.run(fixture("windsurf/pre_read_code.json"), agent(Agent::windsurf)).exit_code == 2);
-}
-
 TEST_CASE("without --agent the payload's shape names the agent", "[hooks][agents]") {
   const std::pair<const char*, const char*> cases[] = {
-      {"claude/pre_tool_use.json", "claude-code"},      {"codex/pre_tool_use.json", "codex"},
-      {"cursor/before_shell_execution.json", "cursor"}, {"gemini/before_tool.json", "gemini-cli"},
-      {"windsurf/pre_run_command.json", "windsurf"},
+      {"claude/pre_tool_use.json", "claude-code"},
+      {"codex/pre_tool_use.json", "codex"},
+      {"cursor/before_shell_execution.json", "cursor"},
+      {"gemini/before_tool.json", "gemini-cli"},
   };
   for (const auto& [name, expected] : cases) {
     FakeWorld world;
@@ -747,39 +635,47 @@ TEST_CASE("without --agent the payload's shape names the agent", "[hooks][agents
   CHECK(world.records.at(0).rule == "unknown-agent");
 }
 
+// Every agent of the registry: a malformed payload is a refusal that blocks, by exit 2 or by a
+// JSON deny, and a deny in the audit. Each agent's own test checks its exact form.
 TEST_CASE("malformed payloads are refused in each agent's own way", "[hooks][agents]") {
-  struct Expect {
-    Agent agent;
-    int exit_code;
-    bool json_required;  // the block is in the JSON (else exit 2 blocks; stdout may be empty)
-  };
-  const Expect agents[] = {{Agent::claude, 2, false},
-                           {Agent::codex, 2, false},
-                           {Agent::cursor, 2, true},
-                           {Agent::gemini, 0, true},
-                           {Agent::windsurf, 2, false}};
   for (const char* name :
        {"malformed/not_json.txt", "malformed/array.json", "malformed/empty.txt",
         "malformed/truncated.json", "malformed/claude_no_command.json",
-        "malformed/claude_tool_input_string.json", "malformed/claude_command_number.json",
-        "malformed/windsurf_no_tool_info.json"}) {
-    for (const Expect& expect : agents) {
+        "malformed/claude_tool_input_string.json", "malformed/claude_command_number.json"}) {
+    for (Agent which : all_agents()) {
       FakeWorld world;
-      HookReply reply = world.run(fixture(name), agent(expect.agent));
-      INFO(name << " as " << adapter_for(expect.agent).flag << ": " << reply.out << reply.err);
-      CHECK(reply.exit_code == expect.exit_code);
-      if (expect.json_required || !reply.out.empty()) {
+      HookReply reply = world.run(fixture(name), agent(which->flag));
+      INFO(name << " as " << which->flag << ": " << reply.out << reply.err);
+      bool json_deny = false;
+      if (!reply.out.empty()) {
         Json answer = out_json(reply);
-        bool blocks = answer.value("permission", "") == "deny" ||
-                      answer.value("decision", "") == "deny" ||
-                      answer["hookSpecificOutput"].value("permissionDecision", "") == "deny";
-        CHECK(blocks);
+        json_deny = answer.value("permission", "") == "deny" ||
+                    answer.value("decision", "") == "deny" ||
+                    answer["hookSpecificOutput"].value("permissionDecision", "") == "deny";
       }
-      CHECK((expect.agent == Agent::gemini || !reply.err.empty()));
-      CHECK((expect.agent != Agent::windsurf || reply.out.empty()));
+      CHECK((reply.exit_code == 2 || (reply.exit_code == 0 && json_deny)));
+      CHECK((reply.exit_code != 2 || !reply.err.empty()));
+      CHECK((reply.out.empty() || json_deny));
       REQUIRE(world.records.size() == 1);
       CHECK(world.records[0].decision == sandshim::audit::Decision::deny);
     }
+  }
+}
+
+TEST_CASE("each agent refuses a malformed payload in its own form", "[hooks][agents]") {
+  struct Expect {
+    const char* agent;
+    int exit_code;
+    bool json_required;  // the block is in the JSON (else exit 2 blocks; stdout may be empty)
+  };
+  const Expect agents[] = {
+      {"claude", 2, false}, {"codex", 2, false}, {"cursor", 2, true}, {"gemini", 0, true}};
+  for (const Expect& expect : agents) {
+    FakeWorld world;
+    HookReply reply = world.run(fixture("malformed/claude_no_command.json"), agent(expect.agent));
+    INFO(expect.agent << ": " << reply.out << reply.err);
+    CHECK(reply.exit_code == expect.exit_code);
+    CHECK((!expect.json_required || !reply.out.empty()));
   }
 }
 
@@ -787,21 +683,21 @@ TEST_CASE("an oversized payload is refused unread", "[hooks][agents]") {
   FakeWorld world;
   std::string huge = "{\"hook_event_name\":\"PreToolUse\",\"x\":\"" +
                      std::string(k_max_payload_bytes, 'a') + "\"}";
-  HookReply reply = world.run(huge, agent(Agent::claude));
+  HookReply reply = world.run(huge, agent("claude"));
   CHECK(reply.exit_code == 2);
   CHECK(world.records.at(0).rule == "payload-too-large");
-  CHECK(world.run(huge, agent(Agent::gemini)).out.find("\"deny\"") != std::string::npos);
+  CHECK(world.run(huge, agent("gemini")).out.find("\"deny\"") != std::string::npos);
 }
 
 TEST_CASE("internal errors fail closed before a decision, never after", "[hooks][agents]") {
   FakeWorld world;
   world.policy_fails = true;
-  HookReply claude = world.run(fixture("claude/pre_tool_use.json"), agent(Agent::claude));
+  HookReply claude = world.run(fixture("claude/pre_tool_use.json"), agent("claude"));
   CHECK(claude.exit_code == 2);
   CHECK(claude.err.find("bad config") != std::string::npos);
-  CHECK(out_json(world.run(fixture("gemini/before_tool.json"), agent(Agent::gemini)))["decision"] ==
+  CHECK(out_json(world.run(fixture("gemini/before_tool.json"), agent("gemini")))["decision"] ==
         "deny");
-  HookReply after = world.run(fixture("claude/post_tool_use.json"), agent(Agent::claude));
+  HookReply after = world.run(fixture("claude/post_tool_use.json"), agent("claude"));
   CHECK(after.exit_code == 0);
   CHECK(after.out.empty());
 }
@@ -809,20 +705,52 @@ TEST_CASE("internal errors fail closed before a decision, never after", "[hooks]
 TEST_CASE("a decision that cannot be recorded is not acted on", "[hooks][agents]") {
   FakeWorld world;
   world.audit_fails = true;
-  HookReply reply = world.run(fixture("claude/pre_tool_use.json"), agent(Agent::claude));
+  HookReply reply = world.run(fixture("claude/pre_tool_use.json"), agent("claude"));
   CHECK(reply.exit_code == 2);
   CHECK(reply.err.find("audit database") != std::string::npos);
   world.policy.audit_required = false;
-  CHECK(out_json(world.run(fixture("codex/pre_tool_use.json"),
-                           agent(Agent::codex)))["hookSpecificOutput"]
-            .contains("updatedInput"));
+  CHECK(
+      out_json(world.run(fixture("codex/pre_tool_use.json"), agent("codex")))["hookSpecificOutput"]
+          .contains("updatedInput"));
 }
 
 TEST_CASE("the --event option refuses payloads for another event", "[hooks][agents]") {
   FakeWorld world;
-  HookOptions options = agent(Agent::claude);
+  HookOptions options = agent("claude");
   options.expected_event = "PostToolUse";
   HookReply reply = world.run(fixture("claude/pre_tool_use.json"), options);
   CHECK(reply.exit_code == 2);
   CHECK(world.records.at(0).rule == "event-mismatch");
+}
+
+// What a new agent's descriptor must hold for the rest of sandshim to use it without a line
+// of its own anywhere else.
+TEST_CASE("every descriptor of the registry is complete, and its names are its own",
+          "[hooks][agents]") {
+  std::set<std::string_view> flags;
+  std::set<std::string_view> audit_names;
+  for (Agent which : all_agents()) {
+    INFO(which->flag);
+    CHECK(flags.insert(which->flag).second);
+    CHECK(audit_names.insert(which->audit_name).second);
+    CHECK(agent_named(which->flag) == which);
+    CHECK(which->install_help.starts_with("  " + std::string(which->flag) + " "));
+    CHECK(which->install_help.ends_with("\n"));
+    CHECK_FALSE(which->hook_help.empty());
+    CHECK_FALSE(which->session_markers.empty());
+    CHECK_FALSE(which->workspace_names.empty());
+    CHECK_FALSE(which->user_places().empty());
+    CHECK_FALSE(which->project_places().empty());
+    AgentSettings settings = which->settings(InstallMode::path);
+    CHECK(settings.name == which->flag);
+    CHECK(settings.display == which->display);
+    CHECK(settings.user_file.is_absolute());
+    std::string within = settings.user_file.lexically_relative(which->config_dir()).string();
+    CHECK((!within.empty() && !within.starts_with("..")));
+  }
+  const std::vector<sandshim::shim::KnownAgent>& known = sandshim::shim::known_agents();
+  REQUIRE(known.size() == all_agents().size());  // published at start-up (tests/unit/main.cpp)
+  for (size_t i = 0; i < known.size(); ++i) {
+    CHECK(known[i].audit_name == all_agents()[i]->audit_name);
+  }
 }

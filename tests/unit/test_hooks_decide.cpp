@@ -293,8 +293,8 @@ TEST_CASE("a refusal tells the model what to run instead", "[hooks][decide]") {
   CHECK(ruby.reason.find("`ruby …`") == std::string::npos);
   Decision denied = decide("python3 x.py", inputs("deny", true));
   CHECK(denied.reason.find("`/usr/local/bin/sandshim run -- python3 …`") != std::string::npos);
-  Decision windsurf = decide("node app.js", inputs("path", false));
-  CHECK(windsurf.reason.find(k_shim_dir.string() + "/node") != std::string::npos);
+  Decision no_rewrite = decide("node app.js", inputs("path", false));
+  CHECK(no_rewrite.reason.find(k_shim_dir.string() + "/node") != std::string::npos);
   Decision several = decide("/usr/bin/python3 a; env -i node b; sudo ls", inputs("path", true));
   CHECK(several.rule == "interpreter-by-path");
   CHECK(std::count(several.reason.begin(), several.reason.end(), '\n') == 2);

@@ -273,9 +273,7 @@ class Hook {
     sandshim::audit::DecisionRecord recorded;
     HookEnvironment env = environment(mode, agent, recorded);
     HookOptions options;
-    options.agent = agent == "claude"  ? Agent::claude
-                    : agent == "codex" ? Agent::codex
-                                       : Agent::gemini;
+    options.agent = agent_named(agent);
     HookReply reply = run_hook(options, payload.dump(), env);
     return {answer_of(reply.sent), recorded.rule, recorded.reason};
   }

@@ -150,9 +150,9 @@ TEST_CASE("install agent refuses invalid JSON and leaves it untouched", "[instal
 
 TEST_CASE("install agent --dry-run writes nothing", "[install][agent]") {
   Sandbox box;
-  std::string report = install_agent({"windsurf", "--project", box.project.string(), "--dry-run"});
+  std::string report = install_agent({"cursor", "--project", box.project.string(), "--dry-run"});
   CHECK(report.find("dry run") != std::string::npos);
-  CHECK(report.find("created   .windsurf/hooks.json") != std::string::npos);
+  CHECK(report.find("created   .cursor/hooks.json") != std::string::npos);
   CHECK(fs::is_empty(box.project));
 }
 

@@ -38,7 +38,6 @@ const Case k_cases[] = {
     {"claude", "claude_settings_tabs.json"},  {"claude", "claude_settings_minified.json"},
     {"claude", "claude_settings_empty.json"}, {"codex", "codex_hooks.json"},
     {"cursor", "cursor_hooks.json"},          {"gemini", "gemini_settings.json"},
-    {"windsurf", "windsurf_hooks.json"},
 };
 
 }  // namespace
@@ -90,9 +89,10 @@ TEST_CASE("a missing settings file is created, and uninstall leaves only its ske
 }
 
 // The complete file each agent gets, compared with tests/data/install/installed_<agent>.json
-// (SANDSHIM_UPDATE_GOLDEN=1 rewrites them; review the diff).
+// (SANDSHIM_UPDATE_GOLDEN=1 rewrites them; review the diff). A newer agent's own test
+// (test_hooks_agent_<agent>.cpp) holds its golden text.
 TEST_CASE("each agent gets exactly the settings in its golden file", "[install][settings]") {
-  for (const char* agent : {"claude", "codex", "cursor", "gemini", "windsurf"}) {
+  for (const char* agent : {"claude", "codex", "cursor", "gemini"}) {
     std::string text =
         merge_hooks(std::nullopt, settings_for(agent), hook_command_for(k_binary, agent)).text;
     std::filesystem::path golden =
@@ -179,9 +179,9 @@ TEST_CASE("only sandshim's own handlers are recognised", "[install][settings]") 
 TEST_CASE("an event array the user left empty loses it on uninstall", "[install][settings]") {
   // Documented limit: without state sandshim cannot tell an empty array it filled from one it
   // created, so uninstall removes the emptied event; everything else is restored exactly.
-  AgentSettings settings = settings_for("windsurf");
-  std::string original = "{\n  \"hooks\": {\n    \"pre_run_command\": [],\n    \"x\": 1\n  }\n}\n";
-  Merged installed = merge_hooks(original, settings, hook_command_for(k_binary, "windsurf"));
+  AgentSettings settings = settings_for("cursor");
+  std::string original = "{\n  \"hooks\": {\n    \"preToolUse\": [],\n    \"x\": 1\n  }\n}\n";
+  Merged installed = merge_hooks(original, settings, hook_command_for(k_binary, "cursor"));
   Merged removed = unmerge_hooks(installed.text, settings);
   CHECK(removed.text == "{\n  \"hooks\": {\n    \"x\": 1\n  }\n}\n");
 }
