@@ -22,6 +22,16 @@ double cpus_given(double cpus) {
   return std::strtod(cpus_text(cpus).c_str(), nullptr);
 }
 
+void set_program(nlohmann::json& config, const CreateSpec& spec, const ProgramKeys& keys) {
+  if (!spec.entrypoint.empty()) {
+    config[keys.entrypoint] = nlohmann::json::array({spec.entrypoint});
+  }
+  config[keys.image] = spec.image;
+  if (!spec.command.empty()) {
+    config[keys.command] = spec.command;
+  }
+}
+
 std::optional<std::string> resolved(const EnvVar& var, const std::vector<std::string>& client_env) {
   if (var.value) {
     return var.name + "=" + *var.value;

@@ -42,6 +42,16 @@ void set_if(nlohmann::json& object, const char* key, const std::optional<int64_t
 // The CPU count as the client reads it from `--cpus` (cpus_text), so both paths round alike.
 double cpus_given(double cpus);
 
+// The body's keys of what runs: the entrypoint, the image and the command.
+struct ProgramKeys {
+  const char* entrypoint;
+  const char* image;
+  const char* command;
+};
+
+// What runs into `config` under `keys`: the image, and the entrypoint and command it has.
+void set_program(nlohmann::json& config, const CreateSpec& spec, const ProgramKeys& keys);
+
 // NAME=VALUE of `var`: its own value, or by name the first of `client_env`; nullopt when the
 // client's environment has none (the client then passes nothing).
 std::optional<std::string> resolved(const EnvVar& var, const std::vector<std::string>& client_env);

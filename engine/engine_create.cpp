@@ -144,13 +144,7 @@ Problem docker_process(const CreateSpec& spec, Draft& draft) {
     draft.config["AttachStdin"] = draft.config["OpenStdin"] = draft.config["StdinOnce"] = true;
   }
   draft.config["Tty"] = spec.tty;
-  if (!spec.entrypoint.empty()) {
-    draft.config["Entrypoint"] = json::array({spec.entrypoint});
-  }
-  draft.config["Image"] = spec.image;
-  if (!spec.command.empty()) {
-    draft.config["Cmd"] = spec.command;
-  }
+  create_body::set_program(draft.config, spec, {"Entrypoint", "Image", "Cmd"});
   return std::nullopt;
 }
 

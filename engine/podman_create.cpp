@@ -166,13 +166,7 @@ Problem podman_process(const CreateSpec& spec, Draft& draft) {
   if (spec.tty) {
     draft.config["terminal"] = true;
   }
-  if (!spec.entrypoint.empty()) {
-    draft.config["entrypoint"] = json::array({spec.entrypoint});
-  }
-  draft.config["image"] = spec.image;
-  if (!spec.command.empty()) {
-    draft.config["command"] = spec.command;
-  }
+  create_body::set_program(draft.config, spec, {"entrypoint", "image", "command"});
   return std::nullopt;
 }
 
