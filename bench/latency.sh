@@ -224,8 +224,8 @@ variant() {
       ;;
     cold) time_ms "$key" "$bin" run -- "${argv[@]}" ;;
     api-floor)
-      engine_line "${argv[@]}"
-      time_ms "$key" "$api_floor" "$engine_socket" "${engine_args[@]:1}"
+      "$api_floor" --prepare "$work/floor-create.json" -- "${argv[@]}"
+      time_ms "$key" "$api_floor" "$engine_socket" "$work/floor-create.json"
       ;;
     warm-exec)
       time_ms "$key" env SANDSHIM_CONFIG="$work/warm.conf" "$bin" run -- "${argv[@]}"

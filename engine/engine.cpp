@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "common/environment.hpp"
@@ -14,28 +15,25 @@ namespace sandshim::shim {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> EngineDialect::init_flags() const {
-  if (is_podman() && !init_path.empty()) {
-    return {"--init", "--init-path=" + init_path};
+// podman's --read-only leaves writable tmpfs on /run and /var/tmp unless told not to; a
+// containers.conf with `cgroups = "disabled"` would silently drop every limit; podman sets
+// TERM=xterm even with no terminal, where docker sets nothing.
+void EngineDialect::complete(CreateSpec& spec) const {
+  if (!is_podman()) {
+    return;
   }
-  return {"--init"};
-}
-
-// podman's --read-only leaves writable tmpfs on /run and /var/tmp unless told not to.
-std::vector<std::string> EngineDialect::filesystem_flags() const {
-  return is_podman() ? std::vector<std::string>{"--read-only-tmpfs=false"}
-                     : std::vector<std::string>{};
-}
-
-// A containers.conf with `cgroups = "disabled"` would silently drop every limit.
-std::vector<std::string> EngineDialect::limit_flags() const {
-  return is_podman() ? std::vector<std::string>{"--cgroups=enabled"} : std::vector<std::string>{};
-}
-
-// podman sets TERM=xterm even with no terminal; docker sets nothing.
-std::vector<std::string> EngineDialect::environment_flags(bool keep_term) const {
-  return is_podman() && !keep_term ? std::vector<std::string>{"--unsetenv=TERM"}
-                                   : std::vector<std::string>{};
+  if (spec.init) {
+    spec.init_path = init_path;
+  }
+  if (spec.read_only_rootfs) {
+    spec.read_only_tmpfs = false;
+  }
+  spec.cgroups = "enabled";
+  bool term_passed = spec.tty || std::any_of(spec.env.begin(), spec.env.end(),
+                                             [](const EnvVar& var) { return var.name == "TERM"; });
+  if (!term_passed) {
+    spec.unset_env.push_back("TERM");
+  }
 }
 
 std::string EngineDialect::label_format(const std::string& label) const {

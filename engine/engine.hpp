@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/unique_fd.hpp"
+#include "engine/create_spec.hpp"
 #include "policy/policy.hpp"
 
 namespace sandshim::shim {
@@ -20,11 +21,10 @@ struct EngineDialect {
   std::string init_path;
 
   bool is_podman() const { return kind == "podman"; }
-  // Flags this engine needs on top of the common ones to give the same sandbox as docker's.
-  std::vector<std::string> init_flags() const;
-  std::vector<std::string> filesystem_flags() const;
-  std::vector<std::string> limit_flags() const;
-  std::vector<std::string> environment_flags(bool term_passed) const;
+  // Adds to a container's spec what this engine needs on top of the common hardening to give
+  // the same sandbox as docker's (podman: its init's path, no writable tmpfs on a read-only
+  // root, cgroups on, no TERM the caller did not pass).
+  void complete(CreateSpec& spec) const;
   // `ps --format` of one label's value; `events --format` of the event's name.
   std::string label_format(const std::string& label) const;
   std::string event_format() const;

@@ -5,12 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "engine/create_spec.hpp"
 #include "engine/remote_workspace.hpp"
 
 namespace sandshim::shim {
 
-// One container as the Engine API creates it: the same container `docker run` with these
-// arguments creates, so the two paths cannot drift (both start from build_run_arguments).
+// One container as the Engine API creates it: the CreateSpec that `cli_arguments` gives the
+// client, so the two paths cannot drift (both serialize the same spec).
 struct CreateRequest {
   std::string name;
   std::string body;  // the JSON of POST /containers/create: Config with its HostConfig
@@ -23,33 +24,33 @@ struct CreateRequest {
   std::optional<ShippedWorkspace> shipped;
 };
 
-// A translation, or the flag it could not carry (the caller then keeps the client).
-struct CreateTranslation {
+// The create request of a spec, or what of it has no API form here (the caller keeps the client).
+struct ApiCreate {
   std::optional<CreateRequest> request;
-  std::string unsupported;  // the first argument with no API equivalent here
+  std::string unsupported;  // the field with no API form, as its client flag, and why
 };
 
-// Reads a file the arguments name by path (a seccomp profile: the API takes its content).
+// Reads a file the spec names by path (a seccomp profile: docker's API takes its content).
 using ReadFile = std::function<std::optional<std::string>(const std::string& path)>;
 
 // The ReadFile of a real run: the file's whole content, or none when it cannot be read.
 std::optional<std::string> read_named_file(const std::string& path);
 
-// Turns a `run` argument list (docker's dialect, as build_run_arguments makes it) into the create
-// request. `client_env` is the client's environment as NAME=VALUE: a bare `--env=NAME` takes its
-// value from there, as the client does. Any flag not in the table leaves the run to the client.
-CreateTranslation translate_run_arguments(const std::vector<std::string>& args,
-                                          const std::vector<std::string>& client_env,
-                                          const ReadFile& read_file);
+// What the API serializers need besides the spec: the client's environment as NAME=VALUE (a
+// variable passed by name takes its value from there, as the client does) and a file reader.
+struct CreateInputs {
+  std::vector<std::string> client_env;
+  ReadFile read_file = read_named_file;
+};
 
-// The same for podman's `run` arguments (its dialect: --init-path, --read-only-tmpfs=false,
-// --cgroups=enabled, --unsetenv): the body of libpod's create, which carries each of them (the
-// compat create cannot). Any flag not in podman's table leaves the run to the client.
-CreateTranslation translate_podman_run_arguments(const std::vector<std::string>& args,
-                                                 const std::vector<std::string>& client_env,
-                                                 const ReadFile& read_file);
+// docker's create body (Config with its HostConfig) for `spec`.
+ApiCreate docker_create(const CreateSpec& spec, const CreateInputs& inputs);
 
-// The fields of one `--mount` value (CSV, as the client splits it: quotes, doubled quotes).
-std::vector<std::string> split_csv_fields(const std::string& value);
+// podman's: the body of libpod's create (its SpecGenerator), which carries what the compat
+// create drops (--read-only-tmpfs=false, the init's path, --cgroups=enabled, a bind's noexec).
+ApiCreate podman_create(const CreateSpec& spec, const CreateInputs& inputs);
+
+// The create of `spec` in the engine's dialect: podman's (libpod) or docker's.
+ApiCreate api_create(const CreateSpec& spec, bool podman, const CreateInputs& inputs);
 
 }  // namespace sandshim::shim

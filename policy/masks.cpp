@@ -259,13 +259,13 @@ MaskSources ensure_mask_sources() {
   return sources;
 }
 
-std::vector<std::string> mask_mount_flags(const MaskPlan& plan, const MaskSources& sources) {
-  std::vector<std::string> flags;
+std::vector<BindPath> mask_binds(const MaskPlan& plan, const MaskSources& sources) {
+  std::vector<BindPath> binds;
   for (const auto& masked : plan.paths) {
     const fs::path& source = masked.directory ? sources.empty_dir : sources.empty_file;
-    flags.push_back("--mount=" + bind_mount_spec(source, masked.path, true));
+    binds.push_back(checked_bind(source, masked.path, true));
   }
-  return flags;
+  return binds;
 }
 
 }  // namespace sandshim::shim

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "policy/workspace.hpp"
+
 namespace sandshim::shim {
 
 // One workspace path covered inside the container by an empty read-only file or directory.
@@ -53,7 +55,7 @@ struct MaskSources {
 };
 MaskSources ensure_mask_sources();
 
-// The engine's --mount flags for the plan, one per masked path.
-std::vector<std::string> mask_mount_flags(const MaskPlan& plan, const MaskSources& sources);
+// The plan's read-only binds, one per masked path.
+std::vector<BindPath> mask_binds(const MaskPlan& plan, const MaskSources& sources);
 
 }  // namespace sandshim::shim

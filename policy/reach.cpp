@@ -54,9 +54,9 @@ std::string invalid_writable_path(const std::string& path) {
   return "";
 }
 
-std::vector<std::string> writable_mount_flags(const fs::path& workspace,
-                                              const std::vector<std::string>& paths) {
-  std::vector<std::string> flags;
+std::vector<BindPath> writable_binds(const fs::path& workspace,
+                                     const std::vector<std::string>& paths) {
+  std::vector<BindPath> binds;
   for (const auto& path : paths) {
     fs::path dir = (workspace / path).lexically_normal();
     std::error_code ec;
@@ -64,14 +64,14 @@ std::vector<std::string> writable_mount_flags(const fs::path& workspace,
       throw Fatal("sandbox.writable = " + path + ": " + quoted(dir.string()) +
                   " is not a directory in the workspace; create it first");
     }
-    flags.push_back("--mount=" + bind_mount_spec(dir, false));
+    binds.push_back(checked_bind(dir, dir, false));
     for (const auto& name : protected_names()) {
       if (fs::exists(fs::symlink_status(dir / name, ec))) {
-        flags.push_back("--mount=" + bind_mount_spec(dir / name, true));
+        binds.push_back(checked_bind(dir / name, dir / name, true));
       }
     }
   }
-  return flags;
+  return binds;
 }
 
 namespace {
@@ -120,12 +120,6 @@ fs::path prepare_cache_dir(const fs::path& workspace, uid_t uid, gid_t gid, uint
     empty_directory(dir);
   }
   return dir;
-}
-
-std::string cache_mount_flag(const fs::path& dir, bool podman) {
-  std::string spec = "--mount=" + bind_mount_spec(dir, k_cache_mount, false);
-  // Docker's bind mounts take no noexec (its local volumes bind without applying it either).
-  return podman ? spec + ",noexec,nosuid,nodev" : spec;
 }
 
 std::vector<std::string> cache_environment() {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "policy/workspace.hpp"
+
 namespace sandshim::shim {
 
 // Names that stay read-only inside a writable sub-path: they steer git, sandshim, the agents
@@ -17,11 +19,11 @@ std::vector<std::string> protected_names();
 // Why a sandbox.writable path cannot be used, or empty.
 std::string invalid_writable_path(const std::string& path);
 
-// The --mount flags that make each listed sub-path of the workspace writable, with every
-// protected name found in it bound read-only over itself. Throws Fatal naming sandbox.writable
-// when a path is missing or not a directory.
-std::vector<std::string> writable_mount_flags(const std::filesystem::path& workspace,
-                                              const std::vector<std::string>& paths);
+// The binds that make each listed sub-path of the workspace writable, with every protected
+// name found in it bound read-only over itself. Throws Fatal naming sandbox.writable when a
+// path is missing or not a directory.
+std::vector<BindPath> writable_binds(const std::filesystem::path& workspace,
+                                     const std::vector<std::string>& paths);
 
 // Where the interpreters' caches live inside the container under sandbox.cache = on.
 inline constexpr const char* k_cache_mount = "/sandshim-cache";
@@ -31,10 +33,6 @@ inline constexpr const char* k_cache_mount = "/sandshim-cache";
 // `max_bytes` (sets `emptied`).
 std::filesystem::path prepare_cache_dir(const std::filesystem::path& workspace, uid_t uid,
                                         gid_t gid, uint64_t max_bytes, bool& emptied);
-
-// The mount of the cache directory: read-write; never executable under podman (docker's CLI
-// cannot mount a host directory noexec).
-std::string cache_mount_flag(const std::filesystem::path& dir, bool podman);
 
 // The environment that points the interpreters at the cache (NAME=VALUE).
 std::vector<std::string> cache_environment();

@@ -53,13 +53,18 @@ std::string bind_mount_spec(const fs::path& path, bool read_only) {
   return bind_mount_spec(path, path, read_only);
 }
 
-std::string bind_mount_spec(const fs::path& source, const fs::path& target, bool read_only) {
+BindPath checked_bind(const fs::path& source, const fs::path& target, bool read_only) {
   for (const std::string& p : {source.native(), target.native()}) {
     if (p.empty() || p[0] != '/' || has_control_characters(p)) {
       throw Fatal("refusing to mount " + quoted(p) +
                   ": the path has control characters; rename the directory");
     }
   }
+  return BindPath{source, target, read_only};
+}
+
+std::string bind_mount_spec(const fs::path& source, const fs::path& target, bool read_only) {
+  checked_bind(source, target, read_only);
   std::string spec = "type=bind," + csv_field("source=" + source.native()) + "," +
                      csv_field("target=" + target.native());
   return read_only ? spec + ",readonly" : spec;

@@ -13,6 +13,18 @@ namespace sandshim::shim {
 std::filesystem::path resolve_workspace(const std::filesystem::path& cwd,
                                         const std::filesystem::path& home);
 
+// A host path bound into the sandbox, as the engine's mounts are made of it.
+struct BindPath {
+  std::filesystem::path source;
+  std::filesystem::path target;
+  bool read_only = false;
+};
+
+// A bind whose paths cannot bend the mount: absolute, without control characters (throws Fatal
+// naming the path).
+BindPath checked_bind(const std::filesystem::path& source, const std::filesystem::path& target,
+                      bool read_only);
+
 // A mount specification cannot be bent by the path's bytes: commas and quotes are CSV-quoted,
 // control characters refused (throws Fatal naming the path).
 std::string bind_mount_spec(const std::filesystem::path& path, bool read_only);

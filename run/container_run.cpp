@@ -171,7 +171,7 @@ class RunLoop {
         m_out(-1, spec.stdio.out, policy.audit_tail_bytes),
         m_err(-1, spec.stdio.err, policy.audit_tail_bytes) {}
 
-  ContainerResult run(const std::vector<std::string>& engine_args, const Policy& policy);
+  ContainerResult run(const EngineCall& call, const Policy& policy);
   Guardian start_guardian(const Policy& policy, ApiPath& api_path) const;
   void start_watches(std::optional<ImageProbe>& image_probe);
   void start_client(const std::vector<std::string>& engine_args, Pipe& out, Pipe& err,
@@ -186,8 +186,7 @@ class RunLoop {
   void leave_to_client(const engine::Transport& transport, const std::string& unsupported);
   ContainerResult not_started(const std::string& why) const;
   std::string shipped_note(std::string& failure);
-  void choose_api_path(const std::vector<std::string>& engine_args, const Policy& policy,
-                       const ApiPath& path);
+  void choose_api_path(const EngineCall& call, const Policy& policy, const ApiPath& path);
   pid_t spawn_api_client(Pipe& out, Pipe& err);
   std::optional<ApiFault> take_api_fault();
   void remove_container();
@@ -231,7 +230,7 @@ class RunLoop {
   BackgroundAction m_signaller{m_engine};
   PidsEvents m_pids;
   // docker's cold run over the Engine API (engine.api = on): the client of its socket, and the
-  // container the `run` arguments describe. Unset: the engine's client runs.
+  // container the run's spec describes. Unset: the engine's client runs.
   std::optional<engine::ApiClient> m_api;
   std::optional<CreateRequest> m_create;
   std::string m_shipped_note;  // a remote engine: which snapshot the run used
@@ -239,11 +238,10 @@ class RunLoop {
 };
 
 // The API path where it can stand in for the client with the same container: engine.api = on, a
-// local socket that answers (docker's, or podman's service), a cold run, and every argument with
-// an API form (podman's through libpod's create). Else the client.
-void RunLoop::choose_api_path(const std::vector<std::string>& engine_args, const Policy& policy,
-                              const ApiPath& path) {
-  if (m_spec.warm || m_launcher.valid()) {
+// local socket that answers (docker's, or podman's service), a cold run, and every field of its
+// spec with an API form (podman's through libpod's create). Else the client.
+void RunLoop::choose_api_path(const EngineCall& call, const Policy& policy, const ApiPath& path) {
+  if (m_spec.warm || m_launcher.valid() || !call.create) {
     return;
   }
   if (!path.transport) {
@@ -254,15 +252,13 @@ void RunLoop::choose_api_path(const std::vector<std::string>& engine_args, const
   // call's, bounds the API client (the loop removes the container and then stops the client).
   m_api.emplace(*path.transport, std::chrono::milliseconds(policy.timeout_ms + k_client_grace_ms +
                                                            k_client_bound_margin_ms));
-  auto translate =
-      m_engine.dialect.is_podman() ? translate_podman_run_arguments : translate_run_arguments;
-  CreateTranslation translation =
-      translate(engine_args, m_engine.env_with(m_spec.env), read_named_file);
-  if (!translation.request) {
-    leave_to_client(*path.transport, translation.unsupported);
+  ApiCreate create = api_create(*call.create, m_engine.dialect.is_podman(),
+                                CreateInputs{m_engine.env_with(m_spec.env)});
+  if (!create.request) {
+    leave_to_client(*path.transport, create.unsupported);
     return;
   }
-  m_create = std::move(translation.request);
+  m_create = std::move(create.request);
   if (engine::is_remote(*path.transport)) {
     ship_workspace(policy);
   }
@@ -513,7 +509,7 @@ Guardian RunLoop::start_guardian(const Policy& policy, ApiPath& api_path) const 
   return guardian;
 }
 
-ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const Policy& policy) {
+ContainerResult RunLoop::run(const EngineCall& call, const Policy& policy) {
   ApiPath api_path;
   Guardian guardian = start_guardian(policy, api_path);
   StepTimer launcher_step("launcher connect");
@@ -527,12 +523,12 @@ ContainerResult RunLoop::run(const std::vector<std::string>& engine_args, const 
   Pipe out = make_pipe();
   Pipe err = make_pipe();
   try {
-    choose_api_path(engine_args, policy, api_path);
+    choose_api_path(call, policy, api_path);
   } catch (const Fatal& e) {  // a remote engine that cannot take this run, or its snapshot
     guardian.remove_now();
     return not_started(e.what());
   }
-  start_client(engine_args, out, err, policy);
+  start_client(call.args, out, err, policy);
   StepTimer loop_step("client run");
   loop();
   loop_step.done();
@@ -787,10 +783,10 @@ LimitFacts RunLoop::limit_facts(const ContainerResult& result) const {
 
 }  // namespace
 
-ContainerResult run_container(const Engine& engine, const std::vector<std::string>& engine_args,
-                              const RunSpec& spec, const Policy& policy) {
+ContainerResult run_container(const Engine& engine, const EngineCall& call, const RunSpec& spec,
+                              const Policy& policy) {
   RunLoop loop(engine, spec, policy);
-  return loop.run(engine_args, policy);
+  return loop.run(call, policy);
 }
 
 }  // namespace sandshim::shim

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "audit/run_record.hpp"
+#include "engine/create_spec.hpp"
 #include "engine/engine.hpp"
 #include "policy/limit_hints.hpp"
 #include "policy/policy.hpp"
@@ -31,10 +32,18 @@ struct ContainerResult {
   std::string transfer;    // a remote engine: what travelled, for the audit row's message only
 };
 
-// Runs the engine client with `engine_args` and stays in charge until the container is gone:
+// One attempt as the engine gets it: the client's arguments (the audit's engine_args) and, for a
+// cold run, the container as data (the spec those arguments serialize), which the API path
+// creates without the client.
+struct EngineCall {
+  std::vector<std::string> args;
+  std::optional<CreateSpec> create;
+};
+
+// Runs the engine client with `call` and stays in charge until the container is gone:
 // relays stdio, kills the container at the deadline, forwards signals, tells an OOM kill from
 // a deadline or a signal, and leaves a guardian behind in case the shim itself is killed.
-ContainerResult run_container(const Engine& engine, const std::vector<std::string>& engine_args,
-                              const RunSpec& spec, const Policy& policy);
+ContainerResult run_container(const Engine& engine, const EngineCall& call, const RunSpec& spec,
+                              const Policy& policy);
 
 }  // namespace sandshim::shim

@@ -87,21 +87,20 @@ std::optional<EgressMount> egress_mount_for(const Policy& policy, const std::str
   return EgressMount{egress_base() / run_id, locate_inside_binary(k_forwarder_name)};
 }
 
-std::vector<std::string> egress_mount_flags(const EgressMount& mount) {
-  return {"--mount=type=bind,source=" + mount.host_dir.string() + ",target=" + k_egress_inside_dir,
-          "--mount=type=bind,source=" + mount.forwarder.string() + ",target=" + k_forwarder_inside +
-              ",readonly"};
+std::vector<Mount> egress_mounts(const EgressMount& mount) {
+  return {bind_mount(mount.host_dir, k_egress_inside_dir, false),
+          bind_mount(mount.forwarder, k_forwarder_inside, true)};
 }
 
-std::vector<std::string> egress_environment_flags() {
-  std::vector<std::string> flags;
+std::vector<EnvVar> egress_environment() {
+  std::vector<EnvVar> env;
   for (const char* name : k_proxy_variables) {
-    flags.push_back(std::string("--env=") + name + "=" + proxy_url());
+    env.push_back({name, proxy_url()});
   }
   for (const char* name : k_no_proxy_variables) {
-    flags.push_back(std::string("--env=") + name + "=localhost,127.0.0.1,::1");
+    env.push_back({name, "localhost,127.0.0.1,::1"});
   }
-  return flags;
+  return env;
 }
 
 std::vector<std::string> egress_command(const std::vector<std::string>& command) {

@@ -9,6 +9,7 @@
 
 #include "audit/connection_record.hpp"
 #include "egress/proxy.hpp"
+#include "engine/create_spec.hpp"
 #include "policy/policy.hpp"
 #include "run/run_spec.hpp"
 
@@ -25,10 +26,10 @@ inline constexpr const char* k_forwarder_name = "sandshim-forward";
 // yet) and the forwarder binary, which must exist (else Fatal, exit 125). Nullopt otherwise.
 std::optional<EgressMount> egress_mount_for(const Policy& policy, const std::string& run_id);
 
-// The engine flags an allowlist run adds: the two mounts and the proxy variables (upper and
-// lower case, npm's and pip's), and the command the container runs in place of the caller's.
-std::vector<std::string> egress_mount_flags(const EgressMount& mount);
-std::vector<std::string> egress_environment_flags();
+// What an allowlist run adds to its container: the two mounts and the proxy variables (upper
+// and lower case, npm's and pip's), and the command the container runs in place of the caller's.
+std::vector<Mount> egress_mounts(const EgressMount& mount);
+std::vector<EnvVar> egress_environment();
 std::vector<std::string> egress_command(const std::vector<std::string>& command);
 // Whether the proxy variables set `name`, so the caller's own value of it never passes.
 bool is_egress_variable(const std::string& name);

@@ -4,13 +4,19 @@
 #include <string>
 #include <vector>
 
+#include "engine/create_spec.hpp"
 #include "policy/policy.hpp"
 #include "run/run_spec.hpp"
 
 namespace sandshim::shim {
 
-// The engine's argument list for one run ("run", flags..., image, command...). Built by an
-// ordered list of small named steps; caller-supplied strings only ever follow the image.
+// The container of one run as data, built by an ordered list of small named steps, then the
+// engine's own additions (EngineDialect::complete): the API path creates it, and
+// build_run_arguments gives it to the client. Caller-supplied strings are only its command.
+CreateSpec build_create_spec(const Policy& policy, const RunSpec& spec);
+
+// The engine client's argument list for one run ("run", flags..., image, command...): the spec
+// of build_create_spec, serialized (cli_arguments).
 std::vector<std::string> build_run_arguments(const Policy& policy, const RunSpec& spec);
 
 // A warm pool container: the same steps as a run (identity, lifecycle, network, privileges,
@@ -36,17 +42,15 @@ std::vector<std::string> build_exec_arguments(const Policy& policy, const RunSpe
 // environment (launch_environment).
 std::vector<std::string> build_launch_arguments(const Policy& policy, const RunSpec& spec);
 
-// Each step, exposed for unit tests: it appends its flags to `args`.
-void add_identity_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec);
-void add_lifecycle_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec);
-void add_network_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec);
-void add_runtime_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec);
-void add_privilege_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec);
-void add_filesystem_flags(std::vector<std::string>& args, const Policy& policy,
-                          const RunSpec& spec);
-void add_limit_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec);
-void add_environment_flags(std::vector<std::string>& args, const Policy& policy,
-                           const RunSpec& spec);
-void add_stdio_flags(std::vector<std::string>& args, const Policy& policy, const RunSpec& spec);
+// Each step, exposed for unit tests: it fills its part of the container's spec.
+void add_identity(CreateSpec& create, const Policy& policy, const RunSpec& spec);
+void add_lifecycle(CreateSpec& create, const Policy& policy, const RunSpec& spec);
+void add_network(CreateSpec& create, const Policy& policy, const RunSpec& spec);
+void add_runtime(CreateSpec& create, const Policy& policy, const RunSpec& spec);
+void add_privileges(CreateSpec& create, const Policy& policy, const RunSpec& spec);
+void add_filesystem(CreateSpec& create, const Policy& policy, const RunSpec& spec);
+void add_limits(CreateSpec& create, const Policy& policy, const RunSpec& spec);
+void add_environment(CreateSpec& create, const Policy& policy, const RunSpec& spec);
+void add_stdio(CreateSpec& create, const Policy& policy, const RunSpec& spec);
 
 }  // namespace sandshim::shim

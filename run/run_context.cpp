@@ -33,7 +33,7 @@ void describe_container(RunRecord& row, const RunContext& run) {
   row.image = spec.image;
   row.container_name = spec.container_name();
   row.engine_args = run.create_args;
-  row.engine_args.insert(row.engine_args.end(), run.engine_args.begin(), run.engine_args.end());
+  row.engine_args.insert(row.engine_args.end(), run.call.args.begin(), run.call.args.end());
   row.policy_digest = run.policy.digest();
   row.policy_sources = run.policy.sources;
   row.limits = run.policy.limits_summary();
@@ -81,9 +81,9 @@ void RunContext::take_warm(const PoolClaim& claim) {
   if (claim.launcher_pid > 0 && !m_spec->tty && stdin_may_pass(m_spec->stdio.in)) {
     m_spec->launcher_pid = claim.launcher_pid;
     m_spec->launcher_token = claim.launcher_token;
-    engine_args = build_launch_arguments(policy, *m_spec);
-  } else {
-    engine_args = build_exec_arguments(policy, *m_spec);  // a TTY, or a stdin only exec relays
+    call = {build_launch_arguments(policy, *m_spec), std::nullopt};
+  } else {  // a TTY, or a stdin only exec relays
+    call = {build_exec_arguments(policy, *m_spec), std::nullopt};
   }
 }
 
@@ -94,7 +94,7 @@ void RunContext::go_cold() {
   m_spec->launcher_pid = 0;
   m_spec->launcher_token.clear();
   create_args.clear();
-  engine_args = build_run_arguments(policy, *m_spec);
+  call = cold_call(policy, *m_spec);
   m_start_ms = wall_clock_ms();
   m_end_ms = 0;
   m_result.reset();
@@ -109,6 +109,12 @@ void RunContext::annotate(const std::string& note) {
   if (m_result) {
     m_result->message += note;
   }
+}
+
+EngineCall cold_call(const Policy& policy, const RunSpec& spec) {
+  CreateSpec create = build_create_spec(policy, spec);
+  std::vector<std::string> args = cli_arguments(create, spec.dialect.is_podman());
+  return {std::move(args), std::move(create)};
 }
 
 RunRecord row_at_begin(const RunContext& run) {

@@ -42,16 +42,14 @@ class RunContext {
   std::string enforcement;               // what the engine enforces, after the policy's limits
   std::unique_ptr<audit::Store> store;   // null: the run is not recorded
   std::vector<std::string> create_args;  // warm: how the claimed container was started
-  std::vector<std::string> engine_args;  // what the engine client is given for this attempt
+  EngineCall call;                       // what the engine is given for this attempt
   std::vector<LimitHint> hints;          // the limits the last attempt hit, said after its output
 
   const std::optional<RunSpec>& spec() const { return m_spec; }
   // The spec is set once the checks passed; from then on the run id lives in it.
   void set_spec(RunSpec spec);
   // Whether the engine arguments are known, so the row can describe the container.
-  bool described() const {
-    return m_spec.has_value() && engine.has_value() && !engine_args.empty();
-  }
+  bool described() const { return m_spec.has_value() && engine.has_value() && !call.args.empty(); }
 
   // This attempt takes over a claimed warm container: its id and image, its launcher (or an exec)
   // instead of a run.
@@ -73,6 +71,9 @@ class RunContext {
   std::optional<RunSpec> m_spec;
   std::optional<ContainerResult> m_result;
 };
+
+// A cold attempt: the container's spec, and the client's arguments that serialize it.
+EngineCall cold_call(const Policy& policy, const RunSpec& spec);
 
 // The run's row as begin_run inserts it: status running, everything known before the start.
 audit::RunRecord row_at_begin(const RunContext& run);

@@ -190,7 +190,7 @@ void hide_secrets(RunSpec& spec, const Policy& policy) {
 // sandbox.writable and sandbox.cache: the only places a run may write that outlive it.
 void grant_writes(RunSpec& spec, const Policy& policy, uid_t uid, gid_t gid) {
   try {
-    spec.writable_mounts = writable_mount_flags(spec.workspace, policy.writable);
+    spec.writable_mounts = writable_binds(spec.workspace, policy.writable);
     if (policy.cache == Cache::on) {
       bool emptied = false;
       spec.cache_dir = prepare_cache_dir(spec.workspace, uid, gid, policy.cache_bytes, emptied);
@@ -453,7 +453,7 @@ void prepare(RunContext& run, const RunEngine& engine) {
     }
   }
   run.set_spec(std::move(spec));
-  run.engine_args = build_run_arguments(run.policy, *run.spec());
+  run.call = cold_call(run.policy, *run.spec());
 }
 
 // The effective sandbox, once per run, for SANDSHIM_LOG=debug.
@@ -489,7 +489,7 @@ void execute(RunContext& run, const RunEngine& engine) {
   row.done();
   log_sandbox(run);
   StepTimer step("container run");
-  ContainerResult result = engine.run(*run.engine, run.engine_args, *run.spec(), run.policy);
+  ContainerResult result = engine.run(*run.engine, run.call, *run.spec(), run.policy);
   step.done();
   run.hints = judge_limits(result, run);
   run.finish(std::move(result));
@@ -532,7 +532,7 @@ void finish_egress(RunContext& run, std::optional<EgressSession>& egress) {
 
 void print_dry_run(const RunContext& run) {
   std::vector<std::string> line = {run.engine->client.string()};
-  line.insert(line.end(), run.engine_args.begin(), run.engine_args.end());
+  line.insert(line.end(), run.call.args.begin(), run.call.args.end());
   std::cout << shell_join(line) << std::endl;
 }
 
@@ -680,6 +680,14 @@ int fill_pool(const RunRequest& request, const RunEngine& engine) {
   std::cout << "started " << fill.started << " warm container(s) for " << run.spec()->image
             << " in " << run.workspace.string() << " (pool " << fill.key << ")\n";
   return exit_code::k_ok;
+}
+
+ApiCreate cold_api_create(const RunRequest& request, const RunEngine& engine) {
+  RunContext run(request);
+  run.policy = load_policy(policy_inputs(request.broker, policy_root(request), request.overrides));
+  prepare(run, engine);
+  return api_create(*run.call.create, run.engine->dialect.is_podman(),
+                    CreateInputs{run.engine->env_with(run.spec()->env)});
 }
 
 int record_broker_refusal(const RunRequest& request, const std::string& message) {

@@ -7,6 +7,7 @@
 
 #include "engine/enforcement.hpp"
 #include "engine/engine.hpp"
+#include "engine/engine_create.hpp"
 #include "policy/policy.hpp"
 #include "run/container_run.hpp"
 #include "run/run_request.hpp"
@@ -39,14 +40,18 @@ struct RunEngine {
   // Starts containers until the pool of this spec is full (`sandshim pool fill`).
   std::function<WarmFill(const Engine&, const Policy&, const RunSpec&)> fill_warm;
   // Runs the container to its end: see run_container.
-  std::function<ContainerResult(const Engine&, const std::vector<std::string>&, const RunSpec&,
-                                const Policy&)>
+  std::function<ContainerResult(const Engine&, const EngineCall&, const RunSpec&, const Policy&)>
       run;
 };
 
 // The whole run: policy, checks, audit row, container, outcome. Returns the exit code to
 // return to the caller; never runs anything on the host.
 int run_sandboxed(const RunRequest& request, const RunEngine& engine);
+
+// The Engine API create a cold run of `request` would send, and nothing else: no audit, no
+// container (bench/api_floor.cpp times the API client alone on it). Throws Fatal or Refusal as
+// the run would refuse.
+ApiCreate cold_api_create(const RunRequest& request, const RunEngine& engine);
 
 // `sandshim pool fill COMMAND`: starts warm containers for COMMAND's image in this workspace
 // under the configured policy until pool.size wait idle; returns once they run.

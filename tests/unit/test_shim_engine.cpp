@@ -44,10 +44,13 @@ RunSpec podman_spec(const std::string& search_path) {
 
 TEST_CASE("docker's dialect adds nothing to the common hardening", "[engine]") {
   EngineDialect docker;
-  CHECK(docker.init_flags() == std::vector<std::string>{"--init"});
-  CHECK(docker.filesystem_flags().empty());
-  CHECK(docker.limit_flags().empty());
-  CHECK(docker.environment_flags(false).empty());
+  CreateSpec create;
+  create.init = create.read_only_rootfs = true;
+  docker.complete(create);
+  CHECK(create.init_path.empty());
+  CHECK_FALSE(create.read_only_tmpfs);
+  CHECK(create.cgroups.empty());
+  CHECK(create.unset_env.empty());
   RunSpec spec = podman_spec("/nonexistent");
   spec.dialect = docker;
   auto args = build_run_arguments(Policy{}, spec);
@@ -93,7 +96,12 @@ TEST_CASE("podman without tini-static falls back to its own init", "[engine]") {
   ScratchDir dir;
   auto dialect = make_dialect("podman", (dir.path() / "bin").string());
   CHECK(dialect.init_path.empty());
-  CHECK(dialect.init_flags() == std::vector<std::string>{"--init"});
+  CreateSpec create;
+  create.init = true;
+  dialect.complete(create);
+  CHECK(create.init);
+  CHECK(create.init_path.empty());
+  CHECK(create.cgroups == "enabled");
 }
 
 TEST_CASE("the dialects' formats for ps, events and image ids", "[engine]") {

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <map>
 
 #include "engine/engine_create.hpp"
 #include "engine/engine_run.hpp"
@@ -24,15 +25,20 @@ std::optional<std::string> no_files(const std::string&) {
   return std::nullopt;
 }
 
-CreateTranslation translate(const Policy& policy, const RunSpec& spec,
-                            const ReadFile& read_file = no_files) {
-  return translate_run_arguments(build_run_arguments(policy, spec), k_client_env, read_file);
+ApiCreate create_of(const Policy& policy, const RunSpec& spec, const ReadFile& read_file = no_files,
+                    const std::vector<std::string>& client_env = k_client_env) {
+  return docker_create(build_create_spec(policy, spec), CreateInputs{client_env, read_file});
+}
+
+bool has_arg(const std::vector<std::string>& args, const std::string& arg) {
+  return std::find(args.begin(), args.end(), arg) != args.end();
 }
 
 json body_of(const Policy& policy, const RunSpec& spec, const ReadFile& read_file = no_files) {
-  auto translation = translate(policy, spec, read_file);
-  REQUIRE(translation.request);
-  return json::parse(translation.request->body);
+  auto create = create_of(policy, spec, read_file);
+  INFO(create.unsupported);
+  REQUIRE(create.request);
+  return json::parse(create.request->body);
 }
 
 bool contains(const json& list, const json& item) {
@@ -41,14 +47,15 @@ bool contains(const json& list, const json& item) {
 
 }  // namespace
 
-TEST_CASE("every flag of docker's default run has its API form", "[engine_create]") {
-  auto translation = translate(Policy{}, sample_spec());
-  INFO(translation.unsupported);
-  REQUIRE(translation.request);
-  CHECK(translation.request->name == "sandshim-0123456789abcdef");
-  CHECK(translation.request->auto_remove);
-  CHECK(translation.request->interactive);
-  CHECK_FALSE(translation.request->tty);
+TEST_CASE("every field of docker's default run has its API form", "[engine_create]") {
+  auto create = create_of(Policy{}, sample_spec());
+  INFO(create.unsupported);
+  REQUIRE(create.request);
+  CHECK(create.request->name == "sandshim-0123456789abcdef");
+  CHECK(create.request->auto_remove);
+  CHECK(create.request->interactive);
+  CHECK_FALSE(create.request->tty);
+  CHECK_FALSE(create.request->libpod);
 }
 
 TEST_CASE("the create body carries each hardening flag of the default run", "[engine_create]") {
@@ -114,16 +121,18 @@ TEST_CASE("the caller's argv stays the container's command, never an option", "[
   CHECK(body["HostConfig"]["NetworkMode"] == "none");
 }
 
-TEST_CASE("a bare --env takes its value from the client's environment, as the client does",
-          "[engine_create]") {
+TEST_CASE(
+    "a variable passed by name takes its value from the client's environment, as the client "
+    "does",
+    "[engine_create]") {
   json body = body_of(Policy{}, sample_spec());
   CHECK(contains(body["Env"], "LANG=C.UTF-8"));
   RunSpec spec = sample_spec();
   spec.env = {{"ABSENT", ""}};
-  auto translation =
-      translate_run_arguments(build_run_arguments(Policy{}, spec), {"PATH=/x"}, no_files);
-  REQUIRE(translation.request);
-  json other = json::parse(translation.request->body);
+  CHECK(has_arg(build_run_arguments(Policy{}, spec), "--env=ABSENT"));
+  auto create = create_of(Policy{}, spec, no_files, {"PATH=/x"});
+  REQUIRE(create.request);
+  json other = json::parse(create.request->body);
   for (const auto& entry : other["Env"]) {
     CHECK_FALSE(entry.get<std::string>().starts_with("ABSENT"));
   }
@@ -141,7 +150,7 @@ TEST_CASE("a seccomp profile travels as its content, and an unreadable one keeps
   json body = body_of(Policy{}, spec, read);
   CHECK(contains(body["HostConfig"]["SecurityOpt"],
                  "seccomp={\"defaultAction\":\"SCMP_ACT_ERRNO\"}"));
-  auto unreadable = translate(Policy{}, spec);
+  auto unreadable = create_of(Policy{}, spec);
   CHECK_FALSE(unreadable.request);
   CHECK(unreadable.unsupported.starts_with("--security-opt=seccomp="));
 }
@@ -161,13 +170,17 @@ std::optional<std::string> any_file(const std::string&) {
   return "{}";
 }
 
+ApiCreate podman_of(const CreateSpec& create, const ReadFile& read_file = any_file) {
+  return podman_create(create, CreateInputs{k_client_env, read_file});
+}
+
 json podman_body(const Policy& policy, const RunSpec& spec) {
-  auto translation =
-      translate_podman_run_arguments(build_run_arguments(policy, spec), k_client_env, any_file);
-  INFO(translation.unsupported);
-  REQUIRE(translation.request);
-  CHECK(translation.request->libpod);
-  return json::parse(translation.request->body);
+  auto create = podman_of(build_create_spec(policy, spec));
+  INFO(create.unsupported);
+  REQUIRE(create.request);
+  CHECK(create.request->libpod);
+  CHECK_FALSE(create.request->auto_remove);
+  return json::parse(create.request->body);
 }
 
 bool has_flag(const std::vector<std::string>& args, const std::string& flag) {
@@ -258,50 +271,47 @@ TEST_CASE("podman's looser policy loosens the same fields, so each check above c
   CHECK_FALSE(body.contains("unsetenv"));  // a terminal keeps TERM, as the CLI does
 }
 
-TEST_CASE("podman's flags without a libpod form keep its client", "[engine_create]") {
-  auto args = build_run_arguments(Policy{}, podman_spec());
-  for (const char* extra : {"--privileged", "--read-only-tmpfs=true", "--cgroups=disabled",
-                            "--network=host", "--security-opt=label=disable",
-                            "--mount=type=bind,source=/a,target=/a,bind-propagation=shared"}) {
-    auto more = args;
-    more.insert(more.begin() + 1, extra);
-    auto translation = translate_podman_run_arguments(more, k_client_env, any_file);
-    INFO(extra);
-    CHECK_FALSE(translation.request);
-    CHECK(translation.unsupported.starts_with(extra));
+TEST_CASE("podman's fields without a libpod form keep its client", "[engine_create]") {
+  CreateSpec base = build_create_spec(Policy{}, podman_spec());
+  REQUIRE(podman_of(base).request);
+  std::vector<std::pair<std::string, CreateSpec>> cases;
+  cases.emplace_back("--read-only-tmpfs=true", base);
+  cases.back().second.read_only_tmpfs = true;
+  cases.emplace_back("--cgroups=disabled", base);
+  cases.back().second.cgroups = "disabled";
+  cases.emplace_back("--network=host", base);
+  cases.back().second.network = "host";
+  cases.emplace_back("--mount=", base);
+  cases.back().second.mounts.push_back(bind_mount("/a", "/a", false));
+  cases.back().second.mounts.back().options = {"bind-propagation=shared"};
+  for (const auto& [field, create] : cases) {
+    auto refused = podman_of(create);
+    INFO(field);
+    CHECK_FALSE(refused.request);
+    CHECK(refused.unsupported.starts_with(field));
   }
   Policy gvisor;
   gvisor.runtime = Runtime::runsc;  // podman's global --runtime flags come before `run`
-  CHECK_FALSE(translate_podman_run_arguments(build_run_arguments(gvisor, podman_spec()),
-                                             k_client_env, any_file)
-                  .request);
-  auto unreadable = translate_podman_run_arguments(args, k_client_env, no_files);
-  CHECK_FALSE(unreadable.request);
+  CHECK_FALSE(podman_of(build_create_spec(gvisor, podman_spec())).request);
+  CHECK_FALSE(podman_of(base, no_files).request);
 }
 
-TEST_CASE("a flag without an API form, and podman's dialect, keep the client", "[engine_create]") {
-  auto args = build_run_arguments(Policy{}, sample_spec());
-  args.insert(args.begin() + 1, "--privileged");
-  auto translation = translate_run_arguments(args, k_client_env, no_files);
-  CHECK_FALSE(translation.request);
-  CHECK(translation.unsupported == "--privileged");
+TEST_CASE("a field without an API form, and podman's dialect, keep the client", "[engine_create]") {
+  CreateSpec create = build_create_spec(Policy{}, sample_spec());
+  create.mounts.push_back(bind_mount("/a", "/a", false));
+  create.mounts.back().options = {"bind-propagation=shared"};
+  auto refused = docker_create(create, CreateInputs{k_client_env, no_files});
+  CHECK_FALSE(refused.request);
+  CHECK(refused.unsupported.starts_with("--mount="));
 
   RunSpec podman = sample_spec();
   podman.dialect.kind = "podman";
-  auto podman_translation = translate(Policy{}, podman);
-  CHECK_FALSE(podman_translation.request);
-  CHECK_FALSE(podman_translation.unsupported.empty());
-
-  auto mount = build_run_arguments(Policy{}, sample_spec());
-  mount.insert(mount.begin() + 1, "--mount=type=bind,source=/a,target=/a,bind-propagation=shared");
-  CHECK_FALSE(translate_run_arguments(mount, k_client_env, no_files).request);
-}
-
-TEST_CASE("mount fields split as the client splits CSV", "[engine_create]") {
-  CHECK(split_csv_fields("type=bind,source=/a,target=/b,readonly") ==
-        std::vector<std::string>{"type=bind", "source=/a", "target=/b", "readonly"});
-  CHECK(split_csv_fields("type=bind,\"source=/a,b\",\"target=/x\"\"y\"") ==
-        std::vector<std::string>{"type=bind", "source=/a,b", "target=/x\"y"});
+  auto podman_refused = create_of(Policy{}, podman);
+  CHECK_FALSE(podman_refused.request);
+  CHECK_FALSE(podman_refused.unsupported.empty());
+  create = build_create_spec(Policy{}, sample_spec());
+  create.pull = "always";
+  CHECK_FALSE(docker_create(create, CreateInputs{k_client_env, no_files}).request);
 }
 
 TEST_CASE("a refused start exits as docker run does", "[engine_create]") {
@@ -329,4 +339,124 @@ TEST_CASE("a run's file reader gives a named file's whole content, or none", "[e
   std::ofstream(profile) << "{\"defaultAction\":\n\"SCMP_ACT_ERRNO\"}";
   CHECK(read_named_file(profile.string()) == "{\"defaultAction\":\n\"SCMP_ACT_ERRNO\"}");
   CHECK_FALSE(read_named_file((dir.path() / "missing.json").string()));
+}
+
+namespace {
+
+using Values = std::vector<std::string>;
+using Text = std::string;
+
+Text text(const json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+// Each docker flag the hardening emits, and its values as docker's create body holds them.
+std::map<std::string, Values> flags_in_body(const json& body, const std::string& name) {
+  const json& host = body["HostConfig"];
+  std::map<std::string, Values> flags = {
+      {"name", {name}},
+      {"hostname", {text(body["Hostname"])}},
+      {"pull", {"never"}},
+      {"log-driver", {text(host["LogConfig"]["Type"])}},
+      {"network", {text(host["NetworkMode"])}},
+      {"user", {text(body["User"])}},
+      {"shm-size", {text(host["ShmSize"])}},
+      {"workdir", {text(body["WorkingDir"])}},
+      {"memory", {text(host["Memory"])}},
+      {"memory-swap", {text(host["MemorySwap"])}},
+      {"pids-limit", {text(host["PidsLimit"])}},
+      {"cpus", {cpus_text(host["NanoCpus"].get<double>() / 1e9)}}};
+  auto add = [&](const std::string& flag, const std::string& value) {
+    flags[flag].push_back(value);
+  };
+  for (const auto& label : body["Labels"].items()) {
+    add("label", label.key() + "=" + text(label.value()));
+  }
+  for (const auto& [key, flag] : std::map<std::string, std::string>{
+           {"AutoRemove", "rm"}, {"Init", "init"}, {"ReadonlyRootfs", "read-only"}}) {
+    if (host.value(key, false)) {
+      add(flag, "");
+    }
+  }
+  if (body["OpenStdin"] == true) {
+    add("interactive", "");
+  }
+  if (body["Tty"] == true) {
+    add("tty", "");
+  }
+  if (host.contains("CpusetCpus")) {
+    add("cpuset-cpus", text(host["CpusetCpus"]));
+  }
+  for (const auto& cap : host["CapDrop"]) {
+    add("cap-drop", text(cap));
+  }
+  for (const auto& option : host["SecurityOpt"]) {
+    add("security-opt", text(option));
+  }
+  for (const auto& tmpfs : host["Tmpfs"].items()) {
+    add("tmpfs", tmpfs.key() + ":" + text(tmpfs.value()));
+  }
+  for (const auto& mount : host["Mounts"]) {
+    add("mount", "type=bind,source=" + text(mount["Source"]) + ",target=" + text(mount["Target"]) +
+                     (mount["ReadOnly"] == true ? ",readonly" : ""));
+  }
+  for (const auto& limit : host["Ulimits"]) {
+    add("ulimit", text(limit["Name"]) + "=" + text(limit["Soft"]) + ":" + text(limit["Hard"]));
+  }
+  for (const auto& entry : body["Env"]) {
+    add("env", text(entry));
+  }
+  return flags;
+}
+
+// The flags of a `run` argument list, before its image, by name.
+std::map<std::string, Values> flags_in_args(const std::vector<std::string>& args,
+                                            const std::string& image) {
+  std::map<std::string, Values> flags;
+  for (size_t i = 1; i < args.size() && args[i] != image; ++i) {
+    size_t eq = args[i].find('=');
+    flags[args[i].substr(2, eq == std::string::npos ? eq : eq - 2)].push_back(
+        eq == std::string::npos ? "" : args[i].substr(eq + 1));
+  }
+  return flags;
+}
+
+}  // namespace
+
+TEST_CASE("the client's arguments and the create body serialize the same spec, flag by flag",
+          "[engine_create]") {
+  RunSpec spec = sample_spec();
+  spec.tty = true;
+  spec.cpu_choices = {0, 1};
+  spec.cpu_online_file = "/state/cpus/online-1";
+  spec.cache_dir = "/state/cache/abc-1000";
+  spec.masks.paths = {{"/work/project/.env", false}};
+  spec.mask_sources = {"/state/empty", "/state/empty.d"};
+  Policy policy;
+  policy.network = Network::bridge;
+  policy.cpus = 0.5;
+  CreateSpec create = build_create_spec(policy, spec);
+  std::vector<std::string> args = cli_arguments(create, false);
+  CHECK(args == build_run_arguments(policy, spec));
+  json body =
+      json::parse(docker_create(create, CreateInputs{k_client_env, no_files}).request->body);
+  auto from_args = flags_in_args(args, create.image);
+  auto from_body = flags_in_body(body, create.name);
+  // The caller's variables pass by name to the client and by value in the body.
+  for (auto& entry : from_args["env"]) {
+    if (entry.find('=') == std::string::npos) {
+      entry += "=" + (entry == "LANG" ? std::string("C.UTF-8") : "");
+    }
+  }
+  std::erase(from_args["env"], "PYTHONPATH=");  // not in the client's environment: not passed
+  for (auto* flags : {&from_args, &from_body}) {
+    for (auto& [flag, values] : *flags) {
+      if (flag != "env" && flag != "mount") {  // the body keeps labels by name, not in order
+        std::sort(values.begin(), values.end());
+      }
+    }
+  }
+  CHECK(from_args == from_body);
+  CHECK(body["Image"] == create.image);
+  CHECK(body["Cmd"] == json(std::vector<std::string>(args.end() - 4, args.end())));
 }

@@ -133,12 +133,13 @@ TEST_CASE("masks, writable paths and the cache follow the workspace mount", "[ha
   RunSpec spec = sample_spec();
   spec.masks.paths = {{"/work/project/.env", false}};
   spec.mask_sources = {"/state/empty", "/state/empty.d"};
-  spec.writable_mounts = {"--mount=type=bind,source=/work/project/out,target=/work/project/out"};
+  spec.writable_mounts = {{"/work/project/out", "/work/project/out", false}};
   spec.cache_dir = "/state/cache/abc-1000";
   auto args = build_run_arguments(Policy{}, spec);
   size_t workspace =
       index_of(args, "--mount=type=bind,source=/work/project,target=/work/project,readonly");
-  size_t writable = index_of(args, spec.writable_mounts[0]);
+  size_t writable =
+      index_of(args, "--mount=type=bind,source=/work/project/out,target=/work/project/out");
   size_t cache =
       index_of(args, "--mount=type=bind,source=/state/cache/abc-1000,target=/sandshim-cache");
   size_t mask =

@@ -92,8 +92,12 @@ TEST_CASE("past the entry limit the plan is refused, naming the key", "[masks]")
 TEST_CASE("each masked path becomes a read-only bind of an empty file or directory", "[masks]") {
   MaskPlan plan;
   plan.paths = {{"/w/.env", false}, {"/w/.ssh", true}};
-  auto flags = mask_mount_flags(plan, {"/s/empty", "/s/empty.d"});
-  CHECK(flags ==
-        std::vector<std::string>{"--mount=type=bind,source=/s/empty,target=/w/.env,readonly",
-                                 "--mount=type=bind,source=/s/empty.d,target=/w/.ssh,readonly"});
+  auto binds = mask_binds(plan, {"/s/empty", "/s/empty.d"});
+  REQUIRE(binds.size() == 2);
+  CHECK(binds[0].source == "/s/empty");
+  CHECK(binds[0].target == "/w/.env");
+  CHECK(binds[0].read_only);
+  CHECK(binds[1].source == "/s/empty.d");
+  CHECK(binds[1].target == "/w/.ssh");
+  CHECK(binds[1].read_only);
 }

@@ -60,9 +60,10 @@ struct RunFixture {
 
 // An engine that records what the orchestration asked and answers from a script.
 struct FakeEngine {
-  std::vector<RunSpec> runs;                   // the spec of each container run, in order
-  std::vector<std::vector<std::string>> args;  // and its engine arguments
-  std::vector<ContainerResult> answers;        // what each run returns; the last one repeats
+  std::vector<RunSpec> runs;                       // the spec of each container run, in order
+  std::vector<std::vector<std::string>> args;      // and its engine arguments
+  std::vector<std::optional<CreateSpec>> creates;  // and its container as data (cold only)
+  std::vector<ContainerResult> answers;            // what each run returns; the last one repeats
   std::optional<PoolClaim> claim;
   std::vector<std::string> refilled;  // the claimed id of each refill
 
@@ -81,10 +82,10 @@ struct FakeEngine {
     engine.claim_warm = [this](const Engine&, const Policy&, const RunSpec&) { return claim; };
     engine.refill_warm = [this](const Engine&, const Policy&, const RunSpec&,
                                 const std::string& claimed) { refilled.push_back(claimed); };
-    engine.run = [this](const Engine&, const std::vector<std::string>& engine_args,
-                        const RunSpec& spec, const Policy&) {
+    engine.run = [this](const Engine&, const EngineCall& call, const RunSpec& spec, const Policy&) {
       runs.push_back(spec);
-      args.push_back(engine_args);
+      args.push_back(call.args);
+      creates.push_back(call.create);
       return answers.at(std::min(runs.size(), answers.size()) - 1);
     };
     return engine;
@@ -203,6 +204,10 @@ TEST_CASE("a warm claim ending in engine_error runs cold under a new row", "[san
   CHECK(cold.run_id != warm.run_id);
   CHECK(cold.image_id.empty());
   CHECK(fake.args[1].front() == "run");
+  CHECK_FALSE(fake.creates[0]);  // an exec creates nothing
+  REQUIRE(fake.creates[1]);      // the cold attempt's arguments serialize its spec
+  CHECK(cli_arguments(*fake.creates[1], false) == fake.args[1]);
+  CHECK(fake.creates[1]->name == "sandshim-" + cold.run_id);
   CHECK(row_text(fixture.db, "status", warm.run_id) == "engine_error");
   CHECK(row_text(fixture.db, "message", warm.run_id).ends_with("; ran cold as run " + cold.run_id));
   CHECK(row_text(fixture.db, "warm", warm.run_id) == "1");
