@@ -394,6 +394,12 @@ if start_bench_broker; then
   stop_bench_broker() {
     "${broker_client[@]}" "$bin" pool drain > /dev/null 2>&1 || true
     broker_stop_if_started
+    # The drain above empties the caller's pools; the private broker's warm containers belong to
+    # its own user's pool: removed by their owner label (an installed broker keeps its own).
+    if [[ ${INSTALLED:-0} != 1 ]]; then
+      docker ps -q --filter "label=org.sandshim.pool.owner=$broker_pool_owner" |
+        xargs -r docker rm -f > /dev/null 2>&1 || true
+    fi
   }
 fi
 bwrap_note="n/a (bubblewrap is not installed: install/deps.sh)"
