@@ -8,7 +8,8 @@
 # images build while the project compiles; one `ctest -j3` runs the tiers of tests/tiers.txt side
 # by side, each tier's tests one at a time (a resource lock per tier), and a suite marked
 # `sandshim-test-alone` with nothing beside it; one sanitizer tree (clang: the unit tests under ASan
-# and UBSan, then the fuzz targets) compiles and runs at the lowest CPU and I/O priority meanwhile. At the end a table gives each stage's and tier's time
+# and UBSan, then the fuzz targets) and the product in the Debug build type compile and run at the
+# lowest CPU and I/O priority meanwhile. At the end a table gives each stage's and tier's time
 # against its budget, and the last line counts every test: "tests: N passed, N failed, N skipped".
 # Reads: CI (under CI=true a missing engine fails instead of skipping the engine steps),
 #        SANDSHIM_TEST_TIMEOUT (default per-test timeout in seconds, 900), and what the install/ scripts read.
@@ -26,7 +27,8 @@ SANDSHIM_PREFIX=sandshim-test
 . "$(dirname "${BASH_SOURCE[0]}")/lib/broker.sh"
 
 readonly k_build_dir=build
-# What users get (install/setup.sh builds it too); the sanitizer tree is RelWithDebInfo (clang).
+# What users get (install/setup.sh builds it too); the sanitizer tree is RelWithDebInfo (clang),
+# the debug tier Debug: each build type compiles once.
 readonly k_build_type=Release
 
 # An engine that cannot be had fails under CI; elsewhere the docker-labelled tests skip themselves.
@@ -64,6 +66,7 @@ build() {
 }
 
 readonly k_fuzz_dir=build-fuzz
+readonly k_debug_dir=build-debug
 readonly k_log_dir=build-logs
 readonly k_tiers_file=tests/tiers.txt
 readonly k_total_budget_s=2700 # CI's budget is 45 minutes, well inside its 90-minute limit
@@ -163,11 +166,24 @@ sanitizer_tier() {
     return "$rc"
 }
 
+# The product in the Debug build type (no tests, warnings are errors as in every tree): each build
+# type compiles once, Release in the main tree, RelWithDebInfo in the sanitizer tree.
+debug_tier() {
+    local launcher
+    mapfile -t launcher < <(cache_launcher_args)
+    cmake -S . -B "$k_debug_dir" -DCMAKE_BUILD_TYPE=Debug -DSANDSHIM_BUILD_TESTS=OFF "${launcher[@]}" &&
+        cmake --build "$k_debug_dir" -j"$(nproc)" && "$k_debug_dir/sandshim" --version
+}
+
 declare -A g_tier_pid=() g_tier_started=()
 
-# Starts the sanitizer tree at the lowest priority, beside the tests (SANDSHIM_TEST_SANITIZE=0
-# skips it); its row comes from await_background_tiers.
+# Starts the Debug tree and the sanitizer tree at the lowest priority, beside the tests
+# (SANDSHIM_TEST_SANITIZE=0 skips the sanitizer tree); their rows come from await_background_tiers.
 start_background_tiers() {
+    LOW=1 start_in_background "$k_log_dir/tier-debug.log" debug_tier
+    g_tier_pid[debug]=$g_last_pid
+    g_tier_started[debug]=$SECONDS
+    say "debug tier (the product in the Debug build type) building at the lowest priority (log: $k_log_dir/tier-debug.log)"
     if [[ ${SANDSHIM_TEST_SANITIZE:-1} == 0 ]]; then
         say "sanitizer tier skipped (SANDSHIM_TEST_SANITIZE=0)"
         return 0
@@ -176,6 +192,15 @@ start_background_tiers() {
     g_tier_pid[sanitizer]=$g_last_pid
     g_tier_started[sanitizer]=$SECONDS
     say "sanitizer tier (unit tests under ASan and UBSan, then the fuzz targets) building at the lowest priority (log: $k_log_dir/tier-sanitizer.log)"
+}
+
+# The closing table's detail of a background tier.
+tier_detail() { # NAME
+    if [[ $1 == sanitizer ]]; then
+        echo "unit: $(report_counts "$k_log_dir/tier-sanitizer.xml"); fuzz: $(report_counts "$k_log_dir/tier-fuzz.xml")"
+    else
+        echo "the product compiles as Debug: $(tail -n 1 "$k_log_dir/tier-$1.log")"
+    fi
 }
 
 # Waits for the background tiers; prints each one's log (whole when it failed, its result lines
@@ -196,8 +221,7 @@ await_background_tiers() {
             cat "$log" >&2
         fi
         add_row "$name (build + run)" $((SECONDS - g_tier_started[$name])) 0 \
-            "$( ((rc == 0)) && echo ok || echo "FAILED ($rc)")" \
-            "unit: $(report_counts "$k_log_dir/tier-sanitizer.xml"); fuzz: $(report_counts "$k_log_dir/tier-fuzz.xml")"
+            "$( ((rc == 0)) && echo ok || echo "FAILED ($rc)")" "$(tier_detail "$name")"
     done
     return "$failed"
 }
