@@ -174,10 +174,11 @@ class Judge {
     return sandshim_run_exactly(elided ? program : program + " …");
   }
 
-  // `sandshim run -- COMMAND` with COMMAND whole, as the model should run it.
-  std::string sandshim_run_exactly(const std::string& command) const {
+  // `sandshim run [OPTIONS] -- COMMAND` with COMMAND whole, as the model should run it.
+  std::string sandshim_run_exactly(const std::string& command,
+                                   const std::string& options = "") const {
     std::string binary = m_in.sandshim.empty() ? "sandshim" : shell_quote(m_in.sandshim.string());
-    return "`" + binary + " run -- " + command + "`";
+    return "`" + binary + " run " + (options.empty() ? "" : options + " ") + "-- " + command + "`";
   }
 
   void judge(const Finding& finding) {
@@ -359,10 +360,10 @@ class Judge {
     if (!script || !in_system_usr(*script) || !in_system_usr(interpreter)) {
       return std::nullopt;
     }
-    std::string binary = m_in.sandshim.empty() ? "sandshim" : shell_quote(m_in.sandshim.string());
-    return "`" + binary + " run --image host -- " + shell_quote(interpreter.string()) + " " +
-           shell_quote(script->string()) +
-           (invocation.arguments.empty() ? "" : " " + invocation.arguments) + "`";
+    return sandshim_run_exactly(
+        shell_quote(interpreter.string()) + " " + shell_quote(script->string()) +
+            (invocation.arguments.empty() ? "" : " " + invocation.arguments),
+        "--image host");
   }
 
   // `pip install`, `uv pip install`, `uv sync`, `poetry add`…: one answer whichever tool
