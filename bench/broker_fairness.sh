@@ -40,7 +40,7 @@ stop_flood() {
 }
 trap 'stop_flood; broker_stop_if_started; chattr -a "$work"/anchors-*/anchor.log 2> /dev/null; rm -rf "$work"' EXIT
 install -m 755 "$bin" "$work/sandshim"
-broker_install_gate "$bin" "$work"
+broker_install_companions "$bin" "$work"
 mkdir -p "$work/ws" && chmod 755 "$work/ws"
 uid=$(id -u "$k_user")
 gid=$(id -g "$k_user")

@@ -30,7 +30,7 @@ chmod 755 "$work"
 trap 'broker_stop_if_started; chattr -a "$work/anchors/anchor.log" 2>/dev/null; rm -rf "$work"' EXIT
 install -d -m 755 "$work/bin"
 install -m 755 "$bin" "$work/bin/sandshim"
-broker_install_gate "$bin" "$work/bin"
+broker_install_companions "$bin" "$work/bin"
 broker_write_system_config "$work/etc/config" "$work/broker" "$work/anchors"
 broker_start "$work/bin/sandshim" "$work/run/broker.sock" "$work/broker" \
     --system-config "$work/etc/config" --max-runs-per-user 64

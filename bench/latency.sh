@@ -273,7 +273,7 @@ start_bench_broker() {
   fi
   broker_ensure_user > /dev/null 2>&1 || return 1
   install -m 755 "$bin" "$work/sandshim"
-  broker_install_gate "$bin" "$work" || return 1
+  broker_install_companions "$bin" "$work" || return 1
   # The broker's own policy file (root's), never /etc/sandshim/config: its own keyed database and
   # anchor log, as the installed broker has (an anchor log belongs to one chain), and its worker's
   # engine.api when BROKER_ENGINE_API names one.

@@ -63,7 +63,7 @@ start_soak_broker() {
     fi
     install -d -m 755 "$work/bin"
     install -m 755 "$bin" "$work/bin/sandshim"
-    broker_install_gate "$bin" "$work/bin"
+    broker_install_companions "$bin" "$work/bin"
     bin=$work/bin/sandshim
     broker_write_system_config "$work/etc/config" "$work/broker" "$work/anchors" \
         $'[users]\nmay_set = sandbox.timeout<=10m\n'

@@ -1,17 +1,22 @@
 #include "common/glob.hpp"
 
-#include <cctype>
 #include <cstddef>
 
 namespace sandshim {
 
 namespace {
 
+// ASCII only, whatever the locale: patterns and names are compared byte by byte, and a
+// locale's tolower is a library call per character.
+char lower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+char upper(char c) {
+  return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
+}
+
 char fold(char c, GlobCase letter_case) {
-  if (letter_case == GlobCase::sensitive) {
-    return c;
-  }
-  return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return letter_case == GlobCase::sensitive ? c : lower(c);
 }
 
 // A bracket expression `[...]` starting at `at`: where it ends (one past `]`), or npos when it
@@ -37,8 +42,7 @@ bool in_range(char low, char high, char c, GlobCase letter_case) {
   if (letter_case == GlobCase::sensitive) {
     return between(c);
   }
-  auto u = static_cast<unsigned char>(c);
-  return between(static_cast<char>(std::tolower(u))) || between(static_cast<char>(std::toupper(u)));
+  return between(lower(c)) || between(upper(c));
 }
 
 // Whether `c` is a member of the bracket expression pattern[at, end).

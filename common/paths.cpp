@@ -1,5 +1,6 @@
 #include "common/paths.hpp"
 #include "common/environment.hpp"
+#include "common/strings.hpp"
 
 #include <pwd.h>
 #include <sys/stat.h>
@@ -97,6 +98,33 @@ fs::path self_executable() {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   return ec ? fs::path() : exe;
+}
+
+std::vector<fs::path> companion_candidates(std::string_view name, std::string_view install_subdir) {
+  fs::path self = self_executable();
+  if (self.empty()) {
+    return {};  // never a name relative to the working directory
+  }
+  fs::path dir = self.parent_path();
+  return {dir / name, (dir / ".." / "libexec" / install_subdir / name).lexically_normal()};
+}
+
+std::optional<fs::path> find_companion(std::string_view name, std::string_view install_subdir) {
+  for (const fs::path& candidate : companion_candidates(name, install_subdir)) {
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string companion_places(std::string_view name, std::string_view install_subdir) {
+  std::string places;
+  for (const fs::path& candidate : companion_candidates(name, install_subdir)) {
+    places += (places.empty() ? "" : " and ") + quoted(candidate.string());
+  }
+  return places.empty() ? "this binary's directory (unknown)" : places;
 }
 
 fs::path home_directory() {

@@ -6,6 +6,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace sandshim {
 
@@ -28,6 +30,14 @@ bool is_within(const fs::path& path, const fs::path& base);
 
 // The canonical path of the running binary (/proc/self/exe).
 fs::path self_executable();
+
+// Where a program shipped with this one may be: beside the running binary (a build tree), then
+// ../libexec/SUBDIR/ from it (an install).
+std::vector<fs::path> companion_candidates(std::string_view name, std::string_view install_subdir);
+// The first of companion_candidates that is an executable file, or nullopt.
+std::optional<fs::path> find_companion(std::string_view name, std::string_view install_subdir);
+// Where find_companion looked, quoted, for a message ("'A' and 'B'").
+std::string companion_places(std::string_view name, std::string_view install_subdir);
 
 // $HOME, or the passwd entry when HOME is unset.
 fs::path home_directory();

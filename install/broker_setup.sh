@@ -145,9 +145,12 @@ main() {
     install -d -m 0755 "$(dirname "$g_installed_bin")"
     install -m 0755 "$g_bin" "$g_installed_bin"
     record_add "file $g_installed_bin"
-    broker_install_gate "$g_bin" "$g_root/usr/local/libexec/sandshim" || die "cannot install the workspace gate"
-    record_add "file $g_root/usr/local/libexec/sandshim/sandshim-gate"
-    record_add "file $g_root/usr/local/libexec/sandshim/sandshim-launch"
+    broker_install_companions "$g_bin" "$g_root/usr/local/libexec/sandshim" ||
+        die "cannot install the programs the broker runs beside sandshim"
+    local program
+    for program in "${k_broker_companions[@]}"; do
+        record_add "file $g_root/usr/local/libexec/sandshim/$program"
+    done
     broker_ensure_user || die "cannot set up the broker's user (see above)"
     ensure_system_config
     if [[ -z $g_root && -d /run/systemd/system ]]; then

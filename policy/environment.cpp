@@ -85,12 +85,12 @@ bool passes(const std::string& name, const Policy& policy) {
   if (unsafe_on_runtime(name, policy)) {
     return false;
   }
-  if (matches_any(name, default_env_deny(), GlobCase::ignored) ||
-      matches_any(name, policy.env_deny, GlobCase::ignored)) {
-    return false;
-  }
-  return matches_any(name, default_env_allow(), GlobCase::sensitive) ||
-         matches_any(name, policy.env_allow, GlobCase::sensitive);
+  // Allow first: most of a caller's variables are allowed by no pattern, and the deny list's
+  // `*WORD*` patterns are the costly ones (every shim call filters the whole environment).
+  bool allowed = matches_any(name, default_env_allow(), GlobCase::sensitive) ||
+                 matches_any(name, policy.env_allow, GlobCase::sensitive);
+  return allowed && !matches_any(name, default_env_deny(), GlobCase::ignored) &&
+         !matches_any(name, policy.env_deny, GlobCase::ignored);
 }
 
 }  // namespace

@@ -48,18 +48,22 @@ broker_own_dir() { # DIR MODE
     install -d -o "$k_broker_user" -g "$k_broker_user" -m "$2" "$1"
 }
 
-# Installs the workspace gate built beside BUILT_BIN (sandshim-gate) root-owned into DIR: the
-# broker mounts it into every container, found beside its binary or in ../libexec/sandshim. The
-# warm containers' launcher (sandshim-launch) goes beside it.
-broker_install_gate() { # BUILT_BIN DIR
-    local gate launcher
-    gate="$(dirname "$(readlink -f "$1")")/sandshim-gate"
-    launcher="$(dirname "$gate")/sandshim-launch"
-    [[ -x $gate ]] || { say "the workspace gate $gate is missing; build the sandshim target"; return 1; }
-    [[ -x $launcher ]] || { say "the launcher $launcher is missing; build the sandshim target"; return 1; }
+# The programs a broker's sandshim runs beside it (found beside its binary or in
+# ../libexec/sandshim): the workspace gate and the warm containers' launcher, which the broker
+# mounts into containers, the allowlist's forwarder, and the TLS relay to remote engines.
+readonly k_broker_companions=(sandshim-gate sandshim-launch sandshim-forward sandshim-tls)
+
+# Installs the companions built beside BUILT_BIN root-owned into DIR.
+broker_install_companions() { # BUILT_BIN DIR
+    local built program
+    built="$(dirname "$(readlink -f "$1")")"
+    for program in "${k_broker_companions[@]}"; do
+        [[ -x $built/$program ]] || { say "$built/$program is missing; build the sandshim target"; return 1; }
+    done
     install -d -m 0755 "$2"
-    install -m 0755 "$gate" "$2/sandshim-gate"
-    install -m 0755 "$launcher" "$2/sandshim-launch"
+    for program in "${k_broker_companions[@]}"; do
+        install -m 0755 "$built/$program" "$2/$program"
+    done
 }
 
 # Writes the broker's system config FILE (root:root 0644 in a root-owned directory, as the

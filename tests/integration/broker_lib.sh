@@ -36,7 +36,7 @@ broker_suite_setup() { # ND_USER [SYSTEM_FILE_TAIL]
     # Root-owned binary, gate and shims the test user and the broker's user can both run.
     mkdir -p "$T/bin" "$T/shims"
     cp "$SANDSHIM_BIN" "$T/bin/"
-    broker_install_gate "$SANDSHIM_BIN" "$T/bin" || fail "cannot install the workspace gate"
+    broker_install_companions "$SANDSHIM_BIN" "$T/bin" || fail "cannot install the programs beside sandshim"
     chmod 755 "$T/bin" "$T/bin/sandshim" "$T/shims"
     for tool in python node sh; do ln -s "$T/bin/sandshim" "$T/shims/$tool"; done
     SOCK=$T/run/broker.sock

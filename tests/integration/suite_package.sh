@@ -28,7 +28,9 @@ done
 if [[ $(dpkg-query -W -f='${db:Status-Abbrev}' "$PKG" 2>/dev/null) == i* ]]; then
     skip_or_fail "a $PKG package is already installed; this suite would replace and purge it"
 fi
-for path in /usr/bin/sandshim /etc/sandshim "$SHIMS" /run/sandshim/broker.sock /etc/init.d/sandshim; do
+# /var/lib/sandshim and /var/log/sandshim: an earlier broker's audit, which the purge would remove.
+for path in /usr/bin/sandshim /etc/sandshim "$SHIMS" /run/sandshim/broker.sock /etc/init.d/sandshim \
+    /var/lib/sandshim /var/log/sandshim; do
     [[ ! -e $path ]] || skip_or_fail "$path exists; this suite would overwrite it"
 done
 
@@ -64,7 +66,7 @@ for file in ./usr/bin/sandshim ./etc/sandshim/config ./usr/share/man/man1/sandsh
     ./usr/share/bash-completion/completions/sandshim ./usr/share/zsh/vendor-completions/_sandshim \
     ./usr/share/fish/vendor_completions.d/sandshim.fish ./usr/share/sandshim/images.sh \
     ./usr/share/sandshim/lib/common.sh ./usr/share/sandshim/skill/SKILL.md "./usr/libexec/sandshim/shims/python " ./usr/libexec/sandshim/sandshim-gate \
-    ./usr/libexec/sandshim/sandshim-forward \
+    ./usr/libexec/sandshim/sandshim-forward ./usr/libexec/sandshim/sandshim-tls \
     ./usr/lib/systemd/system/sandshim.socket ./usr/lib/systemd/system/sandshim.service \
     ./etc/init.d/sandshim; do
     grep -qF -- "$file" "$T/contents" || fail "the package lacks $file"
@@ -110,14 +112,16 @@ while read -r command; do
     expect_equal /usr/bin/sandshim "$(readlink -f "$SHIMS/$command")" "$SHIMS/$command"
 done <"$T/commands"
 
-check "the shipped /etc/sandshim/config sets only the broker mode and the warm pool"
+check "the shipped /etc/sandshim/config sets only the broker mode, the warm pool and the keyed audit"
 expect_contains "# memory = 512m" /etc/sandshim/config
 # Without the harness's own user config (it names the engine under test): /etc and defaults only.
 mkdir -p "$T/no-user-config"
 env -u SANDSHIM_AUDIT_DB XDG_CONFIG_HOME="$T/no-user-config" /usr/bin/sandshim policy show >"$T/policy"
 grep -v '# default$' "$T/policy" >"$T/not-default" || true
 sed -E 's/ +/ /g; s/ #.*//' "$T/not-default" >"$T/set"
-expect_file_is "$T/set" "broker.mode = required
+expect_file_is "$T/set" "audit.key_file = /var/lib/sandshim/keys/chain.key
+audit.anchor_file = /var/log/sandshim/anchor.log
+broker.mode = required
 pool.size = 1
 pool.start = launcher"
 
@@ -144,6 +148,13 @@ expect_equal "error 42 sandshim/python:bookworm $(id -u)" "$("$HOST_PY" -c 'impo
 r = json.load(open(sys.argv[1]))[0]
 print(r["status"], r["exit_code"], r["image"], r["uid"])' "$T/row")" "the broker's audit row"
 
+check "the broker keys its chain (setup's key and anchor paths) and anchors its head"
+expect_equal "sandshim 400" "$(stat -c '%U %a' /var/lib/sandshim/keys/chain.key 2>&1)" "the chain's key"
+expect_equal "root sandshim 660" "$(stat -c '%U %G %a' /var/log/sandshim/anchor.log 2>&1)" "the anchor log"
+[[ -s /var/log/sandshim/anchor.log ]] || miss "the anchor log is empty after a run"
+expect_exit 0 /usr/bin/sandshim audit verify
+expect_contains "keyed" "$OUT"
+
 check "the installed binary finds images.sh and its libraries in /usr/share/sandshim"
 expect_exit 1 /usr/bin/sandshim images build --only bogus
 expect_contains "--only takes one of: python node sh" "$ERR"
@@ -162,7 +173,7 @@ while read -r path; do
     [[ ! -e $path && ! -L $path ]] || fail "$path is still there after dpkg -P"
 done <"$T/files"
 for path in /etc/sandshim /usr/libexec/sandshim /usr/share/sandshim /etc/init.d/sandshim /run/sandshim \
-    /var/lib/sandshim; do
+    /var/lib/sandshim /var/log/sandshim; do
     [[ ! -e $path ]] || fail "$path is still there after dpkg -P"
 done
 ! compgen -G '/etc/rc?.d/[SK]*sandshim' >/dev/null || fail "runlevel links left after dpkg -P: $(ls /etc/rc?.d/*sandshim)"
