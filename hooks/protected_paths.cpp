@@ -224,7 +224,7 @@ std::vector<ProtectedPlace> list_places(const PolicyFiles& policy, const fs::pat
 ProtectedPaths::ProtectedPaths(std::vector<ProtectedPlace> places)
     : m_listing(std::make_shared<Listing>()) {
   m_listing->places = std::move(places);
-  std::call_once(m_listing->listed, [] {});
+  std::call_once(m_listing->listed, [] {});  // listed already: nothing left to make
 }
 
 ProtectedPaths::ProtectedPaths(std::function<std::vector<ProtectedPlace>()> list)
