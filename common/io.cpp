@@ -35,7 +35,7 @@ bool write_all_waiting(int fd, std::string_view data) {
 
 std::optional<std::string> read_to_end(int fd, size_t limit) {
   std::string text;
-  std::array<char, 65536> buffer{};
+  std::array<char, 65536> buffer;  // not zeroed: read() fills what is used
   while (text.size() <= limit) {
     size_t room = limit - text.size();
     size_t want = room >= buffer.size() ? buffer.size() : room + 1;

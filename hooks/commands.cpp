@@ -1,14 +1,12 @@
 #include "hooks/commands.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
 #include <chrono>
-#include <condition_variable>
 #include <iostream>
-#include <mutex>
 #include <string_view>
-#include <thread>
 
 #include "common/command_doc.hpp"
 #include "common/io.hpp"
@@ -111,31 +109,28 @@ std::string read_payload() {
 
 // Refuses the tool call itself (exit 2, which every agent honours as a block) when the answer
 // is not ready in time: a slow engine or a locked audit database never reaches the agent's own
-// timeout, which Claude Code, Codex and Gemini CLI treat as no objection.
+// timeout, which Claude Code, Codex and Gemini CLI treat as no objection. An alarm, not a
+// thread: a hook's whole call is a few milliseconds, and a thread's start and join (a wake-up
+// the scheduler may delay on a busy machine) were part of them.
 class Deadline {
  public:
-  explicit Deadline(std::chrono::seconds limit)
-      : m_thread([this, limit] { wait_then_refuse(limit); }) {}
+  explicit Deadline(std::chrono::seconds limit) {
+    struct sigaction action {};
+    action.sa_handler = refuse_late;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGALRM, &action, nullptr);
+    ::alarm(static_cast<unsigned>(limit.count()));
+  }
   Deadline(const Deadline&) = delete;
   Deadline& operator=(const Deadline&) = delete;
-  ~Deadline() {
-    finish();
-    m_thread.join();
-  }
+  ~Deadline() { finish(); }
 
   // The answer is about to be written: the deadline no longer applies.
-  void finish() {
-    std::lock_guard lock(m_mutex);
-    m_done = true;
-    m_wake.notify_all();
-  }
+  void finish() { ::alarm(0); }
 
  private:
-  void wait_then_refuse(std::chrono::seconds limit) {
-    std::unique_lock lock(m_mutex);
-    if (m_wake.wait_for(lock, limit, [this] { return m_done; })) {
-      return;
-    }
+  // Async-signal-safe: one write, then _exit.
+  static void refuse_late(int /*signal*/) {
     static_assert(k_hook_deadline_seconds == 20, "the message below names the deadline");
     static constexpr std::string_view k_reason =
         "sandshim: the check took longer than 20 seconds, so the command was not run; run it "
@@ -144,11 +139,6 @@ class Deadline {
     static_cast<void>(written);
     ::_exit(2);
   }
-
-  std::mutex m_mutex;
-  std::condition_variable m_wake;
-  bool m_done = false;
-  std::thread m_thread;
 };
 
 int reply(const HookReply& answer, Deadline& deadline) {

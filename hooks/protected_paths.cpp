@@ -70,12 +70,19 @@ std::optional<fs::path> git_hooks_path(const fs::path& workspace) {
   return std::nullopt;
 }
 
-void add_sandshim_places(std::vector<ProtectedPlace>& places, const shim::Policy& policy) {
+// What the policy names: the little a listing needs of it.
+struct PolicyFiles {
+  fs::path shim_dir;
+  fs::path audit_db;
+  std::vector<std::string> sources;
+};
+
+void add_sandshim_places(std::vector<ProtectedPlace>& places, const PolicyFiles& policy) {
   places.push_back({xdg_directory("config") / "sandshim", true, "sandshim's configuration"});
   places.push_back({xdg_directory("state") / "sandshim", true, "sandshim's state"});
   places.push_back({"/etc/sandshim", true, "sandshim's system configuration"});
-  places.push_back({policy.effective_shim_dir(), true, "the shim directory"});
-  fs::path db = policy.effective_audit_db();
+  places.push_back({policy.shim_dir, true, "the shim directory"});
+  const fs::path& db = policy.audit_db;
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
     places.push_back({db.string() + suffix, false, "the audit database"});
   }
@@ -158,7 +165,7 @@ std::optional<std::string> protected_name(const std::string& pattern) {
 }
 
 std::optional<std::string> place_of(const fs::path& path, const ProtectedPaths& paths) {
-  for (const ProtectedPlace& place : paths.places) {
+  for (const ProtectedPlace& place : paths.places()) {
     if (covers(place, path)) {
       return place.what + " (" + place.path.string() + ")";
     }
@@ -173,7 +180,7 @@ bool place_overlaps(const ProtectedPlace& place, const std::string& pattern) {
 }
 
 std::optional<std::string> pattern_place(const std::string& pattern, const ProtectedPaths& paths) {
-  for (const ProtectedPlace& place : paths.places) {
+  for (const ProtectedPlace& place : paths.places()) {
     if (place_overlaps(place, pattern)) {
       return place.what + " (" + place.path.string() + ")";
     }
@@ -191,9 +198,8 @@ std::string resolved_pattern(const std::string& pattern) {
   return resolved(pattern.substr(0, slash)).string() + pattern.substr(slash);
 }
 
-}  // namespace
-
-ProtectedPaths protected_paths(const shim::Policy& policy, const fs::path& workspace) {
+// Each place lexically normal, and also as its links resolve when that differs.
+std::vector<ProtectedPlace> list_places(const PolicyFiles& policy, const fs::path& workspace) {
   std::vector<ProtectedPlace> places;
   add_sandshim_places(places, policy);
   add_agent_places(places);
@@ -201,16 +207,43 @@ ProtectedPaths protected_paths(const shim::Policy& policy, const fs::path& works
   if (std::optional<fs::path> hooks = git_hooks_path(workspace)) {
     places.push_back({*hooks, true, "git's hooks (core.hooksPath)"});
   }
-  ProtectedPaths result;
+  std::vector<ProtectedPlace> result;
   for (ProtectedPlace& place : places) {
     place.path = normal(place.path);
     fs::path real = resolved(place.path);
     if (real != place.path) {
-      result.places.push_back({real, place.tree, place.what});
+      result.push_back({real, place.tree, place.what});
     }
-    result.places.push_back(std::move(place));
+    result.push_back(std::move(place));
   }
   return result;
+}
+
+}  // namespace
+
+ProtectedPaths::ProtectedPaths(std::vector<ProtectedPlace> places)
+    : m_listing(std::make_shared<Listing>()) {
+  m_listing->places = std::move(places);
+  std::call_once(m_listing->listed, [] {});  // listed already: nothing left to make
+}
+
+ProtectedPaths::ProtectedPaths(std::function<std::vector<ProtectedPlace>()> list)
+    : m_listing(std::make_shared<Listing>()) {
+  m_listing->list = std::move(list);
+}
+
+const std::vector<ProtectedPlace>& ProtectedPaths::places() const {
+  static const std::vector<ProtectedPlace> k_none;
+  if (!m_listing) {
+    return k_none;
+  }
+  std::call_once(m_listing->listed, [this] { m_listing->places = m_listing->list(); });
+  return m_listing->places;
+}
+
+ProtectedPaths protected_paths(const shim::Policy& policy, const fs::path& workspace) {
+  PolicyFiles files{policy.effective_shim_dir(), policy.effective_audit_db(), policy.sources};
+  return ProtectedPaths([files, workspace] { return list_places(files, workspace); });
 }
 
 std::optional<std::string> protected_path_reason(const fs::path& target, const fs::path& cwd,

@@ -7,6 +7,9 @@
 // (redirections, tee, cp…) both ask here.
 
 #include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,12 +32,31 @@ struct ProtectedName {
   std::string what;
 };
 
-struct ProtectedPaths {
-  std::vector<ProtectedPlace> places;
+// The protected places, listed when first asked for: most commands write nothing, and the list
+// resolves some seventy paths through links (about 400 system calls, a quarter of a hook's own
+// instructions). Copies share one listing.
+class ProtectedPaths {
+ public:
+  ProtectedPaths() = default;
+  // A fixed list.
+  explicit ProtectedPaths(std::vector<ProtectedPlace> places);
+  // The list `list` makes, once, on first use.
+  explicit ProtectedPaths(std::function<std::vector<ProtectedPlace>()> list);
+
+  const std::vector<ProtectedPlace>& places() const;
+
+ private:
+  struct Listing {
+    std::function<std::vector<ProtectedPlace>()> list;
+    std::vector<ProtectedPlace> places;
+    std::once_flag listed;
+  };
+  std::shared_ptr<Listing> m_listing;
 };
 
 // Where things live for this policy and workspace; the user's directories come from HOME, XDG_*
-// and the agents' own variables (CLAUDE_CONFIG_DIR, CODEX_HOME: their descriptors), read once here.
+// and the agents' own variables (CLAUDE_CONFIG_DIR, CODEX_HOME: their descriptors), read on first
+// use of the result (the hook's environment does not change meanwhile).
 ProtectedPaths protected_paths(const shim::Policy& policy, const std::filesystem::path& workspace);
 
 // What `target` is when an agent must not write it, nullopt when it may. `target` is resolved

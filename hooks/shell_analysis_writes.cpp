@@ -282,7 +282,7 @@ bool Analyser::check_protected_write(const Word& target, const std::string& how,
 }
 
 std::optional<std::string> Analyser::protected_place_below(const fs::path& directory) const {
-  for (const ProtectedPlace& place : m_options.protected_paths.places) {
+  for (const ProtectedPlace& place : m_options.protected_paths.places()) {
     auto mismatch =
         std::mismatch(directory.begin(), directory.end(), place.path.begin(), place.path.end());
     if (mismatch.first == directory.end() && directory != place.path) {

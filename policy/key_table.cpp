@@ -467,149 +467,156 @@ Key writable_key() {
 }
 
 // Every key, in the order `sandshim policy keys` and the docs show them.
-const std::vector<Key> k_key_table = {
-    trusted_key("engine.name",
-                "container engine: docker, podman, or auto (docker when its client is on "
-                "engine.search_path, else podman)",
-                &Policy::engine, valid_engine),
-    trusted_key("engine.path",
-                "absolute path of the engine client; empty: search engine.search_path",
-                &Policy::engine_path, absolute_or_empty),
-    trusted_key("engine.search_path",
-                "directories searched for the engine client (never the caller's PATH)",
-                &Policy::engine_search_path),
-    trusted_key("engine.endpoint",
-                "engine endpoint: empty for the local socket, unix:///path, ssh://user@host or "
-                "tcp://host:2376 (with engine.tls_cert_path)",
-                &Policy::endpoint, valid_endpoint),
-    trusted_key("engine.tls_cert_path",
-                "directory with ca.pem, cert.pem and key.pem for a tcp:// endpoint (an entry "
-                "of engine.endpoints may name its own with tls_cert_path=)",
-                &Policy::tls_cert_path, absolute_or_empty),
-    endpoints_key(),
-    require_labels_key(),
-    as_trusted(count_key("engine.max_runs",
-                         "runs in flight from this machine on each engine of engine.endpoints "
-                         "whose entry sets no max_runs=; a run waits for a free one up to "
-                         "engine.place_wait (0: no cap)",
-                         &Policy::engine_max_runs, 0, 4096)),
-    as_trusted(duration_key("engine.place_wait",
-                            "how long a run waits for an engine of engine.endpoints under its "
-                            "max_runs before it is refused",
-                            &Policy::engine_place_wait_ms, "a duration such as 30s or 2m")),
-    choice_key("engine.api",
-               "the cold run and its removal: on (create, attach, start, wait, kill and "
-               "remove over the Engine API socket; podman's when its API service answers) "
-               "or off (the engine's `run` client); warm runs and remote endpoints always "
-               "use the client",
-               &Policy::engine_api, k_engine_api_words, KeyTrust::trusted),
-    choice_key("sandbox.network",
-               "network of the container: none, allowlist (only network.allow, through "
-               "sandshim's egress proxy), or bridge (all of it)",
-               &Policy::network, k_network_words),
-    network_allow_key(),
-    network_resolve_key(),
-    choice_key("sandbox.workspace", "workspace mount: ro (read-only) or rw",
-               &Policy::workspace_mode, k_workspace_words),
-    byte_size_key("sandbox.memory", "memory limit (swap is not allowed on top)",
-                  &Policy::memory_bytes, 6ULL << 20),
-    cpus_key(),
-    count_key("sandbox.pids", "maximum number of processes and threads", &Policy::pids, 8, 65536),
-    duration_key("sandbox.timeout", "deadline of a run; the container is killed when it passes",
-                 &Policy::timeout_ms, "a duration such as 30s, 2m or 500ms"),
-    byte_size_key("sandbox.tmp_size", "size of the writable, noexec /tmp", &Policy::tmp_bytes,
-                  1ULL << 20),
-    tmp_exec_key(),
-    byte_size_key("sandbox.shm_size", "size of /dev/shm", &Policy::shm_bytes, 1ULL << 20),
-    count_key("sandbox.nofile", "open files limit (ulimit -n)", &Policy::nofile, 16, 1048576),
-    count_key(
-        "sandbox.nproc",
-        "processes limit of the container user (ulimit -u; counts that uid's host processes too)",
-        &Policy::nproc, 16, 1048576),
-    trusted_key("sandbox.user", "container user: auto (the caller, or 65534 for root) or UID:GID",
-                &Policy::user, valid_user),
-    trusted_key("sandbox.hostname", "hostname inside the container", &Policy::hostname,
-                valid_hostname),
-    glob_list_key("sandbox.hide",
-                  "more workspace globs masked inside the sandbox (NAME, DIR/, or a path with /)",
-                  &Policy::hide, false),
-    glob_list_key("sandbox.unhide", "globs of the built-in or added sandbox.hide list to show",
-                  &Policy::unhide, true),
-    count_key("sandbox.hide_limit",
-              "workspace entries searched for sandbox.hide; past it the run is refused",
-              &Policy::hide_limit, 1, 100'000'000),
-    writable_key(),
-    choice_key("sandbox.runtime",
-               "OCI runtime: runc, or runsc (gVisor; install/deps.sh --with-gvisor registers it)",
-               &Policy::runtime, k_runtime_words),
-    choice_key("sandbox.cache",
-               "on: the interpreters' caches (pip, npm, pycache, XDG) survive between runs",
-               &Policy::cache, k_cache_words),
-    byte_size_key("sandbox.cache_size", "the cache is emptied before a run once past this size",
-                  &Policy::cache_bytes, 1ULL << 20),
-    choice_key("limits.unenforced",
-               "limits the engine cannot enforce (rootless on cgroup v1, a missing "
-               "controller): refuse to run, or accept and record them",
-               &Policy::limits_unenforced, k_unenforced_words),
-    pattern_list_key("env.allow", "more variable names or patterns passed into the sandbox",
-                     &Policy::env_allow, true),
-    pattern_list_key("env.deny", "more variable names or patterns never passed (deny wins)",
-                     &Policy::env_deny, false),
-    images_key(),
-    trusted_key("audit.db", "audit database path; empty: $XDG_STATE_HOME/sandshim/audit.db",
-                &Policy::audit_db, absolute_or_empty),
-    audit_required_key(),
-    tail_bytes_key(),
-    trusted_key("audit.key_file",
-                "HMAC-SHA256 key of the audit chain, made with mode 0400 on first use; empty: "
-                "the chain is unkeyed",
-                &Policy::audit_key_file, absolute_or_empty),
-    trusted_key("audit.anchor_file",
-                "root-owned append-only file the audit writer appends each chain head to; "
-                "empty: none",
-                &Policy::audit_anchor_file, absolute_or_empty),
-    choice_key("hook.mode", "what agent hooks do: path (shims first on PATH), wrap, or deny",
-               &Policy::hook_mode, k_hook_mode_words, KeyTrust::tighten_pinned),
-    trusted_key("shim.dir", "directory of the shim links; empty: $XDG_DATA_HOME/sandshim/bin",
-                &Policy::shim_dir, absolute_or_empty),
-    trusted_key("broker.mode",
-                "auto (use the broker when one answers), required (fail closed without one; "
-                "only /etc/sandshim/config decides) or off",
-                &Policy::broker_mode,
-                [](const std::string& v) -> std::optional<std::string> {
-                  if (v != "auto" && v != "required" && v != "off") {
-                    return std::string("expected auto, required or off");
-                  }
-                  return std::nullopt;
-                }),
-    trusted_key("broker.socket", "the broker's socket; empty: /run/sandshim/broker.sock",
-                &Policy::broker_socket, absolute_or_empty),
-    count_key("pool.size", "warm containers kept started per image, workspace and policy (0: off)",
-              &Policy::pool_size, 0, 32),
-    duration_key("pool.idle_ttl", "how long a warm container may wait unused before it is removed",
-                 &Policy::pool_idle_ttl_ms, "a duration from 1s such as 30s or 10m", 1000),
-    choice_key("pool.start",
-               "how a warm run starts its command: launcher (sandshim's, in the container; "
-               "docker only) or exec (`docker exec`)",
-               &Policy::pool_start, k_pool_start_words, KeyTrust::trusted),
-    count_key("pool.max",
-              "the most warm containers per image, workspace and policy (idle or starting) "
-              "the pool grows to when runs draw faster than it refills; at most pool.size "
-              "means it never grows",
-              &Policy::pool_max, 0, 32),
-    duration_key("pool.shrink_after",
-                 "how long without a run before a grown pool returns to pool.size (a container "
-                 "started above it is claimable that long)",
-                 &Policy::pool_shrink_after_ms, "a duration from 1s such as 30s or 10m", 1000),
-    claim_wait_key(),
-    user_pins_key(),
-    user_ceilings_key(),
-};
+std::vector<Key> make_key_table() {
+  return {
+      trusted_key("engine.name",
+                  "container engine: docker, podman, or auto (docker when its client is on "
+                  "engine.search_path, else podman)",
+                  &Policy::engine, valid_engine),
+      trusted_key("engine.path",
+                  "absolute path of the engine client; empty: search engine.search_path",
+                  &Policy::engine_path, absolute_or_empty),
+      trusted_key("engine.search_path",
+                  "directories searched for the engine client (never the caller's PATH)",
+                  &Policy::engine_search_path),
+      trusted_key("engine.endpoint",
+                  "engine endpoint: empty for the local socket, unix:///path, ssh://user@host or "
+                  "tcp://host:2376 (with engine.tls_cert_path)",
+                  &Policy::endpoint, valid_endpoint),
+      trusted_key("engine.tls_cert_path",
+                  "directory with ca.pem, cert.pem and key.pem for a tcp:// endpoint (an entry "
+                  "of engine.endpoints may name its own with tls_cert_path=)",
+                  &Policy::tls_cert_path, absolute_or_empty),
+      endpoints_key(),
+      require_labels_key(),
+      as_trusted(count_key("engine.max_runs",
+                           "runs in flight from this machine on each engine of engine.endpoints "
+                           "whose entry sets no max_runs=; a run waits for a free one up to "
+                           "engine.place_wait (0: no cap)",
+                           &Policy::engine_max_runs, 0, 4096)),
+      as_trusted(duration_key("engine.place_wait",
+                              "how long a run waits for an engine of engine.endpoints under its "
+                              "max_runs before it is refused",
+                              &Policy::engine_place_wait_ms, "a duration such as 30s or 2m")),
+      choice_key("engine.api",
+                 "the cold run and its removal: on (create, attach, start, wait, kill and "
+                 "remove over the Engine API socket; podman's when its API service answers) "
+                 "or off (the engine's `run` client); warm runs and remote endpoints always "
+                 "use the client",
+                 &Policy::engine_api, k_engine_api_words, KeyTrust::trusted),
+      choice_key("sandbox.network",
+                 "network of the container: none, allowlist (only network.allow, through "
+                 "sandshim's egress proxy), or bridge (all of it)",
+                 &Policy::network, k_network_words),
+      network_allow_key(),
+      network_resolve_key(),
+      choice_key("sandbox.workspace", "workspace mount: ro (read-only) or rw",
+                 &Policy::workspace_mode, k_workspace_words),
+      byte_size_key("sandbox.memory", "memory limit (swap is not allowed on top)",
+                    &Policy::memory_bytes, 6ULL << 20),
+      cpus_key(),
+      count_key("sandbox.pids", "maximum number of processes and threads", &Policy::pids, 8, 65536),
+      duration_key("sandbox.timeout", "deadline of a run; the container is killed when it passes",
+                   &Policy::timeout_ms, "a duration such as 30s, 2m or 500ms"),
+      byte_size_key("sandbox.tmp_size", "size of the writable, noexec /tmp", &Policy::tmp_bytes,
+                    1ULL << 20),
+      tmp_exec_key(),
+      byte_size_key("sandbox.shm_size", "size of /dev/shm", &Policy::shm_bytes, 1ULL << 20),
+      count_key("sandbox.nofile", "open files limit (ulimit -n)", &Policy::nofile, 16, 1048576),
+      count_key(
+          "sandbox.nproc",
+          "processes limit of the container user (ulimit -u; counts that uid's host processes too)",
+          &Policy::nproc, 16, 1048576),
+      trusted_key("sandbox.user", "container user: auto (the caller, or 65534 for root) or UID:GID",
+                  &Policy::user, valid_user),
+      trusted_key("sandbox.hostname", "hostname inside the container", &Policy::hostname,
+                  valid_hostname),
+      glob_list_key("sandbox.hide",
+                    "more workspace globs masked inside the sandbox (NAME, DIR/, or a path with /)",
+                    &Policy::hide, false),
+      glob_list_key("sandbox.unhide", "globs of the built-in or added sandbox.hide list to show",
+                    &Policy::unhide, true),
+      count_key("sandbox.hide_limit",
+                "workspace entries searched for sandbox.hide; past it the run is refused",
+                &Policy::hide_limit, 1, 100'000'000),
+      writable_key(),
+      choice_key("sandbox.runtime",
+                 "OCI runtime: runc, or runsc (gVisor; install/deps.sh --with-gvisor registers it)",
+                 &Policy::runtime, k_runtime_words),
+      choice_key("sandbox.cache",
+                 "on: the interpreters' caches (pip, npm, pycache, XDG) survive between runs",
+                 &Policy::cache, k_cache_words),
+      byte_size_key("sandbox.cache_size", "the cache is emptied before a run once past this size",
+                    &Policy::cache_bytes, 1ULL << 20),
+      choice_key("limits.unenforced",
+                 "limits the engine cannot enforce (rootless on cgroup v1, a missing "
+                 "controller): refuse to run, or accept and record them",
+                 &Policy::limits_unenforced, k_unenforced_words),
+      pattern_list_key("env.allow", "more variable names or patterns passed into the sandbox",
+                       &Policy::env_allow, true),
+      pattern_list_key("env.deny", "more variable names or patterns never passed (deny wins)",
+                       &Policy::env_deny, false),
+      images_key(),
+      trusted_key("audit.db", "audit database path; empty: $XDG_STATE_HOME/sandshim/audit.db",
+                  &Policy::audit_db, absolute_or_empty),
+      audit_required_key(),
+      tail_bytes_key(),
+      trusted_key("audit.key_file",
+                  "HMAC-SHA256 key of the audit chain, made with mode 0400 on first use; empty: "
+                  "the chain is unkeyed",
+                  &Policy::audit_key_file, absolute_or_empty),
+      trusted_key("audit.anchor_file",
+                  "root-owned append-only file the audit writer appends each chain head to; "
+                  "empty: none",
+                  &Policy::audit_anchor_file, absolute_or_empty),
+      choice_key("hook.mode", "what agent hooks do: path (shims first on PATH), wrap, or deny",
+                 &Policy::hook_mode, k_hook_mode_words, KeyTrust::tighten_pinned),
+      trusted_key("shim.dir", "directory of the shim links; empty: $XDG_DATA_HOME/sandshim/bin",
+                  &Policy::shim_dir, absolute_or_empty),
+      trusted_key("broker.mode",
+                  "auto (use the broker when one answers), required (fail closed without one; "
+                  "only /etc/sandshim/config decides) or off",
+                  &Policy::broker_mode,
+                  [](const std::string& v) -> std::optional<std::string> {
+                    if (v != "auto" && v != "required" && v != "off") {
+                      return std::string("expected auto, required or off");
+                    }
+                    return std::nullopt;
+                  }),
+      trusted_key("broker.socket", "the broker's socket; empty: /run/sandshim/broker.sock",
+                  &Policy::broker_socket, absolute_or_empty),
+      count_key("pool.size",
+                "warm containers kept started per image, workspace and policy (0: off)",
+                &Policy::pool_size, 0, 32),
+      duration_key("pool.idle_ttl",
+                   "how long a warm container may wait unused before it is removed",
+                   &Policy::pool_idle_ttl_ms, "a duration from 1s such as 30s or 10m", 1000),
+      choice_key("pool.start",
+                 "how a warm run starts its command: launcher (sandshim's, in the container; "
+                 "docker only) or exec (`docker exec`)",
+                 &Policy::pool_start, k_pool_start_words, KeyTrust::trusted),
+      count_key("pool.max",
+                "the most warm containers per image, workspace and policy (idle or starting) "
+                "the pool grows to when runs draw faster than it refills; at most pool.size "
+                "means it never grows",
+                &Policy::pool_max, 0, 32),
+      duration_key("pool.shrink_after",
+                   "how long without a run before a grown pool returns to pool.size (a container "
+                   "started above it is claimable that long)",
+                   &Policy::pool_shrink_after_ms, "a duration from 1s such as 30s or 10m", 1000),
+      claim_wait_key(),
+      user_pins_key(),
+      user_ceilings_key(),
+  };
+}
 
 }  // namespace
 
+// Built on first use, not at start-up: a process that reads no setting (a hook without config
+// files) never pays for its ~55 keys (~150,000 instructions).
 const std::vector<Key>& key_table() {
-  return k_key_table;
+  static const std::vector<Key> table = make_key_table();
+  return table;
 }
 
 // The key a setting names, and COMMAND for images.COMMAND.

@@ -53,8 +53,9 @@ DecisionInputs decision_inputs() {
   inputs.read_script = made_up_script;
   inputs.cwd = "/work";
   inputs.home = "/home/user";
-  inputs.protected_paths.places = {{"/home/user/.config/sandshim", true, "sandshim's config"},
-                                   {inputs.shim_dir, true, "the shim directory"}};
+  inputs.protected_paths = ProtectedPaths(
+      std::vector<ProtectedPlace>{{"/home/user/.config/sandshim", true, "sandshim's config"},
+                                  {inputs.shim_dir, true, "the shim directory"}});
   inputs.link = {"claude-code", "s1", "t1"};
   return inputs;
 }

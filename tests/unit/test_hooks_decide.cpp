@@ -431,8 +431,9 @@ DecisionInputs inputs_with_files(const std::string& mode) {
   };
   in.cwd = "/ws";
   in.home = "/home/u";
-  in.protected_paths.places = {{"/home/u/.config/sandshim", true, "sandshim's configuration"},
-                               {k_shim_dir, true, "the shim directory"}};
+  in.protected_paths = ProtectedPaths(
+      std::vector<ProtectedPlace>{{"/home/u/.config/sandshim", true, "sandshim's configuration"},
+                                  {k_shim_dir, true, "the shim directory"}});
   return in;
 }
 

@@ -87,9 +87,9 @@ TEST_CASE("a word's values come from the script's assignments, loops and environ
 }
 
 TEST_CASE("a pattern is protected when a file it may name is", "[hooks][patterns][protected]") {
-  ProtectedPaths paths;
-  paths.places.push_back({"/home/u/.bashrc", false, "a shell start-up file"});
-  paths.places.push_back({"/home/u/.codex", true, "Codex's settings"});
+  ProtectedPaths paths(
+      std::vector<ProtectedPlace>{{"/home/u/.bashrc", false, "a shell start-up file"},
+                                  {"/home/u/.codex", true, "Codex's settings"}});
   CHECK(protected_pattern_reason("/home/u/.bash" + k_name, paths));
   CHECK(protected_pattern_reason(k_text, paths));
   CHECK(protected_pattern_reason("/home/u/" + k_name + "/config.toml", paths));

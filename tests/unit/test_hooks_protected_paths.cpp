@@ -39,3 +39,19 @@ TEST_CASE("git's core.hooksPath of the workspace is protected", "[hooks][protect
         "sandshim: \"x\" is y, which the sandbox depends on; an agent may not change it. Ask the "
         "user to make the change");
 }
+
+TEST_CASE("the protected places are listed once, when first asked for; copies share the list",
+          "[hooks][protected]") {
+  int listings = 0;
+  ProtectedPaths paths([&listings] {
+    ++listings;
+    return std::vector<ProtectedPlace>{{"/home/u/.bashrc", false, "a shell start-up file"}};
+  });
+  ProtectedPaths copy = paths;
+  CHECK(listings == 0);  // a command that writes nothing never lists them
+  CHECK(protected_path_reason("/home/u/.bashrc", "/", copy));
+  CHECK(protected_path_reason("/home/u/.bashrc", "/", paths));
+  CHECK_FALSE(protected_path_reason("/home/u/.profile", "/", paths));
+  CHECK(listings == 1);
+  CHECK_FALSE(protected_path_reason("/home/u/.bashrc", "/", ProtectedPaths{}));
+}

@@ -41,7 +41,8 @@ DecisionInputs inputs(const std::string& mode, bool with_venv = true) {
   in.first_line_of = first_line;
   in.cwd = k_project;
   in.workspace = k_project;
-  in.protected_paths.places.push_back({"/home/u/.bashrc", false, "a protected file"});
+  in.protected_paths =
+      ProtectedPaths(std::vector<ProtectedPlace>{{"/home/u/.bashrc", false, "a protected file"}});
   in.python_image = "sandshim/python:bookworm";
   in.read_script = [with_venv](const fs::path& file) -> std::optional<std::string> {
     if (with_venv && file == k_project / ".venv" / "pyvenv.cfg") {

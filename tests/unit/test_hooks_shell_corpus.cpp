@@ -65,15 +65,17 @@ DecisionInputs corpus_inputs(const std::string& mode) {
   DecisionInputs in = sandshim::testing::decision_inputs(mode);
   in.cwd = "/home/u/project";
   // A few of each kind protected_paths() names (its own tests cover the list).
+  std::vector<ProtectedPlace> places;
   for (const char* file : {"/home/u/.bashrc", "/home/u/.bash_profile", "/home/u/.bash_login",
                            "/home/u/.profile", "/home/u/.zshrc", "/home/u/.zshenv",
                            "/home/u/.zprofile", "/home/u/.claude/settings.json"}) {
-    in.protected_paths.places.push_back({file, false, "a protected file"});
+    places.push_back({file, false, "a protected file"});
   }
   for (const char* tree : {"/home/u/.config/fish", "/etc/profile.d", "/home/u/.config/sandshim",
                            "/home/u/.codex", "/home/u/.gemini"}) {
-    in.protected_paths.places.push_back({tree, true, "a protected directory"});
+    places.push_back({tree, true, "a protected directory"});
   }
+  in.protected_paths = ProtectedPaths(std::move(places));
   return in;
 }
 
