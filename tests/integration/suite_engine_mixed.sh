@@ -69,10 +69,11 @@ done
 
 check "each run is built in its own engine's dialect: podman's adds what makes its sandbox docker's (no TERM, no writable tmpfs on /var/tmp)"
 # Without podman's dialect (docker's spec sent to podman) podman sets TERM=xterm and mounts a
-# writable tmpfs on /var/tmp under --read-only; docker does neither.
+# writable tmpfs on /var/tmp under --read-only; docker does neither. The caller has no TERM (one
+# it has is passed on).
 for pin in d p; do
     mixed_config "$pin"
-    expect_exit 0 sandshim run -- sh -c 'echo "TERM=${TERM-unset}"; touch /var/tmp/probe 2>/dev/null && echo writable || echo read-only'
+    expect_exit 0 env -u TERM "$SANDSHIM_BIN" run -- sh -c 'echo "TERM=${TERM-unset}"; touch /var/tmp/probe 2>/dev/null && echo writable || echo read-only'
     expect_file_is "$OUT" "TERM=unset
 read-only"
 done
@@ -106,7 +107,7 @@ endpoints = $PODMAN_END engine=lxc
 EOF
 expect_exit 125 sandshim run -- sh -c 'exit 0'
 expect_lines 1 "$ERR"
-line=$(grep -n 'engine=lxc' "$XDG_CONFIG_HOME/sandshim/config" | cut -d: -f1)
+line=$(grep -n -m1 '^endpoints' "$XDG_CONFIG_HOME/sandshim/config" | cut -d: -f1) # the list's first line
 expect_contains "$XDG_CONFIG_HOME/sandshim/config:$line: engine.endpoints = " "$ERR"
 expect_contains '"engine=lxc": expected docker or podman' "$ERR"
 
