@@ -26,7 +26,7 @@ stop_engines() {
         remote_engine_stop
     done
 }
-trap 'stop_engines; cleanup' EXIT
+trap 'rc=$?; stop_engines; (exit $rc); cleanup' EXIT # cleanup reads the suite's exit code
 [[ $ENGINE == docker ]] || skip_or_fail "the engine pool's remote engines are dockerds"
 engines_started=$EPOCHREALTIME
 remote_engine_start sandshim/python:bookworm
@@ -254,6 +254,12 @@ expect_contains "warn  engines  1 of 2 answer (engine.max_runs = 3): docker@$LOC
 expect_contains "fix: start the engines that do not answer, or take them out of engine.endpoints" "$OUT"
 
 check "the engine is taken back once it answers again (after the retry interval)"
+# A run held on the local engine, so a run that may go to the remote one does (idle engines
+# would all take the list's first).
+"$SANDSHIM_BIN" run -- python -c 'import time; time.sleep(120)' >/dev/null 2>&1 &
+held=$!
+BG_PIDS+=("$held")
+until (($(running_rows) == 1)); do sleep 0.2; done
 restarted=$EPOCHREALTIME
 remote_engine_launch
 back=""
@@ -264,6 +270,8 @@ for _ in $(seq 40); do
 done
 [[ -n $back ]] || fail "no run went to the restarted engine"
 say "a run went to the restarted engine $(ms_since "$restarted") ms after its restart"
+kill -TERM "$held"
+wait "$held" || true
 doctor_lines
 expect_contains "ok    engines  2 of 2 answer (engine.max_runs = 3): docker@$LOCAL 0 in flight; docker@$REMOTE_ENGINE_ENDPOINT 0 in flight" "$OUT"
 left_until=$((SECONDS + 15))
