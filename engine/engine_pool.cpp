@@ -1,9 +1,6 @@
 #include "engine/engine_pool.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <iterator>
 #include <thread>
 #include <vector>
 
@@ -27,7 +24,6 @@ struct Placement {
   const Policy& policy;
   const EnginePing& ping;
   fs::path root;
-  std::vector<PoolEngine> engines;    // engine.endpoints' entries carrying engine.require_labels
   std::vector<std::string> failures;  // "ENDPOINT: why", from this run's pings
 };
 
@@ -37,21 +33,37 @@ int64_t cap_of(const Policy& policy, const PoolEngine& engine) {
 
 std::vector<engine::Candidate> survey(const Placement& place) {
   std::vector<engine::Candidate> candidates;
-  for (const auto& engine : place.engines) {
+  for (const auto& engine : place.policy.endpoints) {
     engine::EngineSlots slots(place.root, engine.endpoint);
     candidates.push_back({engine.endpoint, slots.load(), slots.down(k_engine_retry_ms),
-                          cap_of(place.policy, engine)});
+                          cap_of(place.policy, engine),
+                          !carries_labels(engine, place.policy.require_labels)});
   }
   return candidates;
 }
 
+// engine.name resolved (docker | podman): the client of every entry without engine=.
+std::string listed_kind(const Policy& policy) {
+  return resolve_engine_kind(policy.engine, policy.engine_path, policy.engine_search_path);
+}
+
+// The client an entry of engine.endpoints is run with: its engine=, else engine.name's.
+std::string kind_of(const Policy& policy, const PoolEngine& entry) {
+  return entry.engine.empty() ? listed_kind(policy) : entry.engine;
+}
+
 // The engine of an entry of engine.endpoints, located as if engine.endpoint named it alone
-// (with its own certificates when it names them).
+// (with its own certificates and client when it names them). engine.path is the client of
+// engine.name's kind: an entry of the other kind finds its own on engine.search_path.
 Engine engine_at(const Policy& policy, const PoolEngine& entry) {
   Policy one = policy;
   one.endpoint = entry.endpoint;
   if (!entry.tls_cert_path.empty()) {
     one.tls_cert_path = entry.tls_cert_path;
+  }
+  if (!entry.engine.empty() && entry.engine != listed_kind(policy)) {
+    one.engine = entry.engine;
+    one.engine_path.clear();
   }
   one.endpoints.clear();
   return locate_engine(one);
@@ -83,17 +95,14 @@ std::string which_engine(const Policy& policy) {
                    " (engine.require_labels)";
 }
 
-// The entries a run may go to: those carrying every label of engine.require_labels.
-std::vector<PoolEngine> pinned_engines(const Policy& policy) {
-  std::vector<PoolEngine> engines;
-  std::copy_if(policy.endpoints.begin(), policy.endpoints.end(), std::back_inserter(engines),
-               [&](const PoolEngine& e) { return carries_labels(e, policy.require_labels); });
-  if (engines.empty()) {
+// A pin that no entry carries refuses the run at once: waiting would not change the list.
+void require_pinned_engine(const Policy& policy) {
+  if (std::none_of(policy.endpoints.begin(), policy.endpoints.end(),
+                   [&](const PoolEngine& e) { return carries_labels(e, policy.require_labels); })) {
     throw Fatal("no " + which_engine(policy) +
                 " is listed; give one label=" + join(policy.require_labels, " label=") +
                 " in its entry of engine.endpoints, or change engine.require_labels");
   }
-  return engines;
 }
 
 std::string none_answers(const Placement& place) {
@@ -108,7 +117,7 @@ std::string none_answers(const Placement& place) {
 std::string all_full(const Placement& place) {
   std::vector<std::string> full;
   for (const auto& candidate : survey(place)) {
-    if (!candidate.down) {
+    if (!candidate.down && !candidate.pinned_out) {
       full.push_back(candidate.endpoint + " " + std::to_string(candidate.load) + " of " +
                      std::to_string(candidate.cap));
     }
@@ -143,13 +152,12 @@ Engine place_engine(const Policy& policy, const EnginePing& ping, const fs::path
   if (policy.endpoints.empty()) {
     return the_one_engine(policy);
   }
-  Placement place{
-      policy, ping, root.empty() ? engine::engine_slots_root() : root, pinned_engines(policy), {}};
+  require_pinned_engine(policy);
+  Placement place{policy, ping, root.empty() ? engine::engine_slots_root() : root, {}};
   const auto deadline = Clock::now() + std::chrono::milliseconds(policy.engine_place_wait_ms);
-  const auto rotation = static_cast<size_t>(::getpid());
   while (true) {
-    for (size_t i : engine::placement_order(survey(place), rotation)) {
-      if (auto engine = try_engine(place, place.engines[i])) {
+    for (size_t i : engine::placement_order(survey(place))) {
+      if (auto engine = try_engine(place, policy.endpoints[i])) {
         return *engine;
       }
     }
@@ -168,10 +176,13 @@ std::vector<engine::EngineHealth> survey_engines(const Policy& policy, const Eng
   const fs::path slots_root = root.empty() ? engine::engine_slots_root() : root;
   std::vector<engine::EngineHealth> engines;
   for (const auto& entry : policy.endpoints) {
+    PoolEngine shown = entry;
+    shown.engine.clear();  // the line names each engine's kind anyway
     engine::EngineHealth health{entry.endpoint,
                                 engine::EngineSlots(slots_root, entry.endpoint).load(),
                                 {},
-                                render_pool_options(entry)};
+                                render_pool_options(shown),
+                                kind_of(policy, entry)};
     try {
       health.failure = ping(engine_at(policy, entry)).value_or("");
     } catch (const std::exception& e) {
@@ -191,7 +202,7 @@ std::string engines_line(const std::vector<engine::EngineHealth>& engines, int64
   std::vector<std::string> parts;
   for (const auto& engine : engines) {
     std::string options = engine.options.empty() ? "" : " (" + engine.options + ")";
-    parts.push_back(engine.endpoint + options +
+    parts.push_back(engine.kind + "@" + engine.endpoint + options +
                     (engine.failure.empty() ? " " + std::to_string(engine.load) + " in flight"
                                             : " does not answer: " + engine.failure));
   }

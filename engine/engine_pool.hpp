@@ -25,10 +25,11 @@ std::optional<std::string> ping_engine(const Engine& engine);
 using EnginePing = std::function<std::optional<std::string>(const Engine&)>;
 
 // The engine a run goes to. With engine.endpoints: among the engines carrying every label of
-// engine.require_labels, the least loaded under its cap (max_runs=, else engine.max_runs) that
-// answers `ping`, its slot held while the returned Engine (or a copy) lives; a run waits up to
-// engine.place_wait for a free one. Else the one engine.endpoint names. Throws Fatal with one
-// line when no engine carries the labels, none answers, or all stay full.
+// engine.require_labels, the least loaded by share of its cap (max_runs=, else engine.max_runs)
+// that answers `ping`, with its entry's client and dialect (engine=), its slot held while the
+// returned Engine (or a copy) lives; a run waits up to engine.place_wait for a free one. Else
+// the one engine.endpoint names. Throws Fatal with one line when no engine carries the labels,
+// none answers, or all stay full.
 Engine place_engine(const Policy& policy, const EnginePing& ping = ping_engine,
                     const std::filesystem::path& root = {});
 

@@ -360,7 +360,9 @@ std::string remote_create_body(const std::string& body_text, const ShippedWorksp
     }
   }
   host["Mounts"] = mounts;
-  host["AutoRemove"] = false;
+  if (!shipped.writable.empty()) {
+    host["AutoRemove"] = false;
+  }
   return body.dump();
 }
 

@@ -42,8 +42,9 @@ ShippedWorkspace ship_snapshot(const engine::ApiClient& api, const std::filesyst
 
 // The create body for the remote engine: the workspace's bind mount becomes the snapshot volume
 // (read-only), each writable path's bind an anonymous volume; any other bind mount names this
-// machine's files and is refused (Fatal, naming the option). AutoRemove is off: what the run
-// wrote is fetched after its exit.
+// machine's files and is refused (Fatal, naming the option). AutoRemove is off when writable
+// paths come back (they are fetched after the exit); with none it stays as the run asked, so the
+// engine removes the container and the run returns at its exit, one round trip sooner.
 std::string remote_create_body(const std::string& body, const ShippedWorkspace& shipped);
 
 // The writable paths' contents, each into a volume of this run's own (named after

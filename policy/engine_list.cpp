@@ -61,6 +61,19 @@ std::optional<std::string> add_label(PoolEngine& engine, const std::string& labe
   return std::nullopt;
 }
 
+// engine=KIND: this engine's client and dialect, whatever engine.name says, so one list can hold
+// a docker engine and podman's API service.
+std::optional<std::string> set_kind(PoolEngine& engine, const std::string& kind) {
+  if (!engine.engine.empty()) {
+    return std::string("given twice for one engine");
+  }
+  if (kind != "docker" && kind != "podman") {
+    return std::string("expected docker or podman");
+  }
+  engine.engine = kind;
+  return std::nullopt;
+}
+
 // One OPTION=VALUE word, for the engine it follows.
 std::optional<std::string> apply_option(PoolEngine& engine, const std::string& word) {
   size_t equals = word.find('=');
@@ -75,7 +88,10 @@ std::optional<std::string> apply_option(PoolEngine& engine, const std::string& w
   if (name == "label") {
     return add_label(engine, value);
   }
-  return std::string("unknown option of an engine (tls_cert_path=, max_runs=, label=)");
+  if (name == "engine") {
+    return set_kind(engine, value);
+  }
+  return std::string("unknown option of an engine (engine=, tls_cert_path=, max_runs=, label=)");
 }
 
 // One word of a comma-separated entry: an endpoint starts an engine; an option belongs to the
@@ -137,6 +153,9 @@ std::variant<std::vector<PoolEngine>, std::string> parse_pool_engines(const std:
 
 std::string render_pool_options(const PoolEngine& engine) {
   std::vector<std::string> words;
+  if (!engine.engine.empty()) {
+    words.push_back("engine=" + engine.engine);
+  }
   if (!engine.tls_cert_path.empty()) {
     words.push_back("tls_cert_path=" + engine.tls_cert_path);
   }
@@ -162,10 +181,11 @@ bool carries_labels(const PoolEngine& engine, const std::vector<std::string>& re
 
 Key endpoints_key() {
   return {{"engine.endpoints",
-           "the engines a run is placed on (the least loaded that answers, under its cap, "
-           "carrying engine.require_labels), each `ENDPOINT [tls_cert_path=DIR] [max_runs=N] "
-           "[label=NAME]...` (unix:///path, ssh://user@host, tcp://host:2376), separated by "
-           "commas or one `endpoints =` line each; empty: engine.endpoint alone",
+           "the engines a run is placed on (the least loaded by share of its cap that answers, "
+           "carrying engine.require_labels), each `ENDPOINT [engine=docker|podman] "
+           "[tls_cert_path=DIR] [max_runs=N] [label=NAME]...` (unix:///path, ssh://user@host, "
+           "tcp://host:2376), separated by commas or one `endpoints =` line each; empty: "
+           "engine.endpoint alone",
            "", KeyTrust::trusted},
           [](Policy& p, std::string_view, const std::string& v) -> std::optional<std::string> {
             auto parsed = parse_pool_engines(v);

@@ -45,6 +45,7 @@ struct PoolEngine {
   std::string tls_cert_path;        // tls_cert_path=DIR; empty: engine.tls_cert_path
   std::optional<int64_t> max_runs;  // max_runs=N; nullopt: engine.max_runs
   std::vector<std::string> labels;  // label=NAME each; engine.require_labels picks by them
+  std::string engine = {};          // engine=docker|podman; empty: engine.name
 
   bool operator==(const PoolEngine&) const = default;
 };

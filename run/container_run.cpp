@@ -299,7 +299,9 @@ void RunLoop::ship_workspace(const Policy& policy) {
   if (report_fd.valid()) {
     shipped.report_file = report;
   }
-  m_create->auto_remove = false;
+  if (!shipped.writable.empty()) {
+    m_create->auto_remove = false;  // the container outlives its exit until they came back
+  }
   m_shipped_note = "workspace snapshot " + shipped.volume + " (" +
                    (shipped.reused ? "on the engine already" : "sent") + ": " +
                    std::to_string(shipped.files) + " files, " + std::to_string(shipped.bytes) +

@@ -48,6 +48,14 @@ TEST_CASE("engine.endpoints: each entry carries its own certificates, cap and la
   CHECK(render_pool_engine(engines[1]) ==
         "tcp://10.0.0.2:2376 tls_cert_path=/etc/t/b max_runs=0 label=gpu label=big");
   CHECK(render_pool_options(engines[2]).empty());
+  auto mixed = engines_of(
+      "unix:///var/run/docker.sock engine=docker, unix:///run/podman/podman.sock engine=podman "
+      "label=p");
+  CHECK(mixed[1] ==
+        PoolEngine{"unix:///run/podman/podman.sock", "", std::nullopt, {"p"}, "podman"});
+  CHECK(render_pool_engine(mixed[1]) == "unix:///run/podman/podman.sock engine=podman label=p");
+  CHECK(mixed[0].engine == "docker");
+  CHECK(engines[0].engine.empty());  // engine.name's
   // The list without options reads as before: spaces separate endpoints too.
   CHECK(engines_of("unix:///a.sock tcp://h:1 max_runs=2,, ").size() == 2);
   CHECK(engines_of("unix:///a.sock tcp://h:1 max_runs=2")[1].max_runs == 2);
@@ -70,7 +78,12 @@ TEST_CASE("engine.endpoints: a bad entry is one error quoting its word",
       {"tcp://h:1 label=", "expected a label"},
       {"tcp://h:1 label=-x", "expected a label"},
       {"tcp://h:1 label=gpu label=gpu", "given twice for one engine"},
-      {"tcp://h:1 labels=gpu", "unknown option of an engine (tls_cert_path=, max_runs=, label=)"},
+      {"tcp://h:1 labels=gpu",
+       "unknown option of an engine (engine=, tls_cert_path=, max_runs=, label=)"},
+      {"unix:///p.sock engine=lxc", "\"engine=lxc\": expected docker or podman"},
+      {"unix:///p.sock engine=", "expected docker or podman"},
+      {"unix:///p.sock engine=auto", "expected docker or podman"},
+      {"unix:///p.sock engine=podman engine=docker", "\"engine=docker\": given twice"},
       {"tcp://h:1 label=gpu,big", "\"big\": expected unix:///path"},
       {"tcp://h:1, tcp://h:1", "\"tcp://h:1\": listed twice"},
       {"http://x", "\"http://x\": expected unix:///path"},
@@ -102,6 +115,11 @@ TEST_CASE("engine.endpoints: repeated lines of one file are one list, a later la
                                                    "bad.conf")),
              Catch::Contains("bad.conf:2: engine.endpoints = ") &&
                  Catch::Contains("\"max_runs=x\": expected a whole number from 0 to 4096"));
+  CHECK_THAT(apply_error(policy, parse_config_text("[engine]\nendpoints = unix:///a.sock\n"
+                                                   "endpoints = unix:///p.sock engine=lxc\n",
+                                                   "kind.conf")),
+             Catch::Contains("kind.conf:2: engine.endpoints = ") &&
+                 Catch::Contains("\"engine=lxc\": expected docker or podman"));
   CHECK(policy.endpoints.size() == 1);  // a bad layer changes nothing
 }
 

@@ -87,27 +87,63 @@ TEST_CASE("engine.endpoints takes a list, checks each entry and is trusted", "[e
   }
 }
 
-TEST_CASE("placement: least loaded first, under the cap, never a down engine", "[engine-pool]") {
-  std::vector<Candidate> engines = {{"a", 3, false, 0}, {"b", 1, false, 0}, {"c", 2, false, 0}};
-  CHECK(placement_order(engines, 0) == std::vector<size_t>{1, 2, 0});
-  for (auto& engine : engines) {
-    engine.cap = 3;
-  }
-  CHECK(placement_order(engines, 0) == std::vector<size_t>{1, 2});
+TEST_CASE("placement: never a down engine, a full one or one without the pin", "[engine-pool]") {
+  std::vector<Candidate> engines = {{"a", 3, false, 3}, {"b", 1, false, 3}, {"c", 2, false, 3}};
+  CHECK(placement_order(engines) == std::vector<size_t>{1, 2});
   engines[1].down = true;
-  CHECK(placement_order(engines, 0) == std::vector<size_t>{2});
-  engines[2].cap = 2;
-  CHECK(placement_order(engines, 0).empty());
+  CHECK(placement_order(engines) == std::vector<size_t>{2});
+  engines[2].cap = 2;  // all at cap: nothing to choose, the run waits
+  CHECK(placement_order(engines).empty());
   CHECK_FALSE(sandshim::engine::all_down(engines));
   engines[0].down = engines[2].down = true;
   CHECK(sandshim::engine::all_down(engines));
 }
 
-TEST_CASE("placement: equal loads start at the rotation, so runs spread", "[engine-pool]") {
-  std::vector<Candidate> engines = {{"a", 0, false, 0}, {"b", 0, false, 0}, {"c", 0, false, 0}};
-  CHECK(placement_order(engines, 0) == std::vector<size_t>{0, 1, 2});
-  CHECK(placement_order(engines, 1) == std::vector<size_t>{1, 2, 0});
-  CHECK(placement_order(engines, 5) == std::vector<size_t>{2, 0, 1});
+TEST_CASE("placement: the smallest share of its cap first, equal shares in list order",
+          "[engine-pool]") {
+  // Caps of 1 and 4: one run on the 4 (1/4) comes after none on the 1, before one on the 1.
+  std::vector<Candidate> engines = {{"one", 0, false, 1}, {"four", 1, false, 4}};
+  CHECK(placement_order(engines) == std::vector<size_t>{0, 1});
+  engines[1].load = 0;
+  CHECK(placement_order(engines) == std::vector<size_t>{0, 1});  // equal: list order
+  engines = {{"four", 2, false, 4}, {"one", 0, false, 1}};
+  CHECK(placement_order(engines) == std::vector<size_t>{1, 0});  // 0/1 before 2/4
+  engines = {{"four", 3, false, 4}, {"two", 1, false, 2}, {"eight", 2, false, 8}};
+  CHECK(placement_order(engines) == std::vector<size_t>{2, 1, 0});  // 1/4, 1/2, 3/4
+  // Where counting runs would choose the small engine (1 run against 2), its share is the larger.
+  engines = {{"small", 1, false, 2}, {"big", 2, false, 8}};
+  CHECK(placement_order(engines) == std::vector<size_t>{1, 0});
+  engines[0].load = 2;
+  CHECK(placement_order(engines) == std::vector<size_t>{1});
+}
+
+TEST_CASE("placement: without a cap an engine counts against the largest cap listed, else by load",
+          "[engine-pool]") {
+  std::vector<Candidate> engines = {{"a", 3, false, 0}, {"b", 1, false, 0}, {"c", 1, false, 0}};
+  CHECK(placement_order(engines) == std::vector<size_t>{1, 2, 0});  // no cap anywhere: load
+  engines = {{"uncapped", 1, false, 0}, {"one", 0, false, 1}};
+  CHECK(placement_order(engines) == std::vector<size_t>{1, 0});  // 1/1 against 0/1
+  engines = {{"uncapped", 2, false, 0}, {"four", 1, false, 4}, {"one", 1, false, 1}};
+  CHECK(placement_order(engines) == std::vector<size_t>{1, 0});  // 2 of "4" after 1 of 4
+  engines[1].load = 4;  // the largest cap counts when its engine is full (or down) too
+  CHECK(placement_order(engines) == std::vector<size_t>{0});
+  engines[1].down = true;
+  engines[0].load = 1000;  // far past any cap: still a choice, the last one
+  engines[2].load = 0;
+  CHECK(placement_order(engines) == std::vector<size_t>{2, 0});
+}
+
+TEST_CASE("placement: only the engines that carry the pin", "[engine-pool]") {
+  std::vector<Candidate> engines = {
+      {"a", 0, false, 16, true}, {"b", 1, false, 4}, {"c", 0, false, 1, true}, {"d", 2, false, 0}};
+  // d counts against b's cap of 4 (2/4 after 1/4), not the pinned-out a's 16.
+  CHECK(placement_order(engines) == std::vector<size_t>{1, 3});
+  engines[1].down = engines[3].down = true;
+  CHECK(placement_order(engines).empty());
+  CHECK(sandshim::engine::all_down(engines));  // the pinned-out a and c do not count as up
+  engines[0].pinned_out = false;
+  CHECK(placement_order(engines) == std::vector<size_t>{0});
+  CHECK_FALSE(sandshim::engine::all_down(engines));
 }
 
 TEST_CASE("slot files: a held slot counts, the cap bounds them, closing frees one",
@@ -214,8 +250,8 @@ TEST_CASE("survey_engines: each engine's load and answer, read-only; the doctor 
   CHECK(engines[1].failure == "Connection refused");
   CHECK_FALSE(EngineSlots(root, "unix:///run/b.sock").down(k_engine_retry_ms));  // not marked
   CHECK(engines_line(engines, 4) ==
-        "1 of 2 answer (engine.max_runs = 4): unix:///run/a.sock 1 in flight; unix:///run/b.sock "
-        "does not answer: Connection refused");
+        "1 of 2 answer (engine.max_runs = 4): docker@unix:///run/a.sock 1 in flight; "
+        "docker@unix:///run/b.sock does not answer: Connection refused");
   CHECK(answering(engines) == 1);
   using sandshim::install::engines_finding;
   using sandshim::install::Status;
@@ -310,6 +346,39 @@ TEST_CASE("place_engine: a tcp:// engine uses its own certificates, else engine.
   }
   auto engines = survey_engines(policy, answers_but(""), root);
   CHECK(engines_line(engines, 0) ==
-        "2 of 2 answer (no engine.max_runs): tcp://10.0.0.2:2376 (label=two) 0 in flight; "
-        "tcp://10.0.0.3:2376 (tls_cert_path=/etc/certs/three label=three) 0 in flight");
+        "2 of 2 answer (no engine.max_runs): docker@tcp://10.0.0.2:2376 (label=two) 0 in flight; "
+        "docker@tcp://10.0.0.3:2376 (tls_cert_path=/etc/certs/three label=three) 0 in flight");
+}
+
+TEST_CASE("place_engine: an entry's engine= picks its client and dialect, else engine.name's",
+          "[engine-pool]") {
+  ScratchDir dir;
+  Policy policy = two_engines(dir);
+  auto podman = dir.write("bin/podman", "#!/bin/sh\nexit 0\n");
+  ::chmod(podman.c_str(), 0755);
+  policy.endpoints[1].engine = "podman";
+  policy.endpoints[1].labels = {"p"};
+  policy.require_labels = {"p"};
+  auto root = dir.path() / "engines";
+  Engine pinned = place_engine(policy, answers_but(""), root);
+  CHECK(pinned.describe() == "podman@unix:///run/b.sock");
+  CHECK(pinned.client == podman);
+  CHECK(pinned.dialect.is_podman());
+  CHECK(std::count(pinned.env.begin(), pinned.env.end(), "CONTAINER_HOST=unix:///run/b.sock") == 1);
+  policy.require_labels.clear();
+  Engine other = place_engine(policy, answers_but(""), root);  // a: b has a run in flight
+  CHECK(other.describe() == "docker@unix:///run/a.sock");
+  CHECK_FALSE(other.dialect.is_podman());
+  CHECK(survey_engines(policy, answers_but(""), root)[1].kind == "podman");
+  CHECK(engines_line(survey_engines(policy, answers_but(""), root), 0) ==
+        "2 of 2 answer (no engine.max_runs): docker@unix:///run/a.sock 1 in flight; "
+        "podman@unix:///run/b.sock (label=p) 1 in flight");
+  // engine.path is docker's client: the podman entry finds its own on engine.search_path.
+  policy.engine_path = (dir.path() / "bin" / "docker").string();
+  policy.require_labels = {"p"};
+  CHECK(place_engine(policy, answers_but(""), root).client == podman);
+  policy.endpoints[1].endpoint = "tcp://10.0.0.2:2376";
+  policy.endpoints[1].tls_cert_path = "/etc/certs/b";
+  CHECK_THROWS_WITH(place_engine(policy, answers_but(""), root),
+                    Catch::Contains("podman's client has no TLS for tcp://"));
 }

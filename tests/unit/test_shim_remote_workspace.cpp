@@ -48,8 +48,15 @@ TEST_CASE("remote create body: the workspace is the snapshot volume, read-only",
                           {"Source", "sandshim-r1-rw0"},
                           {"Target", "/home/me/repo/out"},
                           {"ReadOnly", false}});
-  CHECK(out["HostConfig"]["AutoRemove"] == false);
+  CHECK(out["HostConfig"]["AutoRemove"] == false);  // out/ is fetched after the exit
   CHECK(out["Image"] == "sandshim/python:bookworm");
+  ShippedWorkspace nothing_back = shipped();
+  nothing_back.writable.clear();
+  nothing_back.writable_volumes.clear();
+  body["HostConfig"]["Mounts"] = json::array({bind("/home/me/repo", "/home/me/repo", true)});
+  out = json::parse(remote_create_body(body.dump(), nothing_back));
+  CHECK(out["HostConfig"]["AutoRemove"] == true);  // the engine removes it at its exit
+  CHECK(out["HostConfig"]["Mounts"].size() == 1);
 }
 
 TEST_CASE("remote create body: a mount of another host path is refused", "[remote_workspace]") {
