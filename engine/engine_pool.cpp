@@ -53,6 +53,8 @@ Engine engine_at(const Policy& policy, const PoolEngine& entry) {
   if (!entry.tls_cert_path.empty()) {
     one.tls_cert_path = entry.tls_cert_path;
   }
+  one.ssh_identity = entry.ssh_identity.empty() ? one.ssh_identity : entry.ssh_identity;
+  one.ssh_known_hosts = entry.ssh_known_hosts.empty() ? one.ssh_known_hosts : entry.ssh_known_hosts;
   one.endpoints.clear();
   return locate_engine(one);
 }
