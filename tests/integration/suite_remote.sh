@@ -10,7 +10,7 @@
 # shellcheck source=remote_engine.sh
 . "$SOURCE_DIR/tests/integration/remote_engine.sh"
 
-trap 'remote_engine_stop; cleanup' EXIT
+trap 'rc=$?; remote_engine_stop; (exit $rc); cleanup' EXIT
 remote_engine_start sandshim/python:bookworm
 
 remote_config() { # extra config lines on stdin
