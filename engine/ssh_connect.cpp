@@ -137,7 +137,7 @@ const std::array<SshFailureKind, 6>& failure_kinds() {
       {{"IDENTIFICATION HAS CHANGED"},
        "its host key changed since known_hosts took it",
        "find out why on that machine before you replace its key in known_hosts"},
-      {{"Host key verification failed", "host key is known for"},
+      {{"host key is known for", "Host key verification failed"},
        "its host key is not in known_hosts",
        "check its fingerprint on that machine, then add it to known_hosts (engine.ssh_known_hosts "
        "or ssh_known_hosts= of its entry; nothing is accepted on first sight)"},
