@@ -75,9 +75,12 @@ wait_until 10 "sshd answers on $address:$port" sshd_answers
 logins() { grep -c "Accepted publickey" "$sshd_dir/sshd.log" || true; }
 readonly endpoint=ssh://root@$address:$port
 
+# A run's guardian removes its container again until the run's deadline has passed (5 s more):
+# a short deadline lets every guardian end before the suite does (the last check waits for them).
 ssh_config() { # KNOWN_HOSTS; extra config lines on stdin
     write_user_config < <(printf 'endpoint = %s\nssh_identity = %s\nssh_known_hosts = %s\n' \
         "$endpoint" "$client_dir/id" "$1"
+        printf '[sandbox]\ntimeout = 20s\n'
         cat)
 }
 
@@ -91,6 +94,14 @@ ssh_clients() {
     return 0
 }
 no_ssh_clients() { [[ -z $(ssh_clients) ]]; }
+# The detached guardians of this suite's runs (their command line is the run's own).
+no_guardians() {
+    local proc cmd
+    for proc in /proc/[0-9]*; do
+        { cmd=$(tr '\0' ' ' <"$proc/cmdline"); } 2>/dev/null || continue
+        [[ $cmd != "$SANDSHIM_BIN run "* ]] || return 1
+    done
+}
 sshd_left() { ip netns pids "$REMOTE_ENGINE_NETNS" | xargs -r ps -o pid=,args= -p | grep sshd || true; }
 sshd_gone() { [[ -z $(sshd_left) ]]; }
 run_container_on_engine() { [[ -n $(remote_docker ps -q --filter label=org.sandshim.run) ]]; }
@@ -123,12 +134,14 @@ expect_exit 0 sandshim run -- python main.py
 expect_contains "on the engine already" <(audit_field last message)
 say "a repeated run over ssh: $ELAPSED_MS ms, $(($(logins) - before)) ssh logins"
 write_user_config <<<"endpoint = $REMOTE_ENGINE_ENDPOINT
-tls_cert_path = $REMOTE_ENGINE_CERTS"
+tls_cert_path = $REMOTE_ENGINE_CERTS
+[sandbox]
+timeout = 20s"
 expect_exit 0 sandshim run -- python main.py
 say "the same run over TLS to the same engine: $ELAPSED_MS ms"
 
 check "what the run writes in sandbox.writable comes back over ssh"
-ssh_config "$client_dir/known_hosts" <<<$'[sandbox]\nwritable = out'
+ssh_config "$client_dir/known_hosts" <<<'writable = out'
 expect_exit 0 sandshim run -- python -c 'open("out/result.txt", "w").write("computed over ssh\n")'
 expect_file_is "$WS/out/result.txt" "computed over ssh"
 expect_contains "returned 1 files" <(audit_field last message)
@@ -180,6 +193,7 @@ expect_lines 1 "$ERR"
 expect_contains "its host key changed since known_hosts took it" "$ERR"
 
 check "no ssh client and no sshd is left"
+wait_until 40 "every guardian of the suite's runs ends" no_guardians
 wait_until 10 "every ssh client ends" no_ssh_clients
 say "sshd processes before its stop: $(sshd_left | tr '\n' ';')"
 sshd_stop
