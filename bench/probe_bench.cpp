@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   Engine client_only = engine;
-  client_only.endpoint = "ssh://probe-bench.invalid";  // no socket: the probe's client fallback
+  client_only.endpoint = "tcp://probe-bench.invalid:2376";  // no TLS, no API: the client
   client_only.env.push_back("DOCKER_HOST=unix://" + socket->string());
   auto [api_p50, api_p95] = percentiles_us(
       iterations, [&] { return !sandshim::engine::image_id(api->inspect_image(image)).empty(); });

@@ -1,5 +1,6 @@
 #include "engine/connection.hpp"
 
+#include "engine/ssh_connect.hpp"
 #include "engine/tls_connect.hpp"
 
 #include <boost/asio/error.hpp>
@@ -32,7 +33,23 @@ bool Session::check(const beast::error_code& error) {
                    error == net::error::eof
                ? "the engine closed the connection mid-answer"
                : error.message();
+  explain_ssh_failure();
   return false;
+}
+
+// ssh ends at once when it fails (and so the connection): a second is ample for its words.
+void Session::explain_ssh_failure() {
+  if (!ssh_diagnostics.valid() || !ssh ||
+      (fault != Fault::malformed && fault != Fault::unreachable)) {
+    return;
+  }
+  std::string line =
+      ssh_failure(*ssh, read_diagnostics(ssh_diagnostics.get(), std::chrono::seconds(1)));
+  ssh_diagnostics.reset();
+  if (!line.empty()) {
+    fault = Fault::unreachable;
+    detail = line;
+  }
 }
 
 void Session::run() {
@@ -69,11 +86,31 @@ beast::error_code connect_tls(Session& session, const TlsEndpoint& endpoint,
   return result;
 }
 
-// The connection to the engine: TLS through the relay for tcp://, else its unix socket.
+// The session's stream on the local end of an ssh connection (ssh_connect.hpp).
+beast::error_code connect_ssh(Session& session, const SshEndpoint& endpoint,
+                              std::chrono::milliseconds timeout) {
+  SshConnection ssh = detail::connect_ssh(endpoint, timeout);
+  beast::error_code result;
+  if (ssh.fd < 0) {
+    session.fault = ssh.fault;
+    session.detail = ssh.detail;
+    return net::error::not_connected;
+  }
+  session.ssh_diagnostics = UniqueFd(ssh.diagnostics);
+  session.ssh = endpoint;
+  session.stream.socket().assign(Protocol(), ssh.fd, result);
+  return result;
+}
+
+// The connection to the engine: TLS through the relay for tcp://, ssh for ssh://, else its unix
+// socket.
 beast::error_code open_connection(Session& session, const Transport& transport,
                                   std::chrono::milliseconds timeout) {
   if (const auto* tls = std::get_if<TlsEndpoint>(&transport)) {
     return connect_tls(session, *tls, timeout);
+  }
+  if (const auto* ssh = std::get_if<SshEndpoint>(&transport)) {
+    return connect_ssh(session, *ssh, timeout);
   }
   const auto& socket = std::get<std::filesystem::path>(transport);
   beast::error_code result;
@@ -89,7 +126,7 @@ bool connect_and_send(Session& session, const Transport& transport, Request& req
                       std::chrono::milliseconds timeout) {
   session.stream.expires_after(timeout);
   beast::error_code result = open_connection(session, transport, timeout);
-  if (std::holds_alternative<TlsEndpoint>(transport) && session.failed()) {
+  if (is_remote(transport) && session.failed()) {
     return false;
   }
   if (result && result != beast::error::timeout) {
@@ -108,6 +145,7 @@ bool connect_and_send(Session& session, const Transport& transport, Request& req
   if (result && result != beast::error::timeout) {
     session.fault = Fault::unreachable;  // the engine hung up before reading the request
     session.detail = result.message();
+    session.explain_ssh_failure();
     return false;
   }
   return session.check(result);

@@ -11,8 +11,10 @@
 #include <chrono>
 #include <filesystem>
 #include <initializer_list>
+#include <optional>
 #include <string>
 
+#include "common/unique_fd.hpp"
 #include "engine/reply.hpp"
 #include "engine/transport.hpp"
 
@@ -33,12 +35,17 @@ struct Session {
   Fault fault = Fault::none;
   std::string detail;
   bool denied = false;  // the connect was refused for this process (Reply::denied)
+  // ssh://: the client's stderr, read once when the exchange fails, since it says why.
+  UniqueFd ssh_diagnostics;
+  std::optional<SshEndpoint> ssh;
 
   bool failed() const { return fault != Fault::none; }
   // Records why the last operation failed; false when it did.
   bool check(const beast::error_code& error);
   // Runs the operation just started until it completes or the deadline cancels it.
   void run();
+  // A connection that ended or was refused through ssh: ssh's own words become the fault.
+  void explain_ssh_failure();
 };
 
 // A request with the headers every call sends.

@@ -24,4 +24,11 @@ std::optional<std::filesystem::path> api_socket(const std::string& kind,
 // certificates; nullopt otherwise (plain TCP is never a transport).
 std::optional<TlsEndpoint> tls_endpoint(const std::string& endpoint, const std::string& cert_dir);
 
+// The ssh endpoint of `endpoint` when it is ssh://[user@]host[:port] with nothing after it
+// (docker's ssh:// names no socket), with the identity and known_hosts files (empty: ssh's
+// defaults); nullopt otherwise. A name ssh would read as an option (leading '-') or with a
+// character outside a user's or host's name is refused: it goes on ssh's command line.
+std::optional<SshEndpoint> ssh_endpoint(const std::string& endpoint, const std::string& identity,
+                                        const std::string& known_hosts);
+
 }  // namespace sandshim::engine

@@ -12,6 +12,7 @@
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/strings.hpp"
+#include "engine/engine_api.hpp"
 #include "engine/engine_client.hpp"
 
 namespace sandshim::shim {
@@ -353,8 +354,28 @@ std::string engine_identity(const Engine& engine) {
   return identity;
 }
 
+namespace {
+
+// An ssh:// engine's `info` comes through the API (the same document as the client's
+// `{{json .}}`): docker's client would start an ssh of its own, steered by ~/.ssh/config. Its
+// failure is ssh's own line (ssh_connect.hpp), never read back as a client's error text.
+std::optional<EngineReply> info_over_ssh(const Engine& engine) {
+  auto transport = engine_api_transport(engine);
+  if (!transport || !std::holds_alternative<engine::SshEndpoint>(*transport)) {
+    return std::nullopt;
+  }
+  engine::Reply reply = engine::ApiClient(*transport, EngineClient::k_default_timeout).info();
+  if (!reply.ok()) {
+    throw Fatal(engine.describe() + " does not answer: " + reply.describe());
+  }
+  return EngineReply{true, 0, reply.body, ""};
+}
+
+}  // namespace
+
 EngineFacts probe_engine_facts(const Engine& engine) {
-  EngineReply reply = EngineClient(engine).info();
+  std::optional<EngineReply> over_ssh = info_over_ssh(engine);
+  EngineReply reply = over_ssh ? std::move(*over_ssh) : EngineClient(engine).info();
   if (!reply.answered) {
     throw EngineInfoError(engine.kind + " info did not answer within 30 s");
   }

@@ -139,6 +139,11 @@ std::vector<std::string> engine_environment(const Policy& policy, const std::str
     if (!policy.endpoint.empty()) {
       env.push_back("DOCKER_HOST=" + policy.endpoint);
     }
+    if (policy.endpoint.starts_with("ssh://")) {
+      // Where docker's client starts an ssh of its own (doctor's checks), it still never asks:
+      // every question goes to an askpass that says no (OpenSSH 8.4+).
+      env.insert(env.end(), {"SSH_ASKPASS=/bin/false", "SSH_ASKPASS_REQUIRE=force"});
+    }
     if (!policy.tls_cert_path.empty()) {
       env.push_back("DOCKER_TLS_VERIFY=1");
       env.push_back("DOCKER_CERT_PATH=" + policy.tls_cert_path);
@@ -202,7 +207,7 @@ Engine locate_engine(const Policy& policy) {
   if (kind == "podman" && policy.endpoint.starts_with("tcp://")) {
     throw Fatal("engine.endpoint " + quoted(policy.endpoint) +
                 ": podman's client has no TLS for tcp://, so anyone who reaches it is root there; "
-                "use ssh://user@host or unix:///path");
+                "run sandshim on that machine, or use unix:///path");
   }
   if (!client) {
     engine_not_found(policy, kind);
@@ -212,7 +217,9 @@ Engine locate_engine(const Policy& policy) {
                 engine_environment(policy, kind),
                 policy.endpoint,
                 make_dialect(kind, policy.engine_search_path),
-                policy.tls_cert_path};
+                policy.tls_cert_path,
+                policy.ssh_identity,
+                policy.ssh_known_hosts};
 }
 
 }  // namespace sandshim::shim

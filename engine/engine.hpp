@@ -59,6 +59,9 @@ struct Engine {
   std::string endpoint;          // empty: local
   EngineDialect dialect;
   std::string tls_cert_path = {};  // tcp://: ca.pem, cert.pem, key.pem (engine.tls_cert_path)
+
+  std::string ssh_identity = {};     // ssh://: engine.ssh_identity
+  std::string ssh_known_hosts = {};  // ssh://: engine.ssh_known_hosts
   // engine.endpoints: the placement slot this run holds on the engine while any copy lives.
   std::shared_ptr<const UniqueFd> slot = {};
 

@@ -63,6 +63,10 @@ std::optional<engine::Transport> engine_api_transport(const Engine& engine) {
     if (auto tls = engine::tls_endpoint(engine.endpoint, engine.tls_cert_path)) {
       return *tls;
     }
+    if (auto ssh =
+            engine::ssh_endpoint(engine.endpoint, engine.ssh_identity, engine.ssh_known_hosts)) {
+      return *ssh;
+    }
   }
   if (auto socket = engine_api_socket(engine)) {
     return *socket;
@@ -85,11 +89,18 @@ std::optional<std::string> remote_mount_refusal(const Engine& engine) {
   if (auto transport = engine_api_transport(engine); transport && engine::is_remote(*transport)) {
     return std::nullopt;  // the workspace travels (remote_workspace.hpp)
   }
-  return "engine.endpoint " + quoted(engine.endpoint) +
-         " is not on this machine and only docker's tcp:// with engine.tls_cert_path ships the "
-         "workspace there: a bind mount would name that machine's files; use tcp:// with TLS, "
-         "run sandshim on the engine's machine, or set engine.endpoint to a local engine "
-         "(empty, or unix:///path)";
+  if (engine.kind == "docker" && engine.endpoint.starts_with("ssh://")) {
+    return "engine.endpoint " + quoted(engine.endpoint) +
+           " is not ssh://[user@]host[:port] (a user and host name, an optional port, nothing "
+           "after them)";
+  }
+  return "engine.endpoint " + quoted(engine.endpoint) + " is not on this machine and only " +
+         "docker's Engine API (tcp:// with engine.tls_cert_path, or ssh://) ships the workspace "
+         "there (" +
+         engine.kind +
+         "'s remote client would bind-mount this machine's paths, which name that machine's "
+         "files); use docker there, run sandshim on the engine's machine, or set "
+         "engine.endpoint to a local engine (empty, or unix:///path)";
 }
 
 }  // namespace sandshim::shim

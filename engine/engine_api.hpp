@@ -16,8 +16,9 @@ namespace sandshim::shim {
 // client then.
 std::optional<std::filesystem::path> engine_api_socket(const Engine& engine);
 
-// How the API client reaches this engine: its local socket, or TLS for a docker engine at
-// tcp:// with engine.tls_cert_path; nullopt when only the engine's client reaches it (ssh://).
+// How the API client reaches this engine: its local socket, TLS for a docker engine at tcp://
+// with engine.tls_cert_path, or ssh for a docker engine at ssh://; nullopt when only the
+// engine's client reaches it (podman's remote endpoints).
 std::optional<engine::Transport> engine_api_transport(const Engine& engine);
 
 // A client of that API with `timeout` per call; nullopt when there is no transport.
@@ -37,7 +38,7 @@ ApiPath engine_api_path(const Engine& engine, const Policy& policy);
 
 // Why a run may not use this engine: it would bind-mount the workspace's path on the engine's
 // own machine, where it names something else (or nothing). nullopt for a local engine and for
-// docker over TLS, where the workspace travels instead.
+// docker over TLS or ssh, where the workspace travels instead.
 std::optional<std::string> remote_mount_refusal(const Engine& engine);
 
 }  // namespace sandshim::shim

@@ -65,6 +65,8 @@ Engine engine_at(const Policy& policy, const PoolEngine& entry) {
     one.engine = entry.engine;
     one.engine_path.clear();
   }
+  one.ssh_identity = entry.ssh_identity.empty() ? one.ssh_identity : entry.ssh_identity;
+  one.ssh_known_hosts = entry.ssh_known_hosts.empty() ? one.ssh_known_hosts : entry.ssh_known_hosts;
   one.endpoints.clear();
   return locate_engine(one);
 }

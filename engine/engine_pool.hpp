@@ -18,8 +18,8 @@ namespace sandshim::shim {
 inline constexpr int64_t k_engine_retry_ms = 10'000;
 inline constexpr std::chrono::milliseconds k_engine_ping_timeout{2000};
 
-// Why the engine does not answer its API's ping, nullopt when it does (or when only its client
-// reaches it, ssh://: the run itself finds out).
+// Why the engine does not answer its API's ping (over ssh for ssh://), nullopt when it does (or
+// when only its client reaches it, podman's remote endpoints: the run itself finds out).
 std::optional<std::string> ping_engine(const Engine& engine);
 
 using EnginePing = std::function<std::optional<std::string>(const Engine&)>;

@@ -17,11 +17,26 @@ struct TlsEndpoint {
   bool operator==(const TlsEndpoint&) const = default;
 };
 
-// How the client reaches the engine: its unix socket on this machine, or TLS over TCP. Only
-// engine/ looks inside; every verb works the same over either.
-using Transport = std::variant<std::filesystem::path, TlsEndpoint>;
+// A docker engine on another machine reached through ssh: each connection is the ssh client
+// running `docker system dial-stdio` there (what docker's own client does for ssh://). The host
+// must be in `known_hosts` already (never accepted on first sight) and the key must log in
+// without a prompt. Empty paths: ssh's defaults for the user sandshim runs as.
+struct SshEndpoint {
+  std::string user;  // empty: ssh's default (the local user's name)
+  std::string host;
+  std::string port;                   // empty: 22
+  std::filesystem::path identity;     // engine.ssh_identity, or the entry's ssh_identity=
+  std::filesystem::path known_hosts;  // engine.ssh_known_hosts, or the entry's ssh_known_hosts=
 
-// "unix:///var/run/docker.sock" or "tcp://host:2376 (TLS)", for logs and messages.
+  bool operator==(const SshEndpoint&) const = default;
+};
+
+// How the client reaches the engine: its unix socket on this machine, TLS over TCP, or ssh.
+// Only engine/ looks inside; every verb works the same over each.
+using Transport = std::variant<std::filesystem::path, TlsEndpoint, SshEndpoint>;
+
+// "unix:///var/run/docker.sock", "tcp://host:2376 (TLS)" or "ssh://me@host:22", for logs and
+// messages.
 std::string describe(const Transport& transport);
 
 // Whether the engine is on another machine (its paths are not this machine's).

@@ -38,6 +38,8 @@ readonly k_packages=(
     uidmap iproute2 psmisc
     # suite_network: the test CA and the TLS upstream
     openssl
+    # suite_remote_ssh: an sshd beside the remote engine, and the client ssh:// engines use
+    openssh-server openssh-client
     # the .deb (cpack runs dpkg-shlibdeps) and its man page check
     dpkg-dev man-db
     # the hostile corpus: host controls in Node, peak RSS by time(1), file capabilities

@@ -37,6 +37,22 @@ std::optional<std::string> set_tls(PoolEngine& engine, const std::string& dir) {
   return std::nullopt;
 }
 
+// ssh_identity= or ssh_known_hosts=: a file of an ssh:// engine's own, set once.
+std::optional<std::string> set_ssh_file(PoolEngine& engine, std::string& field,
+                                        const std::string& file) {
+  if (!engine.endpoint.starts_with("ssh://")) {
+    return std::string("only an ssh:// engine takes ssh files");
+  }
+  if (!field.empty()) {
+    return std::string("given twice for one engine");
+  }
+  if (file.empty() || file[0] != '/') {
+    return std::string("expected an absolute path");
+  }
+  field = file;
+  return std::nullopt;
+}
+
 std::optional<std::string> set_max_runs(PoolEngine& engine, const std::string& text) {
   if (engine.max_runs) {
     return std::string("given twice for one engine");
@@ -91,7 +107,13 @@ std::optional<std::string> apply_option(PoolEngine& engine, const std::string& w
   if (name == "engine") {
     return set_kind(engine, value);
   }
-  return std::string("unknown option of an engine (engine=, tls_cert_path=, max_runs=, label=)");
+  if (name == "ssh_identity" || name == "ssh_known_hosts") {
+    return set_ssh_file(
+        engine, name == "ssh_identity" ? engine.ssh_identity : engine.ssh_known_hosts, value);
+  }
+  return std::string(
+      "unknown option of an engine (engine=, tls_cert_path=, ssh_identity=, ssh_known_hosts=, "
+      "max_runs=, label=)");
 }
 
 // One word of a comma-separated entry: an endpoint starts an engine; an option belongs to the
@@ -159,6 +181,12 @@ std::string render_pool_options(const PoolEngine& engine) {
   if (!engine.tls_cert_path.empty()) {
     words.push_back("tls_cert_path=" + engine.tls_cert_path);
   }
+  if (!engine.ssh_identity.empty()) {
+    words.push_back("ssh_identity=" + engine.ssh_identity);
+  }
+  if (!engine.ssh_known_hosts.empty()) {
+    words.push_back("ssh_known_hosts=" + engine.ssh_known_hosts);
+  }
   if (engine.max_runs) {
     words.push_back("max_runs=" + std::to_string(*engine.max_runs));
   }
@@ -183,7 +211,8 @@ Key endpoints_key() {
   return {{"engine.endpoints",
            "the engines a run is placed on (the least loaded by share of its cap that answers, "
            "carrying engine.require_labels), each `ENDPOINT [engine=docker|podman] "
-           "[tls_cert_path=DIR] [max_runs=N] [label=NAME]...` (unix:///path, ssh://user@host, "
+           "[tls_cert_path=DIR] [ssh_identity=F] [ssh_known_hosts=F] [max_runs=N] "
+           "[label=NAME]...` (unix:///path, ssh://user@host, "
            "tcp://host:2376), separated by commas or one `endpoints =` line each; empty: "
            "engine.endpoint alone",
            "", KeyTrust::trusted},

@@ -10,8 +10,8 @@
 namespace sandshim::shim {
 
 // engine.endpoints' syntax: engines separated by commas (or, as before options existed, by
-// spaces between two endpoints), each
-// `ENDPOINT [engine=docker|podman] [tls_cert_path=DIR] [max_runs=N] [label=NAME]...`.
+// spaces between two endpoints), each `ENDPOINT [engine=docker|podman] [tls_cert_path=DIR]
+// [ssh_identity=FILE] [ssh_known_hosts=FILE] [max_runs=N] [label=NAME]...`.
 // Repeated `endpoints =` lines of one file are one list (apply_settings joins them), so each
 // engine can have a line of its own.
 

@@ -487,6 +487,16 @@ std::vector<Key> make_key_table() {
                   "directory with ca.pem, cert.pem and key.pem for a tcp:// endpoint (an entry "
                   "of engine.endpoints may name its own with tls_cert_path=)",
                   &Policy::tls_cert_path, absolute_or_empty),
+      trusted_key("engine.ssh_identity",
+                  "private key for an ssh:// endpoint (no passphrase; an entry of "
+                  "engine.endpoints may name its own with ssh_identity=); empty: ssh's default "
+                  "keys of the user sandshim runs as",
+                  &Policy::ssh_identity, absolute_or_empty),
+      trusted_key("engine.ssh_known_hosts",
+                  "known_hosts file holding the host key of an ssh:// endpoint (never accepted "
+                  "on first sight; an entry may name its own with ssh_known_hosts=); empty: "
+                  "~/.ssh/known_hosts of the user sandshim runs as",
+                  &Policy::ssh_known_hosts, absolute_or_empty),
       endpoints_key(),
       require_labels_key(),
       as_trusted(count_key("engine.max_runs",

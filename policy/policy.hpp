@@ -47,6 +47,9 @@ struct PoolEngine {
   std::vector<std::string> labels;  // label=NAME each; engine.require_labels picks by them
   std::string engine = {};          // engine=docker|podman; empty: engine.name
 
+  std::string ssh_identity = {};     // ssh_identity=FILE; empty: engine.ssh_identity
+  std::string ssh_known_hosts = {};  // ssh_known_hosts=FILE; empty: engine.ssh_known_hosts
+
   bool operator==(const PoolEngine&) const = default;
 };
 
@@ -59,6 +62,9 @@ struct Policy {
   std::string engine_search_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   std::string endpoint;       // empty: the engine's local socket
   std::string tls_cert_path;  // directory with ca.pem, cert.pem, key.pem for tcp:// endpoints
+
+  std::string ssh_identity;     // ssh://: the private key; empty: ssh's default keys
+  std::string ssh_known_hosts;  // ssh://: the host keys; empty: ~/.ssh/known_hosts
   // engine.endpoints: the engines a run is placed on (least loaded, healthy); empty: endpoint
   std::vector<PoolEngine> endpoints;
   std::vector<std::string> require_labels;  // a run goes only to engines carrying all of them

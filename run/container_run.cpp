@@ -527,7 +527,9 @@ ContainerResult RunLoop::run(const EngineCall& call, const Policy& policy) {
   try {
     choose_api_path(call, policy, api_path);
   } catch (const Fatal& e) {  // a remote engine that cannot take this run, or its snapshot
-    guardian.remove_now();
+    // Nothing was created under the container's name yet: nothing for the guardian to retry
+    // (for ten minutes, against an engine that just refused us).
+    guardian.release();
     return not_started(e.what());
   }
   start_client(call.args, out, err, policy);

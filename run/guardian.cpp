@@ -80,12 +80,14 @@ struct Remover {
 };
 
 // One removal attempt; true when the engine answered that the container is gone. Over the API,
-// a socket nobody answers on (moved, or no permission) falls back to the client for that attempt.
+// a socket nobody answers on (moved, or no permission) falls back to the client for that attempt;
+// never over ssh, where the client would start an ssh of its own (ssh_connect.hpp).
 bool remove_once(const Remover& remover, const std::string& name) {
   std::chrono::milliseconds timeout(k_attempt_timeout_ms);
   if (remover.api_transport) {
     engine::Reply reply = engine::ApiClient(*remover.api_transport, timeout).remove(name);
-    if (reply.fault != engine::Fault::unreachable) {
+    if (reply.fault != engine::Fault::unreachable ||
+        std::holds_alternative<engine::SshEndpoint>(*remover.api_transport)) {
       return removal_confirmed(reply);
     }
   }

@@ -62,6 +62,23 @@ TEST_CASE("engine.endpoints: each entry carries its own certificates, cap and la
   CHECK(engines_of("").empty());
 }
 
+TEST_CASE("engine.endpoints: an ssh:// entry carries its own key and known_hosts",
+          "[engine-pool][engine-list]") {
+  auto engines = engines_of(
+      "ssh://me@h:2222 ssh_identity=/k/id ssh_known_hosts=/k/known_hosts label=far, tcp://h:1");
+  REQUIRE(engines.size() == 2);
+  CHECK(engines[0].ssh_identity == "/k/id");
+  CHECK(engines[0].ssh_known_hosts == "/k/known_hosts");
+  CHECK(render_pool_engine(engines[0]) ==
+        "ssh://me@h:2222 ssh_identity=/k/id ssh_known_hosts=/k/known_hosts label=far");
+  CHECK(error_of("tcp://h:1 ssh_identity=/k/id") ==
+        "\"ssh_identity=/k/id\": only an ssh:// engine takes ssh files");
+  CHECK(error_of("ssh://h ssh_known_hosts=kh") ==
+        "\"ssh_known_hosts=kh\": expected an absolute path");
+  CHECK(error_of("ssh://h ssh_identity=/a ssh_identity=/b") ==
+        "\"ssh_identity=/b\": given twice for one engine");
+}
+
 TEST_CASE("engine.endpoints: a bad entry is one error quoting its word",
           "[engine-pool][engine-list]") {
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -79,7 +96,8 @@ TEST_CASE("engine.endpoints: a bad entry is one error quoting its word",
       {"tcp://h:1 label=-x", "expected a label"},
       {"tcp://h:1 label=gpu label=gpu", "given twice for one engine"},
       {"tcp://h:1 labels=gpu",
-       "unknown option of an engine (engine=, tls_cert_path=, max_runs=, label=)"},
+       "unknown option of an engine (engine=, tls_cert_path=, ssh_identity=, ssh_known_hosts=, "
+       "max_runs=, label=)"},
       {"unix:///p.sock engine=lxc", "\"engine=lxc\": expected docker or podman"},
       {"unix:///p.sock engine=", "expected docker or podman"},
       {"unix:///p.sock engine=auto", "expected docker or podman"},

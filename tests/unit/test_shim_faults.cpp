@@ -70,7 +70,9 @@ TEST_CASE(
   // may have a service behind it on this machine).
   sandshim::test::ScratchDir dir;
   CHECK_FALSE(socket(with("podman", "unix://" + (dir.path() / "nobody-listens.sock").string())));
-  CHECK_FALSE(socket(with("docker", "ssh://me@builder")));
+  CHECK(socket(with("docker", "ssh://me@builder")) ==
+        sandshim::engine::Transport(sandshim::engine::SshEndpoint{"me", "builder", "", "", ""}));
+  CHECK_FALSE(socket(with("podman", "ssh://me@builder")));
   policy.engine_api = EngineApi::off;
   CHECK_FALSE(socket(with("docker", "")));
 }

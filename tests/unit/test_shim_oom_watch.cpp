@@ -103,7 +103,7 @@ TEST_CASE("without a confirmed stream the caller asks the event log", "[oom_watc
     Engine nobody{
         "docker", "/nonexistent/docker", {}, "unix://" + (dir.path() / "x.sock").string(), {}};
     CHECK_FALSE(OomWatch(nobody, "sandshim-r1").watching());
-    Engine remote{"docker", "/nonexistent/docker", {}, "ssh://me@builder", {}};
+    Engine remote{"docker", "/nonexistent/docker", {}, "tcp://builder:2376", {}};
     OomWatch watch(remote, "sandshim-r1");
     CHECK_FALSE(watch.watching());
     CHECK(watch.fd() == -1);
@@ -118,4 +118,12 @@ TEST_CASE("only a local endpoint may bind-mount the workspace", "[oom_watch][eng
   auto refusal = remote_mount_refusal(Engine{"docker", "/usr/bin/docker", {}, "tcp://h:2376", {}});
   REQUIRE(refusal);
   CHECK(refusal->starts_with("engine.endpoint \"tcp://h:2376\" is not on this machine"));
+  // docker's ssh:// ships the workspace; podman's does not, and a malformed one is named.
+  CHECK_FALSE(remote_mount_refusal(Engine{"docker", "/usr/bin/docker", {}, "ssh://me@h", {}}));
+  refusal = remote_mount_refusal(Engine{"podman", "/usr/bin/podman", {}, "ssh://me@h", {}});
+  REQUIRE(refusal);
+  CHECK_THAT(*refusal, Catch::Contains("podman's remote client would bind-mount"));
+  refusal = remote_mount_refusal(Engine{"docker", "/usr/bin/docker", {}, "ssh://-oX=y", {}});
+  REQUIRE(refusal);
+  CHECK_THAT(*refusal, Catch::Contains("is not ssh://[user@]host[:port]"));
 }
