@@ -102,6 +102,19 @@ apt_get_install() {
         -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@" >&2
 }
 
+# openssh-server is here for its sshd binary alone (suite_remote_ssh starts its own, on a test
+# namespace's address): the system sshd its package starts and enables, listening on every
+# address, is stopped and disabled again, and the line says so.
+keep_sshd_off() {
+    if [[ -d /run/systemd/system ]]; then
+        systemctl disable --now ssh.service ssh.socket >/dev/null 2>&1 || true
+    else
+        [[ ! -x /etc/init.d/ssh ]] || /etc/init.d/ssh stop >/dev/null 2>&1 || true
+        update-rc.d ssh disable >/dev/null 2>&1 || true
+    fi
+    say "openssh-server is for the tests' own sshd: the system's ssh service is stopped and disabled (re-enable it with systemctl enable --now ssh, or update-rc.d ssh enable)"
+}
+
 # Updates the lists once when they are stale, or once more when an install from trusted lists fails.
 apt_install() {
     local updated=0
@@ -260,6 +273,7 @@ main() {
     else
         reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" "${args[@]}"
         apt_install "${missing[@]}"
+        [[ " ${missing[*]} " != *" openssh-server "* ]] || keep_sshd_off
         mapfile -t missing < <(missing_packages "${packages[@]}")
         ((${#missing[@]} == 0)) || die "still not installed after apt-get: ${missing[*]}"
         say "installed; all ${#packages[@]} packages present"
