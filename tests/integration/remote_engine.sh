@@ -157,6 +157,19 @@ remote_engine_orphans() {
     return 0
 }
 
+# True when no `sandshim run` of this suite is left: a run's guardian removes its container again
+# until the run's deadline has passed, and one whose engine has gone goes on for minutes. Only
+# processes whose working directory is in the suite's $T count (another suite's are not ours).
+remote_runs_ended() {
+    local proc cmd cwd
+    for proc in /proc/[0-9]*; do
+        { cmd=$(tr '\0' ' ' <"$proc/cmdline"); } 2>/dev/null || continue
+        [[ $cmd == "$SANDSHIM_BIN run "* ]] || continue
+        cwd=$(readlink "$proc/cwd" 2>/dev/null) || continue
+        [[ $cwd != "$T"/* ]] || return 1
+    done
+}
+
 # Stops the daemon by its pid (TERM, then KILL after 20 s), then removes the namespace and files.
 remote_engine_stop() {
     local dir=$REMOTE_ENGINE_DIR pid _

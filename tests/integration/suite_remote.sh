@@ -80,7 +80,9 @@ expect_run last timeout 124
 ((ELAPSED_MS < 10000)) || fail "the 2 s deadline took ${ELAPSED_MS} ms"
 
 check "a shim killed by SIGKILL leaves no container on the remote engine (its guardian removes it over TLS)"
-"$SANDSHIM_BIN" run -- python -c 'import time; time.sleep(60)' >/dev/null 2>&1 &
+# (A short deadline: the guardian removes the container again until the deadline has passed, and
+# the suite waits for it before it stops the engine, below.)
+"$SANDSHIM_BIN" run --timeout 10s -- python -c 'import time; time.sleep(60)' >/dev/null 2>&1 &
 shim_pid=$!
 BG_PIDS+=("$shim_pid")
 until [[ -n $(remote_docker ps -q --filter label=org.sandshim.run) ]]; do
@@ -124,6 +126,7 @@ expect_contains "a link" <(audit_field last message)
 remote_config </dev/null
 
 check "no container and no writable volume is left on the remote engine"
+wait_until 30 "every guardian of the suite's runs ends" remote_runs_ended
 left=$(remote_docker ps -aq)
 [[ -z $left ]] || fail "containers left on the remote engine: $left"
 left=$(remote_docker volume ls -q --filter label=org.sandshim.writable)

@@ -95,13 +95,6 @@ ssh_clients() {
 }
 no_ssh_clients() { [[ -z $(ssh_clients) ]]; }
 # The detached guardians of this suite's runs (their command line is the run's own).
-no_guardians() {
-    local proc cmd
-    for proc in /proc/[0-9]*; do
-        { cmd=$(tr '\0' ' ' <"$proc/cmdline"); } 2>/dev/null || continue
-        [[ $cmd != "$SANDSHIM_BIN run "* ]] || return 1
-    done
-}
 sshd_left() { ip netns pids "$REMOTE_ENGINE_NETNS" | xargs -r ps -o pid=,args= -p | grep sshd || true; }
 sshd_gone() { [[ -z $(sshd_left) ]]; }
 run_container_on_engine() { [[ -n $(remote_docker ps -q --filter label=org.sandshim.run) ]]; }
@@ -193,7 +186,7 @@ expect_lines 1 "$ERR"
 expect_contains "its host key changed since known_hosts took it" "$ERR"
 
 check "no ssh client and no sshd is left"
-wait_until 40 "every guardian of the suite's runs ends" no_guardians
+wait_until 40 "every guardian of the suite's runs ends" remote_runs_ended
 wait_until 10 "every ssh client ends" no_ssh_clients
 say "sshd processes before its stop: $(sshd_left | tr '\n' ';')"
 sshd_stop
