@@ -36,11 +36,20 @@ expect_exit 0 live "[.engine_live]~[.engine_live_run]"
 check "create, attach, start, wait, kill, remove and the event stream work through the real $ENGINE API"
 expect_exit 0 live "[.engine_live_run]"
 
-check "a remote engine.endpoint is refused with one line before anything is mounted"
-write_user_config <<<'endpoint = ssh://sandshim-nobody@127.0.0.1'
+check "a remote engine.endpoint that cannot ship the workspace is refused with one line before anything is mounted"
+# docker: tcp:// without TLS (tcp:// with engine.tls_cert_path and ssh:// ship it: suite_remote,
+# suite_remote_ssh); podman: its remote client, which would bind-mount this machine's paths.
+if [[ $ENGINE == docker ]]; then
+    endpoint=tcp://127.0.0.1:9 status=engine_error # the engine's configuration, refused at its lookup
+    why="has no TLS: set engine.tls_cert_path (an unauthenticated TCP engine is root for anyone who reaches it)"
+else
+    endpoint=ssh://sandshim-nobody@127.0.0.1 status=refused
+    why="is not on this machine and only docker's Engine API (tcp:// with engine.tls_cert_path, or ssh://) ships the workspace there (podman's remote client would bind-mount this machine's paths, which name that machine's files); use docker there, run sandshim on the engine's machine, or set engine.endpoint to a local engine (empty, or unix:///path)"
+fi
+write_user_config <<<"endpoint = $endpoint"
 expect_exit 125 sandshim run -- sh -c 'exit 42'
-expect_file_is "$ERR" "sandshim: engine.endpoint \"ssh://sandshim-nobody@127.0.0.1\" is not on this machine and only docker's tcp:// with engine.tls_cert_path ships the workspace there: a bind mount would name that machine's files; use tcp:// with TLS, run sandshim on the engine's machine, or set engine.endpoint to a local engine (empty, or unix:///path); nothing ran"
-expect_run last refused 125
+expect_file_is "$ERR" "sandshim: engine.endpoint \"$endpoint\" $why; nothing ran"
+expect_run last "$status" 125
 
 check "control: a local unix:// endpoint runs"
 write_user_config <<<"endpoint = unix://$api_socket"
