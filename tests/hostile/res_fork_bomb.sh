@@ -44,4 +44,17 @@ while [ "$rounds" -lt 5000 ] || [ "$up" -lt "$until" ]; do
     rounds=$((rounds + 1))
     uptime_s
 done
+# The reader is one process among hundreds of busy bombs and may never be scheduled at the peak:
+# starts the cgroup refused mean the count reached its pids.max, which is then the peak.
+if [ -n "$count" ]; then
+    events=${count%/*}/pids.events
+    limit_file=${count%/*}/pids.max
+    refused=0
+    if [ -r "$events" ] && [ -r "$limit_file" ]; then
+        while read -r key value; do [ "$key" = max ] && refused=$value; done <"$events"
+        read -r limit <"$limit_file"
+        [ "$refused" -gt 0 ] && [ "$limit" != max ] && [ "$limit" -gt "$most" ] && most=$limit
+    fi
+    [ "$most" -gt 64 ] && escaped "$most processes at once"
+fi
 blocked "at most $most processes at once"
