@@ -92,7 +92,7 @@ BG_PIDS+=("$!")
 wait_until 30 "the held run's row" one_running
 expect_exit 0 sandshim run -- sh -c 'exit 0'
 expect_equal "podman@$PODMAN_END" "$(audit_field last engine)" "an unpinned run beside a run in flight on docker"
-wait "${BG_PIDS[@]}" || true
+wait "${BG_PIDS[@]}" || miss "the held run on docker did not exit 0"
 BG_PIDS=()
 
 check "doctor names each entry's kind"
