@@ -118,12 +118,13 @@ class Judge {
 
   std::vector<Refusal> refusals() {
     for (const Finding& finding : m_analysis.findings) {
-      if (!in_sandbox(finding.enclosing_shell)) {
+      if (!in_sandbox(finding.enclosing_shell) && !decided_by_script_run(finding)) {
         judge(finding);
       }
     }
     for (const Invocation& invocation : m_analysis.invocations) {
-      if (!invocation.sandboxed && !in_sandbox(invocation.enclosing_shell)) {
+      if (!invocation.sandboxed && !in_sandbox(invocation.enclosing_shell) &&
+          !decided_by_script_run(invocation)) {
         judge(invocation);
       }
     }
@@ -151,6 +152,22 @@ class Judge {
       enclosing = shell.enclosing_shell;
     }
     return false;
+  }
+
+  // Inside a script file the command runs or sources (`./gradlew`, `./configure`), what only its
+  // run decides (eval, a computed program name or write target, a construct sandshim cannot
+  // parse) is that program's own recipe, as a Makefile's recipes are (hooks/README.md, limits 1
+  // and 7). What the file names literally (an interpreter by path, also through a literal PATH
+  // it sets, a protected write, an engine) is judged as on the command line.
+  static bool decided_by_script_run(const Finding& finding) {
+    bool runtime_only =
+        finding.kind == FindingKind::unanalysable || finding.kind == FindingKind::parse_error ||
+        finding.kind == FindingKind::unresolved_write || finding.followed || finding.computed;
+    return finding.in_script_file && runtime_only;
+  }
+
+  static bool decided_by_script_run(const Invocation& invocation) {
+    return invocation.in_script_file && invocation.lookup == Lookup::dynamic;
   }
 
   bool routed_to_sandbox(const Invocation& invocation) const {

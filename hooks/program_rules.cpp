@@ -504,6 +504,15 @@ bool runs_only_inert_program(std::string_view setting, std::string_view value) {
   return names_a_program && one_of(k_inert_programs, value);
 }
 
+bool is_inert_prompt(std::string_view name, std::string_view value) {
+  constexpr std::array<std::string_view, 5> k_prompts = {"PS0", "PS1", "PS2", "PS3", "PS4"};
+  constexpr std::array<std::string_view, 5> k_expanding = {"$(", "${", "$[", "`", "\\"};
+  return one_of(k_prompts, name) &&
+         std::none_of(k_expanding.begin(), k_expanding.end(), [&](std::string_view text) {
+           return value.find(text) != std::string_view::npos;
+         });
+}
+
 bool is_command_variable(std::string_view name) {
   if (name.starts_with("GIT_CONFIG_KEY_") || name.starts_with("GIT_CONFIG_VALUE_") ||
       name.starts_with("BASH_FUNC_")) {

@@ -35,6 +35,10 @@ bool is_command_variable(std::string_view name);
 // one that runs nothing (`true`, `:`, `cat`): `value` is the literal value, quotes removed.
 bool runs_only_inert_program(std::string_view setting, std::string_view value);
 
+// A prompt variable (PS0–PS4) whose literal value bash's prompt expansion cannot turn into a
+// command: no `$(`, `${`, `$[`, backquote, nor a backslash (`\$` decodes to `$` first).
+bool is_inert_prompt(std::string_view name, std::string_view value);
+
 // Programs that copy or rebuild a file's bytes: an interpreter among their operands becomes an
 // interpreter under another name.
 bool copies_files(std::string_view name);

@@ -55,6 +55,8 @@ struct Scope {
   std::vector<fs::path> appended_path;   // directories this script appends to PATH
   std::vector<fs::path> cd_directories;  // literal `cd DIR` targets: relative paths may start there
   std::string cd_unknown;  // a `cd` whose directory only the running command knows: "cd \"$d\""
+  bool follows_path =
+      false;  // a script file run in its own process: its literal PATHs are followed
 };
 
 // Option syntax of a wrapper that runs the command after its options: table-driven so each
@@ -512,6 +514,14 @@ class Analyser {
   // (check_prepended). False for anything else: a replacement, a relative or computed directory.
   bool remember_prepended(const Word& word, const Scope& scope);
 
+  // `PATH='/bin:/bin'` in a script file the command runs (autoconf's configure): the literal
+  // directories, which by-name lookups in that file and in what it starts then also search
+  // (record_program), so each program found there is judged by its path. A sourced file's PATH
+  // outlives it and is refused whole instead.
+  void collect_replacement_path(const ShellParse& parse);
+  std::optional<std::vector<fs::path>> replacement_directories(const Word& word) const;
+  std::optional<fs::path> replacement_lookup(const std::string& name) const;
+
   // What in `directory` would matter in front of PATH, for messages; "" when nothing.
   std::string shadowed_program(const fs::path& directory) const;
 
@@ -520,6 +530,8 @@ class Analyser {
 
   // The value of an assignment word whose text is fixed once quotes are removed, else "".
   static std::string literal_value(const Word& word);
+  // A command-valued variable set to a literal that runs nothing (`GIT_EDITOR=true`, `PS4='+ '`).
+  static bool is_inert_assignment(const std::string& name, const Word& word);
 
   // A variable that `read`, `for`, `printf -v`, `mapfile`… set to a value known only at run time.
   void check_runtime_assignment(const std::string& name, const std::string& how,
@@ -682,9 +694,13 @@ class Analyser {
 
   const AnalysisOptions& m_options;
   CommandAnalysis& m_out;
-  std::vector<fs::path> m_written;     // files this command writes, as far as they are literal
-  std::vector<Prepended> m_prepended;  // directories put in front of PATH
-  VariableValues m_values;             // what the command's variables may hold
+  std::vector<fs::path> m_written;          // files this command writes, as far as they are literal
+  std::vector<Prepended> m_prepended;       // directories put in front of PATH
+  VariableValues m_values;                  // what the command's variables may hold
+  int m_file_depth = 0;                     // > 0 while a script file's text is analysed
+  int m_sourcing = 0;                       // > 0 while a sourced file's text is analysed
+  bool m_next_script_follows_path = false;  // the next script parsed is a file in its own process
+  std::vector<fs::path> m_replacement_path;     // see collect_replacement_path
   std::deque<std::vector<Word>> m_owned_words;  // argv copies runtime_words marked (stable)
 };
 

@@ -18,6 +18,11 @@ void Analyser::analyse_script(std::string_view script, std::optional<size_t> enc
     return;
   }
   Scope scope{enclosing, depth, assigned_names(parse), {}, {}, ""};
+  scope.follows_path = std::exchange(m_next_script_follows_path, false);
+  size_t outer_path = m_replacement_path.size();
+  if (scope.follows_path) {
+    collect_replacement_path(parse);
+  }
   m_values.learn(parse);
   collect_directories(parse, scope);
   collect_writes(parse, scope);
@@ -28,6 +33,7 @@ void Analyser::analyse_script(std::string_view script, std::optional<size_t> enc
   for (const SimpleCommand& command : parse.commands) {
     analyse_simple(command, scope);
   }
+  m_replacement_path.resize(outer_path);
 }
 
 std::unordered_map<std::string_view, Analyser::Handler> Analyser::named_handlers() {
@@ -162,7 +168,8 @@ void Analyser::analyse_argv(Argv argv, Peel peel, const Scope& scope,
 
 void Analyser::add_finding(FindingKind kind, std::string subject, std::string detail,
                            std::optional<size_t> enclosing) {
-  m_out.findings.push_back(Finding{kind, std::move(subject), std::move(detail), enclosing});
+  m_out.findings.push_back(
+      Finding{kind, std::move(subject), std::move(detail), enclosing, m_file_depth > 0});
 }
 
 void Analyser::refuse_computed(const std::string& subject, const Scope& scope) {

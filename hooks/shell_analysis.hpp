@@ -46,6 +46,7 @@ struct Invocation {
   bool engine = false;      // a container engine client, by name or by what its file is
   bool loader = false;      // ld.so and the like: runs any program, outside PATH
   std::optional<size_t> enclosing_shell;  // the shell invocation whose script holds this one
+  bool in_script_file = false;            // read from a script file the command runs or sources
 };
 
 // Something in the command that changes how every later program is found, or that cannot be
@@ -71,6 +72,12 @@ struct Finding {
   std::string subject;  // what to name in the message: "eval", "PATH=/usr/bin", "DOCKER_HOST"
   std::string detail;   // parse error text and the like
   std::optional<size_t> enclosing_shell;
+  // Read from a script file the command runs or sources (`./configure`), not from the command.
+  bool in_script_file = false;
+  // A literal PATH that the lookups in the script file that sets it then search: its effect is
+  // judged program by program instead of refused whole.
+  bool followed = false;
+  bool computed = false;  // a command variable set to a value only its run knows (`SHELL=$x`)
 };
 
 struct CommandAnalysis {

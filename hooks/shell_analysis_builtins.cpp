@@ -26,7 +26,9 @@ std::optional<Argv> Analyser::check_source(Argv argv, Peel& /*peel*/, const Scop
     add_finding(FindingKind::venv_activation, argv.front().value + " " + file->value, file->value,
                 scope.enclosing_shell);
   } else {
+    ++m_sourcing;
     analyse_script_file(*file, argv.front().value, scope.enclosing_shell, scope);
+    --m_sourcing;
   }
   return std::nullopt;
 }

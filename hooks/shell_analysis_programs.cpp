@@ -36,11 +36,18 @@ Invocation Analyser::new_invocation(Argv argv, const Peel& peel, const Scope& sc
   invocation.privileged = peel.privileged;
   invocation.sandboxed = peel.sandboxed;
   invocation.enclosing_shell = scope.enclosing_shell;
+  invocation.in_script_file = m_file_depth > 0;
   return invocation;
 }
 
 size_t Analyser::record_program(Argv argv, const Peel& peel, const Scope& scope, Lookup lookup) {
   Invocation invocation = new_invocation(argv, peel, scope, lookup);
+  if (lookup == Lookup::by_name && !is_shell_builtin(invocation.name)) {
+    if (std::optional<fs::path> file = replacement_lookup(invocation.name)) {
+      invocation.command = file->string();
+      lookup = invocation.lookup = Lookup::by_path;
+    }
+  }
   std::optional<fs::path> file;
   if (lookup != Lookup::dynamic && !is_shell_builtin(invocation.name)) {
     file = identify(invocation, scope);
@@ -325,7 +332,11 @@ void Analyser::analyse_script_text(const std::string& text, const fs::path& file
                 "this command writes the script before running it", enclosing);
     return;
   }
+  ++m_file_depth;
+  m_next_script_follows_path = m_sourcing == 0;
   analyse_script(text, enclosing, scope.depth + 1);
+  m_next_script_follows_path = false;
+  --m_file_depth;
 }
 
 void Analyser::analyse_script_file(const Word& operand, const std::string& subject,

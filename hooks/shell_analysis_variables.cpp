@@ -23,11 +23,13 @@ void Analyser::check_assignment(const Word& word, const Scope& scope) {
   if (name == "PATH" && !appends && !appends_to_path(value)) {
     if (!remember_prepended(word, scope)) {
       add_finding(FindingKind::path_override, "PATH=" + excerpt(value), "", scope.enclosing_shell);
+      m_out.findings.back().followed = scope.follows_path && replacement_directories(word);
     }
   } else if (is_protected_variable(name)) {
     add_finding(FindingKind::protected_variable, name, "", scope.enclosing_shell);
-  } else if (is_command_variable(name) && !runs_only_inert_program(name, literal_value(word))) {
+  } else if (is_command_variable(name) && !is_inert_assignment(name, word)) {
     add_finding(FindingKind::command_variable, name, "", scope.enclosing_shell);
+    m_out.findings.back().computed = literal_value(word).empty() && word.is_dynamic();
   }
 }
 
@@ -54,6 +56,52 @@ bool Analyser::remember_prepended(const Word& word, const Scope& scope) {
     m_prepended.push_back({dir, "PATH=" + excerpt(value), scope.enclosing_shell});
   }
   return true;
+}
+
+void Analyser::collect_replacement_path(const ShellParse& parse) {
+  auto collect = [&](const Word& word) {
+    if (assignment_name(word.source) == "PATH") {
+      std::vector<fs::path> dirs = replacement_directories(word).value_or(std::vector<fs::path>{});
+      m_replacement_path.insert(m_replacement_path.end(), dirs.begin(), dirs.end());
+    }
+  };
+  for (const SimpleCommand& command : parse.commands) {
+    std::for_each(command.assignments.begin(), command.assignments.end(), collect);
+    if (!command.words.empty() && one_of(k_declarations, command.words[0].value)) {
+      std::for_each(command.words.begin(), command.words.end(), collect);
+    }
+  }
+}
+
+std::optional<std::vector<fs::path>> Analyser::replacement_directories(const Word& word) const {
+  size_t equals = word.source.find('=');
+  bool appends = equals > 0 && word.source[equals - 1] == '+';
+  if (appends || word.substitutes_commands || word.arithmetic || word.evaluates_later ||
+      word.globs || !word.parameters.empty()) {
+    return std::nullopt;
+  }
+  std::string value = word.value.substr(word.value.find('=') + 1);
+  std::vector<fs::path> directories;
+  for (size_t start = 0; start <= value.size();) {
+    size_t colon = std::min(value.find(':', start), value.size());
+    std::optional<fs::path> dir =
+        home_or_absolute_path(value.substr(start, colon - start), word.quoted);
+    if (!dir) {
+      return std::nullopt;  // an empty or relative entry: the working directory, not followed
+    }
+    directories.push_back(*dir);
+    start = colon + 1;
+  }
+  return directories;
+}
+
+std::optional<fs::path> Analyser::replacement_lookup(const std::string& name) const {
+  for (const fs::path& dir : m_replacement_path) {
+    if (std::optional<fs::path> file = m_options.locate((dir / name).string())) {
+      return file;
+    }
+  }
+  return std::nullopt;
 }
 
 std::string Analyser::shadowed_program(const fs::path& directory) const {
@@ -90,6 +138,18 @@ bool Analyser::is_native_program(const fs::path& file, const std::string& name) 
       m_options.known_program_of ? m_options.known_program_of(file) : std::nullopt;
   return !known || (classify_name(*known, m_options.shimmed) == CommandClass::other &&
                     !is_shell_name(*known) && !is_engine_client(*known) && !is_loader(*known));
+}
+
+bool Analyser::is_inert_assignment(const std::string& name, const Word& word) {
+  if (word.substitutes_commands || word.arithmetic || word.evaluates_later ||
+      !word.parameters.empty() || word.globs) {
+    return false;
+  }
+  // Emptied, such a variable names no command of the agent's (configure's `MAKEFLAGS=`).
+  std::string value = literal_value(word);
+  bool no_startup_file = (name == "BASH_ENV" || name == "ENV") && value == "/dev/null";
+  return value.empty() || no_startup_file || runs_only_inert_program(name, value) ||
+         is_inert_prompt(name, value);
 }
 
 std::string Analyser::literal_value(const Word& word) {

@@ -1,8 +1,9 @@
 // System scripts (Debian's /usr/bin/mvn, bats, ldd) are programs like /usr/bin/java: the hook
 // does not follow into a script only root can have written that lies outside the workspace and
-// HOME. Every other script is followed and judged by its text, as before. The fixtures are real
-// files with explicit modes under a test directory that stands for /, with the test's own user
-// standing for root (owned_by_system's SystemOwner).
+// HOME. Every other script is followed and what its text names literally is judged (what only its
+// run decides, eval and computed names, is the script's own recipe, hooks/README.md limit 7). The
+// fixtures are real files with explicit modes under a test directory that stands for /, with the
+// test's own user standing for root (owned_by_system's SystemOwner).
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,8 +24,10 @@ constexpr fs::perms k_0755 = fs::perms::owner_all | fs::perms::group_read | fs::
 constexpr fs::perms k_0775 = k_0755 | fs::perms::group_write;
 constexpr fs::perms k_1777 = fs::perms::all | fs::perms::sticky_bit;
 
-// What Debian's mvn does inside: eval and a computed command name, refused in an agent's script.
-const char* const k_script = "#!/bin/sh\neval \"$MAVEN_OPTS\"\nexec \"$JAVACMD\" \"$@\"\n";
+// Debian's mvn does eval and runs a computed command name; this one also starts a host python
+// by path, which is refused in a script the agent's user could have written.
+const char* const k_script =
+    "#!/bin/sh\neval \"$MAVEN_OPTS\"\n/usr/bin/python3 -c 1\nexec \"$JAVACMD\" \"$@\"\n";
 
 // A root (the test's directory) holding usr/bin, a workspace, a HOME and a sticky tmp; every
 // directory 0755 unless a case says otherwise.
@@ -53,6 +56,11 @@ class Host {
   }
 
   fs::path root() const { return m_dir.path(); }
+
+  void write(const char* name, const char* text) const {
+    sandshim::testing::write_text(m_dir / name, text);
+    fs::permissions(m_dir / name, k_0755);
+  }
 
   DecisionInputs inputs() const {
     DecisionInputs in;
@@ -117,11 +125,11 @@ TEST_CASE("a script only root can have written, outside the workspace and HOME, 
       {"env MAVEN_OPTS=-Xmx1g mvn test", Verdict::rewrite, "path-rewrite"},
       {"JAVA_HOME=/opt/jdk mvn test", Verdict::rewrite, "path-rewrite"},
       // The same text anywhere the agent's user could have written it is followed and refused.
-      {"mvn-gw test", Verdict::deny, "unanalysable"},               // group-writable file
-      {"@/opt/group/bin/mvn test", Verdict::deny, "unanalysable"},  // group-writable directory
-      {"./bin/mvn test", Verdict::deny, "unanalysable"},            // in the workspace
-      {"@/home/u/bin/mvn test", Verdict::deny, "unanalysable"},     // under HOME
-      {"@/tmp/mvn test", Verdict::deny, "unanalysable"},            // sticky /tmp counts as open
+      {"mvn-gw test", Verdict::deny, "interpreter-by-path"},               // group-writable file
+      {"@/opt/group/bin/mvn test", Verdict::deny, "interpreter-by-path"},  // group-writable dir
+      {"./bin/mvn test", Verdict::deny, "interpreter-by-path"},            // in the workspace
+      {"@/home/u/bin/mvn test", Verdict::deny, "interpreter-by-path"},     // under HOME
+      {"@/tmp/mvn test", Verdict::deny, "interpreter-by-path"},  // sticky /tmp counts as open
       // The agent's own text around a system script is judged as around any program.
       {"PATH=/opt/x mvn test", Verdict::deny, "path-override"},
       {"BASH_ENV=./x.sh mvn test", Verdict::deny, "command-variable"},
@@ -140,11 +148,48 @@ TEST_CASE("a script only root can have written, outside the workspace and HOME, 
   }
 }
 
+TEST_CASE("a script file's literal PATH is followed, its run-time decisions are its recipe",
+          "[hooks][decide][system-scripts]") {
+  Host host;
+  DecisionInputs in = host.inputs();
+  // autoconf's PATH_SEPARATOR probe, its evals and its computed compiler.
+  host.write("ws/configure",
+             "#!/bin/sh\n(PATH='/bin:/bin'; sh -c :)\neval \"$ac_x\"\nexec \"$CC\" c.c\n");
+  host.write("ws/probe", "#!/bin/sh\nPATH=/usr/bin:/bin\npython3 -c 1\n");
+  host.write("ws/nested", "#!/bin/sh\nexport PATH=/usr/bin\nsh -c 'python3 -c 1'\n");
+  host.write("ws/env.sh", "PATH=/usr/bin:/bin\n");
+  host.write("ws/build", "#!/bin/sh\n. ./env.sh\nmake\n");
+  const Case cases[] = {
+      {"./configure", Verdict::rewrite, "path-rewrite"},
+      {"sh ./configure && make", Verdict::rewrite, "path-rewrite"},
+      // What the file names through the PATH it sets is an interpreter by path.
+      {"./probe", Verdict::deny, "interpreter-by-path"},
+      {"./nested", Verdict::deny, "interpreter-by-path"},
+      // A sourced file's PATH outlives it: refused whole.
+      {"./build", Verdict::deny, "path-override"},
+      // The same constructs on the command line are still refused.
+      {"eval \"$ac_x\"; ./configure", Verdict::deny, "unanalysable"},
+      {"bash --rcfile configure -c 'eval \"$Y\"'", Verdict::deny, "unanalysable"},
+      {"(PATH='/bin:/bin'; sh -c :)", Verdict::deny, "path-override"},
+      // Command variables set to values that run nothing.
+      {"MAKEFLAGS= PS4='+ ' BASH_ENV=/dev/null make", Verdict::rewrite, "path-rewrite"},
+      {"PS4='$(id)' make", Verdict::deny, "command-variable"},
+      {"PS1='\\$(id)' make", Verdict::deny, "command-variable"},
+      {"BASH_ENV=./x.sh make", Verdict::deny, "command-variable"},
+  };
+  for (const Case& c : cases) {
+    Decision decision = decide(c.command, in);
+    INFO(c.command << "\n-> " << decision.rule << ": " << decision.reason);
+    CHECK(decision.verdict == c.verdict);
+    CHECK(decision.rule == c.rule);
+  }
+}
+
 TEST_CASE("without a view of file owners every script is followed", "[hooks][decide]") {
   Host host;
   DecisionInputs in = host.inputs();
   in.owned_by_system = nullptr;
-  CHECK(decide("mvn -q test", in).rule == "unanalysable");
+  CHECK(decide("mvn -q test", in).rule == "interpreter-by-path");
 }
 
 TEST_CASE("owned_by_system: the file and every directory above it, up to the top",
