@@ -276,6 +276,10 @@ attempt(S, "shebang-to-workspace-link", "./toolmytool")
 # Only a script root alone can have written, outside the workspace and HOME, runs unfollowed.
 attempt(S, "workspace-script-eval", "./evalpy.sh")
 attempt(S, "group-writable-system-script", "@SYS@/evaltool '@PF@'")
+# A literal PATH a script sets is followed: python3 found there is a host interpreter by path.
+attempt(S, "script-sets-path", "./pathpy.sh")
+attempt(S, "script-sets-path-nested-shell", "./pathsh.sh")
+attempt(S, "script-sources-path", "./sourcepath.sh")
 
 # ---- host shells reading files or stdin -----------------------------------------------------------
 H = "host-shell-input"
