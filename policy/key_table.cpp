@@ -520,8 +520,10 @@ std::vector<Key> make_key_table() {
                  &Policy::network, k_network_words),
       network_allow_key(),
       network_resolve_key(),
-      choice_key("sandbox.workspace", "workspace mount: ro (read-only) or rw",
-                 &Policy::workspace_mode, k_workspace_words),
+      choice_key(
+          "sandbox.workspace",
+          "workspace mount: ro (read-only) or rw (.git, agent and hook files stay read-only)",
+          &Policy::workspace_mode, k_workspace_words),
       byte_size_key("sandbox.memory", "memory limit (swap is not allowed on top)",
                     &Policy::memory_bytes, 6ULL << 20),
       cpus_key(),

@@ -65,10 +65,29 @@ std::vector<BindPath> writable_binds(const fs::path& workspace,
                   " is not a directory in the workspace; create it first");
     }
     binds.push_back(checked_bind(dir, dir, false));
-    for (const auto& name : protected_names()) {
-      if (fs::exists(fs::symlink_status(dir / name, ec))) {
-        binds.push_back(checked_bind(dir / name, dir / name, true));
-      }
+    std::vector<BindPath> kept = protected_binds(dir);
+    binds.insert(binds.end(), kept.begin(), kept.end());
+  }
+  return binds;
+}
+
+std::vector<std::string> absent_protected_names(const fs::path& dir) {
+  std::vector<std::string> absent;
+  std::error_code ec;
+  for (const auto& name : protected_names()) {
+    if (!fs::exists(fs::symlink_status(dir / name, ec))) {
+      absent.push_back(name);
+    }
+  }
+  return absent;
+}
+
+std::vector<BindPath> protected_binds(const fs::path& dir) {
+  std::vector<BindPath> binds;
+  std::error_code ec;
+  for (const auto& name : protected_names()) {
+    if (fs::exists(fs::symlink_status(dir / name, ec))) {
+      binds.push_back(checked_bind(dir / name, dir / name, true));
     }
   }
   return binds;

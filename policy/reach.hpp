@@ -16,6 +16,13 @@ namespace sandshim::shim {
 // never write them.
 std::vector<std::string> protected_names();
 
+// The binds that keep each protected name found directly in `dir` read-only over itself: under
+// sandbox.workspace = rw (dir: the workspace) and in each sandbox.writable path.
+std::vector<BindPath> protected_binds(const std::filesystem::path& dir);
+
+// The protected names `dir` does not hold (a run under sandbox.workspace = rw must not make them).
+std::vector<std::string> absent_protected_names(const std::filesystem::path& dir);
+
 // Why a sandbox.writable path cannot be used, or empty.
 std::string invalid_writable_path(const std::string& path);
 

@@ -287,6 +287,11 @@ std::string pool_key(const Policy& policy, const RunSpec& spec) {
   for (const auto& path : spec.host_mounts) {  // images.NAME = host: the interpreter found
     held += "\n" + path.string();
   }
+  // What is writable, and which protected names stay read-only over it (a name created since
+  // the container started would not be covered).
+  for (const BindPath& bind : spec.writable_mounts) {
+    held += "\n" + bind.target.string() + (bind.read_only ? " ro" : " rw");
+  }
   return sha256_hex(policy.digest() + "\n" + spec.image + "\n" + spec.workspace.string() + "\n" +
                     spec.user + "\n" + masked + held)
       .substr(0, 24);

@@ -30,6 +30,7 @@ struct ContainerResult {
   LimitFacts limit_facts;  // what the run showed of the limits it met
   std::string limit_hit;   // the keys of the limits it hit, comma-separated, for the audit
   std::string transfer;    // a remote engine: what travelled, for the audit row's message only
+  std::string set_aside;   // sandbox.workspace = rw: protected names the run created, moved aside
 };
 
 // One attempt as the engine gets it: the client's arguments (the audit's engine_args) and, for a

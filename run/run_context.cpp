@@ -52,9 +52,13 @@ void describe_outcome(RunRecord& row, const ContainerResult& result) {
   row.status = result.status;
   row.exit_code = result.exit_code;
   row.signal = result.signal;
-  row.message = result.message.empty() || result.transfer.empty()
-                    ? result.message + result.transfer
-                    : result.message + "; " + result.transfer;
+  std::vector<std::string> parts;
+  for (const std::string* part : {&result.message, &result.transfer, &result.set_aside}) {
+    if (!part->empty()) {
+      parts.push_back(*part);
+    }
+  }
+  row.message = join(parts, "; ");
   row.stdout_bytes = result.stdout_bytes;
   row.stderr_bytes = result.stderr_bytes;
   row.stdout_tail = result.stdout_tail;

@@ -51,13 +51,14 @@ struct RunSpec {
   // and the token it must answer with. 0: through `docker exec`.
   int64_t launcher_pid = 0;
   std::string launcher_token;
-  MaskPlan masks;                         // workspace paths sandbox.hide covers
-  MaskSources mask_sources;               // what covers them
-  std::vector<BindPath> writable_mounts;  // sandbox.writable, with protected names read-only
-  std::filesystem::path cache_dir;        // sandbox.cache = on: the host directory; else empty
-  std::filesystem::path seccomp_profile;  // podman: the profile without user namespaces
-  std::optional<WorkspaceGate> gate;      // a broker's run: the command waits on sandshim-gate
-  std::optional<EgressMount> egress;      // sandbox.network = allowlist
+  MaskPlan masks;                             // workspace paths sandbox.hide covers
+  MaskSources mask_sources;                   // what covers them
+  std::vector<BindPath> writable_mounts;      // sandbox.writable, with protected names read-only
+  std::vector<std::string> absent_protected;  // rw workspace: protected names it lacks at first
+  std::filesystem::path cache_dir;            // sandbox.cache = on: the host directory; else empty
+  std::filesystem::path seccomp_profile;      // podman: the profile without user namespaces
+  std::optional<WorkspaceGate> gate;          // a broker's run: the command waits on sandshim-gate
+  std::optional<EgressMount> egress;          // sandbox.network = allowlist
   // images.NAME = host: the host paths mounted read-only at the same place, and PATH inside.
   std::vector<std::filesystem::path> host_mounts;
   std::string host_path;

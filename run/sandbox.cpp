@@ -187,10 +187,16 @@ void hide_secrets(RunSpec& spec, const Policy& policy) {
   }
 }
 
-// sandbox.writable and sandbox.cache: the only places a run may write that outlive it.
+// sandbox.workspace = rw, sandbox.writable and sandbox.cache: the only places a run may write
+// that outlive it. Under rw the protected names (.git, agent settings, hooks) stay read-only.
 void grant_writes(RunSpec& spec, const Policy& policy, uid_t uid, gid_t gid) {
   try {
     spec.writable_mounts = writable_binds(spec.workspace, policy.writable);
+    if (policy.workspace_mode == WorkspaceMode::rw) {
+      std::vector<BindPath> kept = protected_binds(spec.workspace);
+      spec.writable_mounts.insert(spec.writable_mounts.end(), kept.begin(), kept.end());
+      spec.absent_protected = absent_protected_names(spec.workspace);
+    }
     if (policy.cache == Cache::on) {
       bool emptied = false;
       spec.cache_dir = prepare_cache_dir(spec.workspace, uid, gid, policy.cache_bytes, emptied);
@@ -482,6 +488,35 @@ std::vector<LimitHint> judge_limits(ContainerResult& result, const RunContext& r
   return hints;
 }
 
+// sandbox.workspace = rw: a protected name the run created at the workspace root (.envrc,
+// .claude/, CLAUDE.md) would steer git, an agent or the shell on the host next, so it is renamed
+// out of the way and named. Through a broker, whose user must not rename what the caller's
+// directory holds, it is only named.
+void set_aside_created_names(const RunContext& run, ContainerResult& result) {
+  const RunSpec& spec = *run.spec();
+  std::vector<std::string> lines;
+  for (const std::string& name : spec.absent_protected) {
+    fs::path path = spec.workspace / name;
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(path, ec))) {
+      continue;
+    }
+    fs::path aside = spec.workspace / (name + ".sandshim-" + run.run_id());
+    if (!run.request().broker) {
+      fs::rename(path, aside, ec);
+    }
+    lines.push_back(!run.request().broker && !ec
+                        ? "created " + name + ", moved to " + aside.filename().string()
+                        : "created " + name + " (left in place: remove it)");
+  }
+  if (!lines.empty()) {
+    result.set_aside = "sandbox.workspace = rw: the run " + join(lines, ", ");
+    say(run.request(), result.set_aside +
+                           "; such files steer git, an agent or the shell on the host, so a run "
+                           "may not make them: look at them before you take them back");
+  }
+}
+
 // Starts the row, runs the container, records the outcome in the context.
 void execute(RunContext& run, const RunEngine& engine) {
   StepTimer row("audit begin");
@@ -491,6 +526,7 @@ void execute(RunContext& run, const RunEngine& engine) {
   StepTimer step("container run");
   ContainerResult result = engine.run(*run.engine, run.call, *run.spec(), run.policy);
   step.done();
+  set_aside_created_names(run, result);
   run.hints = judge_limits(result, run);
   run.finish(std::move(result));
 }

@@ -6,7 +6,8 @@
 # and user, emptied past its size, never executable under podman, removed by `sandshim gc` once
 # its workspace is gone); sandbox.writable makes a sub-path writable while .git and agent
 # settings inside it stay read-only; a workspace file may set neither; a refused write is
-# followed by one line naming the keys. Each in both directions.
+# followed by one line naming the keys; sandbox.workspace = rw keeps .git and agent settings
+# read-only and moves aside such a name a run creates. Each in both directions.
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -83,6 +84,30 @@ writable = .git
 CONF
 expect_exit 125 sandshim run -- sh -c 'exit 73'
 expect_contains '".git" always stays read-only' "$ERR"
+reset_user_config
+
+check "workspace = rw: the workspace is writable, its .git and agent settings stay read-only"
+mkdir -p "$WS/.git/hooks" "$WS/.claude"
+echo '{}' >"$WS/.claude/settings.json"
+chmod -R 777 "$WS/.git" "$WS/.claude"
+chmod 777 "$WS"
+write_user_config <<<$'[sandbox]\nworkspace = rw'
+expect_exit 42 sandshim run -- sh -c 'echo x >notes.txt && exit 42 || exit 73'
+expect_equal x "$(cat "$WS/notes.txt")" "file written at the workspace root under workspace = rw"
+expect_exit 73 sandshim run -- sh -c 'echo x >.git/hooks/pre-commit && exit 42 || exit 73'
+[[ ! -e $WS/.git/hooks/pre-commit ]] || fail "a run wrote a git hook under workspace = rw"
+expect_exit 73 sandshim run -- sh -c 'echo x >.claude/settings.json && exit 42 || exit 73'
+expect_equal '{}' "$(cat "$WS/.claude/settings.json")" "agent settings unchanged under workspace = rw"
+
+check "workspace = rw: a protected name the run creates is moved aside and named"
+expect_exit 0 sandshim run -- sh -c 'echo x >.envrc && mkdir .vscode'
+[[ ! -e $WS/.envrc && ! -e $WS/.vscode ]] || fail ".envrc or .vscode made by a run stayed in place"
+aside=("$WS"/.envrc.sandshim-*)
+[[ -f ${aside[0]} ]] || fail ".envrc was not moved aside: ${aside[*]}"
+expect_contains "the run created .vscode, moved to .vscode.sandshim-" "$ERR"
+sandshim audit list --limit 1 --json >"$T/row"
+expect_contains "created .envrc, moved to .envrc.sandshim-" "$T/row"
+rm -rf "$WS"/.envrc.sandshim-* "$WS"/.vscode.sandshim-* "$WS/notes.txt" "$WS/.git" "$WS/.claude"
 reset_user_config
 
 assert_no_sandshim_containers
