@@ -7,11 +7,22 @@
 # the first line the sandboxed run printed, and the share that match (target: 99 %).
 # Asserts nothing. Needs a container engine and sandshim's wrap image.
 #
+# WORKSPACE=rw (the default) puts `sandbox.workspace = rw` in the bench's user config, as a user
+# of wrap mode who wants its writes does (.git, agent settings and hook files stay read-only);
+# WORKSPACE=ro leaves the default read-only workspace. As root the sandbox runs as nobody, who
+# owns none of the project: AS_USER=NAME (a user who may reach the engine) runs the bench as
+# that user, as an agent's user would.
+#
 #   bench/wrap_corpus.sh [BUILD_DIR]                    (default: build)
+#   AS_USER=dev WORKSPACE=ro bench/wrap_corpus.sh
 set -euo pipefail
 
 build=${1:-build}
 bin=$(realpath "${SANDSHIM_BIN:-$build/sandshim}")
+if [[ $EUID -eq 0 && -n ${AS_USER:-} ]]; then
+  exec runuser -u "$AS_USER" -- env SANDSHIM_BIN="$bin" WORKSPACE="${WORKSPACE:-rw}" \
+    PATH="$PATH" bash "$(realpath "${BASH_SOURCE[0]}")" "$build"
+fi
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 corpus=$source_dir/tests/data/hooks/everyday_corpus.txt
 
@@ -42,6 +53,10 @@ unset SANDSHIM_LOG
 mkdir -p "$HOME"
 git config --global user.name dev
 git config --global user.email dev@example.com
+mkdir -p "$XDG_CONFIG_HOME/sandshim"
+if [[ ${WORKSPACE:-rw} == rw ]]; then
+  printf '[sandbox]\nworkspace = rw\n' > "$XDG_CONFIG_HOME/sandshim/config"
+fi
 
 # The project: Python sources, a Makefile whose targets write, a few text files, two commits.
 template=$work/template
@@ -77,7 +92,8 @@ command_of() { # ID
 }
 
 matched=0 total=0
-printf '== %d commands, natively and through `sandshim -c` (Claude Code in wrap mode)\n' "${#ids[@]}"
+printf '== %d commands, natively and through `sandshim -c` (Claude Code in wrap mode), as %s, workspace %s\n' \
+  "${#ids[@]}" "$(id -un)" "${WORKSPACE:-rw}"
 for id in "${ids[@]}"; do
   command=$(command_of "$id")
   if [[ -z $command ]]; then

@@ -112,6 +112,12 @@ void add_failure_hints(std::vector<LimitHint>& hints, const LimitFacts& facts, c
     hints.back().narrower =
         "`sandbox.writable = PATH` opens only that sub-path, `sandbox.cache = on` gives the "
         "interpreters a cache that survives";
+  } else if (policy.workspace_mode == WorkspaceMode::rw && workspace_write_refused(facts)) {
+    // What stays read-only under rw steers the host (git's hooks and config, agent settings).
+    hints.push_back(hint("sandbox.workspace", "rw", "", config_file,
+                         "a write to .git, an agent's settings or a hook file was refused"));
+    hints.back().narrower =
+        "they stay read-only in every run; make those writes on the host (git add, git commit…)";
   }
 }
 
@@ -144,6 +150,10 @@ std::vector<LimitHint> limit_hints(const LimitFacts& facts, const Policy& policy
 }
 
 std::string describe_hint(const LimitHint& hint) {
+  if (hint.suggested.empty()) {
+    return "limit hit: " + hint.key + " = " + hint.value + " (" + hint.reason +
+           "); no line lifts it: " + hint.narrower;
+  }
   return "limit hit: " + hint.key + " = " + hint.value + " (" + hint.reason +
          "); to lift it, add `" + hint.key + " = " + hint.suggested + "` to " + hint.config_file +
          (hint.narrower.empty() ? "" : " (or, narrower: " + hint.narrower + ")");

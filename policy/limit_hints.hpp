@@ -23,7 +23,7 @@ struct LimitFacts {
 struct LimitHint {
   std::string key;          // "sandbox.pids"
   std::string value;        // "64", as in force
-  std::string suggested;    // "256", what the line sets
+  std::string suggested;    // "256", what the line sets; empty when no line lifts it
   std::string config_file;  // where the line goes (a fully trusted layer)
   std::string reason;       // what showed it: "12 forks refused at the cap"
   std::string narrower;     // a narrower line that also lifts it, or empty

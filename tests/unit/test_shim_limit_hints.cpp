@@ -85,9 +85,20 @@ TEST_CASE("a write refused on the read-only workspace names sandbox.workspace", 
                             "\nError: EROFS\n")) == "sandbox.workspace");
   // The image's root is read-only by design: no key lifts that.
   CHECK(keys_of(failed_with("OSError: [Errno 30] Read-only file system: '/usr/lib/x'\n")).empty());
+  // Under rw only .git, agent settings and hook files are read-only: no line lifts that.
   Policy rw;
   rw.workspace_mode = WorkspaceMode::rw;
-  CHECK(keys_of(failed_with("OSError: [Errno 30] Read-only file system: 'out.txt'\n"), rw).empty());
+  LimitFacts git = failed_with(
+      "fatal: Unable to create '/home/u/project/.git/index.lock': "
+      "Read-only file system\n");
+  std::vector<LimitHint> hints = limit_hints(git, rw, "/home/u/.config/sandshim/config");
+  REQUIRE(hints.size() == 1);
+  CHECK(describe_hint(hints[0]) ==
+        "limit hit: sandbox.workspace = rw (a write to .git, an agent's settings or a hook file "
+        "was refused); no line lifts it: they stay read-only in every run; make those writes on "
+        "the host (git add, git commit…)");
+  CHECK(keys_of(failed_with("OSError: [Errno 30] Read-only file system: '/usr/lib/x'\n"), rw)
+            .empty());
 }
 
 TEST_CASE("several limits are named once each, deadline first", "[limit_hints]") {
