@@ -16,7 +16,7 @@
 #        SANDSHIM_TEST_JOBS (tests at once, default 3),
 #        SANDSHIM_TEST_SANITIZE=0 skips the sanitizer tree, SANDSHIM_TEST_FUZZ=0 only its fuzz targets;
 #        SANDSHIM_TEST_DEBUG=1 also compiles the product as Debug beside the tests;
-#        SANDSHIM_FUZZ_SECONDS (default 30) is how long each fuzz target runs.
+#        SANDSHIM_FUZZ_SECONDS (default 20) is how long each fuzz target runs.
 set -euo pipefail
 
 SANDSHIM_PREFIX=sandshim-test
@@ -157,7 +157,7 @@ sanitizer_tier() {
     mapfile -t launcher < <(cache_launcher_args)
     [[ ${SANDSHIM_TEST_FUZZ:-1} == 0 ]] || targets+=(sandshim_fuzz_targets)
     cmake -S . -B "$k_fuzz_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSANDSHIM_FUZZ=ON "${launcher[@]}" \
-        -DCMAKE_CXX_COMPILER=clang++ -DSANDSHIM_FUZZ_SECONDS="${SANDSHIM_FUZZ_SECONDS:-30}" &&
+        -DCMAKE_CXX_COMPILER=clang++ -DSANDSHIM_FUZZ_SECONDS="${SANDSHIM_FUZZ_SECONDS:-20}" &&
         cmake --build "$k_fuzz_dir" -j"$(nproc)" --target "${targets[@]}" || return 1
     local rc=0
     tier_ctest sanitizer "$k_fuzz_dir" "$(nproc)" -L unit || rc=1
