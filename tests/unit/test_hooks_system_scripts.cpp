@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <span>
+
 #include <catch2/catch.hpp>
 
 #include "hooks/decide.hpp"
@@ -112,6 +114,16 @@ std::string at_root(std::string text, const fs::path& root) {
   return text;
 }
 
+void check_cases(std::span<const Case> cases, const DecisionInputs& in, const fs::path& root) {
+  for (const Case& c : cases) {
+    std::string command = at_root(c.command, root);
+    Decision decision = decide(command, in);
+    INFO(command << "\n-> " << decision.rule << ": " << decision.reason);
+    CHECK(decision.verdict == c.verdict);
+    CHECK(decision.rule == c.rule);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("a script only root can have written, outside the workspace and HOME, is not followed",
@@ -139,13 +151,7 @@ TEST_CASE("a script only root can have written, outside the workspace and HOME, 
       // A system script whose #! starts a host python is still that python.
       {"pytool", Verdict::deny, "shebang-bypass"},
   };
-  for (const Case& c : cases) {
-    std::string command = at_root(c.command, host.root());
-    Decision decision = decide(command, in);
-    INFO(command << "\n-> " << decision.rule << ": " << decision.reason);
-    CHECK(decision.verdict == c.verdict);
-    CHECK(decision.rule == c.rule);
-  }
+  check_cases(cases, in, host.root());
 }
 
 TEST_CASE("a script file's literal PATH is followed, its run-time decisions are its recipe",
@@ -177,12 +183,7 @@ TEST_CASE("a script file's literal PATH is followed, its run-time decisions are 
       {"PS1='\\$(id)' make", Verdict::deny, "command-variable"},
       {"BASH_ENV=./x.sh make", Verdict::deny, "command-variable"},
   };
-  for (const Case& c : cases) {
-    Decision decision = decide(c.command, in);
-    INFO(c.command << "\n-> " << decision.rule << ": " << decision.reason);
-    CHECK(decision.verdict == c.verdict);
-    CHECK(decision.rule == c.rule);
-  }
+  check_cases(cases, in, host.root());
 }
 
 TEST_CASE("without a view of file owners every script is followed", "[hooks][decide]") {
