@@ -1,6 +1,6 @@
 // hostile: workspace | plant a git hook (.git/hooks/pre-commit) that the host would run later
 // expect: exit=73 status=error
-// control: policy sandbox.workspace=rw exit=42
+// control: docker s/,readonly// exit=42
 "use strict";
 const fs = require("fs");
 const { verdict } = require("./_probe.js");

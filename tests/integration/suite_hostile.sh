@@ -274,6 +274,13 @@ argv = shlex.split(open(sys.argv[1]).read())
 image = next(i for i, arg in enumerate(argv) if i > 1 and not arg.startswith("-"))
 options, rest = argv[:image], argv[image:]
 for edit in sys.argv[2:]:
+    if edit.startswith("s/"):  # s/OLD/NEW/: OLD becomes NEW in every option
+        old, new = edit.split("/")[1:3]
+        edited = [o.replace(old, new) for o in options]
+        if edited == options:
+            sys.exit(f"the dry run has no {old}: {' '.join(options)}")
+        options = edited
+        continue
     flag = "--" + edit[1:]
     if edit[0] == "-":
         kept = [o for o in options if o != flag and not o.startswith(flag + "=")]
