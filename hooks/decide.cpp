@@ -105,6 +105,14 @@ std::string dynamic_command_reason(const std::string& command) {
          "interpreter. Write the program name literally (for example `python3 …`).";
 }
 
+// `PATH=/usr/bin:/bin` then `python3` in a script file the command runs (limit 7).
+std::string script_path_reason(const Invocation& invocation) {
+  return "sandshim: a script this command runs sets PATH to a list holding " +
+         code(invocation.script_path_dir) + ", where its " + code(invocation.name) +
+         " is found outside the sandbox. Append to PATH in the script instead: "
+         "`PATH=\"$PATH:/your/dir\"`.";
+}
+
 std::string launcher_reason(const std::string& launcher) {
   return "sandshim: " + code(launcher) +
          " starts an interpreter of its own by path, outside the sandbox. Call the interpreter by "
@@ -333,6 +341,9 @@ class Judge {
       refuse("privilege-escalation", privilege_reason(invocation));
     } else if (invocation.lookup == Lookup::dynamic) {
       refuse("dynamic-command", dynamic_command_reason(invocation.command));
+    } else if (invocation.kind == CommandClass::interpreter &&
+               !invocation.script_path_dir.empty()) {
+      refuse("path-override", script_path_reason(invocation));
     } else if (invocation.kind == CommandClass::interpreter &&
                invocation.lookup == Lookup::by_path) {
       refuse_interpreter_by_path(invocation);

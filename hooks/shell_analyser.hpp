@@ -520,6 +520,7 @@ class Analyser {
   // outlives it and is refused whole instead.
   void collect_replacement_path(const ShellParse& parse);
   std::optional<std::vector<fs::path>> replacement_directories(const Word& word) const;
+  // The directory of those in which `name` is found, if any.
   std::optional<fs::path> replacement_lookup(const std::string& name) const;
 
   // What in `directory` would matter in front of PATH, for messages; "" when nothing.

@@ -34,7 +34,8 @@ struct Invocation {
   bool privileged = false;          // sudo, doas…: PATH is reset to a system default
   bool sandboxed = false;           // an argument of `sandshim run`: runs in a container
   std::string launcher;             // "uv run": starts an interpreter of its own by path
-  std::string shebang;              // the interpreter path its #! line names, when it is one
+  std::string script_path_dir;  // found by name in this directory of a literal PATH a script set
+  std::string shebang;          // the interpreter path its #! line names, when it is one
   // "pip install", "uv sync", "poetry add": installs Python packages with a python outside the
   // sandbox (a #! naming a host python, or uv's own interpreter discovery), whose build scripts
   // run there too. `pip_arguments`: pip's arguments that do the same job in a venv, as written

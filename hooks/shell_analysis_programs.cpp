@@ -43,8 +43,9 @@ Invocation Analyser::new_invocation(Argv argv, const Peel& peel, const Scope& sc
 size_t Analyser::record_program(Argv argv, const Peel& peel, const Scope& scope, Lookup lookup) {
   Invocation invocation = new_invocation(argv, peel, scope, lookup);
   if (lookup == Lookup::by_name && !is_shell_builtin(invocation.name)) {
-    if (std::optional<fs::path> file = replacement_lookup(invocation.name)) {
-      invocation.command = file->string();
+    if (std::optional<fs::path> dir = replacement_lookup(invocation.name)) {
+      invocation.command = (*dir / invocation.name).string();
+      invocation.script_path_dir = dir->string();
       lookup = invocation.lookup = Lookup::by_path;
     }
   }

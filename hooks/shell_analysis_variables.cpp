@@ -97,8 +97,8 @@ std::optional<std::vector<fs::path>> Analyser::replacement_directories(const Wor
 
 std::optional<fs::path> Analyser::replacement_lookup(const std::string& name) const {
   for (const fs::path& dir : m_replacement_path) {
-    if (std::optional<fs::path> file = m_options.locate((dir / name).string())) {
-      return file;
+    if (m_options.locate((dir / name).string())) {
+      return dir;
     }
   }
   return std::nullopt;
