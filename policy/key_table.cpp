@@ -210,6 +210,7 @@ constexpr std::array<std::string_view, 2> k_pool_start_words = {"launcher", "exe
 constexpr std::array<std::string_view, 2> k_runtime_words = {"runc", "runsc"};
 constexpr std::array<std::string_view, 2> k_cache_words = {"on", "off"};
 constexpr std::array<std::string_view, 2> k_engine_api_words = {"off", "on"};
+constexpr std::array<std::string_view, 3> k_version_fit_words = {"host", "warn", "off"};
 
 template <typename Enum, size_t N>
 std::optional<Enum> enum_from(const std::array<std::string_view, N>& words, std::string_view word) {
@@ -560,6 +561,11 @@ std::vector<Key> make_key_table() {
                  &Policy::cache, k_cache_words),
       byte_size_key("sandbox.cache_size", "the cache is emptied before a run once past this size",
                     &Policy::cache_bytes, 1ULL << 20),
+      choice_key("sandbox.version_fit",
+                 "when the project asks for a node its image lacks (package.json's engines.node, "
+                 ".nvmrc, .node-version): host runs the host's node read-only in the sandbox and "
+                 "says so, warn keeps the image and says so, off says nothing (direct mode)",
+                 &Policy::version_fit, k_version_fit_words, KeyTrust::trusted),
       choice_key("limits.unenforced",
                  "limits the engine cannot enforce (rootless on cgroup v1, a missing "
                  "controller): refuse to run, or accept and record them",

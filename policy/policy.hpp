@@ -22,6 +22,8 @@ enum class PoolStart { launcher, exec };
 enum class Runtime { runc, runsc };  // runsc: gVisor, a kernel of its own
 enum class Cache { on, off };        // on: caches survive between runs
 enum class EngineApi { off, on };    // on: docker's cold run through its Engine API
+// A project asking for an interpreter version its image lacks: run the host's, say so, or not.
+enum class VersionFit { host, warn, off };
 
 // The words config files use for them.
 std::string to_string(Network value);
@@ -96,6 +98,7 @@ struct Policy {
   Cache cache = Cache::off;           // on: a per-workspace, per-user cache directory
   Runtime runtime = Runtime::runc;    // runsc: gVisor, which install/deps.sh --with-gvisor adds
   uint64_t cache_bytes = 1ULL << 30;  // emptied before a run when it has grown past this
+  VersionFit version_fit = VersionFit::host;  // package.json's engines.node, .nvmrc vs the image
 
   // [limits]
   Unenforced limits_unenforced = Unenforced::refuse;

@@ -17,6 +17,7 @@
 #include "common/io.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
+#include "common/semver.hpp"
 #include "common/strings.hpp"
 #include "engine/endpoint.hpp"
 #include "engine/enforcement.hpp"
@@ -35,6 +36,7 @@
 #include "run/egress_session.hpp"
 #include "run/guardian.hpp"
 #include "run/hardening.hpp"
+#include "run/interpreter_fit.hpp"
 #include "run/one_stream.hpp"
 #include "run/run_context.hpp"
 #include "run/step_timer.hpp"
@@ -149,6 +151,49 @@ void use_host_toolchain(RunSpec& spec, const RunContext& run) {
   }
 }
 
+// What the project asks of node against what the image has, as one line, or "" when it fits
+// or either is unknown.
+std::string node_mismatch(const std::string& image, const RunContext& run) {
+  std::optional<VersionAsk> ask = node_version_ask(run.cwd, run.workspace);
+  std::optional<std::string> have = image_interpreter_version(image, "node");
+  if (!ask || !have || version_satisfies(*have, ask->range).value_or(true)) {
+    return "";
+  }
+  return ask->source + " asks for node " + quoted(ask->range) + " and " + image + " has node " +
+         *have;
+}
+
+// sandbox.version_fit: a project that asks for a node its image lacks runs the host's node
+// instead, read-only in the same sandbox (host), or is told (warn): a mismatch is one line
+// before the run, never a crash inside it. Through a broker, which reads no file the caller
+// names, nothing is checked.
+void fit_interpreter(RunSpec& spec, const RunContext& run) {
+  const RunRequest& request = run.request();
+  bool node = fs::path(request.command.front()).filename() == "node";
+  if (!node || run.policy.version_fit == VersionFit::off || request.broker) {
+    return;
+  }
+  std::string mismatch = node_mismatch(spec.image, run);
+  if (mismatch.empty()) {
+    return;
+  }
+  if (run.policy.version_fit == VersionFit::warn) {
+    say(request, mismatch +
+                     ": the run may fail; `images.node = host` runs the host's node in "
+                     "the sandbox instead");
+    return;
+  }
+  try {
+    use_host_toolchain(spec, run);
+    say(request, mismatch +
+                     ": this run uses the host's node, read-only in the sandbox "
+                     "(`sandbox.version_fit = warn` keeps the image)");
+  } catch (const Refusal& refusal) {
+    say(request, mismatch + ", and the host's cannot run instead (" + refusal.what() +
+                     "): the run keeps the image");
+  }
+}
+
 void refuse_paths_outside(const RunSpec& spec) {
   auto outside = arguments_outside_workspace(spec.command, spec.cwd, spec.workspace);
   if (!outside.empty()) {
@@ -233,6 +278,8 @@ RunSpec prepare_spec(const RunContext& run) {
   spec.image = image_for(run.policy, request);
   if (is_host_mode(spec.image)) {
     use_host_toolchain(spec, run);
+  } else {
+    fit_interpreter(spec, run);
   }
   spec.env = sandbox_environment(request, run.policy);
   uid_t uid = 0;

@@ -2,8 +2,9 @@
 # images.NAME = host: the host's own python3, node, npm, npx and core utilities run in the
 # sandbox (its /usr, a curated /etc and the interpreter's prefix read-only in an empty base), with
 # every hardening flag kept: nothing writable, secret or engine-side leaks in. The default images
-# stay as they were (both directions), a workspace file may not choose host mode, and a warm run
-# is the same as a cold one. 45-57 s on docker at load 11-19.
+# stay as they were (both directions), a workspace file may not choose host mode, a project whose
+# package.json asks for a node the image lacks gets the host's (sandbox.version_fit), and a warm
+# run is the same as a cold one. 45-57 s on docker at load 11-19.
 # sandshim-test-engines: docker
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
 # shellcheck source=lib.sh
@@ -49,6 +50,33 @@ $(native npx --version)"
 expect_exit 72 through_shims python3 -c 'import mpmath, sys; sys.exit(72)'
 expect_exit 0 through_shims sh -c 'command -v bc strings awk >/dev/null || command -v awk'
 expect_equal sandshim/host:bookworm "$(audit_field last image)" "the image of a host-mode run"
+
+check "version fit: a project asking for a node its image lacks runs the host's node, and says so"
+reset_user_config
+host_major=$(native node -p 'process.versions.node.split(".")[0]')
+image_major=${IMAGE_NODE#v}
+image_major=${image_major%%.*}
+if [[ $host_major == "$image_major" ]]; then
+    say "version fit not checked: the host's node and the image's are both $host_major"
+else
+    printf '{"name": "fit", "engines": {"node": ">=%s"}}\n' "$host_major" >"$WS/package.json"
+    expect_exit 0 through_shims node -p 'process.versions.node.split(".")[0]'
+    expect_file_is "$OUT" "$host_major"
+    expect_contains "package.json (engines.node) asks for node \">=$host_major\"" "$ERR"
+    expect_contains "this run uses the host's node, read-only in the sandbox" "$ERR"
+    expect_equal sandshim/host:bookworm "$(audit_field last image)" "the image of a run whose project asks for the host's node"
+    write_user_config <<<$'[sandbox]\nversion_fit = warn'
+    expect_exit 0 through_shims node -p 'process.versions.node.split(".")[0]'
+    expect_file_is "$OUT" "$image_major"
+    expect_contains "\`images.node = host\` runs the host's node in the sandbox instead" "$ERR"
+    # run/interpreter_fit.cpp's table of the images' node must be what the image runs.
+    expect_contains "has node ${IMAGE_NODE#v}:" "$ERR"
+    reset_user_config
+    rm "$WS/package.json"
+    expect_exit 0 through_shims node -p 'process.versions.node.split(".")[0]'
+    expect_file_is "$OUT" "$image_major"
+fi
+host_mode # the checks below are host mode's
 
 check "host mode: nothing writable, secret or engine-side leaked in"
 expect_exit 73 through_shims sh -c '

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sandshim::shim {
+
+// What a project asks of an interpreter's version, and where it says so.
+struct VersionAsk {
+  std::string range;   // ">=20", "20.11"
+  std::string source;  // "package.json (engines.node)", ".nvmrc"
+};
+
+// What the project around `cwd` asks of node: the nearest directory from `cwd` up to
+// `workspace` holding `.nvmrc`, `.node-version` or a package.json with engines.node, in that
+// order. Each file is opened without following links and read up to a cap; an unreadable,
+// oversized or unparseable one, or an alias such as `lts/*`, asks nothing.
+std::optional<VersionAsk> node_version_ask(const std::filesystem::path& cwd,
+                                           const std::filesystem::path& workspace);
+
+// The version of `interpreter` in one of sandshim's own images ("18.20.4": install/images.sh
+// installs Debian bookworm's), or nullopt for any other image, whose contents sandshim does not
+// know.
+std::optional<std::string> image_interpreter_version(std::string_view image,
+                                                     std::string_view interpreter);
+
+}  // namespace sandshim::shim

@@ -1,0 +1,80 @@
+// What a project asks of node (.nvmrc, .node-version, package.json's engines.node), read from
+// real files in a temporary project, and the version sandshim's own images hold.
+
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include "run/interpreter_fit.hpp"
+#include "test_audit_support.hpp"
+
+using namespace sandshim::shim;
+namespace fs = std::filesystem;
+
+namespace {
+
+void write(const fs::path& file, const std::string& text) {
+  fs::create_directories(file.parent_path());
+  std::ofstream(file, std::ios::binary) << text;
+}
+
+}  // namespace
+
+TEST_CASE("node's version ask: the nearest directory's file, .nvmrc first", "[interpreter_fit]") {
+  sandshim::audit::testing::TempDir dir;
+  fs::path ws = dir.path() / "ws";
+  fs::path sub = ws / "packages" / "app";
+  fs::create_directories(sub);
+  CHECK_FALSE(node_version_ask(sub, ws).has_value());
+
+  write(ws / "package.json", R"({"name": "x", "engines": {"node": ">=20"}})");
+  auto ask = node_version_ask(sub, ws);
+  REQUIRE(ask);
+  CHECK(ask->range == ">=20");
+  CHECK(ask->source == "package.json (engines.node)");
+
+  write(sub / ".nvmrc", "# the team's line\nlts/iron\n");
+  ask = node_version_ask(sub, ws);
+  REQUIRE(ask);
+  CHECK(ask->range == "20");
+  CHECK(ask->source == ".nvmrc");
+
+  write(sub / ".nvmrc", "v18.19.1 \n");
+  CHECK(node_version_ask(sub, ws)->range == "v18.19.1");
+}
+
+TEST_CASE("node's version ask: what is no plain ask asks nothing", "[interpreter_fit]") {
+  sandshim::audit::testing::TempDir dir;
+  fs::path ws = dir.path();
+  write(ws / "package.json", R"({"engines": {"npm": ">=9"}})");
+  CHECK_FALSE(node_version_ask(ws, ws).has_value());
+  write(ws / "package.json", "{ not json");
+  CHECK_FALSE(node_version_ask(ws, ws).has_value());
+  write(ws / "package.json", R"({"engines": {"node": 20}})");
+  CHECK_FALSE(node_version_ask(ws, ws).has_value());
+  // A link is not followed, and a file past the cap is not read.
+  write(dir.path() / "elsewhere" / "package.json", R"({"engines": {"node": ">=20"}})");
+  fs::remove(ws / "package.json");
+  fs::create_symlink(dir.path() / "elsewhere" / "package.json", ws / "package.json");
+  CHECK_FALSE(node_version_ask(ws, ws).has_value());
+  fs::remove(ws / "package.json");
+  write(ws / "package.json",
+        R"({"engines": {"node": ">=20"}, "pad": ")" + std::string(2 << 20, 'x') + "\"}");
+  CHECK_FALSE(node_version_ask(ws, ws).has_value());
+}
+
+TEST_CASE("node's version ask stops at the workspace", "[interpreter_fit]") {
+  sandshim::audit::testing::TempDir dir;
+  write(dir.path() / "package.json", R"({"engines": {"node": ">=20"}})");
+  fs::path ws = dir.path() / "ws";
+  fs::create_directories(ws);
+  CHECK_FALSE(node_version_ask(ws, ws).has_value());
+}
+
+TEST_CASE("the node of sandshim's own images is known, any other image's is not",
+          "[interpreter_fit]") {
+  CHECK(image_interpreter_version("sandshim/node:bookworm", "node") == "18.20.4");
+  CHECK(image_interpreter_version("sandshim/wrap:bookworm", "node") == "18.20.4");
+  CHECK_FALSE(image_interpreter_version("node:20-alpine", "node").has_value());
+  CHECK_FALSE(image_interpreter_version("sandshim/python:bookworm", "node").has_value());
+}
