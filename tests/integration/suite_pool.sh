@@ -213,7 +213,13 @@ read -r warm warm_distinct < <("$HOST_PY" -c 'import json, sys; r = json.load(op
 expect_equal "$warm" "$warm_distinct" "distinct warm containers"
 say "16 concurrent runs: $warm warm, $((16 - warm)) cold, 16 distinct containers"
 wait_idle 8
-((($(idle_count)) <= 8)) || fail "more than pool.size idle containers after the burst"
+# A start the burst planned may land just after the count first reads 8 (rehearsal 4 saw 9 once,
+# on a loaded machine): the bound must hold once the pool has settled, within the claim wait.
+settle=$((SECONDS + 15))
+while (($(idle_count) > 8)); do
+    ((SECONDS < settle)) || fail "more than pool.size idle containers 15 s after the burst: $("$SANDSHIM_BIN" pool status | tr '\n' ' ')"
+    sleep 0.2
+done
 
 check "a policy change never serves a container started under the old policy"
 pool_config '[pool]' 'size = 2' 'idle_ttl = 2m'
