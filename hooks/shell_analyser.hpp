@@ -331,7 +331,9 @@ class Analyser {
         m_out(out),
         m_values(ValueContext{options.home, options.cwd, options.variable}) {}
 
-  void analyse_script(std::string_view script, std::optional<size_t> enclosing, int depth);
+  // `follows_path`: a script file run in its own process, whose literal PATHs are followed.
+  void analyse_script(std::string_view script, std::optional<size_t> enclosing, int depth,
+                      bool follows_path = false);
 
   // A directory put in front of PATH is harmless when it shadows no shimmed name, holds no
   // file this command writes, and every program the command runs by name that it holds is a
@@ -514,6 +516,10 @@ class Analyser {
   // (check_prepended). False for anything else: a replacement, a relative or computed directory.
   bool remember_prepended(const Word& word, const Scope& scope);
 
+  // The directories of a literal PATH value: up to its `$PATH` entry, which must come, when
+  // `until_path`; all of them otherwise. nullopt for an empty, relative or computed entry.
+  std::optional<std::vector<fs::path>> path_directories(const Word& word, bool until_path) const;
+
   // `PATH='/bin:/bin'` in a script file the command runs (autoconf's configure): the literal
   // directories, which by-name lookups in that file and in what it starts then also search
   // (record_program), so each program found there is judged by its path. A sourced file's PATH
@@ -695,12 +701,11 @@ class Analyser {
 
   const AnalysisOptions& m_options;
   CommandAnalysis& m_out;
-  std::vector<fs::path> m_written;          // files this command writes, as far as they are literal
-  std::vector<Prepended> m_prepended;       // directories put in front of PATH
-  VariableValues m_values;                  // what the command's variables may hold
-  int m_file_depth = 0;                     // > 0 while a script file's text is analysed
-  int m_sourcing = 0;                       // > 0 while a sourced file's text is analysed
-  bool m_next_script_follows_path = false;  // the next script parsed is a file in its own process
+  std::vector<fs::path> m_written;     // files this command writes, as far as they are literal
+  std::vector<Prepended> m_prepended;  // directories put in front of PATH
+  VariableValues m_values;             // what the command's variables may hold
+  int m_file_depth = 0;                // > 0 while a script file's text is analysed
+  int m_sourcing = 0;                  // > 0 while a sourced file's text is analysed
   std::vector<fs::path> m_replacement_path;     // see collect_replacement_path
   std::deque<std::vector<Word>> m_owned_words;  // argv copies runtime_words marked (stable)
 };

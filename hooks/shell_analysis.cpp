@@ -7,7 +7,8 @@
 
 namespace sandshim::hooks::analysis {
 
-void Analyser::analyse_script(std::string_view script, std::optional<size_t> enclosing, int depth) {
+void Analyser::analyse_script(std::string_view script, std::optional<size_t> enclosing, int depth,
+                              bool follows_path) {
   if (depth > k_max_script_depth) {
     add_finding(FindingKind::unanalysable, "shell scripts nested too deeply", "", enclosing);
     return;
@@ -18,7 +19,7 @@ void Analyser::analyse_script(std::string_view script, std::optional<size_t> enc
     return;
   }
   Scope scope{enclosing, depth, assigned_names(parse), {}, {}, ""};
-  scope.follows_path = std::exchange(m_next_script_follows_path, false);
+  scope.follows_path = follows_path;
   size_t outer_path = m_replacement_path.size();
   if (scope.follows_path) {
     collect_replacement_path(parse);

@@ -334,9 +334,7 @@ void Analyser::analyse_script_text(const std::string& text, const fs::path& file
     return;
   }
   ++m_file_depth;
-  m_next_script_follows_path = m_sourcing == 0;
-  analyse_script(text, enclosing, scope.depth + 1);
-  m_next_script_follows_path = false;
+  analyse_script(text, enclosing, scope.depth + 1, m_sourcing == 0);
   --m_file_depth;
 }
 

@@ -29,7 +29,7 @@ void Analyser::check_assignment(const Word& word, const Scope& scope) {
     add_finding(FindingKind::protected_variable, name, "", scope.enclosing_shell);
   } else if (is_command_variable(name) && !is_inert_assignment(name, word)) {
     add_finding(FindingKind::command_variable, name, "", scope.enclosing_shell);
-    m_out.findings.back().computed = literal_value(word).empty() && word.is_dynamic();
+    m_out.findings.back().computed = word.is_dynamic();
   }
 }
 
@@ -38,24 +38,34 @@ bool Analyser::remember_prepended(const Word& word, const Scope& scope) {
     return false;
   }
   std::string value = word.value.substr(word.value.find('=') + 1);
+  std::optional<std::vector<fs::path>> directories = path_directories(word, true);
+  if (!directories) {
+    return false;
+  }
+  for (const fs::path& dir : *directories) {
+    m_prepended.push_back({dir, "PATH=" + excerpt(value), scope.enclosing_shell});
+  }
+  return true;
+}
+
+std::optional<std::vector<fs::path>> Analyser::path_directories(const Word& word,
+                                                                bool until_path) const {
+  std::string value = word.value.substr(word.value.find('=') + 1);
   std::vector<fs::path> directories;
-  for (size_t start = 0;;) {
-    size_t colon = value.find(':', start);
-    std::string part = value.substr(start, colon == std::string::npos ? colon : colon - start);
-    if (part == "$PATH" || part == "${PATH}") {
-      break;
+  for (size_t start = 0; start <= value.size();) {
+    size_t colon = std::min(value.find(':', start), value.size());
+    std::string part = value.substr(start, colon - start);
+    if (until_path && (part == "$PATH" || part == "${PATH}")) {
+      return directories;
     }
     std::optional<fs::path> dir = home_or_absolute_path(part, word.quoted);
-    if (!dir || colon == std::string::npos) {
-      return false;
+    if (!dir) {
+      return std::nullopt;  // an empty or relative entry: the working directory
     }
     directories.push_back(*dir);
     start = colon + 1;
   }
-  for (const fs::path& dir : directories) {
-    m_prepended.push_back({dir, "PATH=" + excerpt(value), scope.enclosing_shell});
-  }
-  return true;
+  return until_path ? std::nullopt : std::optional(directories);
 }
 
 void Analyser::collect_replacement_path(const ShellParse& parse) {
@@ -80,19 +90,7 @@ std::optional<std::vector<fs::path>> Analyser::replacement_directories(const Wor
       word.globs || !word.parameters.empty()) {
     return std::nullopt;
   }
-  std::string value = word.value.substr(word.value.find('=') + 1);
-  std::vector<fs::path> directories;
-  for (size_t start = 0; start <= value.size();) {
-    size_t colon = std::min(value.find(':', start), value.size());
-    std::optional<fs::path> dir =
-        home_or_absolute_path(value.substr(start, colon - start), word.quoted);
-    if (!dir) {
-      return std::nullopt;  // an empty or relative entry: the working directory, not followed
-    }
-    directories.push_back(*dir);
-    start = colon + 1;
-  }
-  return directories;
+  return path_directories(word, false);
 }
 
 std::optional<fs::path> Analyser::replacement_lookup(const std::string& name) const {
@@ -141,8 +139,7 @@ bool Analyser::is_native_program(const fs::path& file, const std::string& name) 
 }
 
 bool Analyser::is_inert_assignment(const std::string& name, const Word& word) {
-  if (word.substitutes_commands || word.arithmetic || word.evaluates_later ||
-      !word.parameters.empty() || word.globs) {
+  if (word.is_dynamic() || word.evaluates_later) {
     return false;
   }
   // Emptied, such a variable names no command of the agent's (configure's `MAKEFLAGS=`).
