@@ -1,11 +1,14 @@
 #include "common/paths.hpp"
 #include "common/environment.hpp"
 #include "common/strings.hpp"
+#include "common/unique_fd.hpp"
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace sandshim {
@@ -32,6 +35,55 @@ std::optional<fs::path> find_in_path(const std::string& name, const std::string&
     }
   }
   return std::nullopt;
+}
+
+namespace {
+
+// The distinct directories of a PATH value's absolute entries, in order, each opened once: a
+// later entry that is the same directory (a repeat, /bin beside /usr/bin) finds nothing new.
+std::vector<std::pair<std::string, UniqueFd>> opened_path_directories(
+    const std::string& path_variable) {
+  std::vector<std::pair<std::string, UniqueFd>> dirs;
+  std::set<std::pair<dev_t, ino_t>> seen;
+  size_t begin = 0;
+  while (begin <= path_variable.size()) {
+    size_t end = std::min(path_variable.find(':', begin), path_variable.size());
+    std::string dir = path_variable.substr(begin, end - begin);
+    begin = end + 1;
+    if (dir.empty() || dir[0] != '/') {
+      continue;
+    }
+    UniqueFd fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    struct stat info {};
+    if (fd.valid() && ::fstat(fd.get(), &info) == 0 &&
+        seen.insert({info.st_dev, info.st_ino}).second) {
+      dirs.emplace_back(std::move(dir), std::move(fd));
+    }
+  }
+  return dirs;
+}
+
+// find_in_path's test, relative to an open directory: one path component to walk, not four.
+bool is_executable_file_in(int dir_fd, std::string_view name) {
+  std::string entry(name);
+  struct stat info {};
+  return ::faccessat(dir_fd, entry.c_str(), X_OK, 0) == 0 &&
+         ::fstatat(dir_fd, entry.c_str(), &info, 0) == 0 && !S_ISDIR(info.st_mode);
+}
+
+}  // namespace
+
+std::map<std::string, fs::path> find_each_in_path(const std::set<std::string_view>& names,
+                                                  const std::string& path_variable) {
+  std::map<std::string, fs::path> found;
+  for (const auto& [dir, fd] : opened_path_directories(path_variable)) {
+    for (std::string_view name : names) {
+      if (!found.contains(std::string(name)) && is_executable_file_in(fd.get(), name)) {
+        found.emplace(std::string(name), fs::path(dir) / name);
+      }
+    }
+  }
+  return found;
 }
 
 std::optional<fs::path> find_git_root(const fs::path& start) {

@@ -4,7 +4,9 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +19,12 @@ namespace fs = std::filesystem;
 // (sandshim's own directory, its own binary): a shim must never find itself.
 std::optional<fs::path> find_in_path(const std::string& name, const std::string& path_variable,
                                      const std::function<bool(const fs::path&)>& skip);
+
+// What find_in_path (without a skip) finds for each of `names`, found by listing each PATH
+// directory once instead of probing every name in every directory; names found nowhere are
+// absent from the result.
+std::map<std::string, fs::path> find_each_in_path(const std::set<std::string_view>& names,
+                                                  const std::string& path_variable);
 
 // The directory holding `.git` at or above `start`, if any.
 std::optional<fs::path> find_git_root(const fs::path& start);

@@ -19,7 +19,7 @@ class KnownPrograms {
   // link resolves to) is never a known program.
   KnownPrograms(const std::string& search_path, const std::filesystem::path& sandshim);
 
-  // Which known program `file` is: by canonical path, by inode, or by identical content.
+  // Which known program `file` (through its links) is: by inode, or by identical content.
   std::optional<std::string> of(const std::filesystem::path& file) const;
 
  private:
@@ -27,7 +27,6 @@ class KnownPrograms {
     std::string name;
     std::filesystem::path file;
   };
-  std::map<std::string, std::string> m_by_path;
   std::map<std::pair<uintmax_t, uintmax_t>, std::string> m_by_inode;
   std::map<uintmax_t, std::vector<Entry>> m_by_size;
 };
