@@ -581,11 +581,13 @@ bool Store::complete_decision(const std::string& tool_use_id, const DecisionComp
 
 std::string Store::pending_tool_use_id(const std::string& agent, const std::string& session_id,
                                        const std::string& command, std::optional<uint32_t> uid) {
-  Statement select(m_impl->db,
-                   "SELECT tool_use_id FROM decisions WHERE agent = ?1 AND session_id = ?2 AND "
-                   "original_command = ?3 AND chain_seq IS NULL AND tool_use_id != '' "
-                   "AND (?4 < 0 OR uid = ?4) ORDER BY time_ms DESC LIMIT 1",
-                   "look up the command's decision");
+  Statement select(
+      m_impl->db,
+      "SELECT tool_use_id FROM decisions WHERE agent = ?1 AND (?2 = '' OR session_id = ?2) AND "
+      "(original_command = ?3 OR trim(original_command, ' ' || char(9, 10, 11, 12, 13)) = ?3) "
+      "AND chain_seq IS NULL AND tool_use_id != '' "
+      "AND (?4 < 0 OR uid = ?4) ORDER BY time_ms DESC LIMIT 1",
+      "look up the command's decision");
   select.bind(1, agent).bind(2, session_id).bind(3, command);
   select.bind(4, uid ? static_cast<int64_t>(*uid) : int64_t{-1});
   return select.step() ? select.column_text(0) : "";

@@ -68,8 +68,9 @@ class Store {
   // sealed, or it is another user's: a broker's caller completes only its own rows).
   bool complete_decision(const std::string& tool_use_id, const DecisionCompletion& completion,
                          uint32_t uid);
-  // The tool-use id of the newest unfinished decision of this agent's session for exactly this
-  // command ("" when none): how a run that only knows its command joins its decision. With
+  // The tool-use id of the newest unfinished decision of this agent's session (any of its
+  // sessions when `session_id` is "") for exactly this command ("" when none): how a run that
+  // only knows its command joins its decision. With
   // `uid`, only that user's decisions (a broker's caller joins only its own rows).
   std::string pending_tool_use_id(const std::string& agent, const std::string& session_id,
                                   const std::string& command,

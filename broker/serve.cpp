@@ -67,11 +67,11 @@ audit::Store broker_store(const shim::Policy& policy) {
   return audit::Store::open(shim::audit_store_options(policy, policy.effective_audit_db(), true));
 }
 
-// Claude Code in path mode: the caller's own pending decision for the command its shell
-// evaluates, in the broker's audit ("" when none, or the audit cannot be read: the run is then
-// joined by session alone).
+// Path mode (Claude Code, Gemini CLI): the caller's own pending decision for the command its
+// shell runs, in the broker's audit, in the session when the run names one ("" when none, or
+// the audit cannot be read: the run is then joined by session alone).
 std::string callers_tool_use_id(const RunCall& call, uid_t uid) {
-  if (!call.tool_use_id.empty() || call.agent_command.empty() || call.session_id.empty()) {
+  if (!call.tool_use_id.empty() || call.agent_command.empty() || call.agent.empty()) {
     return call.tool_use_id;
   }
   try {

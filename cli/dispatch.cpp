@@ -334,15 +334,15 @@ class PeakMemoryLog {
 // Invoked as python, node, sh…: through the broker when one answers, else in this process.
 int wrapped_main(const std::string& invoked_as, const Args& args) {
   std::vector<std::string> environment = environment_entries();
-  // Claude Code's path mode names no tool call: a broker finds the decision of the command in
-  // its own audit, direct mode in the caller's.
-  std::optional<std::string> agent_command = hooks::claude_path_mode_command(environment);
+  // Path mode names no tool call: a broker finds the decision of the command in its own audit,
+  // direct mode in the caller's.
+  std::optional<hooks::AgentShellCommand> agent_command = hooks::path_mode_command(environment);
   if (auto code = broker::run_through_broker(
-          broker::run_request_for(invoked_as, args, agent_command.value_or("")))) {
+          broker::run_request_for(invoked_as, args, agent_command ? agent_command->command : ""))) {
     return *code;
   }
   if (agent_command) {
-    if (auto tool_use = hooks::claude_path_mode_tool_use_id(environment, *agent_command)) {
+    if (auto tool_use = hooks::path_mode_tool_use_id(*agent_command)) {
       ::setenv("SANDSHIM_TOOL_USE_ID", tool_use->c_str(), 1);
     }
   }

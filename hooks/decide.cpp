@@ -724,7 +724,7 @@ Decision decide_path(std::string_view command, bool already_routed, const Comman
                    "sandshim: the command already routes interpreters to the "
                    "sandbox");
   }
-  if (!inputs.can_rewrite) {
+  if (!inputs.can_rewrite || inputs.command_path_has_shims) {
     return inputs.shim_dir_first_on_path
                ? allowed("shim-on-path", "sandshim: the shims are first on this agent's PATH")
                : allowed("no-interpreter", "sandshim: no shimmed interpreter is called");

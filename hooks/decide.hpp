@@ -40,6 +40,9 @@ struct DecisionInputs {
   bool shell_in_sandbox = false;
   bool shell_prefix_agent = false;
   bool shim_dir_first_on_path = false;  // the agent's own PATH already starts with the shims
+  // And so does the PATH of the command judged (the agent's shell and its hooks share one
+  // environment): a rewrite would add nothing, and would keep the user's rules from matching.
+  bool command_path_has_shims = false;
   std::function<bool(const std::string& name)> shim_installed;  // the link for name exists
   std::function<std::optional<std::string>(const std::string& command)> first_line_of;
   // What the analysis may read of the host (shell_analysis.hpp): files, scripts, protected paths.

@@ -221,6 +221,7 @@ class HookRun {
     in.sandshim = m_env.sandshim;
     std::string first_entry = m_env.agent_path.substr(0, m_env.agent_path.find(':'));
     in.shim_dir_first_on_path = !first_entry.empty() && fs::path(first_entry) == in.shim_dir;
+    in.command_path_has_shims = in.shim_dir_first_on_path && m_adapter->shell_shares_hook_path;
     if (session_environment_ready(in.shim_dir)) {
       in.shim_dir_first_on_path = true;  // the session's shell has the shims: nothing to rewrite
     }

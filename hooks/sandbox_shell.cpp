@@ -20,6 +20,9 @@ namespace sandshim::hooks {
 namespace {
 
 constexpr std::string_view k_claude_audit_name = "claude-code";
+constexpr std::string_view k_gemini_audit_name = "gemini-cli";
+// What Gemini CLI 0.61 puts before every command it gives bash (BASH_SHOPT_GUARD).
+constexpr std::string_view k_gemini_shell_guard = "shopt -u ";
 
 std::string value_of(const std::vector<std::string>& environment, std::string_view name) {
   return env_value(environment, name).value_or("");
@@ -27,7 +30,8 @@ std::string value_of(const std::vector<std::string>& environment, std::string_vi
 
 // The decision the hook recorded for this command, read from the audit; "" when there is none
 // or the audit cannot be read (a broker's database is not the caller's to read).
-std::string tool_use_id_of(const std::string& session, const std::string& command) {
+std::string tool_use_id_of(std::string_view agent, const std::string& session,
+                           const std::string& command) {
   try {
     std::error_code ec;
     shim::Policy policy = shim::load_policy(
@@ -36,8 +40,7 @@ std::string tool_use_id_of(const std::string& session, const std::string& comman
     options.path = policy.effective_audit_db();
     options.read_only = true;
     options.create = false;
-    return audit::Store::open(options).pending_tool_use_id(std::string(k_claude_audit_name),
-                                                           session, command);
+    return audit::Store::open(options).pending_tool_use_id(std::string(agent), session, command);
   } catch (const std::exception& e) {
     spdlog::debug("sandbox shell: no decision found for the command: {}", e.what());
     return "";
@@ -62,19 +65,35 @@ pid_t parent_pid(pid_t pid) {
   return static_cast<pid_t>(std::atoi(stat.c_str() + close + 4));
 }
 
-// The command in the eval of Claude Code's script, if `pid` is the shell running one.
-std::optional<std::string> eval_command_of(pid_t pid) {
+// The command an agent's shell runs, if `pid` is that shell: `shell_command` reads it from one
+// of the shell's arguments.
+std::optional<std::string> command_of(
+    pid_t pid, std::optional<std::string> (*shell_command)(std::string_view script)) {
   std::string cmdline = proc_file(pid, "cmdline");
   for (size_t start = cmdline.find('\0'); start != std::string::npos && start + 1 < cmdline.size();
        start = cmdline.find('\0', start + 1)) {
-    std::string_view argument(cmdline.c_str() + start + 1);
-    if (argument.find("eval ") != std::string_view::npos) {
-      if (std::optional<std::string> command = claude_eval_command(argument)) {
-        return command;
-      }
+    if (std::optional<std::string> command = shell_command(cmdline.c_str() + start + 1)) {
+      return command;
     }
   }
   return std::nullopt;
+}
+
+// The nearest ancestor that is the agent's shell, and the command it runs.
+std::optional<std::string> ancestor_shell_command(
+    std::optional<std::string> (*shell_command)(std::string_view script)) {
+  pid_t pid = ::getppid();
+  for (int level = 0; level < k_max_ancestors && pid > 1; ++level, pid = parent_pid(pid)) {
+    if (std::optional<std::string> command = command_of(pid, shell_command)) {
+      return command;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> claude_script_command(std::string_view script) {
+  return script.find("eval ") == std::string_view::npos ? std::nullopt
+                                                        : claude_eval_command(script);
 }
 
 }  // namespace
@@ -103,7 +122,7 @@ SandboxShellRun sandbox_shell_run(const std::string& script,
   run.link = {{"SANDSHIM_AGENT", std::string(k_claude_audit_name)},
               {"SANDSHIM_SESSION_ID", session}};
   if (std::optional<std::string> command = claude_eval_command(script)) {
-    std::string tool_use_id = tool_use_id_of(session, *command);
+    std::string tool_use_id = tool_use_id_of(k_claude_audit_name, session, *command);
     if (!tool_use_id.empty()) {
       run.link.emplace_back("SANDSHIM_TOOL_USE_ID", tool_use_id);
     } else {
@@ -113,24 +132,56 @@ SandboxShellRun sandbox_shell_run(const std::string& script,
   return run;
 }
 
-std::optional<std::string> claude_path_mode_command(const std::vector<std::string>& environment) {
-  if (value_of(environment, "SANDSHIM_AGENT") != k_claude_audit_name ||
-      value_of(environment, "SANDSHIM_SESSION_ID").empty() ||
-      !value_of(environment, "SANDSHIM_TOOL_USE_ID").empty()) {
+std::optional<std::string> gemini_shell_command(std::string_view script) {
+  if (!script.starts_with(k_gemini_shell_guard)) {
     return std::nullopt;
   }
-  pid_t pid = ::getppid();
-  for (int level = 0; level < k_max_ancestors && pid > 1; ++level, pid = parent_pid(pid)) {
-    if (std::optional<std::string> command = eval_command_of(pid)) {
-      return command;
+  size_t end = script.find("; ");
+  if (end == std::string_view::npos) {
+    return std::nullopt;
+  }
+  std::string_view command = script.substr(end + 2);
+  // Gemini CLI 0.61 runs the command, trimmed, in a subshell that records its background jobs
+  // (wrapCommandForBackgroundPIDs): `_bgpids_file=F\n(\n  trap … EXIT\nCOMMAND\n)\n__code=…`.
+  constexpr std::string_view k_open = "\n  trap 'jobs -p > \"$_bgpids_file\"' EXIT\n";
+  constexpr std::string_view k_close = "\n)\n__code=$?\nexit $__code";
+  if (command.starts_with("_bgpids_file=")) {
+    size_t open = command.find(k_open);
+    if (open == std::string_view::npos || !command.ends_with(k_close)) {
+      return std::nullopt;
+    }
+    command = command.substr(open + k_open.size());
+    command.remove_suffix(k_close.size());
+    if (command.ends_with("\\ ")) {
+      command.remove_suffix(1);  // the space it adds after a trailing backslash
+    }
+  }
+  return std::string(command);
+}
+
+std::optional<AgentShellCommand> path_mode_command(const std::vector<std::string>& environment) {
+  if (!value_of(environment, "SANDSHIM_TOOL_USE_ID").empty()) {
+    return std::nullopt;
+  }
+  std::string session = value_of(environment, "SANDSHIM_SESSION_ID");
+  if (value_of(environment, "SANDSHIM_AGENT") == k_claude_audit_name && !session.empty()) {
+    if (auto command = ancestor_shell_command(claude_script_command)) {
+      return AgentShellCommand{std::string(k_claude_audit_name), session, *command};
+    }
+    return std::nullopt;
+  }
+  // Gemini CLI's bash runs the command last, so the shim is that process, not its child: the
+  // BASH_ENV script sandshim installs keeps the command string (install/gemini_env.cpp).
+  if (value_of(environment, "GEMINI_CLI") == "1") {
+    if (auto command = gemini_shell_command(value_of(environment, "SANDSHIM_SHELL_COMMAND"))) {
+      return AgentShellCommand{std::string(k_gemini_audit_name), "", *command};
     }
   }
   return std::nullopt;
 }
 
-std::optional<std::string> claude_path_mode_tool_use_id(const std::vector<std::string>& environment,
-                                                        const std::string& command) {
-  std::string tool_use_id = tool_use_id_of(value_of(environment, "SANDSHIM_SESSION_ID"), command);
+std::optional<std::string> path_mode_tool_use_id(const AgentShellCommand& command) {
+  std::string tool_use_id = tool_use_id_of(command.agent, command.session, command.command);
   return tool_use_id.empty() ? std::nullopt : std::optional(tool_use_id);
 }
 

@@ -28,16 +28,26 @@ struct SandboxShellRun {
 SandboxShellRun sandbox_shell_run(const std::string& script,
                                   const std::vector<std::string>& environment);
 
-// Claude Code in path mode puts the shims on PATH through its session environment, which names
-// the session but not the tool call: a shim finds the call from Claude Code's shell among its
-// ancestors (the command in its script's eval) and the session's unfinished decision for that
-// command. Nullopt outside such a session, when the run carries its id already, or when none
-// is found (the run is then joined by session alone).
-// First the command (the eval'd command of Claude Code's shell among the ancestors): what a
-// broker's client sends, for the broker to find the caller's own decision in its audit.
-std::optional<std::string> claude_path_mode_command(const std::vector<std::string>& environment);
+// In path mode Claude Code and Gemini CLI put the shims on PATH for a whole session (Claude
+// Code's session environment, Gemini CLI's BASH_ENV), which names no tool call: a shim finds
+// the call from the agent's shell (the command in the eval of Claude Code's script, among the
+// shim's ancestors; Gemini CLI's bash -c string after its `shopt -u …;` guard, which sandshim's
+// BASH_ENV script exports as SANDSHIM_SHELL_COMMAND) and the agent's unfinished decision
+// for exactly that command (Claude Code: in its session; Gemini CLI names none to its shell: the
+// caller's newest). Nullopt outside such a shell, when the run carries its id already, or when
+// none is found (the run is then joined by session alone, or by nothing).
+struct AgentShellCommand {
+  std::string agent;    // the audit's name: claude-code, gemini-cli
+  std::string session;  // "" when the agent's shell does not name it
+  std::string command;
+};
+// First the command: what a broker's client sends, for the broker to find the caller's own
+// decision in its audit.
+std::optional<AgentShellCommand> path_mode_command(const std::vector<std::string>& environment);
 // Then, without a broker, that command's unfinished decision in the caller's own audit.
-std::optional<std::string> claude_path_mode_tool_use_id(const std::vector<std::string>& environment,
-                                                        const std::string& command);
+std::optional<std::string> path_mode_tool_use_id(const AgentShellCommand& command);
+
+// The command Gemini CLI's bash runs: its script is `shopt -u …; COMMAND`.
+std::optional<std::string> gemini_shell_command(std::string_view script);
 
 }  // namespace sandshim::hooks

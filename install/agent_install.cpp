@@ -15,6 +15,7 @@
 #include "hooks/agents/agent.hpp"
 #include "install/agent_settings.hpp"
 #include "install/atomic_file.hpp"
+#include "install/gemini_env.hpp"
 #include "install/json_text.hpp"
 #include "install/skill.hpp"
 
@@ -311,6 +312,25 @@ std::vector<SkillChange> update_skill(const AgentInstallOptions& options) {
   return remove_skill(directories, options.dry_run);
 }
 
+// Gemini CLI: the BASH_ENV line beside its settings (not for --managed: Gemini CLI reads no
+// system .env), so its commands reach the shims by name without a rewrite.
+std::optional<GeminiEnvChange> update_gemini_route(const AgentSettings& settings,
+                                                   const AgentInstallOptions& options,
+                                                   fs::path& env_file) {
+  if (settings.name != "gemini" || options.managed) {
+    return std::nullopt;
+  }
+  std::error_code ec;
+  fs::path workspace = options.user ? fs::current_path(ec) : options.root;
+  env_file =
+      (options.user ? settings.user_file : options.root / settings.project_file).parent_path() /
+      ".env";
+  GeminiEnvRequest request{env_file, options.user ? fs::path() : options.root / ".env",
+                           shim::load_policy({workspace, {}}).effective_shim_dir(),
+                           options.uninstall, options.dry_run};
+  return update_gemini_env(request);
+}
+
 void print_next_steps(const AgentSettings& settings, const AgentInstallOptions& options) {
   if (options.uninstall) {
     std::cout << "The agent stops calling sandshim once it reloads its settings.\n";
@@ -487,9 +507,15 @@ int run(const AgentInstallOptions& options) {
     remember(unix_sockets_record(), file, sockets_added && change != Change::deleted);
   }
   std::vector<SkillChange> skills = update_skill(options);
+  fs::path env_file;
+  std::optional<GeminiEnvChange> route = update_gemini_route(settings, options, env_file);
   print_install_header(settings, options);
   print_change(to_string(change), file, options.root,
                options.uninstall ? "" : "hooks run " + command);
+  if (route && (route->change != Change::absent || !route->note.empty())) {
+    print_change(route->change == Change::absent ? "skipped" : to_string(route->change), env_file,
+                 options.root, route->note);
+  }
   if (!sockets_note.empty()) {
     std::cout << "  " << sockets_note << "\n";
   }

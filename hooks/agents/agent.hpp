@@ -99,6 +99,9 @@ struct AgentDescriptor {
   // Its shell sources a session environment file and can run through a shell prefix (Claude
   // Code's CLAUDE_ENV_FILE and CLAUDE_CODE_SHELL_PREFIX; hook_run.cpp).
   bool session_shell = false;
+  // Its shell commands run in the environment its hooks run in (Gemini CLI: both `bash -c`,
+  // BASH_ENV read by both): shims first on the hook's PATH are first on the command's.
+  bool shell_shares_hook_path = false;
 };
 
 // Every agent, in the registry's order.

@@ -198,6 +198,7 @@ const AgentDescriptor& gemini_agent() {
       .user_places = user_places,
       .project_places = project_places,
       .workspace_names = {".gemini"},
+      .shell_shares_hook_path = true,
   };
   return agent;
 }

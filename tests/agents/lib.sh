@@ -56,10 +56,12 @@ case $AGENT_MODE in
         rm -f "$XDG_CONFIG_HOME/sandshim/config"
         USER_PATH=/usr/local/bin:/usr/bin:/bin
         SANDBOX_UID=$nd_uid
+        # SHLVL as a terminal's shell leaves it: without it a `bash -c` whose stdin is a socket
+        # (Gemini CLI's hooks) takes itself for rshd's, reads ~/.bashrc and not BASH_ENV.
         AS_USER=(setpriv --reuid="$nd_uid" --regid="$nd_gid" --init-groups env -i HOME="$HOME"
             XDG_CONFIG_HOME="$XDG_CONFIG_HOME" XDG_STATE_HOME="$XDG_STATE_HOME"
             XDG_DATA_HOME="$XDG_DATA_HOME" USER="$ND_USER" LOGNAME="$ND_USER" SHELL=/bin/bash
-            LANG=C.UTF-8 TZ=UTC PATH="$USER_PATH" SANDSHIM_BROKER=required
+            LANG=C.UTF-8 TZ=UTC SHLVL=1 PATH="$USER_PATH" SANDSHIM_BROKER=required
             SANDSHIM_BROKER_SOCKET="$SOCK")
         hand_over() { chown -R "$ND_USER:" "$HOME" "$WS"; }
         # The harness's `sandshim` (install, doctor, audit verify) is the agent's user's.
@@ -207,7 +209,9 @@ agent_command() { # PROMPT
         # and the host; its own sandbox is off (it would keep the shims from the engine socket).
         codex) AGENT_CMD=("$AGENT_BIN" exec --dangerously-bypass-approvals-and-sandbox "${CODEX_EXEC_FLAGS[@]}" "$1") ;;
         # Likewise: every tool call approved by Gemini CLI itself; a named model skips its router.
-        gemini) AGENT_CMD=("$AGENT_BIN" -m gemini-2.5-flash --approval-mode yolo --output-format json -p "$1") ;;
+        # GEMINI_APPROVAL_MODE=default: the user's own rules decide (headless, what they do not
+        # allow is denied by policy).
+        gemini) AGENT_CMD=("$AGENT_BIN" -m gemini-2.5-flash --approval-mode "${GEMINI_APPROVAL_MODE:-yolo}" --output-format json -p "$1") ;;
     esac
 }
 

@@ -541,6 +541,24 @@ TEST_CASE("Gemini CLI: a rewrite sends the complete tool_input", "[hooks][agents
   CHECK(world.completions.at(1).first == world.records.at(0).tool_use_id);
 }
 
+TEST_CASE("Gemini CLI: shims first on the hook's PATH (BASH_ENV) mean no rewrite; Codex's not",
+          "[hooks][agents][gemini]") {
+  FakeWorld world;
+  world.agent_path = k_shim_dir + ":/usr/local/bin:/usr/bin:/bin";
+  // Gemini CLI runs its hooks and its commands as `bash -c` in one environment: the command
+  // finds the shims too, and goes as the model wrote it, where the user's rules match it.
+  HookReply gemini = world.run(fixture("gemini/before_tool.json"), agent("gemini"));
+  CHECK(gemini.out == "{}\n");
+  CHECK(world.records.at(0).rule == "shim-on-path");
+  // Codex runs its commands in a login shell, whose profile may set PATH anew: still rewritten.
+  HookReply codex = world.run(fixture("codex/pre_tool_use.json"), agent("codex"));
+  CHECK(world.records.at(1).rule == "path-rewrite");
+  CHECK_THAT(codex.out, Catch::Contains("updatedInput"));
+  // A bypass is refused all the same.
+  HookReply bypass = world.run(fixture("gemini/before_tool_bypass.json"), agent("gemini"));
+  CHECK(out_json(bypass)["decision"] == "deny");
+}
+
 TEST_CASE("Gemini CLI: refusals are JSON denies with exit 0", "[hooks][agents][gemini]") {
   FakeWorld world;
   HookReply denied = world.run(fixture("gemini/before_tool_bypass.json"), agent("gemini"));

@@ -32,6 +32,7 @@ struct FakeWorld {
   std::vector<std::string> session_scripts;  // this session's Claude Code env files
   std::string env_file;                      // $CLAUDE_ENV_FILE at SessionStart
   std::vector<std::pair<std::string, std::string>> appended;
+  std::string agent_path = "/usr/local/bin:/usr/bin:/bin";  // the PATH the hook runs with
 
   FakeWorld() {
     spdlog::set_level(spdlog::level::err);
@@ -66,7 +67,7 @@ struct FakeWorld {
       return size_t{1};
     };
     e.sandshim = "/usr/local/bin/sandshim";
-    e.agent_path = "/usr/local/bin:/usr/bin:/bin";
+    e.agent_path = agent_path;
     e.first_line_of = [](const std::string&, const std::filesystem::path&) {
       return std::optional<std::string>();
     };

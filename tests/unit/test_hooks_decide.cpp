@@ -547,3 +547,20 @@ TEST_CASE("the command Claude Code wraps in its shell script is found for the au
   CHECK_FALSE(claude_eval_command("ls"));
   CHECK_FALSE(claude_eval_command("eval 'unterminated"));
 }
+
+TEST_CASE("the command Gemini CLI gives bash is found for the audit link", "[hooks][decide]") {
+  using sandshim::hooks::gemini_shell_command;
+  // Gemini CLI 0.61's guard, then the command exactly as its BeforeTool hook saw it.
+  CHECK(gemini_shell_command("shopt -u promptvars nullglob extglob nocaseglob dotglob; "
+                             "python3 -c 'print(1); print(2)'") ==
+        "python3 -c 'print(1); print(2)'");
+  // Its subshell that records background jobs around the command, trimmed.
+  CHECK(gemini_shell_command("shopt -u promptvars nullglob extglob nocaseglob dotglob; "
+                             "_bgpids_file=/tmp/gemini-shell-x/bgpids.t\n(\n  trap 'jobs -p > "
+                             "\"$_bgpids_file\"' EXIT\nfor f in *.py; do\n  python3 \"$f\"\n"
+                             "done\n)\n__code=$?\nexit $__code") ==
+        "for f in *.py; do\n  python3 \"$f\"\ndone");
+  CHECK_FALSE(gemini_shell_command("shopt -u extglob; _bgpids_file=/t\n(\nls\n)"));
+  CHECK_FALSE(gemini_shell_command("python3 -c 'x'"));
+  CHECK_FALSE(gemini_shell_command("shopt -u extglob"));
+}

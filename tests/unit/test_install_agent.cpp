@@ -1,6 +1,7 @@
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <iostream>
 #include <map>
 #include <set>
@@ -8,8 +9,10 @@
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "common/strings.hpp"
 #include "install/agent_install.hpp"
 #include "install/agent_settings.hpp"
+#include "install/gemini_env.hpp"
 #include "install/skill.hpp"
 #include "test_hooks_support.hpp"
 
@@ -266,4 +269,74 @@ TEST_CASE(
   install_agent({"claude", "--project", box.project.string()});
   CHECK(read_text(box.project / ".claude/settings.json").find("allowAllUnixSockets") ==
         std::string::npos);
+}
+
+namespace {
+
+// What bash prints for `command` with BASH_ENV naming `script` and PATH set to `path`.
+std::string bash_with_env(const fs::path& script, const std::string& path,
+                          const std::string& command) {
+  std::string line = "env -i BASH_ENV=" + sandshim::shell_quote(script.string()) +
+                     " PATH=" + sandshim::shell_quote(path) + " /bin/bash -c " +
+                     sandshim::shell_quote(command);
+  FILE* pipe = ::popen(line.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  char buffer[512];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) {
+    out.append(buffer, n);
+  }
+  ::pclose(pipe);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("install agent gemini puts the shims first on its shell's PATH through BASH_ENV",
+          "[install][agent]") {
+  Sandbox box;
+  auto before = tree(box.project);
+  std::string out = install_agent({"gemini", "--project", box.project.string()});
+  CHECK_THAT(out, Catch::Contains("created   .gemini/.env  (BASH_ENV puts the shims first"));
+  std::string env = read_text(box.project / ".gemini/.env");
+  fs::path script = gemini_bash_env_script();
+  CHECK_THAT(env, Catch::Contains("\nBASH_ENV=" + script.string() + "\n"));
+  // Gemini CLI runs `bash -c` with it: the shims come first, once, and BASH_ENV is not passed on.
+  fs::path shims = box.dir / "data" / "sandshim" / "bin";
+  CHECK(bash_with_env(script, "/usr/bin:/bin", "echo \"$PATH|${BASH_ENV-unset}\"") ==
+        shims.string() + ":/usr/bin:/bin|unset\n");
+  CHECK(bash_with_env(script, shims.string() + ":/bin", "echo \"$PATH\"") ==
+        shims.string() + ":/bin\n");
+  // The command string is kept for the shims, to find the hook's decision for it.
+  CHECK(bash_with_env(script, "/bin", "printenv SANDSHIM_SHELL_COMMAND") ==
+        "printenv SANDSHIM_SHELL_COMMAND\n");
+  CHECK_THAT(install_agent({"gemini", "--project", box.project.string()}),
+             Catch::Contains("unchanged .gemini/.env"));
+  install_agent({"gemini", "--project", box.project.string(), "--uninstall"});
+  CHECK(tree(box.project) == before);
+}
+
+TEST_CASE("install agent gemini keeps the user's .env lines and BASH_ENV", "[install][agent]") {
+  Sandbox box;
+  write_text(box.project / ".gemini/.env", "GEMINI_MODEL=flash\n");
+  install_agent({"gemini", "--project", box.project.string()});
+  CHECK_THAT(read_text(box.project / ".gemini/.env"),
+             Catch::StartsWith("GEMINI_MODEL=flash\n# sandshim: ") && Catch::Contains("BASH_ENV="));
+  install_agent({"gemini", "--project", box.project.string(), "--uninstall"});
+  CHECK(read_text(box.project / ".gemini/.env") == "GEMINI_MODEL=flash\n");
+
+  write_text(box.project / ".gemini/.env", "export BASH_ENV=/home/me/env.sh\n");
+  std::string out = install_agent({"gemini", "--project", box.project.string()});
+  CHECK_THAT(out, Catch::Contains("this file sets BASH_ENV already"));
+  CHECK(read_text(box.project / ".gemini/.env") == "export BASH_ENV=/home/me/env.sh\n");
+}
+
+TEST_CASE("install agent gemini does not hide the project's own .env", "[install][agent]") {
+  Sandbox box;
+  write_text(box.project / ".env", "DATABASE=dev\n");
+  std::string out = install_agent({"gemini", "--project", box.project.string()});
+  // Gemini CLI loads the first of .gemini/.env and .env it finds: a new one would hide this.
+  CHECK_THAT(out, Catch::Contains("skipped   .gemini/.env") &&
+                      Catch::Contains("would hide this project's own .env"));
+  CHECK_FALSE(fs::exists(box.project / ".gemini/.env"));
 }
