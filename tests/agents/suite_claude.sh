@@ -8,11 +8,11 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 require_agent claude
-install_sandshim_for_agent claude
 mkdir -p "$HOME/.claude"
 cat >"$HOME/.claude/settings.json" <<JSON
 {
   "permissions": {
+    "deny": ["Bash(touch rule-denied.txt)"],
     "additionalDirectories": ["/tmp"],
     "allow": ["Bash(python3:*)", "Bash(/usr/bin/python3:*)", "Bash(docker:*)", "Read", "Write",
       "Bash(test:*)", "Bash(echo:*)", "Bash(break)", "Bash(tr:*)", "Bash(hostname)", "Bash(id:*)",
@@ -23,12 +23,40 @@ cat >"$HOME/.claude/settings.json" <<JSON
 JSON
 touch "$WS/keep-me.txt"
 
+# The user's own rules, one session before sandshim is installed and the same after: echo
+# allowed, touch denied, rm not listed (refused, as -p cannot ask), python3 allowed.
+rules_session() {
+    write_script "$(bash_step "echo rule-allowed")" "$(bash_step "touch rule-denied.txt")" \
+        "$(bash_step "rm -f keep-me.txt")" "$(bash_step "python3 -c '$PROBE_PY'")"
+    run_agent
+}
+# What each call of the rules session came to: ran, refused by Claude Code, or by sandshim.
+rules_outcomes() {
+    "$HOST_PY" -c 'import json, sys
+for result in json.load(open(sys.argv[1])):
+    print("sandshim" if "sandshim:" in result else "refused" if result.startswith("[is_error]")
+          else "ran")' "$RESULTS"
+}
+rules_session
+OUTCOMES_WITHOUT=$(rules_outcomes)
+install_sandshim_for_agent claude
+
 # A loop appending to a file (no variable: Claude Code asks about those), then where it ran. Shell writes need the user's acceptEdits.
 WRAP_MARKER=/tmp/sandshim-agents-wrap-marker.$$ # /tmp: the sandbox's own is writable
 rm -f "$WRAP_MARKER"
 WRAP_COMMAND="until test -s '$WRAP_MARKER'; do echo loop >> '$WRAP_MARKER' || break; done; tr '\\n' ' ' < '$WRAP_MARKER'; hostname; id -u"
 standard_session "$(bash_step "rm -f keep-me.txt")"
 check_standard_session
+
+rules_session
+OUTCOMES_WITH=$(rules_outcomes)
+rules_unchanged() {
+    expect_equal $'ran\nrefused\nrefused\nran' "$OUTCOMES_WITHOUT" "the calls' outcomes without sandshim"
+    expect_equal "$OUTCOMES_WITHOUT" "$OUTCOMES_WITH" "the calls' outcomes with sandshim installed"
+    expect_result_contains 4 "probe host=sandbox uid=$SANDBOX_UID;"
+    [[ ! -e $WS/rule-denied.txt && -e $WS/keep-me.txt ]] || fail "a command the user's rules refuse ran"
+}
+run_check "claude: the user's own rules decide as without sandshim; python3 they allow runs sandboxed" rules_unchanged
 
 unlisted_command_refused_by_claude() {
     expect_result_not_contains "$FIRST_EXTRA_STEP" "sandshim:"
