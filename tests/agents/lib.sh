@@ -207,7 +207,15 @@ agent_command() { # PROMPT
             ${CLAUDE_PERMISSION_MODE:+--permission-mode "$CLAUDE_PERMISSION_MODE"}) ;;
         # Codex approves everything itself, so only sandshim's hooks stand between the model
         # and the host; its own sandbox is off (it would keep the shims from the engine socket).
-        codex) AGENT_CMD=("$AGENT_BIN" exec --dangerously-bypass-approvals-and-sandbox "${CODEX_EXEC_FLAGS[@]}" "$1") ;;
+        # CODEX_APPROVALS=on-request: Codex's own approvals and workspace-write sandbox decide
+        # (the user's rules session).
+        codex)
+            if [[ -n ${CODEX_APPROVALS:-} ]]; then
+                AGENT_CMD=("$AGENT_BIN" exec -c "approval_policy=\"$CODEX_APPROVALS\"" -s workspace-write "${CODEX_EXEC_FLAGS[@]}" "$1")
+            else
+                AGENT_CMD=("$AGENT_BIN" exec --dangerously-bypass-approvals-and-sandbox "${CODEX_EXEC_FLAGS[@]}" "$1")
+            fi
+            ;;
         # Likewise: every tool call approved by Gemini CLI itself; a named model skips its router.
         # GEMINI_APPROVAL_MODE=default: the user's own rules decide (headless, what they do not
         # allow is denied by policy).

@@ -9,6 +9,31 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 require_agent codex
+
+# The user's own rules with Codex's own approvals and sandbox on (on-request, workspace-write):
+# echo allowed (Codex runs it outside its sandbox), touch forbidden, mkdir not listed (Codex's
+# sandbox, which cannot start under this test's /tmp CODEX_HOME, so it fails). One session
+# before sandshim is installed, the same after.
+rules_session() {
+    mkdir -p "$HOME/.codex/rules"
+    printf 'prefix_rule(pattern=["echo"], decision="allow")\nprefix_rule(pattern=["touch"], decision="forbidden")\n' \
+        >"$HOME/.codex/rules/user.rules"
+    write_script "$(bash_step "echo rule-allowed")" "$(bash_step "touch rule-forbidden.txt")" \
+        "$(bash_step "mkdir not-listed")"
+    CODEX_APPROVALS=on-request run_agent
+    rm -f "$HOME/.codex/rules/user.rules"
+}
+# What each call came to: ran, failed (in Codex's sandbox), or rejected by Codex's rules.
+rules_outcomes() {
+    "$HOST_PY" -c 'import json, sys
+for result in json.load(open(sys.argv[1])):
+    print("rejected" if "policy forbids" in result else "ran"
+          if "Process exited with code 0" in result else "failed")' "$RESULTS"
+}
+rules_session
+OUTCOMES_WITHOUT=$(rules_outcomes)
+rm -rf "$WS/not-listed"
+
 install_sandshim_for_agent codex
 
 # A refusal by Codex itself: its own exec policy forbids rm (the user's rules file), so the call
@@ -56,4 +81,16 @@ changed_hook_fails_doctor() {
     expect_contains "ok    hooks    codex (project): Codex calls them" "$OUT"
 }
 run_check "codex: doctor fails on a hook changed since the install, naming the file" changed_hook_fails_doctor
+# Codex applies a PreToolUse rewrite before its rules: `export PATH=…; touch …` is one opaque
+# script to them, so the allow rule no longer takes echo out of Codex's sandbox and the
+# forbidden rule no longer rejects touch.
+rules_session
+OUTCOMES_WITH=$(rules_outcomes)
+KNOWN_GAPS["codex: the user's own rules decide as without sandshim"]="Codex judges its rules on the rewritten command (export PATH=…; COMMAND), which no prefix rule matches; Codex offers no session PATH that would make the rewrite unnecessary"
+KNOWN_GAP_FAILURES["codex: the user's own rules decide as without sandshim"]="the calls' outcomes with sandshim installed"
+rules_unchanged() {
+    expect_equal $'ran\nrejected\nfailed' "$OUTCOMES_WITHOUT" "the calls' outcomes without sandshim"
+    expect_equal "$OUTCOMES_WITHOUT" "$OUTCOMES_WITH" "the calls' outcomes with sandshim installed"
+}
+run_check "codex: the user's own rules decide as without sandshim" rules_unchanged
 finish_agent_suite
