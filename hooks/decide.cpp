@@ -729,10 +729,15 @@ Decision decide_path(std::string_view command, bool already_routed, const Comman
                ? allowed("shim-on-path", "sandshim: the shims are first on this agent's PATH")
                : allowed("no-interpreter", "sandshim: no shimmed interpreter is called");
   }
-  return Decision{Verdict::rewrite, "path-rewrite",
-                  "sandshim: " + join_names(inputs.shimmed) +
-                      " reached by name run in a sandbox (the shims come first on PATH)",
-                  route_through_shims(command, inputs.shim_dir, inputs.link), false};
+  std::optional<std::string> through_script =
+      inputs.routing_script.empty()
+          ? std::nullopt
+          : route_through_script(command, inputs.routing_script, inputs.link);
+  return Decision{
+      Verdict::rewrite, "path-rewrite",
+      "sandshim: " + join_names(inputs.shimmed) +
+          " reached by name run in a sandbox (the shims come first on PATH)",
+      through_script.value_or(route_through_shims(command, inputs.shim_dir, inputs.link)), false};
 }
 
 Decision decide_deny(const CommandAnalysis& analysis, const DecisionInputs& inputs) {
@@ -788,7 +793,8 @@ Decision decide(std::string_view command, const DecisionInputs& inputs) {
                                         " is not path, wrap or deny; nothing runs until the "
                                         "user fixes the policy."}});
   }
-  std::optional<std::string_view> original = strip_routing(command, inputs.shim_dir);
+  std::optional<std::string_view> original =
+      strip_routing(command, inputs.shim_dir, inputs.routing_script);
   std::string_view body = original.value_or(command);
   CommandAnalysis analysis = analyse_command(body, analysis_options(inputs));
   if (inputs.shell_in_sandbox) {

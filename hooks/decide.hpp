@@ -43,6 +43,8 @@ struct DecisionInputs {
   // And so does the PATH of the command judged (the agent's shell and its hooks share one
   // environment): a rewrite would add nothing, and would keep the user's rules from matching.
   bool command_path_has_shims = false;
+  // The agent's routing script, when it has one and it is installed: routed commands source it.
+  std::filesystem::path routing_script;
   std::function<bool(const std::string& name)> shim_installed;  // the link for name exists
   std::function<std::optional<std::string>(const std::string& command)> first_line_of;
   // What the analysis may read of the host (shell_analysis.hpp): files, scripts, protected paths.

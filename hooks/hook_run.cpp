@@ -17,6 +17,7 @@
 #include "hooks/program_files.hpp"
 #include "hooks/protected_paths.hpp"
 #include "hooks/refusal_rules.hpp"
+#include "hooks/rewrite.hpp"
 #include "policy/broker_policy.hpp"
 #include "run/caller.hpp"
 #include "run/guardian.hpp"
@@ -222,6 +223,7 @@ class HookRun {
     std::string first_entry = m_env.agent_path.substr(0, m_env.agent_path.find(':'));
     in.shim_dir_first_on_path = !first_entry.empty() && fs::path(first_entry) == in.shim_dir;
     in.command_path_has_shims = in.shim_dir_first_on_path && m_adapter->shell_shares_hook_path;
+    in.routing_script = installed_routing_script(in.shim_dir);
     if (session_environment_ready(in.shim_dir)) {
       in.shim_dir_first_on_path = true;  // the session's shell has the shims: nothing to rewrite
     }
@@ -254,6 +256,17 @@ class HookRun {
     in.known_program_of = m_env.known_program_of;
     in.read_script = m_env.read_script;
     in.owned_by_system = m_env.owned_by_system;
+  }
+
+  // The agent's routing script when it holds exactly what sandshim writes for this shim
+  // directory (a script left from another shim directory would route nothing); else none.
+  fs::path installed_routing_script(const fs::path& shim_dir) const {
+    if (!m_adapter->routing_script || !m_env.read_script) {
+      return {};
+    }
+    fs::path script = m_adapter->routing_script();
+    std::optional<std::string> text = m_env.read_script(script);
+    return text && *text == routing_script_text(shim_dir) ? script : fs::path();
   }
 
   // Claude Code sources its session environment before every Bash command: when this session's

@@ -1,5 +1,6 @@
 #include "hooks/rewrite.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "common/strings.hpp"
@@ -99,8 +100,64 @@ std::optional<std::string_view> strip_any_routing(std::string_view command) {
   return command.substr(pos + 2);
 }
 
+namespace {
+
+// A word the agent's parser and bash both read as itself: no quotes, nothing to expand.
+bool is_plain_word(std::string_view word) {
+  constexpr std::string_view k_plain =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-";
+  return !word.empty() && word.find_first_not_of(k_plain) == std::string_view::npos;
+}
+
+constexpr std::string_view k_script_join = " && ";
+
+}  // namespace
+
+std::optional<std::string> route_through_script(std::string_view command,
+                                                const std::filesystem::path& script,
+                                                const RunLink& link) {
+  std::string prefix = ". " + script.string();
+  for (const std::string* word : {&link.agent, &link.session_id, &link.tool_use_id}) {
+    prefix += " " + (word->empty() ? std::string("-") : *word);
+  }
+  if (!is_plain_word(script.string()) || !is_plain_word(link.agent) ||
+      (!link.session_id.empty() && !is_plain_word(link.session_id)) ||
+      (!link.tool_use_id.empty() && !is_plain_word(link.tool_use_id))) {
+    return std::nullopt;
+  }
+  return prefix + std::string(k_script_join) + std::string(command);
+}
+
+std::string routing_script_text(const std::filesystem::path& shim_dir) {
+  std::string dir = shell_quote(shim_dir.string());
+  return "# Written by `sandshim install agent codex`. The commands sandshim's hook routes begin\n"
+         "# with `. <this file> AGENT SESSION TOOL_USE &&`: the shims first on PATH (once), and\n"
+         "# the run joined to the hook's decision (\"-\" for a value the agent did not give).\n"
+         "case \"${PATH-}\" in " +
+         dir + " | " + dir + ":*) ;; *) PATH=" + dir +
+         "${PATH:+:\"$PATH\"} ;; esac\n"
+         "export PATH\n"
+         "SANDSHIM_AGENT=${1-} SANDSHIM_SESSION_ID=${2-} SANDSHIM_TOOL_USE_ID=${3-}\n"
+         "[ \"$SANDSHIM_SESSION_ID\" != - ] || SANDSHIM_SESSION_ID=\n"
+         "[ \"$SANDSHIM_TOOL_USE_ID\" != - ] || SANDSHIM_TOOL_USE_ID=\n"
+         "export SANDSHIM_AGENT SANDSHIM_SESSION_ID SANDSHIM_TOOL_USE_ID\n";
+}
+
 std::optional<std::string_view> strip_routing(std::string_view command,
-                                              const std::filesystem::path& shim_dir) {
+                                              const std::filesystem::path& shim_dir,
+                                              const std::filesystem::path& script) {
+  if (!script.empty() && command.starts_with(". " + script.string() + " ")) {
+    size_t words_end = command.find(k_script_join);
+    if (words_end == std::string_view::npos) {
+      return std::nullopt;
+    }
+    std::string_view words = command.substr(0, words_end);
+    size_t spaces = static_cast<size_t>(std::count(words.begin(), words.end(), ' '));
+    bool plain = spaces == 4 && std::all_of(words.begin() + 2, words.end(), [](char c) {
+                   return c == ' ' || is_plain_word(std::string_view(&c, 1));
+                 });
+    return plain ? std::optional(command.substr(words_end + k_script_join.size())) : std::nullopt;
+  }
   if (!command.starts_with("export " + path_assignment(shim_dir) + " ")) {
     return std::nullopt;
   }

@@ -24,10 +24,24 @@ struct RunLink {
 std::string route_through_shims(std::string_view command, const std::filesystem::path& shim_dir,
                                 const RunLink& link);
 
-// The original command when `command` already carries the routing prefix for `shim_dir` (a
-// second hook seeing the rewritten command must neither refuse nor rewrite it again).
+// The same routing for an agent that judges its own rules on the command it is given, after
+// the rewrite (Codex): `. <script> <agent> <session> <tool use> && COMMAND`, all plain words,
+// which the agent's parser reads as two simple commands, so its rules judge COMMAND's own words
+// (`install agent codex` writes the script, routing_script_text, and a rule that allows it).
+// Nullopt when a word would need quotes: the export form then.
+std::optional<std::string> route_through_script(std::string_view command,
+                                                const std::filesystem::path& script,
+                                                const RunLink& link);
+
+// What that script holds: the shims first on PATH (once), the run's link from its arguments.
+std::string routing_script_text(const std::filesystem::path& shim_dir);
+
+// The original command when `command` already carries a routing prefix for `shim_dir` or
+// through `script` (a second hook seeing the rewritten command must neither refuse nor rewrite
+// it again).
 std::optional<std::string_view> strip_routing(std::string_view command,
-                                              const std::filesystem::path& shim_dir);
+                                              const std::filesystem::path& shim_dir,
+                                              const std::filesystem::path& script = {});
 
 // The original command when `command` carries a routing prefix for any shim directory: what
 // an agent reports back after running a rewritten command, for matching it to its decision.

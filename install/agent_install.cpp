@@ -15,6 +15,7 @@
 #include "hooks/agents/agent.hpp"
 #include "install/agent_settings.hpp"
 #include "install/atomic_file.hpp"
+#include "install/codex_route.hpp"
 #include "install/gemini_env.hpp"
 #include "install/json_text.hpp"
 #include "install/skill.hpp"
@@ -331,6 +332,20 @@ std::optional<GeminiEnvChange> update_gemini_route(const AgentSettings& settings
   return update_gemini_env(request);
 }
 
+// Codex: the routing script and the rule that allows it (not for --managed, which Codex does
+// not take from sandshim). The rules file is the user's: a project's uninstall leaves it to the
+// user's other projects, `--user --uninstall` removes it.
+std::optional<CodexRouteChange> update_codex_route_for(const AgentSettings& settings,
+                                                       const AgentInstallOptions& options) {
+  if (settings.name != "codex" || options.managed || (options.uninstall && !options.user)) {
+    return std::nullopt;
+  }
+  std::error_code ec;
+  fs::path workspace = options.user ? fs::current_path(ec) : options.root;
+  return update_codex_route(shim::load_policy({workspace, {}}).effective_shim_dir(),
+                            options.uninstall, options.dry_run);
+}
+
 void print_next_steps(const AgentSettings& settings, const AgentInstallOptions& options) {
   if (options.uninstall) {
     std::cout << "The agent stops calling sandshim once it reloads its settings.\n";
@@ -512,6 +527,9 @@ int run(const AgentInstallOptions& options) {
   print_install_header(settings, options);
   print_change(to_string(change), file, options.root,
                options.uninstall ? "" : "hooks run " + command);
+  if (std::optional<CodexRouteChange> codex = update_codex_route_for(settings, options)) {
+    print_change(to_string(codex->change), codex->file, options.root, codex->note);
+  }
   if (route && (route->change != Change::absent || !route->note.empty())) {
     print_change(route->change == Change::absent ? "skipped" : to_string(route->change), env_file,
                  options.root, route->note);

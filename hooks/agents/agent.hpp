@@ -102,6 +102,10 @@ struct AgentDescriptor {
   // Its shell commands run in the environment its hooks run in (Gemini CLI: both `bash -c`,
   // BASH_ENV read by both): shims first on the hook's PATH are first on the command's.
   bool shell_shares_hook_path = false;
+  // It judges its own rules on the rewritten command (Codex): the file a routed command sources
+  // instead of the `export PATH=…;` prefix, which no rule of the user's would match
+  // (rewrite.hpp, route_through_script); null: the prefix.
+  std::filesystem::path (*routing_script)() = nullptr;
 };
 
 // Every agent, in the registry's order.

@@ -115,6 +115,12 @@ std::vector<ProtectedName> project_places() {
   return {{any + "/.codex/" + any, "Codex's project settings and hooks (.codex/)"}};
 }
 
+// The script its routed commands source (rewrite.hpp, route_through_script): sandshim's state,
+// which no agent command may write.
+fs::path routing_script() {
+  return xdg_directory("state") / "sandshim" / "codex-route.sh";
+}
+
 }  // namespace
 
 const AgentDescriptor& codex_agent() {
@@ -138,6 +144,7 @@ const AgentDescriptor& codex_agent() {
       .user_places = user_places,
       .project_places = project_places,
       .workspace_names = {".codex"},
+      .routing_script = routing_script,
   };
   return agent;
 }

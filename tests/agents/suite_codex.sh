@@ -81,13 +81,13 @@ changed_hook_fails_doctor() {
     expect_contains "ok    hooks    codex (project): Codex calls them" "$OUT"
 }
 run_check "codex: doctor fails on a hook changed since the install, naming the file" changed_hook_fails_doctor
-# Codex applies a PreToolUse rewrite before its rules: `export PATH=…; touch …` is one opaque
-# script to them, so the allow rule no longer takes echo out of Codex's sandbox and the
-# forbidden rule no longer rejects touch.
+# Codex judges its rules on the command after sandshim's rewrite: `. <routing script> … &&
+# COMMAND` (plain words, which Codex reads as two simple commands; sandshim's own rules file
+# allows the first) leaves COMMAND's words to the user's rules. The `export PATH=…;` prefix did
+# not: Codex read it as one opaque script, the allowed echo stayed in its sandbox and the
+# forbidden touch was not rejected.
 rules_session
 OUTCOMES_WITH=$(rules_outcomes)
-KNOWN_GAPS["codex: the user's own rules decide as without sandshim"]="Codex judges its rules on the rewritten command (export PATH=…; COMMAND), which no prefix rule matches; Codex offers no session PATH that would make the rewrite unnecessary"
-KNOWN_GAP_FAILURES["codex: the user's own rules decide as without sandshim"]="the calls' outcomes with sandshim installed"
 rules_unchanged() {
     expect_equal $'ran\nrejected\nfailed' "$OUTCOMES_WITHOUT" "the calls' outcomes without sandshim"
     expect_equal "$OUTCOMES_WITHOUT" "$OUTCOMES_WITH" "the calls' outcomes with sandshim installed"

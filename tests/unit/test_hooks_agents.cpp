@@ -5,7 +5,9 @@
 
 #include "audit/store.hpp"
 #include "common/error.hpp"
+#include "common/paths.hpp"
 #include "hooks/hook_run.hpp"
+#include "hooks/rewrite.hpp"
 #include "policy/known_agents.hpp"
 #include "test_hooks_agents_support.hpp"
 #include "test_hooks_json_schema.hpp"
@@ -557,6 +559,22 @@ TEST_CASE("Gemini CLI: shims first on the hook's PATH (BASH_ENV) mean no rewrite
   // A bypass is refused all the same.
   HookReply bypass = world.run(fixture("gemini/before_tool_bypass.json"), agent("gemini"));
   CHECK(out_json(bypass)["decision"] == "deny");
+}
+
+TEST_CASE("Codex: with its routing script installed, routed commands source it",
+          "[hooks][agents][codex]") {
+  FakeWorld world;
+  std::filesystem::path script = sandshim::xdg_directory("state") / "sandshim" / "codex-route.sh";
+  world.files[script] = routing_script_text("/somewhere/else");  // another shim directory's
+  HookReply stale = world.run(fixture("codex/pre_tool_use.json"), agent("codex"));
+  CHECK_THAT(stale.out, Catch::Contains("export PATH="));
+  world.files[script] = routing_script_text(k_shim_dir);
+  HookReply reply = world.run(fixture("codex/pre_tool_use.json"), agent("codex"));
+  Json answer = out_json(reply);
+  std::string command = answer["hookSpecificOutput"]["updatedInput"]["command"];
+  CHECK(command.starts_with(". " + script.string() +
+                            " codex 0199a3f2-6f1e-7c53-9a1b-2f3c4d5e6f70 call_8f2c1b && "));
+  CHECK(world.records.at(1).rule == "path-rewrite");
 }
 
 TEST_CASE("Gemini CLI: refusals are JSON denies with exit 0", "[hooks][agents][gemini]") {

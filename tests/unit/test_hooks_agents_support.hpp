@@ -7,6 +7,8 @@
 #include <spdlog/spdlog.h>
 
 #include <catch2/catch.hpp>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,6 +35,7 @@ struct FakeWorld {
   std::string env_file;                      // $CLAUDE_ENV_FILE at SessionStart
   std::vector<std::pair<std::string, std::string>> appended;
   std::string agent_path = "/usr/local/bin:/usr/bin:/bin";  // the PATH the hook runs with
+  std::map<std::filesystem::path, std::string> files;       // what read_script finds
 
   FakeWorld() {
     spdlog::set_level(spdlog::level::err);
@@ -72,6 +75,10 @@ struct FakeWorld {
       return std::optional<std::string>();
     };
     e.exists = [](const std::filesystem::path&) { return true; };
+    e.read_script = [this](const std::filesystem::path& file) {
+      auto found = files.find(file);
+      return found == files.end() ? std::nullopt : std::optional<std::string>(found->second);
+    };
     e.now_ms = [] { return int64_t{1000}; };
     e.claude_env_file = env_file;
     e.claude_session_env_dir = "/home/user/.claude/session-env";

@@ -1,10 +1,12 @@
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <fstream>
 #include <map>
 
 #include "common/process.hpp"
 #include "common/strings.hpp"
 #include "hooks/decide.hpp"
+#include "hooks/rewrite.hpp"
 #include "hooks/sandbox_shell.hpp"
 #include "test_hooks_support.hpp"
 
@@ -323,6 +325,49 @@ TEST_CASE("any routing prefix can be taken off again", "[hooks][decide]") {
   CHECK_FALSE(strip_routing(routed, "/other"));
   CHECK_FALSE(strip_any_routing("export PATH=/x; ls"));
   CHECK_FALSE(strip_any_routing("ls"));
+}
+
+TEST_CASE("an agent that judges its rules after the rewrite sources a routing script",
+          "[hooks][decide]") {
+  DecisionInputs in = inputs("path", true);
+  in.routing_script = "/home/u/.local/state/sandshim/codex-route.sh";
+  in.link = {"codex", "0199a3f2-6f1e", "call_8f2c1b"};
+  // Plain words only: Codex reads two simple commands, and its rules judge the second.
+  Decision decision = decide("touch a.txt; echo 'x y'", in);
+  CHECK(decision.rewritten_command ==
+        ". /home/u/.local/state/sandshim/codex-route.sh codex 0199a3f2-6f1e call_8f2c1b && "
+        "touch a.txt; echo 'x y'");
+  CHECK(decide(decision.rewritten_command, in).rule == "already-routed");
+  CHECK(strip_routing(decision.rewritten_command, "/x", in.routing_script) ==
+        "touch a.txt; echo 'x y'");
+  // A prefix with anything to expand is not sandshim's, and is judged as the command it is.
+  CHECK_FALSE(strip_routing(". /home/u/.local/state/sandshim/codex-route.sh $X b c && ls", "/x",
+                            in.routing_script));
+  in.link.session_id = "";
+  CHECK(decide("ls", in).rewritten_command ==
+        ". /home/u/.local/state/sandshim/codex-route.sh codex - call_8f2c1b && ls");
+  // An id that would need quotes: the export form, which quotes it.
+  in.link.tool_use_id = "a b";
+  CHECK(decide("ls", in).rewritten_command.starts_with("export PATH="));
+}
+
+TEST_CASE("the routing script puts the shims first once and takes the link from its arguments",
+          "[hooks][decide]") {
+  sandshim::testing::TempDir dir;
+  sandshim::testing::write_text(dir / "route.sh", routing_script_text("/opt/shims"));
+  auto run = [&](const std::string& path, const std::string& args) {
+    std::string line =
+        "env -i PATH=" + path + " /bin/bash -c '. " + (dir / "route.sh").string() + " " + args +
+        " && echo \"$PATH|$SANDSHIM_AGENT|$SANDSHIM_SESSION_ID|$SANDSHIM_TOOL_USE_ID\"'";
+    FILE* pipe = ::popen(line.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buffer[512] = {};
+    size_t n = fread(buffer, 1, sizeof buffer - 1, pipe);
+    ::pclose(pipe);
+    return std::string(buffer, n);
+  };
+  CHECK(run("/usr/bin:/bin", "codex s1 call_1") == "/opt/shims:/usr/bin:/bin|codex|s1|call_1\n");
+  CHECK(run("/opt/shims:/bin", "codex - call_1") == "/opt/shims:/bin|codex||call_1\n");
 }
 
 TEST_CASE("routing ids are quoted, whatever the agent sends", "[hooks][decide]") {

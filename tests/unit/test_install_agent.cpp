@@ -10,8 +10,10 @@
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
+#include "hooks/rewrite.hpp"
 #include "install/agent_install.hpp"
 #include "install/agent_settings.hpp"
+#include "install/codex_route.hpp"
 #include "install/gemini_env.hpp"
 #include "install/skill.hpp"
 #include "test_hooks_support.hpp"
@@ -339,4 +341,26 @@ TEST_CASE("install agent gemini does not hide the project's own .env", "[install
   CHECK_THAT(out, Catch::Contains("skipped   .gemini/.env") &&
                       Catch::Contains("would hide this project's own .env"));
   CHECK_FALSE(fs::exists(box.project / ".gemini/.env"));
+}
+
+TEST_CASE("install agent codex writes its routing script and the rule that allows it",
+          "[install][agent]") {
+  Sandbox box;
+  auto before = tree(box.project);
+  std::string out = install_agent({"codex", "--project", box.project.string()});
+  fs::path rules = box.dir / "home/.codex/rules/sandshim.rules";
+  fs::path script = box.dir / "state/sandshim/codex-route.sh";
+  CHECK_THAT(out, Catch::Contains("created") && Catch::Contains("sandshim.rules"));
+  CHECK(read_text(rules) == codex_route_rule(script));
+  CHECK(read_text(script) ==
+        sandshim::hooks::routing_script_text(box.dir / "data" / "sandshim" / "bin"));
+  CHECK_THAT(install_agent({"codex", "--project", box.project.string()}),
+             Catch::Contains("unchanged ") && Catch::Contains("sandshim.rules"));
+  // The rules file is the user's: a project's uninstall leaves it, the user's removes it.
+  install_agent({"codex", "--project", box.project.string(), "--uninstall"});
+  CHECK(tree(box.project) == before);
+  CHECK(fs::exists(rules));
+  install_agent({"codex", "--user"});
+  install_agent({"codex", "--user", "--uninstall"});
+  CHECK_FALSE(fs::exists(rules));
 }
