@@ -562,9 +562,10 @@ std::vector<Key> make_key_table() {
       byte_size_key("sandbox.cache_size", "the cache is emptied before a run once past this size",
                     &Policy::cache_bytes, 1ULL << 20),
       choice_key("sandbox.version_fit",
-                 "when the project asks for a node its image lacks (package.json's engines.node, "
-                 ".nvmrc, .node-version): host runs the host's node read-only in the sandbox and "
-                 "says so, warn keeps the image and says so, off says nothing (direct mode)",
+                 "when the project asks for a node or python its image lacks (package.json's "
+                 "engines.node, .nvmrc, .node-version; .python-version, pyproject.toml's "
+                 "requires-python): host runs the host's read-only in the sandbox and says so, "
+                 "warn keeps the image and says so, off says nothing (direct mode)",
                  &Policy::version_fit, k_version_fit_words, KeyTrust::trusted),
       choice_key("limits.unenforced",
                  "limits the engine cannot enforce (rootless on cgroup v1, a missing "

@@ -3,10 +3,14 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "common/io.hpp"
+#include "common/pep440.hpp"
+#include "common/semver.hpp"
 #include "common/strings.hpp"
 #include "common/unique_fd.hpp"
 
@@ -76,7 +80,7 @@ std::optional<VersionAsk> engines_ask(const fs::path& file) {
   return VersionAsk{node.get<std::string>(), "package.json (engines.node)"};
 }
 
-std::optional<VersionAsk> ask_in(const fs::path& dir) {
+std::optional<VersionAsk> node_ask_in(const fs::path& dir) {
   for (const char* name : {".nvmrc", ".node-version"}) {
     if (std::optional<VersionAsk> ask = version_file_ask(dir / name)) {
       return ask;
@@ -85,9 +89,62 @@ std::optional<VersionAsk> ask_in(const fs::path& dir) {
   return engines_ask(dir / "package.json");
 }
 
-}  // namespace
+// pyenv's `.python-version`: its first version; `3.12` is any 3.12.x. Names (system, pypy3.10,
+// miniconda3-latest) ask nothing.
+std::optional<VersionAsk> python_version_file_ask(const fs::path& file) {
+  std::optional<VersionAsk> ask = version_file_ask(file);
+  if (!ask || ask->range.empty() || !std::isdigit(static_cast<unsigned char>(ask->range[0])) ||
+      ask->range.find_first_not_of("0123456789.") != std::string::npos) {
+    return std::nullopt;
+  }
+  size_t dots = static_cast<size_t>(std::count(ask->range.begin(), ask->range.end(), '.'));
+  ask->range = "==" + ask->range + (dots < 2 ? ".*" : "");
+  ask->pep440 = true;
+  return ask;
+}
 
-std::optional<VersionAsk> node_version_ask(const fs::path& cwd, const fs::path& workspace) {
+// pyproject.toml's `requires-python = "…"` in its [project] table (one line of TOML, which is
+// how every build backend writes it).
+std::optional<VersionAsk> requires_python_ask(const fs::path& file) {
+  std::optional<std::string> text = read_project_file(file);
+  if (!text) {
+    return std::nullopt;
+  }
+  bool in_project = false;
+  for (const std::string& raw : split_lines(*text)) {
+    std::string line = trim(raw);
+    if (line.starts_with('[')) {
+      in_project = line == "[project]";
+      continue;
+    }
+    if (!in_project || !line.starts_with("requires-python")) {
+      continue;
+    }
+    std::string value = trim(std::string_view(line).substr(15));
+    if (!value.starts_with('=')) {
+      continue;
+    }
+    value = trim(std::string_view(value).substr(1));
+    if (value.size() < 2 || (value[0] != '"' && value[0] != '\'') ||
+        value.find(value[0], 1) == std::string::npos) {
+      return std::nullopt;
+    }
+    return VersionAsk{value.substr(1, value.find(value[0], 1) - 1),
+                      "pyproject.toml (requires-python)", true};
+  }
+  return std::nullopt;
+}
+
+std::optional<VersionAsk> python_ask_in(const fs::path& dir) {
+  if (std::optional<VersionAsk> ask = python_version_file_ask(dir / ".python-version")) {
+    return ask;
+  }
+  return requires_python_ask(dir / "pyproject.toml");
+}
+
+// The nearest directory from `cwd` up to `workspace` where `ask_in` finds an ask.
+std::optional<VersionAsk> nearest_ask(const fs::path& cwd, const fs::path& workspace,
+                                      std::optional<VersionAsk> (*ask_in)(const fs::path&)) {
   fs::path dir = cwd.lexically_normal();
   fs::path top = workspace.lexically_normal();
   for (int depth = 0; depth < 64; ++depth) {
@@ -102,6 +159,20 @@ std::optional<VersionAsk> node_version_ask(const fs::path& cwd, const fs::path& 
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<VersionAsk> node_version_ask(const fs::path& cwd, const fs::path& workspace) {
+  return nearest_ask(cwd, workspace, node_ask_in);
+}
+
+std::optional<VersionAsk> python_version_ask(const fs::path& cwd, const fs::path& workspace) {
+  return nearest_ask(cwd, workspace, python_ask_in);
+}
+
+std::optional<bool> ask_satisfied(const std::string& version, const VersionAsk& ask) {
+  return ask.pep440 ? pep440_satisfies(version, ask.range) : version_satisfies(version, ask.range);
+}
+
 std::optional<std::string> image_interpreter_version(std::string_view image,
                                                      std::string_view interpreter) {
   // Debian bookworm's nodejs (18.20.4+dfsg-1~deb12u2; the suite docker.host_mode fails when the
@@ -110,6 +181,12 @@ std::optional<std::string> image_interpreter_version(std::string_view image,
       "sandshim/node:bookworm", "sandshim/wrap:bookworm"};
   if (interpreter == "node" && one_of(k_bookworm_node_images, image)) {
     return "18.20.4";
+  }
+  // Debian bookworm's python3 (3.11.2-1+b1), in the python and wrap images.
+  static constexpr std::array<std::string_view, 2> k_bookworm_python_images = {
+      "sandshim/python:bookworm", "sandshim/wrap:bookworm"};
+  if (interpreter == "python" && one_of(k_bookworm_python_images, image)) {
+    return "3.11.2";
   }
   return std::nullopt;
 }

@@ -9,9 +9,13 @@ namespace sandshim::shim {
 
 // What a project asks of an interpreter's version, and where it says so.
 struct VersionAsk {
-  std::string range;   // ">=20", "20.11"
-  std::string source;  // "package.json (engines.node)", ".nvmrc"
+  std::string range;    // ">=20", "20.11"; python: ">=3.12", "==3.12.*"
+  std::string source;   // "package.json (engines.node)", ".nvmrc", ".python-version"
+  bool pep440 = false;  // python's grammar (PEP 440 specifiers), not npm's ranges
 };
+
+// Whether the interpreter `version` satisfies the ask; nullopt when either cannot be read.
+std::optional<bool> ask_satisfied(const std::string& version, const VersionAsk& ask);
 
 // What the project around `cwd` asks of node: the nearest directory from `cwd` up to
 // `workspace` holding `.nvmrc`, `.node-version` or a package.json with engines.node, in that
@@ -19,6 +23,13 @@ struct VersionAsk {
 // oversized or unparseable one, or an alias such as `lts/*`, asks nothing.
 std::optional<VersionAsk> node_version_ask(const std::filesystem::path& cwd,
                                            const std::filesystem::path& workspace);
+
+// What the project around `cwd` asks of python: the nearest directory up to `workspace`
+// holding `.python-version` (pyenv's: its first version; `3.12` asks for any 3.12.x, a name
+// such as `system` or `pypy3.10` asks nothing) or a pyproject.toml whose [project] table sets
+// requires-python, read as node's files are.
+std::optional<VersionAsk> python_version_ask(const std::filesystem::path& cwd,
+                                             const std::filesystem::path& workspace);
 
 // The version of `interpreter` in one of sandshim's own images ("18.20.4": install/images.sh
 // installs Debian bookworm's), or nullopt for any other image, whose contents sandshim does not

@@ -151,43 +151,58 @@ void use_host_toolchain(RunSpec& spec, const RunContext& run) {
   }
 }
 
-// What the project asks of node against what the image has, as one line, or "" when it fits
-// or either is unknown.
-std::string node_mismatch(const std::string& image, const RunContext& run) {
-  std::optional<VersionAsk> ask = node_version_ask(run.cwd, run.workspace);
-  std::optional<std::string> have = image_interpreter_version(image, "node");
-  if (!ask || !have || version_satisfies(*have, ask->range).value_or(true)) {
-    return "";
+// The interpreter a version ask is about, from the name the run was called by: node, or python
+// (python, python3, python3.11); "" for any other.
+std::string fitted_interpreter(const std::string& program) {
+  std::string name = fs::path(program).filename().string();
+  if (name == "node") {
+    return name;
   }
-  return ask->source + " asks for node " + quoted(ask->range) + " and " + image + " has node " +
-         *have;
+  bool python =
+      name == "python" || (name.starts_with("python3") &&
+                           name.find_first_not_of("python3.0123456789") == std::string::npos);
+  return python ? "python" : "";
 }
 
-// sandbox.version_fit: a project that asks for a node its image lacks runs the host's node
+// What the project asks of the interpreter against what the image has, as one line, or "" when
+// it fits or either is unknown.
+std::string interpreter_mismatch(const std::string& interpreter, const std::string& image,
+                                 const RunContext& run) {
+  std::optional<VersionAsk> ask = interpreter == "node"
+                                      ? node_version_ask(run.cwd, run.workspace)
+                                      : python_version_ask(run.cwd, run.workspace);
+  std::optional<std::string> have = image_interpreter_version(image, interpreter);
+  if (!ask || !have || ask_satisfied(*have, *ask).value_or(true)) {
+    return "";
+  }
+  return ask->source + " asks for " + interpreter + " " + quoted(ask->range) + " and " + image +
+         " has " + interpreter + " " + *have;
+}
+
+// sandbox.version_fit: a project that asks for a node or python its image lacks runs the host's
 // instead, read-only in the same sandbox (host), or is told (warn): a mismatch is one line
 // before the run, never a crash inside it. Through a broker, which reads no file the caller
 // names, nothing is checked.
 void fit_interpreter(RunSpec& spec, const RunContext& run) {
   const RunRequest& request = run.request();
-  bool node = fs::path(request.command.front()).filename() == "node";
-  if (!node || run.policy.version_fit == VersionFit::off || request.broker) {
+  std::string interpreter = fitted_interpreter(request.command.front());
+  if (interpreter.empty() || run.policy.version_fit == VersionFit::off || request.broker) {
     return;
   }
-  std::string mismatch = node_mismatch(spec.image, run);
+  std::string mismatch = interpreter_mismatch(interpreter, spec.image, run);
   if (mismatch.empty()) {
     return;
   }
   if (run.policy.version_fit == VersionFit::warn) {
-    say(request, mismatch +
-                     ": the run may fail; `images.node = host` runs the host's node in "
-                     "the sandbox instead");
+    std::string name = fs::path(request.command.front()).filename().string();
+    say(request, mismatch + ": the run may fail; `images." + name + " = host` runs the host's " +
+                     interpreter + " in the sandbox instead");
     return;
   }
   try {
     use_host_toolchain(spec, run);
-    say(request, mismatch +
-                     ": this run uses the host's node, read-only in the sandbox "
-                     "(`sandbox.version_fit = warn` keeps the image)");
+    say(request, mismatch + ": this run uses the host's " + interpreter +
+                     ", read-only in the sandbox (`sandbox.version_fit = warn` keeps the image)");
   } catch (const Refusal& refusal) {
     say(request, mismatch + ", and the host's cannot run instead (" + refusal.what() +
                      "): the run keeps the image");

@@ -2,8 +2,8 @@
 # images.NAME = host: the host's own python3, node, npm, npx and core utilities run in the
 # sandbox (its /usr, a curated /etc and the interpreter's prefix read-only in an empty base), with
 # every hardening flag kept: nothing writable, secret or engine-side leaks in. The default images
-# stay as they were (both directions), a workspace file may not choose host mode, a project whose
-# package.json asks for a node the image lacks gets the host's (sandbox.version_fit), and a warm
+# stay as they were (both directions), a workspace file may not choose host mode, a project that
+# asks for a node or python the image lacks gets the host's (sandbox.version_fit), and a warm
 # run is the same as a cold one. 45-57 s on docker at load 11-19.
 # sandshim-test-engines: docker
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
@@ -76,6 +76,23 @@ else
     expect_exit 0 through_shims node -p 'process.versions.node.split(".")[0]'
     expect_file_is "$OUT" "$image_major"
 fi
+check "version fit: a project asking for a python its image lacks is told in one line, and runs the host's"
+reset_user_config
+# No python the image has satisfies this; the host's runs instead (on a host whose python is the
+# image's, the same version: the line is what counts, never a crash found out later).
+printf '[project]\nname = "fit"\nrequires-python = ">=3.99"\n' >"$WS/pyproject.toml"
+expect_exit 0 through_shims python3 -c 'import sys; print(sys.version.split()[0])'
+expect_contains "pyproject.toml (requires-python) asks for python \">=3.99\" and sandshim/python:bookworm has python $IMAGE_PY: this run uses the host's python, read-only in the sandbox" "$ERR"
+expect_equal sandshim/host:bookworm "$(audit_field last image)" "the image of a run whose project asks for another python"
+write_user_config <<<$'[sandbox]\nversion_fit = warn'
+expect_exit 0 through_shims python3 -c 'import sys; print(sys.version.split()[0])'
+expect_file_is "$OUT" "$IMAGE_PY"
+expect_contains "\`images.python3 = host\` runs the host's python in the sandbox instead" "$ERR"
+reset_user_config
+rm "$WS/pyproject.toml"
+expect_exit 0 through_shims python3 -c 'import sys; print(sys.version.split()[0])'
+expect_file_is "$OUT" "$IMAGE_PY"
+expect_not_contains "asks for python" "$ERR"
 host_mode # the checks below are host mode's
 
 check "host mode: nothing writable, secret or engine-side leaked in"

@@ -78,3 +78,38 @@ TEST_CASE("the node of sandshim's own images is known, any other image's is not"
   CHECK_FALSE(image_interpreter_version("node:20-alpine", "node").has_value());
   CHECK_FALSE(image_interpreter_version("sandshim/python:bookworm", "node").has_value());
 }
+
+TEST_CASE("python's version ask: .python-version, then pyproject's requires-python",
+          "[interpreter_fit]") {
+  sandshim::audit::testing::TempDir dir;
+  fs::path ws = dir.path() / "ws";
+  fs::path sub = ws / "src";
+  fs::create_directories(sub);
+  CHECK_FALSE(python_version_ask(sub, ws).has_value());
+
+  write(ws / "pyproject.toml",
+        "[build-system]\nrequires-python = \">=2\"\n\n[project]\nname = \"x\"\n"
+        "requires-python = '>=3.12,<4'\n\n[tool.x]\nrequires-python = \"==2.7\"\n");
+  auto ask = python_version_ask(sub, ws);
+  REQUIRE(ask);
+  CHECK(ask->range == ">=3.12,<4");
+  CHECK(ask->source == "pyproject.toml (requires-python)");
+  CHECK(ask_satisfied("3.12.1", *ask) == true);
+  CHECK(ask_satisfied("3.11.2", *ask) == false);
+
+  write(ws / ".python-version", "# pyenv\n3.12\n3.11.2\n");
+  ask = python_version_ask(sub, ws);
+  REQUIRE(ask);
+  CHECK(ask->range == "==3.12.*");
+  CHECK(ask->source == ".python-version");
+  CHECK(ask_satisfied("3.12.4", *ask) == true);
+  CHECK(ask_satisfied("3.11.2", *ask) == false);
+
+  write(ws / ".python-version", "3.11.2\n");
+  CHECK(python_version_ask(sub, ws)->range == "==3.11.2");
+  // A name asks nothing; pyproject.toml is then read.
+  write(ws / ".python-version", "system\n");
+  CHECK(python_version_ask(sub, ws)->source == "pyproject.toml (requires-python)");
+  CHECK(image_interpreter_version("sandshim/python:bookworm", "python") == "3.11.2");
+  CHECK_FALSE(image_interpreter_version("python:3.12-slim", "python").has_value());
+}
