@@ -128,15 +128,17 @@ std::optional<std::string> route_through_script(std::string_view command,
   return prefix + std::string(k_script_join) + std::string(command);
 }
 
-std::string routing_script_text(const std::filesystem::path& shim_dir) {
+std::string shims_first_lines(const std::filesystem::path& shim_dir) {
   std::string dir = shell_quote(shim_dir.string());
+  return "case \"${PATH-}\" in " + dir + " | " + dir + ":*) ;; *) PATH=" + dir +
+         "${PATH:+:\"$PATH\"} ;; esac\nexport PATH\n";
+}
+
+std::string routing_script_text(const std::filesystem::path& shim_dir) {
   return "# Written by `sandshim install agent codex`. The commands sandshim's hook routes begin\n"
          "# with `. <this file> AGENT SESSION TOOL_USE &&`: the shims first on PATH (once), and\n"
-         "# the run joined to the hook's decision (\"-\" for a value the agent did not give).\n"
-         "case \"${PATH-}\" in " +
-         dir + " | " + dir + ":*) ;; *) PATH=" + dir +
-         "${PATH:+:\"$PATH\"} ;; esac\n"
-         "export PATH\n"
+         "# the run joined to the hook's decision (\"-\" for a value the agent did not give).\n" +
+         shims_first_lines(shim_dir) +
          "SANDSHIM_AGENT=${1-} SANDSHIM_SESSION_ID=${2-} SANDSHIM_TOOL_USE_ID=${3-}\n"
          "[ \"$SANDSHIM_SESSION_ID\" != - ] || SANDSHIM_SESSION_ID=\n"
          "[ \"$SANDSHIM_TOOL_USE_ID\" != - ] || SANDSHIM_TOOL_USE_ID=\n"

@@ -33,6 +33,10 @@ std::optional<std::string> route_through_script(std::string_view command,
                                                 const std::filesystem::path& script,
                                                 const RunLink& link);
 
+// Shell lines that put `shim_dir` first on PATH, once (no empty entry when PATH was empty), and
+// export it: the start of every script sandshim has an agent's shell read.
+std::string shims_first_lines(const std::filesystem::path& shim_dir);
+
 // What that script holds: the shims first on PATH (once), the run's link from its arguments.
 std::string routing_script_text(const std::filesystem::path& shim_dir);
 

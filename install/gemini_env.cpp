@@ -7,6 +7,7 @@
 
 #include "common/paths.hpp"
 #include "common/strings.hpp"
+#include "hooks/rewrite.hpp"
 #include "install/atomic_file.hpp"
 #include "install/skill.hpp"
 
@@ -126,13 +127,11 @@ fs::path gemini_bash_env_script() {
 }
 
 std::string gemini_bash_env_text(const fs::path& shim_dir) {
-  std::string dir = shell_quote(shim_dir.string());
   return "# Written by `sandshim install agent gemini`: Gemini CLI's bash reads it first\n"
          "# (BASH_ENV in .gemini/.env). The shims first on PATH, once; BASH_ENV is not passed\n"
-         "# on; the command bash runs is kept for a shim to find its decision (8 KiB at most).\n"
-         "case \"$PATH\" in " +
-         dir + " | " + dir + ":*) ;; *) PATH=" + dir +
-         ":\"$PATH\" ;; esac\nexport PATH\nunset BASH_ENV\n"
+         "# on; the command bash runs is kept for a shim to find its decision (8 KiB at most).\n" +
+         hooks::shims_first_lines(shim_dir) +
+         "unset BASH_ENV\n"
          "if [ \"${#BASH_EXECUTION_STRING}\" -le 8192 ]; then\n"
          "  export SANDSHIM_SHELL_COMMAND=\"$BASH_EXECUTION_STRING\"\n"
          "fi\n";
