@@ -65,35 +65,30 @@ pid_t parent_pid(pid_t pid) {
   return static_cast<pid_t>(std::atoi(stat.c_str() + close + 4));
 }
 
-// The command an agent's shell runs, if `pid` is that shell: `shell_command` reads it from one
-// of the shell's arguments.
-std::optional<std::string> command_of(
-    pid_t pid, std::optional<std::string> (*shell_command)(std::string_view script)) {
+// The command in the eval of Claude Code's script, if `pid` is the shell running one.
+std::optional<std::string> eval_command_of(pid_t pid) {
   std::string cmdline = proc_file(pid, "cmdline");
   for (size_t start = cmdline.find('\0'); start != std::string::npos && start + 1 < cmdline.size();
        start = cmdline.find('\0', start + 1)) {
-    if (std::optional<std::string> command = shell_command(cmdline.c_str() + start + 1)) {
-      return command;
+    std::string_view argument(cmdline.c_str() + start + 1);
+    if (argument.find("eval ") != std::string_view::npos) {
+      if (std::optional<std::string> command = claude_eval_command(argument)) {
+        return command;
+      }
     }
   }
   return std::nullopt;
 }
 
-// The nearest ancestor that is the agent's shell, and the command it runs.
-std::optional<std::string> ancestor_shell_command(
-    std::optional<std::string> (*shell_command)(std::string_view script)) {
+// The eval'd command of Claude Code's shell among this process's ancestors.
+std::optional<std::string> claude_shell_command() {
   pid_t pid = ::getppid();
   for (int level = 0; level < k_max_ancestors && pid > 1; ++level, pid = parent_pid(pid)) {
-    if (std::optional<std::string> command = command_of(pid, shell_command)) {
+    if (std::optional<std::string> command = eval_command_of(pid)) {
       return command;
     }
   }
   return std::nullopt;
-}
-
-std::optional<std::string> claude_script_command(std::string_view script) {
-  return script.find("eval ") == std::string_view::npos ? std::nullopt
-                                                        : claude_eval_command(script);
 }
 
 }  // namespace
@@ -165,7 +160,7 @@ std::optional<AgentShellCommand> path_mode_command(const std::vector<std::string
   }
   std::string session = value_of(environment, "SANDSHIM_SESSION_ID");
   if (value_of(environment, "SANDSHIM_AGENT") == k_claude_audit_name && !session.empty()) {
-    if (auto command = ancestor_shell_command(claude_script_command)) {
+    if (auto command = claude_shell_command()) {
       return AgentShellCommand{std::string(k_claude_audit_name), session, *command};
     }
     return std::nullopt;
