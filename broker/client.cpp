@@ -24,6 +24,8 @@
 #include "common/unique_fd.hpp"
 #include "policy/broker_policy.hpp"
 #include "policy/environment.hpp"
+#include "policy/workspace.hpp"
+#include "run/interpreter_fit.hpp"
 #include "run/run_request.hpp"
 
 namespace sandshim::broker {
@@ -314,6 +316,29 @@ StatusAnswer ask_status(int socket, const fs::path& path) {
   return answer;
 }
 
+// What the project around the caller's cwd asks of the interpreter a shim call runs, read here,
+// as the caller, so the broker opens no file of the caller's (`sandshim run`'s argv is options
+// the broker parses: none sent). Nothing when the cwd is no workspace the run could have, or
+// when the ask is one the protocol would refuse (the run then keeps the image).
+std::optional<VersionAskField> callers_version_ask(const shim::RunRequest& local,
+                                                   const std::vector<std::string>& argv) {
+  if (local.invoked_as == "run" || local.cwd.empty()) {
+    return std::nullopt;
+  }
+  try {
+    fs::path workspace = shim::resolve_workspace(local.cwd, local.home);
+    std::optional<shim::VersionAsk> ask =
+        shim::project_version_ask(argv.front(), local.cwd, workspace);
+    if (!ask) {
+      return std::nullopt;
+    }
+    VersionAskField field{ask->source, ask->range};
+    return valid_version_ask(field) ? std::optional(field) : std::nullopt;
+  } catch (const Fatal&) {
+    return std::nullopt;  // the broker refuses that cwd with its own line
+  }
+}
+
 }  // namespace
 
 std::optional<StatusAnswer> status_through_broker(const ClientSettings& settings) {
@@ -346,6 +371,7 @@ Request run_request_for(std::string invoked_as, std::vector<std::string> argv,
   call.dry_run = shim::dry_run_requested(local);
   call.user_config = user_config_texts();
   call.terminal = terminal_size();
+  call.version_ask = callers_version_ask(local, call.argv);
   return Request{std::move(call), log_level()};
 }
 

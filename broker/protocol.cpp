@@ -173,6 +173,25 @@ std::optional<TerminalSize> terminal_field(const json& object) {
                       static_cast<uint16_t>(integer_field(*it, "cols", 0, 65535))};
 }
 
+std::optional<VersionAskField> version_ask_field(const json& object) {
+  auto it = object.find("version_ask");
+  if (it == object.end()) {
+    return std::nullopt;
+  }
+  if (!it->is_object()) {
+    throw Violation{"version_ask is not an object"};
+  }
+  require_keys(*it, {"source", "range"});
+  VersionAskField ask{string_field(member(*it, "source"), "source"),
+                      string_field(member(*it, "range"), "range")};
+  if (!valid_version_ask(ask)) {
+    throw Violation{
+        "version_ask is not one of sandshim's files with a printable range of at most " +
+        std::to_string(k_max_version_range_bytes) + " bytes"};
+  }
+  return ask;
+}
+
 // [[path, text], ...]: at most a few files, each an absolute path and its text.
 std::vector<std::pair<std::string, std::string>> user_config_field(const json& object) {
   auto it = object.find("user_config");
@@ -239,9 +258,9 @@ Fields texts_of(const json& object,
 }
 
 RunCall decode_run(const json& object) {
-  require_keys(object,
-               {"v", "type", "verb", "log", "invoked_as", "argv", "env", "agent", "session_id",
-                "tool_use_id", "agent_command", "dry_run", "cwd", "user_config", "terminal"});
+  require_keys(object, {"v", "type", "verb", "log", "invoked_as", "argv", "env", "agent",
+                        "session_id", "tool_use_id", "agent_command", "dry_run", "cwd",
+                        "user_config", "terminal", "version_ask"});
   RunCall run;
   run.invoked_as = text_of(object, "invoked_as");
   if (run.invoked_as.empty() || run.invoked_as.size() > 255 ||
@@ -265,6 +284,7 @@ RunCall decode_run(const json& object) {
   }
   run.user_config = user_config_field(object);
   run.terminal = terminal_field(object);
+  run.version_ask = version_ask_field(object);
   return run;
 }
 
@@ -400,6 +420,14 @@ json versioned(const char* type) {
 
 }  // namespace
 
+bool valid_version_ask(const VersionAskField& ask) {
+  bool printable =
+      std::all_of(ask.range.begin(), ask.range.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  return printable && !ask.range.empty() && ask.range.size() <= k_max_version_range_bytes &&
+         std::find(k_version_ask_sources.begin(), k_version_ask_sources.end(), ask.source) !=
+             k_version_ask_sources.end();
+}
+
 namespace {
 
 void add_run(json& object, const RunCall& run) {
@@ -418,6 +446,10 @@ void add_run(json& object, const RunCall& run) {
   }
   if (run.terminal) {
     object["terminal"] = {{"rows", run.terminal->rows}, {"cols", run.terminal->cols}};
+  }
+  if (run.version_ask) {
+    object["version_ask"] = {{"source", run.version_ask->source},
+                             {"range", run.version_ask->range}};
   }
 }
 

@@ -13,6 +13,7 @@
 // A request is one of five typed verbs. The broker serves each field it knows and nothing else
 // of the client's process: no environment is adopted, no path the caller names is opened.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -23,9 +24,9 @@
 
 namespace sandshim::broker {
 
-// 3: `session_close` replaced `record`'s turn-end completion. A client and a broker of
-// different versions refuse each other's frames with the version each speaks.
-inline constexpr int k_protocol_version = 3;
+// 4: `run` carries the project's version ask. A client and a broker of different versions
+// refuse each other's frames with the version each speaks.
+inline constexpr int k_protocol_version = 4;
 inline constexpr size_t k_max_frame_bytes = 1 << 20;
 inline constexpr size_t k_max_list_entries = 4096;
 inline constexpr size_t k_max_string_bytes = 128 * 1024;
@@ -34,6 +35,19 @@ inline constexpr size_t k_max_user_config_files = 4;
 inline constexpr int k_request_fds = 4;  // stdin, stdout, stderr, cwd
 
 enum class Verb { run, record, audit, status, session_close };
+
+// What the project asks of its interpreter (sandbox.version_fit), as the client read it from the
+// caller's files: the file's name (one of k_version_ask_sources, which also says the grammar)
+// and the range it gives, printable and at most k_max_version_range_bytes.
+struct VersionAskField {
+  std::string source;
+  std::string range;
+};
+inline constexpr std::array<std::string_view, 5> k_version_ask_sources = {
+    ".nvmrc", ".node-version", "package.json (engines.node)", ".python-version",
+    "pyproject.toml (requires-python)"};
+inline constexpr size_t k_max_version_range_bytes = 256;
+bool valid_version_ask(const VersionAskField& ask);
 
 struct TerminalSize {
   uint16_t rows = 0;
@@ -61,6 +75,7 @@ struct RunCall {
   // tighten (the broker cannot open them itself).
   std::vector<std::pair<std::string, std::string>> user_config;
   std::optional<TerminalSize> terminal;
+  std::optional<VersionAskField> version_ask;  // a python or node call in a project that asks
 };
 
 // A hook's decision as the broker records it; the broker adds the peer's uid and its own clock.

@@ -207,6 +207,10 @@ shim::RunRequest run_request_of(const RunCall& call, const CallerFacts& facts,
   request.home = facts.home;
   request.tty = ::isatty(STDIN_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1;
   request.broker = shim::BrokerPolicySource{system_file(), call.user_config, facts.workspace_texts};
+  if (call.version_ask) {
+    request.version_ask =
+        shim::claimed_version_ask(call.version_ask->source, call.version_ask->range);
+  }
   request.outcome_fd = facts.exit_pipe;
   return request;
 }

@@ -565,7 +565,8 @@ std::vector<Key> make_key_table() {
                  "when the project asks for a node or python its image lacks (package.json's "
                  "engines.node, .nvmrc, .node-version; .python-version, pyproject.toml's "
                  "requires-python): host runs the host's read-only in the sandbox and says so, "
-                 "warn keeps the image and says so, off says nothing (direct mode)",
+                 "warn keeps the image and says so, off says nothing (through a broker: the system "
+                 "file's)",
                  &Policy::version_fit, k_version_fit_words, KeyTrust::trusted),
       choice_key("limits.unenforced",
                  "limits the engine cannot enforce (rootless on cgroup v1, a missing "

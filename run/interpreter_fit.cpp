@@ -20,6 +20,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr std::string_view k_engines_source = "package.json (engines.node)";
+constexpr std::string_view k_requires_python_source = "pyproject.toml (requires-python)";
+// Every source an ask names: node's (npm's ranges), then python's (PEP 440 specifiers).
+constexpr std::array<std::string_view, 3> k_node_sources = {".nvmrc", ".node-version",
+                                                            k_engines_source};
+constexpr std::array<std::string_view, 2> k_python_sources = {".python-version",
+                                                              k_requires_python_source};
+
 // A package.json of a few megabytes is a lockfile's job; past this it asks nothing.
 constexpr size_t k_max_project_file_bytes = 1024 * 1024;
 
@@ -77,7 +85,7 @@ std::optional<VersionAsk> engines_ask(const fs::path& file) {
   if (!node.is_string()) {
     return std::nullopt;
   }
-  return VersionAsk{node.get<std::string>(), "package.json (engines.node)"};
+  return VersionAsk{node.get<std::string>(), std::string(k_engines_source)};
 }
 
 std::optional<VersionAsk> node_ask_in(const fs::path& dir) {
@@ -130,7 +138,7 @@ std::optional<VersionAsk> requires_python_ask(const fs::path& file) {
       return std::nullopt;
     }
     return VersionAsk{value.substr(1, value.find(value[0], 1) - 1),
-                      "pyproject.toml (requires-python)", true};
+                      std::string(k_requires_python_source), true};
   }
   return std::nullopt;
 }
@@ -167,6 +175,35 @@ std::optional<VersionAsk> node_version_ask(const fs::path& cwd, const fs::path& 
 
 std::optional<VersionAsk> python_version_ask(const fs::path& cwd, const fs::path& workspace) {
   return nearest_ask(cwd, workspace, python_ask_in);
+}
+
+std::string fitted_interpreter(std::string_view program) {
+  std::string name = fs::path(program).filename().string();
+  if (name == "node") {
+    return name;
+  }
+  bool python =
+      name == "python" || (name.starts_with("python3") &&
+                           name.find_first_not_of("python3.0123456789") == std::string::npos);
+  return python ? "python" : "";
+}
+
+std::optional<VersionAsk> project_version_ask(std::string_view program, const fs::path& cwd,
+                                              const fs::path& workspace) {
+  std::string interpreter = fitted_interpreter(program);
+  if (interpreter.empty()) {
+    return std::nullopt;
+  }
+  return interpreter == "node" ? node_version_ask(cwd, workspace)
+                               : python_version_ask(cwd, workspace);
+}
+
+std::optional<VersionAsk> claimed_version_ask(std::string_view source, std::string_view range) {
+  bool python = one_of(k_python_sources, source);
+  if (!python && !one_of(k_node_sources, source)) {
+    return std::nullopt;
+  }
+  return VersionAsk{std::string(range), std::string(source), python};
 }
 
 std::optional<bool> ask_satisfied(const std::string& version, const VersionAsk& ask) {

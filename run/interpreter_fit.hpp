@@ -14,6 +14,20 @@ struct VersionAsk {
   bool pep440 = false;  // python's grammar (PEP 440 specifiers), not npm's ranges
 };
 
+// The interpreter a version ask is about, from the name a run was called by: "node", or
+// "python" (python, python3, python3.11); "" for any other.
+std::string fitted_interpreter(std::string_view program);
+
+// What the project around `cwd` asks of the interpreter `program` is called as (node's or
+// python's files below), nullopt for any other program.
+std::optional<VersionAsk> project_version_ask(std::string_view program,
+                                              const std::filesystem::path& cwd,
+                                              const std::filesystem::path& workspace);
+
+// An ask as a broker's client sent it (data the broker read from no file), with the grammar its
+// source says; nullopt unless `source` is one of the files the functions below read.
+std::optional<VersionAsk> claimed_version_ask(std::string_view source, std::string_view range);
+
 // Whether the interpreter `version` satisfies the ask; nullopt when either cannot be read.
 std::optional<bool> ask_satisfied(const std::string& version, const VersionAsk& ask);
 

@@ -10,6 +10,7 @@
 #include "policy/broker_policy.hpp"
 #include "policy/policy.hpp"
 #include "run/caller.hpp"
+#include "run/interpreter_fit.hpp"
 #include "run/run_spec.hpp"
 
 namespace sandshim::shim {
@@ -31,6 +32,9 @@ struct RunRequest {
   bool tty = false;  // both stdin and stdout of the caller are a terminal
   // Set: a broker's caller, whose policy is the broker's (flags and user texts only tighten).
   std::optional<BrokerPolicySource> broker;
+  // Through a broker: what the project asks of the interpreter, as the caller's client read it
+  // (sandbox.version_fit); data, never a file the broker opens.
+  std::optional<VersionAsk> version_ask;
   // When valid, told the exit code (one byte) as soon as the run's row is complete: the broker's
   // session answers its client then, while the pool's refill plans and the worker winds down.
   int outcome_fd = -1;

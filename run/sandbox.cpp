@@ -151,26 +151,23 @@ void use_host_toolchain(RunSpec& spec, const RunContext& run) {
   }
 }
 
-// The interpreter a version ask is about, from the name the run was called by: node, or python
-// (python, python3, python3.11); "" for any other.
-std::string fitted_interpreter(const std::string& program) {
-  std::string name = fs::path(program).filename().string();
-  if (name == "node") {
-    return name;
+// What the project asks of the interpreter against what the image has, as one line, or "" when
+// it fits or either is unknown.
+// What the project asks of the interpreter: read here in direct mode; through a broker, which
+// opens no file the caller names, what the caller's client read and sent.
+std::optional<VersionAsk> version_ask_of(const RunContext& run) {
+  const RunRequest& request = run.request();
+  if (request.broker) {
+    return request.version_ask;
   }
-  bool python =
-      name == "python" || (name.starts_with("python3") &&
-                           name.find_first_not_of("python3.0123456789") == std::string::npos);
-  return python ? "python" : "";
+  return project_version_ask(request.command.front(), run.cwd, run.workspace);
 }
 
 // What the project asks of the interpreter against what the image has, as one line, or "" when
 // it fits or either is unknown.
 std::string interpreter_mismatch(const std::string& interpreter, const std::string& image,
                                  const RunContext& run) {
-  std::optional<VersionAsk> ask = interpreter == "node"
-                                      ? node_version_ask(run.cwd, run.workspace)
-                                      : python_version_ask(run.cwd, run.workspace);
+  std::optional<VersionAsk> ask = version_ask_of(run);
   std::optional<std::string> have = image_interpreter_version(image, interpreter);
   if (!ask || !have || ask_satisfied(*have, *ask).value_or(true)) {
     return "";
@@ -179,14 +176,25 @@ std::string interpreter_mismatch(const std::string& interpreter, const std::stri
          " has " + interpreter + " " + *have;
 }
 
+// The way to the host's interpreter a `warn` names: the caller's own config in direct mode, the
+// broker's system file through a broker (images.* and version_fit are trusted keys).
+std::string host_interpreter_fix(const RunRequest& request, const std::string& interpreter) {
+  std::string name = fs::path(request.command.front()).filename().string();
+  if (request.broker) {
+    return "`sandbox.version_fit = host` in the broker's " + request.broker->system_file.string() +
+           " runs the host's " + interpreter + " in the sandbox instead";
+  }
+  return "`images." + name + " = host` runs the host's " + interpreter + " in the sandbox instead";
+}
+
 // sandbox.version_fit: a project that asks for a node or python its image lacks runs the host's
 // instead, read-only in the same sandbox (host), or is told (warn): a mismatch is one line
-// before the run, never a crash inside it. Through a broker, which reads no file the caller
-// names, nothing is checked.
+// before the run, never a crash inside it. Through a broker the broker's system file decides,
+// on the ask the caller's client sent.
 void fit_interpreter(RunSpec& spec, const RunContext& run) {
   const RunRequest& request = run.request();
   std::string interpreter = fitted_interpreter(request.command.front());
-  if (interpreter.empty() || run.policy.version_fit == VersionFit::off || request.broker) {
+  if (interpreter.empty() || run.policy.version_fit == VersionFit::off) {
     return;
   }
   std::string mismatch = interpreter_mismatch(interpreter, spec.image, run);
@@ -194,15 +202,15 @@ void fit_interpreter(RunSpec& spec, const RunContext& run) {
     return;
   }
   if (run.policy.version_fit == VersionFit::warn) {
-    std::string name = fs::path(request.command.front()).filename().string();
-    say(request, mismatch + ": the run may fail; `images." + name + " = host` runs the host's " +
-                     interpreter + " in the sandbox instead");
+    say(request, mismatch + ": the run may fail; " + host_interpreter_fix(request, interpreter));
     return;
   }
   try {
     use_host_toolchain(spec, run);
+    std::string keep = request.broker ? "the broker's `sandbox.version_fit` chose it"
+                                      : "`sandbox.version_fit = warn` keeps the image";
     say(request, mismatch + ": this run uses the host's " + interpreter +
-                     ", read-only in the sandbox (`sandbox.version_fit = warn` keeps the image)");
+                     ", read-only in the sandbox (" + keep + ")");
   } catch (const Refusal& refusal) {
     say(request, mismatch + ", and the host's cannot run instead (" + refusal.what() +
                      "): the run keeps the image");

@@ -4,7 +4,8 @@
 # PATH, pyenv or a .python-version names (those are the caller's to choose, and would choose what
 # the broker's user mounts). The same user's own workspace file cannot choose host mode, and the
 # default images stay in force where the administrator did not choose it. Needs root (users, the
-# broker as `sandshim`). About 20 s.
+# broker as `sandshim`). Then the version fit through the broker: the ask read by the client, the
+# choice the administrator's. About 25 s.
 # sandshim-test-engines: docker
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
 # shellcheck source=lib.sh
@@ -63,5 +64,39 @@ chown "$ND_USER:" "$U/ws/.sandshim.conf"
 expect_exit 125 as_nd "$U/ws" sh -c 'echo ran'
 expect_contains "images.sh" "$ERR"
 rm -f "$U/ws/.sandshim.conf"
+
+# The broker again, with the default images: what a project asks of its node is read by the
+# client, as the caller, and sent as data (the broker opens no file of the caller's).
+restart_broker_with() { # SYSTEM_FILE_TAIL
+    broker_stop_if_started
+    broker_write_system_config "$SYSCONF" "$BSTATE" "$T/anchors" "$1"
+    start_broker
+}
+restart_broker_with ""
+mkdir -p "$U/fit"
+printf '{"name": "fit", "engines": {"node": ">=19"}}\n' >"$U/fit/package.json"
+chown -R "$ND_USER:" "$U/fit"
+image_node=v18.20.4
+
+check "version fit through the broker: a project that asks for a newer node runs the host's"
+expect_exit 0 as_nd "$U/ws" node --version
+expect_file_is "$OUT" "$image_node"
+expect_equal sandshim/node:bookworm "$(broker_row "$(last_broker_run)" image)" "the image of a run whose project asks nothing"
+expect_exit 0 as_nd "$U/fit" node --version
+expect_file_is "$OUT" "$host_node"
+expect_contains "package.json (engines.node) asks for node \">=19\" and sandshim/node:bookworm has node 18.20.4: this run uses the host's node, read-only in the sandbox (the broker's \`sandbox.version_fit\` chose it)" "$ERR"
+expect_equal sandshim/host:bookworm "$(broker_row "$(last_broker_run)" image)" "the image of the fitted run"
+
+check "version fit through the broker is the administrator's: warn keeps the image and says so"
+restart_broker_with $'[sandbox]\nversion_fit = warn\n'
+expect_exit 0 as_nd "$U/fit" node --version
+expect_file_is "$OUT" "$image_node"
+expect_contains "has node 18.20.4: the run may fail; \`sandbox.version_fit = host\` in the broker's $SYSCONF runs the host's node in the sandbox instead" "$ERR"
+# The caller's own config cannot choose it back: version_fit is the system file's.
+printf '[sandbox]\nversion_fit = host\n' >"$U/.config/sandshim/config"
+chown "$ND_USER:" "$U/.config/sandshim/config"
+expect_exit 125 as_nd "$U/fit" node --version
+expect_contains "sandbox.version_fit" "$ERR"
+rm -f "$U/.config/sandshim/config"
 
 suite_done

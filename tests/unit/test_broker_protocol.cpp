@@ -13,6 +13,7 @@
 #include "broker/workspace_config.hpp"
 #include "broker/workspace_identity.hpp"
 #include "common/error.hpp"
+#include "run/interpreter_fit.hpp"
 #include "test_shim_support.hpp"
 
 using namespace sandshim::broker;
@@ -35,6 +36,7 @@ RunCall sample_run() {
   run.cwd = "/srv/project/src";
   run.user_config = {{"/home/a/.config/sandshim/config", "[sandbox]\nmemory = 256m\n"}};
   run.terminal = TerminalSize{24, 80};
+  run.version_ask = VersionAskField{"package.json (engines.node)", ">=20"};
   return run;
 }
 
@@ -136,6 +138,11 @@ TEST_CASE("a run request reads back as it was sent, every field", "[broker]") {
   RunCall plain = sample_run();
   plain.terminal.reset();
   CHECK_FALSE(read_back<RunCall>(Request{plain, ""}).terminal);
+  REQUIRE(run.version_ask);
+  CHECK(run.version_ask->source == "package.json (engines.node)");
+  CHECK(run.version_ask->range == ">=20");
+  plain.version_ask.reset();
+  CHECK_FALSE(read_back<RunCall>(Request{plain, ""}).version_ask);
 }
 
 TEST_CASE("record and audit requests read back as they were sent", "[broker]") {
@@ -178,7 +185,7 @@ TEST_CASE("a session_close request carries an agent's name and a session id, typ
   CHECK(back.agent == "claude-code");
   CHECK(back.session_id == "abc-123");
   CHECK(verb_of(Request{SessionCloseCall{}, ""}) == Verb::session_close);
-  std::string close = R"({"v":3,"type":"request","verb":"session_close",)";
+  std::string close = R"({"v":4,"type":"request","verb":"session_close",)";
   auto with = [&](const std::string& agent, const std::string& session_id) {
     return error_of(close + R"("agent":)" + agent + R"(,"session_id":)" + session_id + "}");
   };
@@ -217,12 +224,12 @@ TEST_CASE("session_close answers how many rows it closed, strictly", "[broker]")
     return std::holds_alternative<ProtocolError>(decoded) ? std::get<ProtocolError>(decoded).message
                                                           : "";
   };
-  CHECK(error(R"({"v":3,"type":"session_closed","closed":-1})") ==
+  CHECK(error(R"({"v":4,"type":"session_closed","closed":-1})") ==
         "closed is not an integer from 0 to 9223372036854775807");
-  CHECK(error(R"({"v":3,"type":"session_closed","closed":"1"})") ==
+  CHECK(error(R"({"v":4,"type":"session_closed","closed":"1"})") ==
         "closed is not an integer from 0 to 9223372036854775807");
-  CHECK(error(R"({"v":3,"type":"session_closed","closed":1,"uid":0})") == "unknown key \"uid\"");
-  CHECK(error(R"({"v":3,"type":"status","closed":1})") == "type is not session_closed");
+  CHECK(error(R"({"v":4,"type":"session_closed","closed":1,"uid":0})") == "unknown key \"uid\"");
+  CHECK(error(R"({"v":4,"type":"status","closed":1})") == "type is not session_closed");
   CHECK(error(R"({"v":2,"type":"session_closed","closed":1})").starts_with("protocol version 2"));
   CHECK(error("") == "not a JSON object");
 }
@@ -230,7 +237,7 @@ TEST_CASE("session_close answers how many rows it closed, strictly", "[broker]")
 TEST_CASE("a status request has no field: nothing the caller sends names a path", "[broker]") {
   read_back<StatusCall>(Request{StatusCall{}, "debug"});
   CHECK(verb_of(Request{StatusCall{}, ""}) == Verb::status);
-  std::string status = R"({"v":3,"type":"request","verb":"status")";
+  std::string status = R"({"v":4,"type":"request","verb":"status")";
   for (const char* key : {"db", "args", "cwd", "env", "path", "system_config", "uid"}) {
     CHECK(error_of(status + ",\"" + key + "\":\"/x\"}") ==
           std::string("unknown key \"") + key + "\"");
@@ -290,7 +297,7 @@ TEST_CASE("the broker's status reads back as it was sent, and strictly", "[broke
 
   std::string text = encode(sent);
   CHECK(status_error(text.substr(0, text.size() - 1) + R"(,"uid":0})") == "unknown key \"uid\"");
-  CHECK(status_error(R"({"v":3,"type":"exit"})") == "type is not status");
+  CHECK(status_error(R"({"v":4,"type":"exit"})") == "type is not status");
   std::string wrong = text;
   wrong.replace(wrong.find("\"engine_ok\":true"), 16, "\"engine_ok\":1   ");
   CHECK(status_error(wrong) == "engine_ok is not true or false");
@@ -303,26 +310,26 @@ TEST_CASE("signals and exits read back; only the run loop's signals are forwarde
   auto signal = decode_client_message(encode(Signal{2}));
   REQUIRE(std::holds_alternative<ClientMessage>(signal));
   CHECK(std::get<Signal>(std::get<ClientMessage>(signal)).number == 2);
-  CHECK(error_of(R"({"v":3,"type":"signal","signal":9})") == "signal 9 is not forwarded");
+  CHECK(error_of(R"({"v":4,"type":"signal","signal":9})") == "signal 9 is not forwarded");
   auto exit = decode_exit(encode(Exit{130, 2}));
   REQUIRE(std::holds_alternative<Exit>(exit));
   CHECK(std::get<Exit>(exit).code == 130);
   CHECK(std::get<Exit>(exit).signal == 2);
-  CHECK(std::holds_alternative<ProtocolError>(decode_exit(R"({"v":3,"type":"exit","code":300})")));
+  CHECK(std::holds_alternative<ProtocolError>(decode_exit(R"({"v":4,"type":"exit","code":300})")));
 }
 
 TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") {
   CHECK(error_of("[1]") == "not a JSON object");
   CHECK(error_of("{") == "not a JSON object");
-  CHECK(error_of(R"({"v":2,"type":"signal","signal":2})") ==
-        "protocol version 2 is not 3 (the client and the broker are different sandshim versions: "
+  CHECK(error_of(R"({"v":3,"type":"signal","signal":2})") ==
+        "protocol version 3 is not 4 (the client and the broker are different sandshim versions: "
         "restart the broker after an upgrade)");
   CHECK(error_of(R"({"type":"signal","signal":2})") == "protocol version is missing");
-  CHECK(error_of(R"({"v":3,"type":"signal","signal":2,"uid":0})") == "unknown key \"uid\"");
-  CHECK(error_of(R"({"v":3,"type":"hello"})") == "type is not request or signal");
-  CHECK(error_of(R"({"v":3,"type":"request","verb":"hook","argv":[]})") ==
+  CHECK(error_of(R"({"v":4,"type":"signal","signal":2,"uid":0})") == "unknown key \"uid\"");
+  CHECK(error_of(R"({"v":4,"type":"hello"})") == "type is not request or signal");
+  CHECK(error_of(R"({"v":4,"type":"request","verb":"hook","argv":[]})") ==
         "verb is not one of run, record, audit, status, session_close");
-  CHECK(error_of(R"({"v":3,"type":"request","verb":"shim","argv":[]})") ==
+  CHECK(error_of(R"({"v":4,"type":"request","verb":"shim","argv":[]})") ==
         "verb is not one of run, record, audit, status, session_close");
   CHECK(error_of(run_with("uid", "0")) == "unknown key \"uid\"");
   CHECK(error_of(run_with("environ", "[]")) == "unknown key \"environ\"");
@@ -344,6 +351,17 @@ TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") 
                           R"([["/a","x"],["/b","x"],["/c","x"],["/d","x"],["/e","x"]])")) ==
         "user_config is not a list of at most 4 [path, text] pairs");
   CHECK(error_of(run_with("log", R"("debugdebugdebugdebug")")) == "log is not a log level");
+  // The ask names one of sandshim's files, never a path, and a short printable range.
+  std::string not_an_ask =
+      "version_ask is not one of sandshim's files with a printable range of at most 256 bytes";
+  CHECK(error_of(run_with("version_ask", R"({"source":"/etc/shadow","range":">=1"})")) ==
+        not_an_ask);
+  CHECK(error_of(run_with("version_ask", R"({"source":".nvmrc","range":"20\n"})")) == not_an_ask);
+  CHECK(error_of(run_with("version_ask", R"({"source":".nvmrc","range":""})")) == not_an_ask);
+  CHECK(error_of(run_with("version_ask", "\"" + std::string(300, '1') + "\"")) ==
+        "version_ask is not an object");
+  CHECK(error_of(run_with("version_ask", R"({"source":".nvmrc","range":"20","path":"/x"})")) ==
+        "unknown key \"path\"");
   std::string huge(k_max_string_bytes + 1, 'x');
   CHECK(error_of(run_with("session_id", "\"" + huge + "\"")) ==
         "session_id is too long or holds a NUL byte");
@@ -353,7 +371,7 @@ TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") 
   }
   CHECK(error_of(run_with("env", many + "]")) == "env is not a list of at most 4096 strings");
 
-  std::string record = R"({"v":3,"type":"request","verb":"record",)";
+  std::string record = R"({"v":4,"type":"request","verb":"record",)";
   CHECK(error_of(record + R"("argv":[]})") == "unknown key \"argv\"");
   CHECK(error_of(record + R"("log":""})") ==
         "a record request holds exactly one of decision and completion");
@@ -394,11 +412,20 @@ TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") 
         "missing key \"tool_response_tail\"");
   CHECK(error_of(record + R"("decision":"x"})") == "decision is not an object");
 
-  CHECK(error_of(R"({"v":3,"type":"request","verb":"audit","args":["list"],"env":[]})") ==
+  CHECK(error_of(R"({"v":4,"type":"request","verb":"audit","args":["list"],"env":[]})") ==
         "unknown key \"env\"");
-  CHECK(error_of(R"({"v":3,"type":"request","verb":"audit"})") == "missing key \"args\"");
-  CHECK(error_of(R"({"v":3,"type":"request","verb":"status","args":["verify"]})") ==
+  CHECK(error_of(R"({"v":4,"type":"request","verb":"audit"})") == "missing key \"args\"");
+  CHECK(error_of(R"({"v":4,"type":"request","verb":"status","args":["verify"]})") ==
         "unknown key \"args\"");
+}
+
+TEST_CASE("every source the protocol carries is a file sandshim reads, with its grammar",
+          "[broker]") {
+  for (std::string_view source : k_version_ask_sources) {
+    auto ask = sandshim::shim::claimed_version_ask(source, "1");
+    REQUIRE(ask);
+    CHECK(ask->pep440 == (source.find("python") != std::string_view::npos));
+  }
 }
 
 TEST_CASE("the frame length is bounded both ways", "[broker]") {
@@ -477,6 +504,12 @@ TEST_CASE("a run's request holds the typed fields and only allowlisted variables
   REQUIRE(request.broker);
   CHECK(request.broker->user_texts == call.user_config);
   CHECK(request.broker->workspace_texts == facts.workspace_texts);
+  // The project's ask is data with the grammar its source says.
+  REQUIRE(request.version_ask);
+  CHECK(request.version_ask->range == ">=20");
+  CHECK_FALSE(request.version_ask->pep440);
+  call.version_ask = VersionAskField{"pyproject.toml (requires-python)", ">=3.12"};
+  CHECK(run_request_of(call, facts, floor).version_ask->pep440);
   // The floor's allowlist decides, not the caller's: a name the system file allows passes.
   floor.env_allow = {"MY_VAR"};
   CHECK(run_request_of(call, facts, floor).environment ==

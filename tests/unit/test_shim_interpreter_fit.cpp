@@ -113,3 +113,25 @@ TEST_CASE("python's version ask: .python-version, then pyproject's requires-pyth
   CHECK(image_interpreter_version("sandshim/python:bookworm", "python") == "3.11.2");
   CHECK_FALSE(image_interpreter_version("python:3.12-slim", "python").has_value());
 }
+
+TEST_CASE("the ask is the one of the interpreter the program is called as", "[interpreter_fit]") {
+  sandshim::audit::testing::TempDir dir;
+  fs::path ws = dir.path() / "ws";
+  fs::create_directories(ws);
+  write(ws / ".nvmrc", "20\n");
+  write(ws / ".python-version", "3.12\n");
+  CHECK(fitted_interpreter("/home/a/.local/bin/python3.12") == "python");
+  CHECK(fitted_interpreter("python3-config").empty());
+  CHECK(project_version_ask("node", ws, ws)->source == ".nvmrc");
+  CHECK(project_version_ask("python3", ws, ws)->source == ".python-version");
+  CHECK_FALSE(project_version_ask("sh", ws, ws).has_value());
+}
+
+TEST_CASE("an ask a broker's client sent takes its grammar from its source, which must be known",
+          "[interpreter_fit]") {
+  CHECK_FALSE(claimed_version_ask(".nvmrc", ">=20")->pep440);
+  CHECK(claimed_version_ask(".python-version", "==3.12.*")->pep440);
+  CHECK(claimed_version_ask("pyproject.toml (requires-python)", ">=3.12")->pep440);
+  CHECK_FALSE(claimed_version_ask("/etc/passwd", "1").has_value());
+  CHECK_FALSE(claimed_version_ask("package.json", "1").has_value());
+}
