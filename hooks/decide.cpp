@@ -113,6 +113,20 @@ std::string script_path_reason(const Invocation& invocation) {
          "`PATH=\"$PATH:/your/dir\"`.";
 }
 
+// `arguments` after its first `count` words, as written ("-q tests/" of "run pytest -q tests/").
+std::string arguments_after(std::string_view arguments, size_t count) {
+  size_t at = 0;
+  for (size_t word = 0; word <= count && at < arguments.size(); ++word) {
+    at = arguments.find_first_not_of(" \t", at);
+    if (at == std::string_view::npos || word == count) {
+      break;
+    }
+    at = arguments.find_first_of(" \t", at);
+  }
+  return at == std::string_view::npos || at >= arguments.size() ? ""
+                                                                : std::string(arguments.substr(at));
+}
+
 std::string launcher_reason(const std::string& launcher) {
   return "sandshim: " + code(launcher) +
          " starts an interpreter of its own by path, outside the sandbox. Call the interpreter by "
@@ -271,15 +285,19 @@ class Judge {
   }
 
   // A sandboxed way to run `name` that works: its shimmed sibling, perl through the sh image,
-  // else what the user must add.
-  std::string alternative_for(const std::string& name) const {
+  // else what the user must add. With the invocation's `arguments`, the exact command; without,
+  // one with `…` for them.
+  std::string alternative_for(const std::string& name,
+                              const std::optional<std::string>& arguments = std::nullopt) const {
+    std::string rest = !arguments ? " …" : arguments->empty() ? "" : " " + *arguments;
     std::string sibling = sandboxed_name_for(name, m_in.shimmed);
     if (m_in.shimmed.contains(sibling)) {
-      return deny_mode() ? sandshim_run(sibling) : "`" + sibling + " …`";
+      return deny_mode() ? sandshim_run_exactly(sibling + rest) : "`" + sibling + rest + "`";
     }
     if (name.starts_with("perl") && m_in.shimmed.contains("sh")) {
-      return deny_mode() ? sandshim_run("sh -c 'perl …'")
-                         : "`sh -c 'perl …'` (the sandbox's sh image has perl)";
+      std::string perl = "sh -c " + (arguments ? shell_quote("perl" + rest) : "'perl …'");
+      return deny_mode() ? sandshim_run_exactly(perl)
+                         : "`" + perl + "` (the sandbox's sh image has perl)";
     }
     return "nothing sandboxed runs " + code(name) + " yet; use " + join_names(m_in.shimmed) +
            ", or ask the user to add `images." + name +
@@ -348,7 +366,7 @@ class Judge {
                invocation.lookup == Lookup::by_path) {
       refuse_interpreter_by_path(invocation);
     } else if (!invocation.launcher.empty()) {
-      refuse("launcher-bypass", launcher_reason(invocation.launcher));
+      refuse_launcher(invocation);
     } else if (!invocation.installer.empty()) {
       refuse_package_install(invocation);
     } else if (!invocation.shebang.empty() && fitting_venv(invocation.shebang)) {
@@ -362,6 +380,10 @@ class Judge {
     std::string lead = "sandshim: " + code(invocation.command) +
                        " is a script whose #! line starts " + code(invocation.shebang) +
                        " directly, outside the sandbox. ";
+    if (auto run = project_venv_run(invocation.name, invocation.arguments)) {
+      return lead + "The project's venv has " + code(invocation.name) +
+             ": run it in the sandbox with the venv's packages instead: " + *run + ".";
+    }
     if (auto run = host_mode_run(invocation)) {
       return lead +
              "Run the same script with the host's own python and packages, on a read-only "
@@ -371,6 +393,66 @@ class Judge {
     return lead + "Run it through the interpreter by name instead: `" +
            sandboxed_name_for(shebang_program(invocation.shebang), m_in.shimmed) +
            " -m MODULE …` for an installed tool, or `INTERPRETER path/to/script …`.";
+  }
+
+  // `uv run pytest -q`, `poetry run python -m mypy src`: the project's venv runs the same in
+  // the sandbox, when it has the tool; else the way by name.
+  void refuse_launcher(const Invocation& invocation) {
+    std::vector<std::string> words = split_words(invocation.arguments);
+    size_t verb_words = static_cast<size_t>(
+        std::count(invocation.launcher.begin(), invocation.launcher.end(), ' '));
+    std::optional<std::string> run;
+    if (words.size() > verb_words && !words[verb_words].starts_with('-')) {
+      std::string tool = words[verb_words];
+      std::string rest = arguments_after(invocation.arguments, verb_words + 1);
+      run = project_venv_run(tool, rest);
+    }
+    refuse("launcher-bypass",
+           run ? "sandshim: " + code(invocation.launcher) +
+                     " starts an interpreter of its own by path, outside the sandbox. The "
+                     "project's venv runs the same in the sandbox instead: " +
+                     *run + "."
+               : launcher_reason(invocation.launcher));
+  }
+
+  // The project's own venv (`.venv` at the workspace root), when the image's python runs it.
+  std::optional<Venv> project_venv() const {
+    if (m_in.workspace.empty()) {
+      return std::nullopt;
+    }
+    std::optional<Venv> venv = read_venv(m_in.workspace / ".venv", m_in.read_script);
+    if (!venv ||
+        !venv_mismatch(*venv, m_in.python_image, image_python_of(m_in.python_image), m_in.workspace)
+             .empty()) {
+      return std::nullopt;
+    }
+    return venv;
+  }
+
+  // `TOOL ARGUMENTS` in the sandbox with the project's venv: its python runs the venv's own
+  // TOOL script (or is TOOL, for python); nullopt when there is no such venv or script.
+  std::optional<std::string> project_venv_run(const std::string& tool,
+                                              const std::string& arguments) const {
+    std::optional<Venv> venv = project_venv();
+    if (!venv) {
+      return std::nullopt;
+    }
+    std::string rest = arguments.empty() ? "" : " " + arguments;
+    if (tool == "python" || tool == "python3") {
+      return sandshim_run_exactly(venv_python(*venv) + rest);
+    }
+    std::filesystem::path script = venv->dir / "bin" / tool;
+    if (tool.find('/') != std::string::npos || !m_in.read_script(script)) {
+      return std::nullopt;
+    }
+    return sandshim_run_exactly(venv_python(*venv) + " " + shown_path(script) + rest);
+  }
+
+  // A path as the model should write it: relative to cwd when below it, quoted.
+  std::string shown_path(const std::filesystem::path& path) const {
+    std::filesystem::path relative = path.lexically_relative(m_in.cwd);
+    bool below = !relative.empty() && *relative.begin() != "..";
+    return shell_quote((below ? relative : path).string());
   }
 
   // Debian's `pytest`, `mypy`…: a script and interpreter under /usr that only root can have
@@ -463,10 +545,7 @@ class Judge {
   // `.venv/bin/pytest -q`: the venv's python runs the same script in the sandbox, with the
   // venv's packages.
   void refuse_venv_script(const Invocation& invocation, const Venv& venv) {
-    std::filesystem::path script = venv.dir / "bin" / invocation.name;
-    std::filesystem::path relative = script.lexically_relative(m_in.cwd);
-    bool below = !relative.empty() && *relative.begin() != "..";
-    std::string run = shell_quote((below ? relative : script).string()) +
+    std::string run = shown_path(venv.dir / "bin" / invocation.name) +
                       (invocation.arguments.empty() ? "" : " " + invocation.arguments);
     refuse("shebang-bypass", "sandshim: " + code(invocation.command) +
                                  " is a script whose #! line starts " + code(invocation.shebang) +
@@ -509,10 +588,8 @@ class Judge {
 
   // The venv's python, as the model should write it: relative to cwd when below it.
   std::string venv_python(const Venv& venv) const {
-    std::filesystem::path relative = venv.dir.lexically_relative(m_in.cwd);
-    bool below = !relative.empty() && *relative.begin() != "..";
     std::string name = m_in.shimmed.contains("python3") ? "python3" : "python";
-    return shell_quote(((below ? relative : venv.dir) / "bin" / name).string());
+    return shown_path(venv.dir / "bin" / name);
   }
 
   // What works instead of a venv's python on the host: the same venv's python in the sandbox
@@ -559,8 +636,9 @@ class Judge {
                                  ", called by path or under "
                                  "another name, which skips the "
                                  "sandbox.";
-    refuse("interpreter-by-path", "sandshim: " + code(invocation.command) + what +
-                                      " Instead: " + alternative_for(program_of(invocation)) + ".");
+    refuse("interpreter-by-path",
+           "sandshim: " + code(invocation.command) + what +
+               " Instead: " + alternative_for(program_of(invocation), invocation.arguments) + ".");
   }
 
   // Path mode relies on PATH lookups: anything that changes them for an interpreter is refused.
@@ -593,10 +671,11 @@ class Judge {
     }
     std::string what =
         invocation.resolved_as.empty() ? "" : " (it is " + code(invocation.resolved_as) + ")";
-    refuse("interpreter-not-shimmed", "sandshim: " + code(invocation.name) + what +
-                                          " has no shim, so it would run outside the sandbox. "
-                                          "Instead: " +
-                                          alternative_for(program_of(invocation)) + ".");
+    refuse("interpreter-not-shimmed",
+           "sandshim: " + code(invocation.name) + what +
+               " has no shim, so it would run outside the sandbox. "
+               "Instead: " +
+               alternative_for(program_of(invocation), invocation.arguments) + ".");
   }
 
   void judge_routing(const Invocation& invocation) {
@@ -620,7 +699,7 @@ class Judge {
              "sandshim: " + code(invocation.name) +
                  " would run outside the sandbox (hook.mode = deny). Run it through the "
                  "sandbox: " +
-                 alternative_for(program_of(invocation)) + ".");
+                 alternative_for(program_of(invocation), invocation.arguments) + ".");
     }
   }
 

@@ -87,15 +87,15 @@ expect_contains "onlyhere=installed host=sandbox" "$OUT"
 reset_user_config
 
 # Interpreter routes whose refusal names the interpreter by name: the named command, with the
-# refused command's own arguments in place of `…`, runs in the sandbox.
+# refused command's own arguments, runs in the sandbox exactly as named.
 readonly PROBE_ARGS="-c 'import socket; print(\"host=\" + socket.gethostname())'"
 for route in "/usr/bin/python3" "python3.11"; do
     check "$route: the named command runs in the sandbox"
     refusal codex "$route $PROBE_ARGS" "call_${route//[^a-z0-9]/_}"
     expect_contains "Rule \`" "$T/reason"
     named=$(named_command)
-    [[ $named == *" …" ]] || fail "expected a command ending in ' …', got '$named'"
-    PATH=$XDG_DATA_HOME/sandshim/bin:$PATH expect_exit 0 bash -c "${named% …} $PROBE_ARGS"
+    expect_equal "python3 $PROBE_ARGS" "$named" "the command named for $route"
+    PATH=$XDG_DATA_HOME/sandshim/bin:$PATH expect_exit 0 bash -c "$named"
     expect_contains "host=sandbox" "$OUT"
 done
 
@@ -108,6 +108,21 @@ named=$(named_command)
 expect_equal "$(printf '%q' "$SANDSHIM_BIN") run -- .venv/bin/python3 .venv/bin/probe --flag 7" "$named" "the venv script's named command"
 expect_exit 0 bash -c "$named"
 expect_contains "host=sandbox args=--flag 7" "$OUT"
+
+check "a host tool the project's venv also has, and uv run of it: the venv's runs it, as named"
+# The same name on the agent's PATH, run by the host's python (pipx's, Debian's), and uv.
+printf '#!/usr/bin/python3\nprint("host python")\n' >"$T/bin/probe"
+printf '#!/bin/sh\necho uv on the host\n' >"$T/bin/uv"
+chmod +x "$T/bin/probe" "$T/bin/uv"
+venv_probe="$(printf '%q' "$SANDSHIM_BIN") run -- .venv/bin/python3 .venv/bin/probe --flag 7"
+for command in "probe --flag 7" "uv run probe --flag 7"; do
+    refusal claude "$command" "toolu_${command//[^a-z0-9]/_}"
+    expect_contains "The project's venv" "$T/reason"
+    expect_equal "$venv_probe" "$(named_command)" "the command named for $command"
+done
+expect_exit 0 bash -c "$venv_probe"
+expect_contains "host=sandbox args=--flag 7" "$OUT"
+rm "$T/bin/probe" "$T/bin/uv"
 
 check "the venv's python by path: the named command is the same run, in the sandbox"
 refusal claude ".venv/bin/python $PROBE_ARGS" toolu_venv_python
@@ -140,7 +155,8 @@ CONF
 refusal codex "python3 $PROBE_ARGS" call_deny_1
 expect_contains "Rule \`interpreter-outside-sandbox\`; \`hook.mode = path\` in the user's config lifts it" "$T/reason"
 named=$(named_command)
-expect_exit 0 bash -c "${named% …} $PROBE_ARGS"
+expect_equal "$(printf '%q' "$SANDSHIM_BIN") run -- python3 $PROBE_ARGS" "$named" "deny mode's named command"
+expect_exit 0 bash -c "$named"
 expect_contains "host=sandbox" "$OUT"
 reset_user_config
 

@@ -204,7 +204,8 @@ TEST_CASE("Claude Code: a bypass is denied with a reason for the model",
   CHECK(reply.exit_code == 0);
   Json specific = out_json(reply)["hookSpecificOutput"];
   CHECK(specific["permissionDecision"] == "deny");
-  CHECK(std::string(specific["permissionDecisionReason"]).find("python3 …") != std::string::npos);
+  CHECK(std::string(specific["permissionDecisionReason"])
+            .find("`python3 -c 'import os; print(os.getuid())'`") != std::string::npos);
   CHECK_FALSE(specific.contains("updatedInput"));
   REQUIRE(world.records.size() == 1);
   CHECK(world.records[0].decision == sandshim::audit::Decision::deny);
