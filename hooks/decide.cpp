@@ -127,6 +127,12 @@ std::string arguments_after(std::string_view arguments, size_t count) {
                                                                 : std::string(arguments.substr(at));
 }
 
+// Arguments a refusal can repeat in its one line: no newline, not a page of text.
+bool quotable(std::string_view arguments) {
+  constexpr size_t k_max_repeated_bytes = 512;
+  return arguments.size() <= k_max_repeated_bytes && arguments.find('\n') == std::string_view::npos;
+}
+
 std::string launcher_reason(const std::string& launcher) {
   return "sandshim: " + code(launcher) +
          " starts an interpreter of its own by path, outside the sandbox. Call the interpreter by "
@@ -289,7 +295,9 @@ class Judge {
   // one with `…` for them.
   std::string alternative_for(const std::string& name,
                               const std::optional<std::string>& arguments = std::nullopt) const {
-    std::string rest = !arguments ? " …" : arguments->empty() ? "" : " " + *arguments;
+    std::string rest = !arguments || !quotable(*arguments) ? " …"
+                       : arguments->empty()                ? ""
+                                                           : " " + *arguments;
     std::string sibling = sandboxed_name_for(name, m_in.shimmed);
     if (m_in.shimmed.contains(sibling)) {
       return deny_mode() ? sandshim_run_exactly(sibling + rest) : "`" + sibling + rest + "`";
@@ -434,7 +442,7 @@ class Judge {
   std::optional<std::string> project_venv_run(const std::string& tool,
                                               const std::string& arguments) const {
     std::optional<Venv> venv = project_venv();
-    if (!venv) {
+    if (!venv || !quotable(arguments)) {
       return std::nullopt;
     }
     std::string rest = arguments.empty() ? "" : " " + arguments;

@@ -609,3 +609,12 @@ TEST_CASE("the command Gemini CLI gives bash is found for the audit link", "[hoo
   CHECK_FALSE(gemini_shell_command("python3 -c 'x'"));
   CHECK_FALSE(gemini_shell_command("shopt -u extglob"));
 }
+
+TEST_CASE("a refusal repeats the command's arguments only when they fit its one line",
+          "[hooks][decide]") {
+  Decision multi = decide("/usr/bin/python3 -c 'import os\nprint(1)'", inputs("path", true));
+  CHECK(multi.reason.find('\n') == std::string::npos);
+  CHECK(multi.reason.find("`python3 …`") != std::string::npos);
+  Decision one = decide("/usr/bin/python3 -c 'print(1)'", inputs("path", true));
+  CHECK(one.reason.find("`python3 -c 'print(1)'`") != std::string::npos);
+}
