@@ -18,9 +18,12 @@ TABLE=$T/table.md
 CPYTHON_TESTS=(test_json test_textwrap test_bisect test_heapq test_fractions)
 # The mpmath test files run (the whole suite takes minutes).
 MPMATH_TESTS=(test_basic_ops.py test_bitwise.py test_convert.py test_division.py test_str.py)
-# The find-my-way test files run (its 81 files, one node process each, take 18 s natively).
+# The test files node --test runs (one node process each, on one CPU in the sandbox): find-my-way's
+# 81 take 18 s natively; @fastify/merge-json-schemas's 40 neared the 30 s deadline under load.
 FIND_MY_WAY_TESTS=(methods errors pretty-print issue-330 issue-28 issue-17 find-route
     pretty-print-tree compile regex has-route constraint.custom)
+MERGE_JSON_SCHEMAS_TESTS=(properties default-resolver if-then-else additional-items
+    additional-properties type one-of const unique-items merge-schema items enum default)
 DIST=/usr/lib/python3/dist-packages
 # Debian's pytest and what it imports, copied beside each project that runs it.
 PYTEST_PACKAGES=(pytest _pytest pluggy iniconfig packaging py py.py attr)
@@ -163,16 +166,23 @@ copy_npm_project minimist minimist minimist
 compare minimist tape "$WS/minimist" node node_modules/tape/bin/tape 'test/**/*.js'
 compare minimist-npx tape "$WS/minimist" npx tape 'test/**/*.js'
 
-# Packages tested with node's own runner: their test:unit script without its coverage (c8).
+# Runs node --test in the workspace's PROJECT over test/NAME.test.js for each NAME (every test
+# file when none), both ways: the packages' test:unit script without its coverage (c8).
+compare_node_test() { # PROJECT NAME...
+    local project=$1 files
+    shift
+    files=("${@/#/test/}")
+    compare "$project" node-test "$WS/$project" node --test "${files[@]/%/.test.js}"
+}
+
 copy_npm_project json-schema-ref-resolver json-schema-ref-resolver json-schema-ref-resolver
-compare json-schema-ref-resolver node-test "$WS/json-schema-ref-resolver" node --test
+compare_node_test json-schema-ref-resolver
 copy_npm_project merge-json-schemas merge-json-schemas @fastify/merge-json-schemas
-compare merge-json-schemas node-test "$WS/merge-json-schemas" node --test
+compare_node_test merge-json-schemas "${MERGE_JSON_SCHEMAS_TESTS[@]}"
 # find-my-way's engines.node is ">=20" and the image's node is 18 (on which its tests fail):
 # sandbox.version_fit runs the host's node instead and says so; host mode needs no such line.
 copy_npm_project find-my-way find-my-way find-my-way
-find_my_way_files=("${FIND_MY_WAY_TESTS[@]/#/test/}")
-compare find-my-way node-test "$WS/find-my-way" node --test "${find_my_way_files[@]/%/.test.js}"
+compare_node_test find-my-way "${FIND_MY_WAY_TESTS[@]}"
 fit_line="package.json (engines.node) asks for node \">=20\" and sandshim/node:bookworm has node"
 if [[ $IMAGES_MODE == host ]]; then
     expect_not_contains "$fit_line" "$T/find-my-way.shim"
