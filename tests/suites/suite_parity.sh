@@ -29,7 +29,8 @@ DIST=/usr/lib/python3/dist-packages
 PYTEST_PACKAGES=(pytest _pytest pluggy iniconfig packaging py py.py attr)
 # The npm fixtures (install/deps.sh): directory and package.
 NPM_FIXTURES=(minimist/tape minimist/minimist json-schema-ref-resolver/json-schema-ref-resolver
-    merge-json-schemas/@fastify/merge-json-schemas find-my-way/find-my-way find-my-way/proxyquire)
+    merge-json-schemas/@fastify/merge-json-schemas find-my-way/find-my-way find-my-way/rfdc
+    find-my-way/proxyquire)
 
 for fixture in "${NPM_FIXTURES[@]}"; do
     [[ -f $FIXTURES/${fixture%%/*}/node_modules/${fixture#*/}/package.json ]] ||
@@ -128,9 +129,10 @@ copy_python_project simplejson simplejson
 compare simplejson unittest "$WS/simplejson" python3 -m unittest simplejson.tests.all_tests_suite
 copy_python_project toolz --pytest toolz tlz
 compare toolz pytest "$WS/toolz" env PYTHONPATH=vendor python3 -m pytest -q -p no:cacheprovider toolz/tests
-# Its lxml and html5lib tests skip on both sides (neither is installed).
+# -S (no site): optional parsers and encoding detectors (lxml, html5lib, chardet) that a host may
+# have and the image lacks stay out of both sides; their tests skip on both.
 copy_python_project bs4 --pytest bs4 soupsieve
-compare bs4 pytest "$WS/bs4" env PYTHONPATH=vendor python3 -m pytest -q -p no:cacheprovider bs4/tests
+compare bs4 pytest "$WS/bs4" env PYTHONPATH=vendor python3 -S -m pytest -q -p no:cacheprovider bs4/tests
 # zope is a pkg_resources namespace that the host's nspkg.pth imports from dist-packages at startup:
 # -S (no site) keeps both sides on the copy. test_ro needs zope.testing, which Debian's package lacks.
 copy_python_project zope.interface --pytest zope
