@@ -46,6 +46,7 @@ readonly k_packages=(
     nodejs time libcap2-bin
     # tests/suites: third-party test suites shipped in Debian packages, and the runner they use
     python3-mpmath libpython3.11-testsuite python3-pytest python3-attr
+    python3-simplejson python3-toolz python3-bs4 python3-soupsieve python3-zope.interface
     # bench/many_calls.sh: pyflakes' own tests (python3-pyflakes), and the script they start
     pyflakes3
     # bench/latency.sh: the same call under bubblewrap, beside the container's; jq and bc for
@@ -56,8 +57,15 @@ readonly k_packages=(
     # suite_ptrace: the caller's tracing attempts; the k8s manifests' YAML read back
     strace gdb python3-yaml
 )
-# tests/suites: an npm package whose published tarball includes its tests, and its test runner.
-readonly k_suite_npm_packages=(minimist@1.2.8 tape@5.6.6)
+# tests/suites: npm packages whose published tarballs include their tests, each with its test-only
+# dependencies, one fixture directory each (its name first, then what `npm install` gets).
+readonly k_suite_npm_fixtures=(
+    "minimist minimist@1.2.8 tape@5.6.6"
+    "json-schema-ref-resolver json-schema-ref-resolver@3.0.1"
+    "merge-json-schemas @fastify/merge-json-schemas@0.2.2"
+    # engines.node >=20: the suites' project for sandbox.version_fit
+    "find-my-way find-my-way@9.10.2 rfdc@1.4.1 proxyquire@2.1.3"
+)
 readonly k_suites_dir=${SANDSHIM_SUITES_DIR:-/var/tmp/sandshim/suites}
 readonly k_update_max_age_min=360 # an apt-get update younger than this is trusted
 
@@ -189,16 +197,33 @@ install_agent_clis() {
     agent_clis_present || agent_install_failed "the agent CLIs are installed but not as pinned (native binary missing?)"
 }
 
-# Fetches the npm fixtures of tests/suites once, with the npm client and its configured registry.
+# The npm fixtures of tests/suites with a package missing from their directory's node_modules.
+missing_suite_fixtures() {
+    local fixture spec
+    for fixture in "${k_suite_npm_fixtures[@]}"; do
+        for spec in ${fixture#* }; do
+            if [[ ! -f $k_suites_dir/${fixture%% *}/node_modules/${spec%@*}/package.json ]]; then
+                printf '%s\n' "$fixture"
+                break
+            fi
+        done
+    done
+}
+
+# Fetches the missing npm fixtures of tests/suites, one `npm install` each, with the npm client and
+# its configured registry.
 fetch_suite_fixtures() {
-    local dir=$k_suites_dir/minimist
-    [[ -d $dir/node_modules/tape ]] && return 0
+    local fixture dir specs
     command -v npm >/dev/null 2>&1 || apt_install npm
-    say "npm install ${k_suite_npm_packages[*]} into $dir (tests/suites fixtures)"
-    mkdir -p -- "$dir"
-    npm install --no-save --no-audit --no-fund --prefix "$dir" "${k_suite_npm_packages[@]}" >&2 ||
-        die "npm install of the tests/suites fixtures failed; check npm's registry access, then re-run install/deps.sh"
-    chmod -R a+rX -- "$dir"
+    while read -r fixture; do
+        dir=$k_suites_dir/${fixture%% *}
+        read -r -a specs <<<"${fixture#* }"
+        say "npm install ${specs[*]} into $dir (tests/suites fixtures)"
+        mkdir -p -- "$dir"
+        npm install --no-save --no-audit --no-fund --prefix "$dir" "${specs[@]}" >&2 ||
+            die "npm install of the tests/suites fixture ${specs[*]} failed; check npm's registry access, then re-run install/deps.sh"
+        chmod -R a+rX -- "$dir"
+    done < <(missing_suite_fixtures)
 }
 
 # docker knows a runtime only from daemon.json: add runsc there (keeping every other setting) and
@@ -278,7 +303,7 @@ main() {
         ((${#missing[@]} == 0)) || die "still not installed after apt-get: ${missing[*]}"
         say "installed; all ${#packages[@]} packages present"
     fi
-    if ((!product)) && [[ ! -d $k_suites_dir/minimist/node_modules/tape ]]; then
+    if ((!product)) && [[ -n $(missing_suite_fixtures) ]]; then
         reexec_as_root "$(realpath "${BASH_SOURCE[0]}")" "${args[@]}"
         fetch_suite_fixtures
     fi
