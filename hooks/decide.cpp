@@ -450,10 +450,24 @@ class Judge {
       return sandshim_run_exactly(venv_python(*venv) + rest);
     }
     std::filesystem::path script = venv->dir / "bin" / tool;
-    if (tool.find('/') != std::string::npos || !m_in.read_script(script)) {
+    if (tool.find('/') != std::string::npos || !runs_with_venv_python(script, *venv)) {
       return std::nullopt;
     }
     return sandshim_run_exactly(venv_python(*venv) + " " + shown_path(script) + rest);
+  }
+
+  // Whether `script` is a python script of `venv`'s own (pip's: `#!VENV/bin/python`), which its
+  // python runs as a file; not a binary such as ruff's, nor a script of another interpreter.
+  bool runs_with_venv_python(const std::filesystem::path& script, const Venv& venv) const {
+    std::optional<std::string> text = m_in.read_script(script);
+    if (!text || !text->starts_with("#!")) {
+      return false;
+    }
+    std::string first = text->substr(2, text->find('\n') - 2);
+    std::vector<std::string> words = split_words(first);
+    std::optional<Venv> own = words.empty() ? std::nullopt : venv_at(words[0]);
+    return own && own->dir == venv.dir &&
+           std::filesystem::path(words[0]).filename().string().starts_with("python");
   }
 
   // A path as the model should write it: relative to cwd when below it, quoted.

@@ -16,6 +16,11 @@ std::optional<std::string> fake_file(const std::filesystem::path& file) {
        "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.11.2\n"},
       {"/ws/old/pyvenv.cfg", "home = /opt/python/bin\nversion = 3.12.1\n"},
       {"/elsewhere/.venv/pyvenv.cfg", "home = /usr/bin\nversion = 3.11.2\n"},
+      {"/ws/.venv/bin/pytest", "#!/ws/.venv/bin/python\nfrom pytest import console_main\n"},
+      {"/ws/.venv/bin/ruff", std::string("\x7f"
+                                         "ELF\x02\x01\x01",
+                                         7)},
+      {"/ws/.venv/bin/other", "#!/usr/bin/python3\nimport other\n"},
   };
   auto found = files.find(file.string());
   return found == files.end() ? std::nullopt : std::optional<std::string>(found->second);
@@ -123,4 +128,22 @@ TEST_CASE("agents that rewrite run a command using a fitting venv wholly in the 
   CHECK(decide("source .venv/bin/activate && docker ps", in).verdict == Verdict::deny);
   CHECK(decide("source .venv/bin/activate && python x.py", venv_inputs("deny", true)).verdict ==
         Verdict::deny);
+}
+
+TEST_CASE("uv run and poetry run name the project venv's own run of the tool, when it has one",
+          "[hooks][venvs]") {
+  Decision uv = decide("uv run pytest -q tests/", venv_inputs("path", true));
+  CHECK(uv.rule == "launcher-bypass");
+  CHECK(uv.reason.find("`/usr/local/bin/sandshim run -- .venv/bin/python3 .venv/bin/pytest -q "
+                       "tests/`") != std::string::npos);
+  Decision python = decide("poetry run python -m mypy src", venv_inputs("path", true));
+  CHECK(python.reason.find("run -- .venv/bin/python3 -m mypy src`") != std::string::npos);
+  // A binary (ruff) or a script of another python is no run of the venv's python.
+  for (const char* command : {"uv run ruff check .", "uv run other"}) {
+    INFO(command);
+    Decision other = decide(command, venv_inputs("path", true));
+    CHECK(other.rule == "launcher-bypass");
+    CHECK(other.reason.find(".venv/bin/python3") == std::string::npos);
+    CHECK(other.reason.find("python3 -m MODULE") != std::string::npos);
+  }
 }
