@@ -46,6 +46,17 @@ bool links_to(const fs::path& link, const fs::path& target) {
   return fs::is_symlink(fs::symlink_status(link, ec)) && fs::read_symlink(link, ec) == target;
 }
 
+// The target of `link` when it is a link to another sandshim binary (a build tree's, an older
+// install's, or one since removed), which install may replace; "" for anything else.
+std::string other_sandshim_target(const fs::path& link) {
+  std::error_code ec;
+  if (!fs::is_symlink(link, ec)) {
+    return "";
+  }
+  fs::path target = fs::read_symlink(link, ec);
+  return !ec && target.filename() == "sandshim" ? target.string() : "";
+}
+
 }  // namespace
 
 CommandDoc install_shims_doc() {
@@ -91,11 +102,17 @@ int install_shims_main(const std::vector<std::string>& args) {
     if (links_to(link, self)) {
       continue;
     }
+    std::string was;
     if (fs::exists(fs::symlink_status(link, ec))) {
-      throw Fatal(quoted(link.string()) + " exists and is not sandshim's link; remove it first");
+      was = other_sandshim_target(link);
+      if (was.empty()) {
+        throw Fatal(quoted(link.string()) + " exists and is not sandshim's link; remove it first");
+      }
+      fs::remove(link);
     }
     fs::create_symlink(self, link);
-    std::cout << "linked " << link.string() << " -> " << self.string() << "\n";
+    std::cout << "linked " << link.string() << " -> " << self.string()
+              << (was.empty() ? "" : " (was -> " + was + ")") << "\n";
   }
   std::cout << "shims in " << options->dir.string() << "; put them first on PATH with:\n  eval \"$("
             << shell_quote(self.string()) << " env)\"\n";

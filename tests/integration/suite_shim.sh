@@ -18,6 +18,19 @@ for name in python python3 node sh; do
 done
 expect_exit 0 sandshim install --dir "$D" # again: nothing to do, no error
 
+check "install replaces a link to another sandshim binary (a build tree's, since removed) and refuses anything else"
+O=$T/other-shims
+mkdir -p "$O"
+ln -s /nonexistent/build/sandshim "$O/python"
+ln -s /bin/true "$O/node"
+expect_exit 125 sandshim install --dir "$O"
+expect_contains "\"$O/node\" exists and is not sandshim's link; remove it first" "$ERR"
+expect_equal /bin/true "$(readlink "$O/node")" "the foreign link"
+rm "$O/node"
+expect_exit 0 sandshim install --dir "$O"
+expect_contains "linked $O/python -> $SANDSHIM_BIN (was -> /nonexistent/build/sandshim)" "$OUT"
+expect_equal "$SANDSHIM_BIN" "$(readlink "$O/python")" "the replaced link"
+
 check "control: without the shims, sh runs on the host (hostname is not sandbox)"
 [[ $(PATH=$SYSTEM_PATH sh -c hostname) != sandbox ]] || fail "the host is called sandbox: the check below would prove nothing"
 
