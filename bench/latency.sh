@@ -47,7 +47,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib/rounds.sh
 . "$here/lib/rounds.sh"
-build=${1:-build}
+build=$(realpath -m "${1:-build}")
 bin=$(realpath "${SANDSHIM_BIN:-$build/sandshim}")
 runs=${N:-30}
 pool_size=${POOL_SIZE:-2}
@@ -101,7 +101,16 @@ has_launcher() {
 
 # The floor: per image, one running container with sandshim's flags and the spawn timer mounted,
 # in which the timer starts the command itself; the sample is the timer's own wall time.
-timer=$(dirname "$bin")/bench/sandshim_spawn_timer
+# The bench programs of BUILD_DIR, else of the tree SANDSHIM_BIN was built in (an installed binary
+# has none beside it).
+bench_program() { # NAME
+  if [[ -x $build/bench/$1 ]]; then
+    realpath "$build/bench/$1"
+  else
+    printf '%s\n' "$(dirname "$bin")/bench/$1"
+  fi
+}
+timer=$(bench_program sandshim_spawn_timer)
 declare -A floor_container=() floor_program=()
 # Without sandshim's labels: its run deadline (30 s) would let any `sandshim gc` on the machine
 # remove the container mid-bench.
@@ -357,7 +366,7 @@ peak_rss_kib() {
 # The engine's client, as sandshim runs it: the settling counts containers through it.
 engine_client=$("$bin" run --dry-run -- sh -c true | cut -d' ' -f1)
 variants=(raw seed cold)
-api_floor=$(dirname "$bin")/bench/sandshim_api_floor
+api_floor=$(bench_program sandshim_api_floor)
 engine_socket=/var/run/docker.sock # DOCKER_HOST is unset above: sandshim's default socket
 api_floor_note="n/a (build the sandshim_api_floor target; a local docker socket)"
 if [[ -x $api_floor && -S $engine_socket ]] && "$bin" policy show 2> /dev/null | grep -q 'engine\.api *= *on'; then
@@ -507,11 +516,17 @@ for cmd in "${k_commands[@]}"; do
 done
 
 echo "== shim peak RSS (VmHWM of the sandshim process; the engine client is not counted)"
+# Where the system file requires its broker, every run is the broker's and sandshim is its
+# client: one figure, the client's (a user file asking for a pool of its own would be refused).
+requires_broker=0
+"$bin" policy show 2> /dev/null | grep -Eq '^broker\.mode +=  *required' && requires_broker=1
 for cmd in "${k_commands[@]}"; do
   read -ra argv <<< "$cmd"
   cold=$(peak_rss_kib "$bin" run -- "${argv[@]}")
   warm=$warm_note
-  if has_warm_mode; then
+  if ((requires_broker)); then
+    warm="n/a (the broker's client: the run is the broker's)"
+  elif has_warm_mode; then
     warm="$(peak_rss_kib env SANDSHIM_CONFIG="$work/warm.conf" "$bin" run -- "${argv[@]}") KiB"
   fi
   printf '  %-16s cold %s KiB   warm %s\n' "$cmd" "${cold:-?}" "$warm"

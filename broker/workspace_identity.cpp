@@ -35,8 +35,15 @@ fs::path path_of_fd(int fd) {
 // directory it ends at, or Fatal naming the component that is a symlink or cannot be opened.
 UniqueFd open_without_symlinks(const fs::path& path) {
   UniqueFd current(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  fs::path reached = path.root_path();
   for (const auto& part : path.relative_path()) {
     UniqueFd next(::openat(current.get(), part.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!next.valid() && errno == EACCES) {
+      throw Fatal("the broker cannot reach the workspace " + quoted(path.string()) + ": " +
+                  quoted(reached.string()) +
+                  " is not searchable by other users; make it so (`chmod o+x DIR` on it and each "
+                  "directory above) or work in another directory; nothing ran");
+    }
     struct stat st {};
     if (!next.valid() || ::fstat(next.get(), &st) != 0 || !S_ISDIR(st.st_mode)) {
       throw Fatal("the workspace path " + quoted(path.string()) + " changed (" +
@@ -45,6 +52,7 @@ UniqueFd open_without_symlinks(const fs::path& path) {
                   "broker's check; refusing it; nothing ran");
     }
     current = std::move(next);
+    reached /= part;
   }
   return current;
 }

@@ -5,8 +5,9 @@
 # and its runlevel links), unmounts the tmpfs it mounted, removes the binaries it installed and the
 # system file it wrote (kept when changed since: then it is the administrator's). The broker's
 # audit (/var/lib/sandshim, /var/log/sandshim) and its system user stay, as a package's purge
-# would decide; --purge removes the audit too. The shims of the invoking user: `sandshim uninstall`
-# is not this; remove $XDG_DATA_HOME/sandshim/bin by hand, or keep it.
+# would decide; --purge removes the audit too. The invoking user's shim links to the removed
+# binary go too (each would stop `python3` with "No such file or directory" while the shim
+# directory is first on PATH); their PATH line is theirs to remove.
 # Usage: install/uninstall.sh [--root DIR] [--purge]
 set -euo pipefail
 
@@ -25,6 +26,26 @@ usage: install/uninstall.sh [--root DIR] [--purge]
   --root DIR  undo a set-up made with install/broker_setup.sh --root DIR
   --purge     also remove the broker's audit database, key and anchor log
 USAGE
+}
+
+# The shim links of the user who ran set-up (SUDO_USER under sudo) that pointed at the binary
+# this undid, now dangling; only those.
+remove_dangling_shims() {
+    local user=${SUDO_USER:-$(id -un)} dir link removed=0
+    if [[ -n ${SUDO_USER:-} ]]; then
+        dir=$(getent passwd "$user" | cut -d: -f6)/.local/share/sandshim/bin
+    else
+        dir=${XDG_DATA_HOME:-$HOME/.local/share}/sandshim/bin
+    fi
+    [[ -d $dir ]] || return 0
+    for link in "$dir"/*; do
+        [[ -L $link && ! -e $link && $(readlink "$link") == "$g_root/usr/local/bin/sandshim" ]] || continue
+        rm -f -- "$link"
+        removed=$((removed + 1))
+    done
+    ((removed)) || return 0
+    rmdir --ignore-fail-on-non-empty -- "$dir"
+    say "removed $user's $removed shim links to the removed binary in $dir; remove the shim directory's PATH line from the shell profile too"
 }
 
 undo_systemd_units() {
@@ -94,6 +115,7 @@ main() {
         [[ ${lines[i]} != tmpfs\ * ]] || undo_line ${lines[i]}
     done
     rm -f -- "$record"
+    remove_dangling_shims
     rmdir --ignore-fail-on-non-empty -- "$g_root/etc/sandshim" "$g_root/usr/local/libexec/sandshim" 2>/dev/null || true
     if ((g_purge)); then
         chattr -a "$g_root/var/log/sandshim/anchor.log" 2>/dev/null || true # set-up made it append-only

@@ -163,6 +163,15 @@ check "the caller's home (from the password database) is never a workspace"
 expect_exit 125 as_nd "$(getent passwd "$ND_USER" | cut -d: -f6)" sh -c 'exit 42'
 expect_contains "refusing to mount your home directory" "$ERR"
 
+check "a workspace below a directory only its owner may search: the broker says which, not that it changed"
+mkdir -p "$U/private/ws"
+chown -R "$ND_USER:" "$U/private"
+chmod 700 "$U/private"
+expect_exit 125 as_nd "$U/private/ws" sh -c 'exit 42'
+expect_contains "the broker cannot reach the workspace \"$U/private/ws\": \"$U/private\" is not searchable by other users" "$ERR"
+expect_lines 1 "$ERR"
+rm -rf "$U/private"
+
 check "a workspace swapped for a symlink to a directory the caller cannot traverse while the request waits is refused"
 make_locked_secret
 mkdir -p "$U/swap"
