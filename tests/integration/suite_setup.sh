@@ -127,7 +127,14 @@ grep -qxF "timeout = 1m" "$CONF" || fail "set-up rewrote the administrator's fil
 
 check "uninstall.sh: the user back in the docker group, the broker stopped, set-up's files gone"
 docker ps -aq --filter label=org.sandshim.pool --filter "volume=$SWS" | xargs -r docker rm -f >/dev/null 2>&1
+# The invoking user's shims: links to the installed binary (dangling once it goes), and another.
+mkdir -p "$XDG_DATA_HOME/sandshim/bin"
+ln -sf "$R/usr/local/bin/sandshim" "$XDG_DATA_HOME/sandshim/bin/python3"
+ln -sf /bin/true "$XDG_DATA_HOME/sandshim/bin/ruby"
 expect_exit 0 bash "$SOURCE_DIR/install/uninstall.sh" --root "$R" --purge
+expect_contains "removed $(id -un)'s 1 shim links to the removed binary in $XDG_DATA_HOME/sandshim/bin" "$ERR"
+[[ ! -L $XDG_DATA_HOME/sandshim/bin/python3 && -L $XDG_DATA_HOME/sandshim/bin/ruby ]] ||
+    fail "uninstall left the dangling shim or removed another link: $(ls -la "$XDG_DATA_HOME/sandshim/bin")"
 expect_contains "put $TEST_USER back into the docker group" "$ERR"
 expect_contains "kept $CONF: changed since set-up wrote it" "$ERR"
 id -nG "$TEST_USER" | tr ' ' '\n' | grep -qx docker || fail "$TEST_USER is not back in the docker group"
