@@ -151,8 +151,6 @@ void use_host_toolchain(RunSpec& spec, const RunContext& run) {
   }
 }
 
-// What the project asks of the interpreter against what the image has, as one line, or "" when
-// it fits or either is unknown.
 // What the project asks of the interpreter: read here in direct mode; through a broker, which
 // opens no file the caller names, what the caller's client read and sent.
 std::optional<VersionAsk> version_ask_of(const RunContext& run) {
