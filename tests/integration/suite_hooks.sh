@@ -108,7 +108,10 @@ check "claude: an interpreter called by path is refused with what to run instead
 hook claude PreToolUse "$BYPASS" toolu_e2e_bypass
 expect_equal deny "$(json "$OUT" 'd["hookSpecificOutput"]["permissionDecision"]')" permissionDecision
 json "$OUT" 'd["hookSpecificOutput"]["permissionDecisionReason"]' >"$T/reason"
-expect_contains "Instead: \`python3 …\`" "$T/reason"
+# The named command is the refused one's own, by name: with the shims first it runs sandboxed.
+expect_contains "Instead: \`${BYPASS#/usr/bin/}\`" "$T/reason"
+expect_exit 0 env PATH="$XDG_DATA_HOME/sandshim/bin:$PATH" bash -c "${BYPASS#/usr/bin/}"
+expect_contains "host=sandbox" "$OUT"
 audit_json "$T/decisions.json" decisions --tool-use toolu_e2e_bypass
 expect_equal interpreter-by-path "$(json "$T/decisions.json" 'd[0]["rule"]')" rule
 audit_json "$T/runs.json" list --tool-use toolu_e2e_bypass
