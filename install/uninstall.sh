@@ -45,7 +45,7 @@ remove_dangling_shims() {
     done
     ((removed)) || return 0
     rmdir --ignore-fail-on-non-empty -- "$dir"
-    say "removed $user's $removed shim links to the removed binary in $dir; remove the shim directory's PATH line from the shell profile too"
+    say "removed $user's shim links to the removed binary in $dir ($removed); remove the shim directory's PATH line from the shell profile too"
 }
 
 undo_systemd_units() {

@@ -132,7 +132,7 @@ mkdir -p "$XDG_DATA_HOME/sandshim/bin"
 ln -sf "$R/usr/local/bin/sandshim" "$XDG_DATA_HOME/sandshim/bin/python3"
 ln -sf /bin/true "$XDG_DATA_HOME/sandshim/bin/ruby"
 expect_exit 0 bash "$SOURCE_DIR/install/uninstall.sh" --root "$R" --purge
-expect_contains "removed $(id -un)'s 1 shim links to the removed binary in $XDG_DATA_HOME/sandshim/bin" "$ERR"
+expect_contains "removed $(id -un)'s shim links to the removed binary in $XDG_DATA_HOME/sandshim/bin (1)" "$ERR"
 [[ ! -L $XDG_DATA_HOME/sandshim/bin/python3 && -L $XDG_DATA_HOME/sandshim/bin/ruby ]] ||
     fail "uninstall left the dangling shim or removed another link: $(ls -la "$XDG_DATA_HOME/sandshim/bin")"
 expect_contains "put $TEST_USER back into the docker group" "$ERR"
