@@ -18,6 +18,19 @@ void write(const fs::path& file, const std::string& text) {
   std::ofstream(file, std::ios::binary) << text;
 }
 
+// The python ask found from `sub` up to `ws`: its range and source, and one version it lets in
+// and one it keeps out.
+void check_python_ask(const fs::path& sub, const fs::path& ws, const std::string& range,
+                      const std::string& source, const std::string& fits,
+                      const std::string& misses) {
+  auto ask = python_version_ask(sub, ws);
+  REQUIRE(ask);
+  CHECK(ask->range == range);
+  CHECK(ask->source == source);
+  CHECK(ask_satisfied(fits, *ask) == true);
+  CHECK(ask_satisfied(misses, *ask) == false);
+}
+
 }  // namespace
 
 TEST_CASE("node's version ask: the nearest directory's file, .nvmrc first", "[interpreter_fit]") {
@@ -90,20 +103,10 @@ TEST_CASE("python's version ask: .python-version, then pyproject's requires-pyth
   write(ws / "pyproject.toml",
         "[build-system]\nrequires-python = \">=2\"\n\n[project]\nname = \"x\"\n"
         "requires-python = '>=3.12,<4'\n\n[tool.x]\nrequires-python = \"==2.7\"\n");
-  auto ask = python_version_ask(sub, ws);
-  REQUIRE(ask);
-  CHECK(ask->range == ">=3.12,<4");
-  CHECK(ask->source == "pyproject.toml (requires-python)");
-  CHECK(ask_satisfied("3.12.1", *ask) == true);
-  CHECK(ask_satisfied("3.11.2", *ask) == false);
+  check_python_ask(sub, ws, ">=3.12,<4", "pyproject.toml (requires-python)", "3.12.1", "3.11.2");
 
   write(ws / ".python-version", "# pyenv\n3.12\n3.11.2\n");
-  ask = python_version_ask(sub, ws);
-  REQUIRE(ask);
-  CHECK(ask->range == "==3.12.*");
-  CHECK(ask->source == ".python-version");
-  CHECK(ask_satisfied("3.12.4", *ask) == true);
-  CHECK(ask_satisfied("3.11.2", *ask) == false);
+  check_python_ask(sub, ws, "==3.12.*", ".python-version", "3.12.4", "3.11.2");
 
   write(ws / ".python-version", "3.11.2\n");
   CHECK(python_version_ask(sub, ws)->range == "==3.11.2");
