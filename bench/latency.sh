@@ -37,6 +37,8 @@
 #
 #   bench/latency.sh [BUILD_DIR]            (default: build)
 #   N=30 POOL_SIZE=2 SANDSHIM_BIN=build/sandshim bench/latency.sh
+#   OUTPUT=null bench/latency.sh   (every variant's output to /dev/null; the default, pipe, reads
+#                                   it through a pipe to its end, as an agent's tool does)
 #   VARIANTS="floor broker" N=10 bench/latency.sh   (only those variants: the broker's targets
 #                                                  and its burst, in a few minutes)
 #
@@ -52,6 +54,17 @@ bin=$(realpath "${SANDSHIM_BIN:-$build/sandshim}")
 runs=${N:-30}
 pool_size=${POOL_SIZE:-2}
 warmup=${WARMUP:-2}
+# pipe: the spawn timer reads every variant's output through a pipe to its end, as an agent's
+# tool does (a run is over for it when the last holder of its output lets go); null: /dev/null.
+output=${OUTPUT:-pipe}
+case $output in
+  pipe) timer_output=(--pipe) ;;
+  null) timer_output=() ;;
+  *)
+    echo "latency.sh: OUTPUT is pipe or null, not '$output'" >&2
+    exit 2
+    ;;
+esac
 k_commands=("sh -c true" "python -c pass" "node -e 0")
 
 if [[ ! -x $bin ]]; then
@@ -150,7 +163,7 @@ record_sample() { # KEY MS
 floor_ms() { # KEY CMD...
   local key=$1 out
   shift
-  if ! out=$(docker exec "${floor_container[$*]}" /.spawn_timer 1 /dev/null \
+  if ! out=$(docker exec "${floor_container[$*]}" /.spawn_timer "${timer_output[@]}" 1 /dev/null \
     "${floor_program[$*]}" "${@:2}" 2> "$work/last.err"); then
     failures[$key]=$((${failures[$key]:-0} + 1))
     return 0
@@ -183,7 +196,8 @@ time_ms() {
         shift
       done
     fi
-    if ! out=$(env "${assignments[@]}" "$timer" 1 /dev/null "$@" 2> "$work/last.err"); then
+    if ! out=$(env "${assignments[@]}" "$timer" "${timer_output[@]}" 1 /dev/null "$@" \
+      2> "$work/last.err"); then
       failures[$key]=$((${failures[$key]:-0} + 1))
       echo "latency.sh: $key failed: $(head -c 300 "$work/last.err")" >&2
       return 0
@@ -434,7 +448,8 @@ echo "  load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "  $runs runs per variant and command, interleaved; $warmup warm-up runs each first"
 echo "  order random per round (SEED=$bench_seed); each sample starts once the last one's containers are gone"
 if [[ -x $timer ]]; then
-  echo "  every variant timed by bench/spawn_timer (fork, exec, wait; no shell, no env in the sample)"
+  echo "  every variant timed by bench/spawn_timer (fork, exec, wait; no shell, no env in the sample);" \
+    "output to $([[ $output == pipe ]] && echo "a pipe read to its end, as an agent's tool reads it" || echo /dev/null) (OUTPUT=$output)"
 else
   echo "  timed by bash (\$EPOCHREALTIME around a fork and exec); build sandshim_spawn_timer for the floor's method"
 fi

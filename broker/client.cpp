@@ -379,7 +379,7 @@ Request audit_request_for(std::vector<std::string> args) {
   return Request{AuditCall{std::move(args)}, log_level()};
 }
 
-std::optional<int> run_through_broker(Request request) {
+std::optional<int> run_through_broker(const std::function<Request()>& build_request) {
   ClientSettings settings = client_settings();
   std::optional<UniqueFd> socket;
   try {
@@ -390,7 +390,7 @@ std::optional<int> run_through_broker(Request request) {
   if (!socket) {
     return std::nullopt;
   }
-  return exchange(socket->get(), std::move(request), settings.socket);
+  return exchange(socket->get(), build_request(), settings.socket);
 }
 
 std::optional<std::string> record_decision_through_broker(const audit::DecisionRecord& record) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,7 +15,9 @@ namespace sandshim::broker {
 // Sends the request to the broker when one answers and returns its exit status (or ends by
 // the run's signal, as a shim would); nullopt when no broker answers and direct mode may run.
 // A required broker that does not answer, or one that goes away mid-run, is 125 and one line.
-std::optional<int> run_through_broker(Request request);
+// The request is built once the connection is made: the broker forks the session that reads it
+// while this process builds it.
+std::optional<int> run_through_broker(const std::function<Request()>& build_request);
 
 // A `run` request of this process: the program's argv (or `sandshim run`'s arguments), only the
 // variables this caller's own policy lets into a sandbox, the informational ones typed, its

@@ -211,7 +211,7 @@ shim::RunRequest run_request_of(const RunCall& call, const CallerFacts& facts,
     request.version_ask =
         shim::claimed_version_ask(call.version_ask->source, call.version_ask->range);
   }
-  request.outcome_fd = facts.exit_pipe;
+  request.tell_outcome = facts.tell_outcome;
   return request;
 }
 

@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,7 +21,9 @@ struct CallerFacts {
   std::filesystem::path home;  // the caller's home, from the password database
   std::filesystem::path cwd;   // a run's admitted cwd (its descriptor is the worker's cwd)
   std::vector<std::pair<std::string, std::string>> workspace_texts;  // read through it
-  int exit_pipe = -1;  // the session's: a run tells it its exit code once its row is complete
+  // The session's: a run calls it with its exit code once its row is complete (the session
+  // answers the client, the worker lets the caller's descriptors go and waits for its exit).
+  std::function<void(int exit_code)> tell_outcome;
 };
 
 // The run a typed `run` call asks for, built from its fields alone: the environment is what both

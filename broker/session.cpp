@@ -11,11 +11,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <utility>
 
 #include "broker/serve.hpp"
 #include "broker/workspace_config.hpp"
@@ -90,13 +92,51 @@ void tell_session_exit_code(int exit_pipe, int code) {
   retry_on_eintr([&] { return ::write(exit_pipe, &byte, 1); });
 }
 
+// The worker's ends of its pipes with the session, and what it keeps of the broker's own.
+struct WorkerChannel {
+  int exit_write = -1;   // told the exit code (the session reads the first byte only)
+  int caller_gone = -1;  // at its end once the client hung up after its answer (or later)
+  int own_log = -1;      // the broker's stderr, from before the caller's replaced it
+  spdlog::level::level_enum own_level = spdlog::level::info;
+};
+
+// How long a worker whose caller has its answer waits for the client's exit before the rest of
+// its work (a client that lingers delays the pool's refill by this much at most).
+constexpr int k_caller_exit_wait_ms = 100;
+
+// The caller's descriptors go (its pipes end when the client exits, not when the worker is
+// done); what the worker still logs goes to the broker's log, at the broker's level.
+void let_callers_stdio_go(const WorkerChannel& channel) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  UniqueFd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
+  ::dup2(null.get(), STDIN_FILENO);
+  ::dup2(null.get(), STDOUT_FILENO);
+  ::dup2(channel.own_log >= 0 ? channel.own_log : null.get(), STDERR_FILENO);
+  spdlog::set_level(channel.own_level);
+}
+
+// A run's outcome, as soon as its row is complete: the session answers the client, the caller's
+// descriptors go, and the worker's last work (the WAL's fold, the pool's refill) waits until the
+// client has exited, so that it does not compete with the client's last steps for the CPU.
+void tell_outcome_then_let_go(const WorkerChannel& channel, int code) {
+  tell_session_exit_code(channel.exit_write, code);
+  spdlog::debug("broker: outcome told at {:.3f}", precise_monotonic_ms());
+  let_callers_stdio_go(channel);
+  if (channel.caller_gone >= 0) {
+    pollfd gone{channel.caller_gone, POLLIN, 0};
+    retry_on_eintr([&] { return ::poll(&gone, 1, k_caller_exit_wait_ms); });
+  }
+}
+
 // Runs the request, or records its refusal, and returns the exit code for the caller; a failure
 // is one line on the caller's stderr, as the shim would print it.
 int serve_or_refuse(const Request& request, std::vector<UniqueFd>& fds, const PeerCredentials& peer,
-                    const SessionSetup& setup, int exit_pipe) {
+                    const SessionSetup& setup, const WorkerChannel& channel) {
   int code = exit_code::k_sandbox_error;
   CallerFacts facts;
-  facts.exit_pipe = exit_pipe;
+  facts.tell_outcome = [&channel](int exit_code) { tell_outcome_then_let_go(channel, exit_code); };
   try {
     std::string refusal = prepare(request, fds[3].get(), peer, facts);
     fds.clear();
@@ -116,22 +156,33 @@ int serve_or_refuse(const Request& request, std::vector<UniqueFd>& fds, const Pe
 // environment (nothing of the caller's process but the request's fields reaches it).
 [[noreturn]] void become_worker(const Request& request, std::vector<UniqueFd>& fds,
                                 const PeerCredentials& peer, const SessionSetup& setup,
-                                int exit_pipe) {
+                                WorkerChannel channel) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  channel.own_log = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  channel.own_level = spdlog::get_level();
   for (int fd = 0; fd < 3; ++fd) {
     ::dup2(fds[static_cast<size_t>(fd)].get(), fd);
   }
   follow_callers_log_level(request.log_level);
   spdlog::debug("broker: worker started at {:.3f}", precise_monotonic_ms());
-  int code = serve_or_refuse(request, fds, peer, setup, exit_pipe);
+  int code = serve_or_refuse(request, fds, peer, setup, channel);
   std::cout.flush();
   std::cerr.flush();
   spdlog::debug("broker: worker ended at {:.3f}", precise_monotonic_ms());
-  tell_session_exit_code(exit_pipe, code);
+  tell_session_exit_code(channel.exit_write, code);
   ::_exit(code);
+}
+
+// A pipe's read and write ends (both invalid when none could be made).
+std::pair<UniqueFd, UniqueFd> pipe_pair() {
+  int ends[2] = {-1, -1};
+  if (::pipe2(ends, O_CLOEXEC) != 0) {
+    return {};
+  }
+  return {UniqueFd(ends[0]), UniqueFd(ends[1])};
 }
 
 UniqueFd session_signals() {
@@ -171,17 +222,22 @@ std::optional<Exit> told_exit_code(int exit_pipe) {
   return n == 1 ? std::optional(Exit{byte, std::nullopt}) : std::nullopt;
 }
 
-// The client has its answer: the session still reaps the worker, so that no zombie is left to
-// a PID 1 that may not reap, and the daemon counts the run until its worker is gone.
-[[noreturn]] void answer_and_reap(int socket, pid_t worker, const Exit& exit) {
+// The client has its answer: once it has hung up (its process is ending), the worker may go on
+// with its last work. The session still reaps the worker, so that no zombie is left to a PID 1
+// that may not reap, and the daemon counts the run until its worker is gone.
+[[noreturn]] void answer_and_reap(int socket, pid_t worker, const Exit& exit, int caller_gone) {
   answer(socket, exit);
+  pollfd hangup{socket, POLLIN | POLLRDHUP, 0};
+  retry_on_eintr([&] { return ::poll(&hangup, 1, k_caller_exit_wait_ms); });
+  ::close(caller_gone);
   int status = 0;
   retry_on_eintr([&] { return ::waitpid(worker, &status, 0); });
   ::_exit(0);
 }
 
 // Until the worker ends: deliver the client's signals, and kill the run when the client goes.
-[[noreturn]] void supervise(int socket, pid_t worker, int signal_fd, int exit_pipe) {
+[[noreturn]] void supervise(int socket, pid_t worker, int signal_fd, int exit_pipe,
+                           int caller_gone) {
   bool client_alive = true;
   while (true) {
     pollfd fds[3] = {{signal_fd, POLLIN, 0},
@@ -192,7 +248,7 @@ std::optional<Exit> told_exit_code(int exit_pipe) {
     }
     if ((fds[2].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       if (auto told = told_exit_code(exit_pipe)) {
-        answer_and_reap(socket, worker, *told);
+        answer_and_reap(socket, worker, *told, caller_gone);
       }
       exit_pipe = -1;  // at its end without a code: poll ignores it from now on
     }
@@ -258,27 +314,26 @@ void close_inherited_fds(int keep) {
   std::vector<UniqueFd> fds;
   Request request = read_request(connection.get(), setup, fds);
   UniqueFd signals = session_signals();
-  // Without the pipe (no descriptor left) the worker's SIGCHLD still answers, a little later.
-  int exit_pipe[2] = {-1, -1};
-  if (::pipe2(exit_pipe, O_CLOEXEC) != 0) {
-    exit_pipe[0] = exit_pipe[1] = -1;
-  }
-  UniqueFd exit_read(exit_pipe[0]);
-  UniqueFd exit_write(exit_pipe[1]);
+  // Without the pipes (no descriptor left) the worker's SIGCHLD still answers, a little later,
+  // and a worker told nothing of its client's exit waits its longest for it.
+  auto [exit_read, exit_write] = pipe_pair();
+  auto [gone_read, gone_write] = pipe_pair();
   pid_t worker = ::fork();
   if (worker == 0) {
     signals.reset();
     connection.reset();
     exit_read.reset();
-    become_worker(request, fds, peer, setup, exit_write.get());
+    gone_write.reset();
+    become_worker(request, fds, peer, setup, {exit_write.get(), gone_read.get()});
   }
   fds.clear();
   exit_write.reset();
+  gone_read.reset();
   if (worker < 0) {
     answer(connection.get(), {exit_code::k_sandbox_error, std::nullopt});
     ::_exit(0);
   }
-  supervise(connection.get(), worker, signals.get(), exit_read.get());
+  supervise(connection.get(), worker, signals.get(), exit_read.get(), gone_write.release());
 }
 
 }  // namespace

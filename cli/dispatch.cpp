@@ -108,7 +108,7 @@ int audit_command(const Args& args) {
 // broker::RunCall::agent_command.
 int run_linked(const Args& args, std::string agent_command) {
   if (auto code = broker::run_through_broker(
-          broker::run_request_for("run", args, std::move(agent_command)))) {
+          [&] { return broker::run_request_for("run", args, std::move(agent_command)); })) {
     return *code;
   }
   return shim::run_main(args);
@@ -123,7 +123,7 @@ int audit_through_broker(const Args& args) {
   if (audit::runs_as_caller(args)) {
     return audit_command(args);
   }
-  if (auto code = broker::run_through_broker(broker::audit_request_for(args))) {
+  if (auto code = broker::run_through_broker([&] { return broker::audit_request_for(args); })) {
     return *code;
   }
   return audit_command(args);
@@ -337,8 +337,10 @@ int wrapped_main(const std::string& invoked_as, const Args& args) {
   // Path mode names no tool call: a broker finds the decision of the command in its own audit,
   // direct mode in the caller's.
   std::optional<hooks::AgentShellCommand> agent_command = hooks::path_mode_command(environment);
-  if (auto code = broker::run_through_broker(
-          broker::run_request_for(invoked_as, args, agent_command ? agent_command->command : ""))) {
+  if (auto code = broker::run_through_broker([&] {
+        return broker::run_request_for(invoked_as, args,
+                                       agent_command ? agent_command->command : "");
+      })) {
     return *code;
   }
   if (agent_command) {

@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,9 +36,10 @@ struct RunRequest {
   // Through a broker: what the project asks of the interpreter, as the caller's client read it
   // (sandbox.version_fit); data, never a file the broker opens.
   std::optional<VersionAsk> version_ask;
-  // When valid, told the exit code (one byte) as soon as the run's row is complete: the broker's
-  // session answers its client then, while the pool's refill plans and the worker winds down.
-  int outcome_fd = -1;
+  // When set, called with the exit code as soon as the run's row is complete: a broker's worker
+  // answers its client then and lets the caller's descriptors go, before the pool's refill and
+  // the worker's teardown.
+  std::function<void(int exit_code)> tell_outcome;
 
   // The caller's value of `name`, nullopt when unset.
   std::optional<std::string> env_value(const std::string& name) const;

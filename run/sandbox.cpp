@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -14,7 +13,6 @@
 
 #include "audit/store.hpp"
 #include "common/error.hpp"
-#include "common/io.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/semver.hpp"
@@ -710,18 +708,12 @@ void run_cold_if_warm_was_gone(RunContext& run, const RunEngine& engine) {
   }
 }
 
-// The exit code to whoever waits on the request's outcome descriptor (a broker's session): the
-// row is complete, so the caller may go on while this process refills the pool and winds down.
-void tell_outcome_fd(const RunContext& run) {
-  if (run.request().outcome_fd < 0) {
-    return;
+// The exit code to whoever waits on the request's outcome (a broker's session): the row is
+// complete, so the caller may go on while this process refills the pool and winds down.
+void tell_outcome_early(const RunContext& run) {
+  if (run.request().tell_outcome) {
+    run.request().tell_outcome(run.result()->exit_code);
   }
-  auto byte = static_cast<unsigned char>(run.result()->exit_code & 0xff);
-  retry_on_eintr([&] { return ::write(run.request().outcome_fd, &byte, 1); });
-  // On CLOCK_MONOTONIC, as the broker's other marks: bench/latency.sh reads them.
-  std::chrono::duration<double, std::milli> now =
-      std::chrono::steady_clock::now().time_since_epoch();
-  spdlog::debug("broker: outcome told at {:.3f}", now.count());
 }
 
 // The run's message and its limit hints, to the caller.
@@ -756,7 +748,7 @@ int run_in_container(RunContext& run, const RunEngine& engine) {
   StepTimer step("audit complete");
   complete_row(run);
   step.done();
-  tell_outcome_fd(run);
+  tell_outcome_early(run);
   fold_wal_after_exit(run);
   if (pooled) {
     refill_pool(run, engine, claimed);

@@ -129,6 +129,18 @@ expect_contains answered "$marker" # the token was right: only the listener's pr
 expect_row "$victim" status engine_error
 expect_contains "which is not the container's launcher" <(broker_row "$victim" message)
 
+check "the caller's descriptors go at the outcome: the worker's later lines (the pool's refill) never reach the caller"
+# The caller's pipes end when its client exits, not when the worker has planned the refill; what
+# the worker logs after the answer goes to the broker's log, at the broker's level (info).
+wait_idle_entry
+expect_exit 42 as_nd "$U/ws" env SANDSHIM_LOG=debug sh -c 'exit 42'
+expect_contains "broker: outcome told at" "$ERR"
+expect_contains "broker: exit received at" "$ERR"
+expect_not_contains "step pool refill" "$ERR"
+expect_not_contains "broker: worker ended at" "$ERR"
+expect_row "$(last_broker_run)" warm true
+expect_not_contains "step pool refill" "$BSTATE/broker.log"
+
 check "no launcher directory outlives its container"
 wait_idle_entry
 # Every launcher directory is an idle container's (the last run's refill publishes its entry
