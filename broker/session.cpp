@@ -237,7 +237,7 @@ std::optional<Exit> told_exit_code(int exit_pipe) {
 
 // Until the worker ends: deliver the client's signals, and kill the run when the client goes.
 [[noreturn]] void supervise(int socket, pid_t worker, int signal_fd, int exit_pipe,
-                           int caller_gone) {
+                            int caller_gone) {
   bool client_alive = true;
   while (true) {
     pollfd fds[3] = {{signal_fd, POLLIN, 0},
