@@ -212,7 +212,12 @@ shim::RunRequest run_request_of(const RunCall& call, const CallerFacts& facts,
         shim::claimed_version_ask(call.version_ask->source, call.version_ask->range);
   }
   request.tell_outcome = facts.tell_outcome;
+  request.preopened_store = facts.preopened_store;
   return request;
+}
+
+std::shared_ptr<shim::PreopenedStore> preopen_broker_store() {
+  return shim::preopen_broker_store(system_file());
 }
 
 int serve_request(const Request& request, const CallerFacts& facts) {

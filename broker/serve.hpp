@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,7 @@ struct CallerFacts {
   // The session's: a run calls it with its exit code once its row is complete (the session
   // answers the client, the worker lets the caller's descriptors go and waits for its exit).
   std::function<void(int exit_code)> tell_outcome;
+  std::shared_ptr<shim::PreopenedStore> preopened_store;  // opened before the request came
 };
 
 // The run a typed `run` call asks for, built from its fields alone: the environment is what both
@@ -35,6 +37,10 @@ shim::RunRequest run_request_of(const RunCall& call, const CallerFacts& facts,
 // The broker's audit database, from its system file; empty when that file does not load (each
 // run then refuses with its own line).
 std::filesystem::path broker_audit_db();
+
+// The broker's audit store as its system file names it, opened ahead of a request (nullptr
+// when it cannot be: the run opens its own and says why).
+std::shared_ptr<shim::PreopenedStore> preopen_broker_store();
 
 // Serves one request in this process (the broker's worker, acting for the peer); returns the exit
 // code the client gets.

@@ -16,8 +16,10 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "broker/serve.hpp"
 #include "broker/workspace_config.hpp"
@@ -133,9 +135,16 @@ void tell_outcome_then_let_go(const WorkerChannel& channel, int code) {
 // Runs the request, or records its refusal, and returns the exit code for the caller; a failure
 // is one line on the caller's stderr, as the shim would print it.
 int serve_or_refuse(const Request& request, std::vector<UniqueFd>& fds, const PeerCredentials& peer,
-                    const SessionSetup& setup, const WorkerChannel& channel) {
+                    const SessionSetup& setup, const WorkerChannel& channel,
+                    std::shared_ptr<shim::PreopenedStore> store) {
   int code = exit_code::k_sandbox_error;
   CallerFacts facts;
+  // Only a run takes it; another verb opens its own connection and may fork to fold the WAL,
+  // and no SQLite state may cross a fork.
+  if (std::holds_alternative<RunCall>(request.call)) {
+    facts.preopened_store = std::move(store);
+  }
+  store.reset();
   facts.tell_outcome = [&channel](int exit_code) { tell_outcome_then_let_go(channel, exit_code); };
   try {
     std::string refusal = prepare(request, fds[3].get(), peer, facts);
@@ -152,15 +161,24 @@ int serve_or_refuse(const Request& request, std::vector<UniqueFd>& fds, const Pe
   return code;
 }
 
-// The worker: serves the request for the caller with the caller's stdio, in the broker's own
-// environment (nothing of the caller's process but the request's fields reaches it).
-[[noreturn]] void become_worker(const Request& request, std::vector<UniqueFd>& fds,
-                                const PeerCredentials& peer, const SessionSetup& setup,
-                                WorkerChannel channel) {
+Request read_request(int socket, const SessionSetup& setup, std::vector<UniqueFd>& fds);
+
+// The worker: forked as the connection comes, it opens the broker's audit store while the
+// client builds its request, reads that request itself (the connection is the session's again
+// once `request_read` is closed) and serves it for the caller with the caller's stdio, in the
+// broker's own environment (nothing of the caller's process but the request's fields reaches it).
+[[noreturn]] void become_worker(UniqueFd connection, const PeerCredentials& peer,
+                                const SessionSetup& setup, WorkerChannel channel,
+                                UniqueFd request_read) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  std::shared_ptr<shim::PreopenedStore> store = preopen_broker_store();
+  std::vector<UniqueFd> fds;
+  Request request = read_request(connection.get(), setup, fds);
+  connection.reset();
+  request_read.reset();
   channel.own_log = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
   channel.own_level = spdlog::get_level();
   for (int fd = 0; fd < 3; ++fd) {
@@ -168,7 +186,7 @@ int serve_or_refuse(const Request& request, std::vector<UniqueFd>& fds, const Pe
   }
   follow_callers_log_level(request.log_level);
   spdlog::debug("broker: worker started at {:.3f}", precise_monotonic_ms());
-  int code = serve_or_refuse(request, fds, peer, setup, channel);
+  int code = serve_or_refuse(request, fds, peer, setup, channel, std::move(store));
   std::cout.flush();
   std::cerr.flush();
   spdlog::debug("broker: worker ended at {:.3f}", precise_monotonic_ms());
@@ -266,12 +284,12 @@ std::optional<Exit> told_exit_code(int exit_pipe) {
   }
 }
 
-// Reads and checks the request; on a broken one tells the client (when it sent a stderr) and
-// ends the session.
+// The worker reads and checks the request; on a broken one it tells the client (when it sent a
+// stderr) and exits 125, which the session answers.
 Request read_request(int socket, const SessionSetup& setup, std::vector<UniqueFd>& fds) {
   ReadResult frame = read_frame(socket, setup.request_timeout_ms, k_request_fds);
   if (frame.status != ReadStatus::ok) {
-    ::_exit(0);
+    ::_exit(exit_code::k_sandbox_error);
   }
   fds = std::move(frame.frame.fds);
   int stderr_fd = fds.size() > 2 ? fds[2].get() : -1;
@@ -286,8 +304,7 @@ Request read_request(int socket, const SessionSetup& setup, std::vector<UniqueFd
   }
   if (!problem.empty()) {
     tell_caller(stderr_fd, problem);
-    answer(socket, {exit_code::k_sandbox_error, std::nullopt});
-    ::_exit(0);
+    ::_exit(exit_code::k_sandbox_error);
   }
   return std::get<Request>(std::get<ClientMessage>(message));
 }
@@ -311,28 +328,31 @@ void close_inherited_fds(int keep) {
                               const SessionSetup& setup) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   close_inherited_fds(connection.get());
-  std::vector<UniqueFd> fds;
-  Request request = read_request(connection.get(), setup, fds);
   UniqueFd signals = session_signals();
-  // Without the pipes (no descriptor left) the worker's SIGCHLD still answers, a little later,
-  // and a worker told nothing of its client's exit waits its longest for it.
+  // Without the first two pipes (no descriptor left) the worker's SIGCHLD still answers, a
+  // little later, and a worker told nothing of its client's exit waits its longest for it.
   auto [exit_read, exit_write] = pipe_pair();
   auto [gone_read, gone_write] = pipe_pair();
-  pid_t worker = ::fork();
+  auto [request_read, request_read_write] = pipe_pair();
+  pid_t worker = request_read.valid() ? ::fork() : -1;
   if (worker == 0) {
     signals.reset();
-    connection.reset();
     exit_read.reset();
     gone_write.reset();
-    become_worker(request, fds, peer, setup, {exit_write.get(), gone_read.get()});
+    request_read.reset();
+    become_worker(std::move(connection), peer, setup, {exit_write.get(), gone_read.get()},
+                  std::move(request_read_write));
   }
-  fds.clear();
   exit_write.reset();
   gone_read.reset();
+  request_read_write.reset();
   if (worker < 0) {
     answer(connection.get(), {exit_code::k_sandbox_error, std::nullopt});
     ::_exit(0);
   }
+  // The connection is the worker's until it has read the request (or died).
+  pollfd read{request_read.get(), POLLIN, 0};
+  retry_on_eintr([&] { return ::poll(&read, 1, -1); });
   supervise(connection.get(), worker, signals.get(), exit_read.get(), gone_write.release());
 }
 

@@ -4,10 +4,12 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "audit/store.hpp"
 #include "policy/broker_policy.hpp"
 #include "policy/policy.hpp"
 #include "run/caller.hpp"
@@ -19,6 +21,15 @@ namespace sandshim::shim {
 // Everything a run reads from its caller, as one value: the shim and `sandshim run` build it from
 // their own process (request_from_process), a broker from a socket request. The run path reads
 // nothing from process globals except through this.
+// A broker's audit store, opened by its worker before the request came, with what named it: a
+// run takes it when its own policy names the same database, key and anchor.
+struct PreopenedStore {
+  std::filesystem::path db;
+  std::filesystem::path key_file;
+  std::filesystem::path anchor_file;
+  std::unique_ptr<audit::Store> store;
+};
+
 struct RunRequest {
   std::string invoked_as;                // the shim name (python, node, sh), "run" or "pool"
   std::vector<std::string> command;      // the container's argv; command[0] picks the image
@@ -40,6 +51,8 @@ struct RunRequest {
   // answers its client then and lets the caller's descriptors go, before the pool's refill and
   // the worker's teardown.
   std::function<void(int exit_code)> tell_outcome;
+  // A broker's worker: the store it opened while the client built this request (taken once).
+  std::shared_ptr<PreopenedStore> preopened_store;
 
   // The caller's value of `name`, nullopt when unset.
   std::optional<std::string> env_value(const std::string& name) const;

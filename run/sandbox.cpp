@@ -332,7 +332,23 @@ void record_refusal(RunContext& run, RunStatus status, const std::string& messag
   }
 }
 
+// The store the broker's worker opened before the request, when this run's policy names the
+// same one (the system file alone names it: user texts may only tighten), else nullptr.
+std::unique_ptr<audit::Store> take_preopened_store(const RunRequest& request,
+                                                   const Policy& policy) {
+  PreopenedStore* opened = request.preopened_store.get();
+  if (opened == nullptr || opened->store == nullptr || opened->db != policy.effective_audit_db() ||
+      opened->key_file != policy.audit_key_file ||
+      opened->anchor_file != policy.audit_anchor_file) {
+    return nullptr;
+  }
+  return std::move(opened->store);
+}
+
 std::unique_ptr<audit::Store> open_store(const RunRequest& request, const Policy& policy) {
+  if (auto opened = take_preopened_store(request, policy)) {
+    return opened;
+  }
   try {
     return std::make_unique<audit::Store>(audit::Store::open(
         audit_store_options(policy, policy.effective_audit_db(), request.broker.has_value())));
@@ -784,6 +800,21 @@ ApiCreate cold_api_create(const RunRequest& request, const RunEngine& engine) {
   prepare(run, engine);
   return api_create(*run.call.create, run.engine->dialect.is_podman(),
                     CreateInputs{run.engine->env_with(run.spec()->env)});
+}
+
+std::shared_ptr<PreopenedStore> preopen_broker_store(const std::filesystem::path& system_file) {
+  try {
+    Policy floor = load_policy(policy_inputs(BrokerPolicySource{system_file, {}, {}}, {}));
+    auto opened = std::make_shared<PreopenedStore>();
+    opened->db = floor.effective_audit_db();
+    opened->key_file = floor.audit_key_file;
+    opened->anchor_file = floor.audit_anchor_file;
+    opened->store = std::make_unique<audit::Store>(
+        audit::Store::open(audit_store_options(floor, opened->db, true)));
+    return opened;
+  } catch (const Fatal&) {
+    return nullptr;
+  }
 }
 
 int record_broker_refusal(const RunRequest& request, const std::string& message) {

@@ -57,6 +57,11 @@ ApiCreate cold_api_create(const RunRequest& request, const RunEngine& engine);
 // under the configured policy until pool.size wait idle; returns once they run.
 int fill_pool(const RunRequest& request, const RunEngine& engine);
 
+// A broker's worker, before its request comes: the audit store its system file names, opened
+// (nullptr when the file does not load or the store does not open: the run then opens its own
+// and says why).
+std::shared_ptr<PreopenedStore> preopen_broker_store(const std::filesystem::path& system_file);
+
 // A run the broker refused before it started (its workspace, its uid's queue): one `refused`
 // row in the broker's audit with the caller's uid, and the line to the caller. Returns 125.
 int record_broker_refusal(const RunRequest& request, const std::string& message);

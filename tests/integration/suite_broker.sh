@@ -341,6 +341,29 @@ expect_contains "mode     broker mode: the broker at $SOCK runs every request" "
 SANDSHIM_BROKER=off "$T/bin/sandshim" doctor >"$OUT" 2>&1 || true
 expect_contains "warn  mode     direct mode (broker.mode = off in \$SANDSHIM_BROKER): this uid reaches the rootful engine socket" "$OUT"
 
+check "the worker reads the request itself: a broken one is one line on the stderr it sent and 125; a silent client leaves the broker serving"
+# A raw client: one frame (4-byte big-endian length, then the payload) with stdin, stdout,
+# stderr and the cwd as SCM_RIGHTS, then the answer's code.
+raw_client='import json, os, socket, struct, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+if sys.argv[2] == "silent":
+    sys.exit(0)
+payload = sys.argv[2].encode()
+cwd = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+s.sendmsg([struct.pack(">I", len(payload)) + payload],
+          [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("4i", 0, 1, 2, cwd))])
+head = s.recv(4, socket.MSG_WAITALL)
+body = s.recv(struct.unpack(">I", head)[0], socket.MSG_WAITALL)
+sys.exit(json.loads(body)["code"])'
+expect_exit 125 as_nd "$U/ws" /usr/bin/python3 -c "$raw_client" "$SOCK" '{not json'
+expect_lines 1 "$ERR"
+expect_contains "the broker refused the request:" "$ERR"
+expect_exit 125 as_nd "$U/ws" /usr/bin/python3 -c "$raw_client" "$SOCK" '{"type":"signal","signal":15,"v":4}'
+expect_contains "the broker expected a request first; nothing ran" "$ERR"
+expect_exit 0 as_nd "$U/ws" /usr/bin/python3 -c "$raw_client" "$SOCK" silent
+expect_exit 42 as_nd "$U/ws" sh -c 'exit 42'
+
 check "a required broker that does not answer fails closed: 125, one line with the fix"
 expect_exit 125 env SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$T/run/none.sock" "$T/bin/sandshim" run -- sh -c 'exit 42'
 expect_lines 1 "$ERR"
