@@ -278,6 +278,7 @@ variant() {
 broker_client=()
 broker_kind=""
 broker_pool_owner="" # the org.sandshim.pool.owner label of the broker's warm containers
+broker_pool_dir=""   # the broker's pool directory (pool/pool.cpp's pool_dir)
 broker_run_dir=""
 # shellcheck source=../install/lib/broker.sh
 . "$here/../install/lib/broker.sh"
@@ -310,6 +311,7 @@ start_bench_broker() {
     --system-config "$work/etc/config" --max-runs-per-user 64 || return 1
   broker_client=(env SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$broker_run_dir/broker.sock")
   broker_pool_owner=$(pool_owner_label "$work/broker/state" "$(id -u "$k_broker_user")")
+  broker_pool_dir=$work/broker/state/sandshim/pool
   broker_kind="a private broker with the installed default's policy ($k_broker_user, pool.size = 1, launcher)"
 }
 use_installed_broker() {
@@ -320,14 +322,20 @@ use_installed_broker() {
   fi
   broker_client=(env SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$socket")
   broker_pool_owner=$(pool_owner_label "$k_broker_home/state" "$(id -u "$k_broker_user")")
+  broker_pool_dir=$k_broker_home/state/sandshim/pool
   broker_kind="the installed broker at $socket"
 }
 # pool/pool.cpp's owner_label: the pool directory under the broker's XDG_STATE_HOME, and its uid.
 pool_owner_label() { # XDG_STATE_HOME UID
   printf '%s' "$1/sandshim/pool:$2" | sha256sum | cut -c1-16
 }
+# The broker's ready warm containers: its pool's idle entries, each published once the
+# container's launcher listens (a container the engine lists may still be starting, and a sample
+# that found it so would time the refill, not the run).
+# (find fails on a directory not made yet, or one removed while it reads: then it counts what it saw.)
 broker_warm_count() {
-  docker ps -q --filter "label=org.sandshim.pool.owner=$broker_pool_owner" | wc -l
+  { find "$broker_pool_dir" -mindepth 2 -maxdepth 2 -type f -regex '.*/[0-9a-f]+$' \
+    -not -path '*/claimed/*' 2> /dev/null || :; } | wc -l
 }
 # Waits, untimed and for 10 s at most, until the broker's pool holds COUNT warm containers again.
 settle_broker_pool() { # COUNT
@@ -462,8 +470,8 @@ for cmd in "${k_commands[@]}"; do
   done
 done
 if [[ -z $broker_note ]] && (($(broker_warm_count) == 0)); then
-  echo "  warning: no warm container of the broker's found by its owner label (pool/pool.cpp's" \
-    "owner_label and pool_owner_label here differ?): its samples are not settled" >&2
+  echo "  warning: no idle entry in the broker's pool directory $broker_pool_dir (pool/pool.cpp's" \
+    "pool_dir and this one differ?): its samples are not settled" >&2
 fi
 for ((i = 0; i < runs; i++)); do
   round=$i

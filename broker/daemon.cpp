@@ -12,6 +12,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <optional>
 
 #include "broker/session.hpp"
 #include "broker/unix_socket.hpp"
@@ -55,8 +56,21 @@ class Admission {
     }
   }
 
+  // A session is ready before a connection comes (one at a time): a new one is forked right
+  // after each handoff, so the fork, the worker's fork and its opening of the audit store are
+  // never on a request's path. A spare that died is replaced when the next request comes.
+  void prepare_spare() {
+    if (!m_spare) {
+      m_spare = SpareSession::fork(m_options.request_timeout_ms);
+    }
+  }
+
   // A session ended: its uid may start the next request it queued.
   void ended(pid_t pid) {
+    if (m_spare && m_spare->pid() == pid) {
+      m_spare.reset();
+      return;
+    }
     auto it = m_sessions.find(pid);
     if (it == m_sessions.end()) {
       return;
@@ -79,18 +93,38 @@ class Admission {
   };
 
   void start(UniqueFd connection, const PeerCredentials& peer, const std::string& refusal) {
-    SessionSetup setup{m_options.request_timeout_ms, refusal};
-    pid_t pid = start_session(std::move(connection), peer, setup);
+    pid_t pid = hand_to_spare(connection.get(), refusal);
     if (pid > 0) {
       m_sessions[pid] = peer.uid;
       ++m_running_per_uid[peer.uid];
+    } else {
+      spdlog::warn("no session could take a request of uid {}; its client sees the broker go",
+                   peer.uid);
     }
+    prepare_spare();
+  }
+
+  // The spare's pid once it has the connection; a spare that died meanwhile is replaced once.
+  pid_t hand_to_spare(int connection, const std::string& refusal) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      prepare_spare();
+      if (!m_spare) {
+        return 0;
+      }
+      SpareSession spare = std::move(*m_spare);
+      m_spare.reset();
+      if (spare.hand_over(connection, refusal)) {
+        return spare.pid();
+      }
+    }
+    return 0;
   }
 
   const DaemonOptions& m_options;
   std::map<pid_t, uid_t> m_sessions;
   std::map<uid_t, int> m_running_per_uid;
   std::map<uid_t, std::deque<Waiting>> m_queued;
+  std::optional<SpareSession> m_spare;
 };
 
 void accept_one(int listen_fd, Admission& admission) {
@@ -130,6 +164,7 @@ int serve(const DaemonOptions& options) {
   UniqueFd signals = daemon_signals();
   UniqueFd listener = listen_unix(options.socket, options.socket_mode, 512);
   Admission admission(options);
+  admission.prepare_spare();
   spdlog::info("listening on {} ({} runs per uid at once)", options.socket.string(),
                options.max_runs_per_user);
   bool running = true;

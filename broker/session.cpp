@@ -18,6 +18,8 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -163,21 +165,63 @@ int serve_or_refuse(const Request& request, std::vector<UniqueFd>& fds, const Pe
 
 Request read_request(int socket, const SessionSetup& setup, std::vector<UniqueFd>& fds);
 
-// The worker: forked as the connection comes, it opens the broker's audit store while the
-// client builds its request, reads that request itself (the connection is the session's again
-// once `request_read` is closed) and serves it for the caller with the caller's stdio, in the
-// broker's own environment (nothing of the caller's process but the request's fields reaches it).
-[[noreturn]] void become_worker(UniqueFd connection, const PeerCredentials& peer,
-                                const SessionSetup& setup, WorkerChannel channel,
-                                UniqueFd request_read) {
+// What a spare session is handed: the connection, and the daemon's refusal of its request when
+// it refuses it unread (the frame's payload; empty otherwise).
+struct Handoff {
+  UniqueFd connection;
+  std::string refusal;
+};
+
+// A handoff's payload: this tag, then the refusal (a frame is never empty).
+constexpr std::string_view k_handoff_tag = "handoff:";
+
+bool send_handoff(int channel, int connection, const std::string& refusal) {
+  return send_frame(channel, std::string(k_handoff_tag) + refusal, {connection});
+}
+
+// The daemon's handoff to a session, or the session's to its worker; nullopt when the other end
+// closed first (the daemon stopped).
+std::optional<Handoff> receive_handoff(int channel) {
+  ReadResult got = read_frame(channel, -1, 1);
+  if (got.status != ReadStatus::ok || got.frame.fds.size() != 1 ||
+      !got.frame.payload.starts_with(k_handoff_tag)) {
+    return std::nullopt;
+  }
+  return Handoff{std::move(got.frame.fds[0]), got.frame.payload.substr(k_handoff_tag.size())};
+}
+
+// The connection's peer, by the kernel's word; a socket without one ends the worker (125).
+PeerCredentials peer_or_exit(int connection) {
+  try {
+    return peer_credentials(connection);
+  } catch (const Fatal& e) {
+    spdlog::warn("{}", e.what());
+    ::_exit(exit_code::k_sandbox_error);
+  }
+}
+
+// The worker: forked before its connection comes, it opens the broker's audit store, then takes
+// the connection from its session, reads the request itself (the connection is the session's
+// again once `request_read` is closed) and serves it for the caller with the caller's stdio, in
+// the broker's own environment (nothing of the caller's process but the request's fields
+// reaches it).
+[[noreturn]] void become_worker(UniqueFd from_session, int request_timeout_ms,
+                                WorkerChannel channel, UniqueFd request_read) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   std::shared_ptr<shim::PreopenedStore> store = preopen_broker_store();
+  std::optional<Handoff> handoff = receive_handoff(from_session.get());
+  if (!handoff) {
+    ::_exit(0);
+  }
+  from_session.reset();
+  const PeerCredentials peer = peer_or_exit(handoff->connection.get());
+  const SessionSetup setup{request_timeout_ms, handoff->refusal};
   std::vector<UniqueFd> fds;
-  Request request = read_request(connection.get(), setup, fds);
-  connection.reset();
+  Request request = read_request(handoff->connection.get(), setup, fds);
+  handoff->connection.reset();
   request_read.reset();
   channel.own_log = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
   channel.own_level = spdlog::get_level();
@@ -324,50 +368,85 @@ void close_inherited_fds(int keep) {
   }
 }
 
-[[noreturn]] void run_session(UniqueFd connection, const PeerCredentials& peer,
-                              const SessionSetup& setup) {
+// A socket pair's two ends (both invalid when none could be made).
+std::pair<UniqueFd, UniqueFd> socket_pair() {
+  int ends[2] = {-1, -1};
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
+    return {};
+  }
+  return {UniqueFd(ends[0]), UniqueFd(ends[1])};
+}
+
+// A session, forked before its connection comes: it forks its worker at once (which opens the
+// audit store meanwhile), waits for the daemon's handoff, passes the connection on to the
+// worker, and once the worker has read the request supervises the run.
+[[noreturn]] void run_session(UniqueFd from_daemon, int request_timeout_ms) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  close_inherited_fds(connection.get());
+  close_inherited_fds(from_daemon.get());
   UniqueFd signals = session_signals();
   // Without the first two pipes (no descriptor left) the worker's SIGCHLD still answers, a
   // little later, and a worker told nothing of its client's exit waits its longest for it.
   auto [exit_read, exit_write] = pipe_pair();
   auto [gone_read, gone_write] = pipe_pair();
   auto [request_read, request_read_write] = pipe_pair();
-  pid_t worker = request_read.valid() ? ::fork() : -1;
+  auto [to_worker, from_session] = socket_pair();
+  pid_t worker = request_read.valid() && to_worker.valid() ? ::fork() : -1;
   if (worker == 0) {
     signals.reset();
+    from_daemon.reset();
     exit_read.reset();
     gone_write.reset();
     request_read.reset();
-    become_worker(std::move(connection), peer, setup, {exit_write.get(), gone_read.get()},
+    to_worker.reset();
+    become_worker(std::move(from_session), request_timeout_ms, {exit_write.get(), gone_read.get()},
                   std::move(request_read_write));
   }
   exit_write.reset();
   gone_read.reset();
   request_read_write.reset();
-  if (worker < 0) {
-    answer(connection.get(), {exit_code::k_sandbox_error, std::nullopt});
+  from_session.reset();
+  std::optional<Handoff> handoff = receive_handoff(from_daemon.get());
+  if (!handoff) {  // the daemon stopped: its spare goes with it
+    ::_exit(0);
+  }
+  int connection = handoff->connection.get();
+  if (worker < 0 || !send_handoff(to_worker.get(), connection, handoff->refusal)) {
+    answer(connection, {exit_code::k_sandbox_error, std::nullopt});
     ::_exit(0);
   }
   // The connection is the worker's until it has read the request (or died).
   pollfd read{request_read.get(), POLLIN, 0};
   retry_on_eintr([&] { return ::poll(&read, 1, -1); });
-  supervise(connection.get(), worker, signals.get(), exit_read.get(), gone_write.release());
+  supervise(connection, worker, signals.get(), exit_read.get(), gone_write.release());
 }
 
 }  // namespace
 
-pid_t start_session(UniqueFd connection, const PeerCredentials& peer, const SessionSetup& setup) {
+std::optional<SpareSession> SpareSession::fork(int request_timeout_ms) {
+  auto [daemon_end, session_end] = socket_pair();
+  if (!daemon_end.valid()) {
+    spdlog::warn("socketpair failed: {}; no session is ready", std::strerror(errno));
+    return std::nullopt;
+  }
   pid_t pid = ::fork();
   if (pid == 0) {
-    run_session(std::move(connection), peer, setup);
+    daemon_end.reset();
+    run_session(std::move(session_end), request_timeout_ms);
   }
   if (pid < 0) {
-    spdlog::warn("fork failed: {}; refusing a request of uid {}", std::strerror(errno), peer.uid);
-    return 0;
+    spdlog::warn("fork failed: {}; no session is ready", std::strerror(errno));
+    return std::nullopt;
   }
-  return pid;
+  return SpareSession(pid, std::move(daemon_end));
+}
+
+SpareSession::SpareSession(pid_t pid, UniqueFd channel)
+    : m_pid(pid), m_channel(std::move(channel)) {}
+
+bool SpareSession::hand_over(int connection, const std::string& refusal) {
+  bool sent = send_handoff(m_channel.get(), connection, refusal);
+  m_channel.reset();
+  return sent;
 }
 
 }  // namespace sandshim::broker

@@ -364,6 +364,20 @@ expect_contains "the broker expected a request first; nothing ran" "$ERR"
 expect_exit 0 as_nd "$U/ws" /usr/bin/python3 -c "$raw_client" "$SOCK" silent
 expect_exit 42 as_nd "$U/ws" sh -c 'exit 42'
 
+check "the spare session (forked ahead of its connection) killed, and its worker with it: the next requests are served"
+daemon=$(broker_started_pid)
+# The newest child that is not the audit keeper: each handoff forks the next spare.
+spare=$(pgrep -P "$daemon" | grep -vx "$(pgrep -P "$daemon" -x sandshim-audit)" | sort -n | tail -n 1)
+[[ -n $spare ]] || fail "no spare session among the broker's children: $(pgrep -a -P "$daemon")"
+spare_worker=$(pgrep -P "$spare") || fail "the spare session $spare has no worker"
+kill -KILL "$spare"
+expect_exit 42 as_nd "$U/ws" sh -c 'exit 42'
+expect_exit 0 as_nd "$U/ws" python3 -c 'print("served")'
+expect_file_is "$OUT" served
+# (Ended: gone, or a zombie left to a PID 1 that may not reap it.)
+worker_ended() { [[ ! -e /proc/$spare_worker ]] || [[ $(awk '{print $3}' "/proc/$spare_worker/stat" 2>/dev/null) == Z ]]; }
+wait_until 5 "the killed spare's worker $spare_worker ended with it" worker_ended
+
 check "a required broker that does not answer fails closed: 125, one line with the fix"
 expect_exit 125 env SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$T/run/none.sock" "$T/bin/sandshim" run -- sh -c 'exit 42'
 expect_lines 1 "$ERR"
