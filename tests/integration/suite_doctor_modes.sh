@@ -76,7 +76,8 @@ expect_broker_answer() { # CALLER-UID-AND-NAME
 check "broker mode, a user outside the docker group: engine, images and audit ok through the broker"
 rm -rf "$U/.local/state/sandshim" # direct mode's own database, from the check above
 doctor "${nd_command[@]}" --
-AUDIT_LINE="no run recorded yet ($BSTATE/audit.db is created by the broker's first write)" \
+# The broker's spare worker opened (made, keyed and anchored) its store before any request.
+AUDIT_LINE="ok: 0 rows verified; chain head 0 hmac:" \
 expect_broker_answer "uid $nd_uid ($ND_USER)"
 expect_contains "ok    access   this uid cannot reach the engine around the broker" "$OUT"
 [[ ! -e $U/.local/state/sandshim/audit.db ]] || fail "doctor created the caller's own audit database"
