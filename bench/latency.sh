@@ -370,6 +370,26 @@ broker_overhead() {
          END { if (t) e = t; if (s && w && e && x) printf "%.3f %.3f\n", w - s, x - e }'
 }
 
+# The broker's memory at idle: the daemon's RSS, and the PSS of it with its idle children (the
+# audit keeper, the spare session and its worker), whose pages they mostly share.
+broker_idle_memory() {
+  local daemon pids pid pss=0
+  daemon=$(broker_started_pid)
+  # (The installed broker is not this shell's: the oldest process of its user that serves.)
+  [[ -n $daemon ]] || daemon=$(pgrep -o -u "$k_broker_user" -f ' broker --socket ' || :)
+  if [[ -z $daemon ]]; then
+    echo "== broker memory at idle: n/a (no daemon found)"
+    return
+  fi
+  pids="$daemon $(pgrep -P "$daemon" | tr '\n' ' ')"
+  for pid in $(pgrep -P "$daemon"); do pids+=" $(pgrep -P "$pid" | tr '\n' ' ')"; done
+  for pid in $pids; do
+    pss=$((pss + $(awk '/^Pss:/ {print $2}' "/proc/$pid/smaps_rollup" 2> /dev/null || echo 0)))
+  done
+  echo "== broker memory at idle: daemon RSS $(awk '/VmRSS/ {print $2, $3}' "/proc/$daemon/status");" \
+    "$(wc -w <<< "$pids") processes (daemon, audit keeper, spare session and worker) PSS $pss kB"
+}
+
 # p50 and p95 (nearest rank) of a list of milliseconds.
 percentiles() {
   tr ' ' '\n' <<< "$1" | grep -v '^$' | sort -g |
@@ -565,7 +585,7 @@ if [[ -z $broker_note ]]; then
   read -r in50 in95 <<< "$(percentiles "$overhead_in")"
   read -r out50 out95 <<< "$(percentiles "$overhead_out")"
   printf '  request->start p50 %s p95 %s   end->exit p50 %s p95 %s\n' "$in50" "$in95" "$out50" "$out95"
-  echo "== broker RSS at idle: $(awk '/VmRSS/ {print $2, $3}' "/proc/$(broker_started_pid)/status")"
+  broker_idle_memory
 fi
 
 # The installed default's target: through the broker, p50 at most the in-container floor's + 10 ms.

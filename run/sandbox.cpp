@@ -332,26 +332,31 @@ void record_refusal(RunContext& run, RunStatus status, const std::string& messag
   }
 }
 
-// The store the broker's worker opened before the request, when this run's policy names the
-// same one (the system file alone names it: user texts may only tighten), else nullptr.
-std::unique_ptr<audit::Store> take_preopened_store(const RunRequest& request,
-                                                   const Policy& policy) {
+}  // namespace
+
+std::unique_ptr<audit::Store> take_preopened_store(const RunRequest& request, const Policy& policy,
+                                                   const audit::StoreOptions& options) {
   PreopenedStore* opened = request.preopened_store.get();
-  if (opened == nullptr || opened->store == nullptr || opened->db != policy.effective_audit_db() ||
-      opened->key_file != policy.audit_key_file ||
-      opened->anchor_file != policy.audit_anchor_file) {
+  if (opened == nullptr || opened->store == nullptr || opened->db != options.path ||
+      opened->key_file != policy.audit_key_file || opened->anchor_file != options.anchor_file) {
     return nullptr;
   }
-  return std::move(opened->store);
+  const audit::ChainKey* held = opened->store->key();
+  bool same_key =
+      options.key ? held != nullptr && held->secret == options.key->secret : held == nullptr;
+  return same_key ? std::move(opened->store) : nullptr;
 }
 
+namespace {
+
 std::unique_ptr<audit::Store> open_store(const RunRequest& request, const Policy& policy) {
-  if (auto opened = take_preopened_store(request, policy)) {
-    return opened;
-  }
   try {
-    return std::make_unique<audit::Store>(audit::Store::open(
-        audit_store_options(policy, policy.effective_audit_db(), request.broker.has_value())));
+    audit::StoreOptions options =
+        audit_store_options(policy, policy.effective_audit_db(), request.broker.has_value());
+    if (auto opened = take_preopened_store(request, policy, options)) {
+      return opened;
+    }
+    return std::make_unique<audit::Store>(audit::Store::open(options));
   } catch (const Fatal& e) {
     if (policy.audit_required) {
       throw Fatal(std::string(e.what()) + "; nothing ran (audit.required = true)");

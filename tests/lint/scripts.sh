@@ -12,5 +12,10 @@ for script in "${scripts[@]}"; do
 done
 command -v shellcheck >/dev/null 2>&1 || { echo "shellcheck not installed (install/deps.sh installs it)" >&2; exit 1; }
 shellcheck -S error -- "${scripts[@]}" || failed=1
+# The scripts the README and docs tell a user to run by their path are executable in git (a clone
+# keeps git's mode; `install/uninstall.sh` once was not, and said "Permission denied").
+while read -r mode _ _ path; do
+    [[ $mode == 100755 ]] || { echo "not executable in git (git update-index --chmod=+x): $path" >&2; failed=1; }
+done < <(git ls-files -s -- 'install/*.sh' 'bench/*.sh' .ci/run 2>/dev/null | grep -v '/lib/')
 ((failed == 0)) && echo "${#scripts[@]} scripts parse and pass shellcheck -S error"
 exit "$failed"

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "policy/broker_policy.hpp"
+#include "run/sandbox.hpp"
 #include "skip.hpp"
 #include "test_shim_support.hpp"
 
@@ -104,4 +105,58 @@ TEST_CASE("direct mode never writes the broker's keyed database; the broker's wo
   Policy in_broker = load_policy(policy_inputs(BrokerPolicySource{system, {}, {}}, {}));
   CHECK(in_broker.audit_db == broker_db.string());
   CHECK(in_broker.broker_audit_db.empty());
+}
+
+TEST_CASE(
+    "a broker's run takes the store its worker opened ahead: the same database, anchor and key "
+    "only, once",
+    "[broker_policy]") {
+  if (::geteuid() != 0) {
+    sandshim::test::skip_test("the system file must be root-owned: run the unit tests as root");
+    return;
+  }
+  ScratchDir dir;
+  auto anchor = dir.write("anchors/anchor.log", "");
+  auto system = dir.write("etc/config", "[audit]\ndb = " + (dir.path() / "audit.db").string() +
+                                            "\nkey_file = " + (dir.path() / "chain.key").string() +
+                                            "\nanchor_file = " + anchor.string() + "\n");
+  std::filesystem::permissions(dir.path() / "etc", std::filesystem::perms::owner_all);
+  std::shared_ptr<PreopenedStore> opened = preopen_broker_store(system);
+  REQUIRE(opened != nullptr);
+  REQUIRE(opened->store != nullptr);
+  RunRequest request;
+  request.preopened_store = opened;
+  Policy policy = load_policy(policy_inputs(BrokerPolicySource{system, {}, {}}, {}));
+  const auto options = audit_store_options(policy, policy.effective_audit_db(), true);
+
+  auto elsewhere = options;
+  elsewhere.path = dir.path() / "other.db";
+  CHECK(take_preopened_store(request, policy, elsewhere) == nullptr);
+  auto other_anchor = options;
+  other_anchor.anchor_file = dir.path() / "other.log";
+  CHECK(take_preopened_store(request, policy, other_anchor) == nullptr);
+  auto replaced_key = options;
+  replaced_key.key->secret = std::string(32, 'k');
+  CHECK(take_preopened_store(request, policy, replaced_key) == nullptr);
+  auto unkeyed = options;
+  unkeyed.key.reset();
+  CHECK(take_preopened_store(request, policy, unkeyed) == nullptr);
+
+  auto taken = take_preopened_store(request, policy, options);
+  REQUIRE(taken != nullptr);
+  CHECK(taken->path() == dir.path() / "audit.db");
+  CHECK(take_preopened_store(request, policy, options) == nullptr);  // once
+  CHECK(take_preopened_store(RunRequest{}, policy, options) == nullptr);
+}
+
+TEST_CASE("a broker whose system file does not load opens nothing ahead", "[broker_policy]") {
+  if (::geteuid() != 0) {
+    sandshim::test::skip_test("the system file must be root-owned: run the unit tests as root");
+    return;
+  }
+  ScratchDir dir;
+  auto system = dir.write("etc/config", "[audit]\nno_such_key = 1\n");
+  std::filesystem::permissions(dir.path() / "etc", std::filesystem::perms::owner_all);
+  CHECK_THROWS_AS(load_policy(policy_inputs(BrokerPolicySource{system, {}, {}}, {})), PolicyError);
+  CHECK(preopen_broker_store(system) == nullptr);
 }
