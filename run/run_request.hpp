@@ -21,12 +21,9 @@ namespace sandshim::shim {
 // Everything a run reads from its caller, as one value: the shim and `sandshim run` build it from
 // their own process (request_from_process), a broker from a socket request. The run path reads
 // nothing from process globals except through this.
-// A broker's audit store, opened by its worker before the request came, with what named it: a
-// run takes it when its own policy names the same database, key and anchor.
+// A broker's audit store, opened by its worker before the request came: a run takes it (once)
+// when its own options name the same database, anchor and key.
 struct PreopenedStore {
-  std::filesystem::path db;
-  std::filesystem::path key_file;
-  std::filesystem::path anchor_file;
   std::unique_ptr<audit::Store> store;
 };
 

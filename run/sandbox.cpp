@@ -332,28 +332,11 @@ void record_refusal(RunContext& run, RunStatus status, const std::string& messag
   }
 }
 
-}  // namespace
-
-std::unique_ptr<audit::Store> take_preopened_store(const RunRequest& request, const Policy& policy,
-                                                   const audit::StoreOptions& options) {
-  PreopenedStore* opened = request.preopened_store.get();
-  if (opened == nullptr || opened->store == nullptr || opened->db != options.path ||
-      opened->key_file != policy.audit_key_file || opened->anchor_file != options.anchor_file) {
-    return nullptr;
-  }
-  const audit::ChainKey* held = opened->store->key();
-  bool same_key =
-      options.key ? held != nullptr && held->secret == options.key->secret : held == nullptr;
-  return same_key ? std::move(opened->store) : nullptr;
-}
-
-namespace {
-
 std::unique_ptr<audit::Store> open_store(const RunRequest& request, const Policy& policy) {
   try {
     audit::StoreOptions options =
         audit_store_options(policy, policy.effective_audit_db(), request.broker.has_value());
-    if (auto opened = take_preopened_store(request, policy, options)) {
+    if (auto opened = take_preopened_store(request, options)) {
       return opened;
     }
     return std::make_unique<audit::Store>(audit::Store::open(options));
@@ -807,16 +790,24 @@ ApiCreate cold_api_create(const RunRequest& request, const RunEngine& engine) {
                     CreateInputs{run.engine->env_with(run.spec()->env)});
 }
 
+std::unique_ptr<audit::Store> take_preopened_store(const RunRequest& request,
+                                                   const audit::StoreOptions& options) {
+  PreopenedStore* opened = request.preopened_store.get();
+  if (opened == nullptr || opened->store == nullptr || opened->store->path() != options.path ||
+      opened->store->anchor_file() != options.anchor_file) {
+    return nullptr;
+  }
+  const audit::ChainKey* held = opened->store->key();
+  bool same_key =
+      options.key ? held != nullptr && held->secret == options.key->secret : held == nullptr;
+  return same_key ? std::move(opened->store) : nullptr;
+}
+
 std::shared_ptr<PreopenedStore> preopen_broker_store(const std::filesystem::path& system_file) {
   try {
     Policy floor = load_policy(policy_inputs(BrokerPolicySource{system_file, {}, {}}, {}));
-    auto opened = std::make_shared<PreopenedStore>();
-    opened->db = floor.effective_audit_db();
-    opened->key_file = floor.audit_key_file;
-    opened->anchor_file = floor.audit_anchor_file;
-    opened->store = std::make_unique<audit::Store>(
-        audit::Store::open(audit_store_options(floor, opened->db, true)));
-    return opened;
+    return std::make_shared<PreopenedStore>(PreopenedStore{std::make_unique<audit::Store>(
+        audit::Store::open(audit_store_options(floor, floor.effective_audit_db(), true)))});
   } catch (const Fatal&) {
     return nullptr;
   }

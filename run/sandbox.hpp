@@ -63,9 +63,10 @@ int fill_pool(const RunRequest& request, const RunEngine& engine);
 std::shared_ptr<PreopenedStore> preopen_broker_store(const std::filesystem::path& system_file);
 
 // The store the broker's worker opened before the request, when the run's options name the same
-// one (the system file alone names it: user texts may only tighten) with the same key (a key
-// replaced since is read again for the options), else nullptr. Taken once.
-std::unique_ptr<audit::Store> take_preopened_store(const RunRequest& request, const Policy& policy,
+// database and anchor (the system file alone names them: user texts may only tighten) with the
+// same key (the options read it again: a key replaced since is not the held one), else nullptr.
+// Taken once.
+std::unique_ptr<audit::Store> take_preopened_store(const RunRequest& request,
                                                    const audit::StoreOptions& options);
 
 // A run the broker refused before it started (its workspace, its uid's queue): one `refused`
