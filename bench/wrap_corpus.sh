@@ -8,7 +8,8 @@
 # Asserts nothing. Needs a container engine and sandshim's wrap image.
 #
 # WORKSPACE=rw (the default) puts `sandbox.workspace = rw` in the bench's user config, as a user
-# of wrap mode who wants its writes does (.git, agent settings and hook files stay read-only);
+# of wrap mode who wants its writes does (git's writes go through the stage; its config and
+# hooks, agent settings and hook files stay read-only);
 # WORKSPACE=ro leaves the default read-only workspace. As root the sandbox runs as nobody, who
 # owns none of the project: AS_USER=NAME (a user who may reach the engine) runs the bench as
 # that user, as an agent's user would.
@@ -77,10 +78,16 @@ mkdir -p "$template/src" "$template/tests" "$template/scripts"
   echo "# draft" >> src/app.py
 )
 
-# A digest of what a command may change: the work tree and git's refs, index and HEAD.
+# A digest of what a command may change: the work tree, git's index, HEAD and every ref's history
+# by tree, subject and author (a new commit's id holds the second it was made, and the wrapped
+# run comes after the native one).
 digest() { # DIR
   (cd "$1" && find . -path ./.git -prune -o -type f -print0 | sort -z | xargs -0 sha256sum
-    git -C "$1" rev-parse HEAD 2> /dev/null; git -C "$1" for-each-ref; git -C "$1" ls-files -s) |
+    git -C "$1" symbolic-ref -q HEAD || echo detached
+    git -C "$1" for-each-ref --format='%(refname)' | while read -r ref; do
+      echo "$ref"; git -C "$1" log --format='%T %s %an <%ae>' "$ref"
+    done
+    git -C "$1" ls-files -s) |
     sha256sum | cut -c1-16
 }
 

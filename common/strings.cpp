@@ -136,6 +136,21 @@ std::string trim(std::string_view text) {
   return std::string(text.substr(begin, end - begin + 1));
 }
 
+std::string ascii_lower(std::string_view text) {
+  std::string lowered(text);
+  for (char& c : lowered) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  return lowered;
+}
+
+bool has_control_characters(std::string_view text) {
+  return std::any_of(text.begin(), text.end(),
+                     [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+}
+
 bool glob_match(const std::string& pattern, const std::string& text) {
   return glob_match(std::string_view(pattern), std::string_view(text), GlobCase::sensitive);
 }

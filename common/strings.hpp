@@ -40,6 +40,10 @@ std::vector<std::string> split_lines(std::string_view text);
 std::string first_line_of(std::string_view text);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 std::string trim(std::string_view text);
+// ASCII letters lowered (config keys and section names); other bytes as they are.
+std::string ascii_lower(std::string_view text);
+// A byte below 0x20 or DEL: text that must not reach a mount spec, a terminal or a config value.
+bool has_control_characters(std::string_view text);
 
 // Shell-style wildcard match (`*`, `?`, `[...]`), case-sensitive.
 bool glob_match(const std::string& pattern, const std::string& text);

@@ -523,7 +523,8 @@ std::vector<Key> make_key_table() {
       network_resolve_key(),
       choice_key(
           "sandbox.workspace",
-          "workspace mount: ro (read-only) or rw (.git, agent and hook files stay read-only)",
+          "workspace mount: ro (read-only) or rw (agent and hook files stay read-only; git writes "
+          "through a stage that never carries its config or hooks back)",
           &Policy::workspace_mode, k_workspace_words),
       byte_size_key("sandbox.memory", "memory limit (swap is not allowed on top)",
                     &Policy::memory_bytes, 6ULL << 20),

@@ -113,9 +113,11 @@ void add_failure_hints(std::vector<LimitHint>& hints, const LimitFacts& facts, c
         "`sandbox.writable = PATH` opens only that sub-path, `sandbox.cache = on` gives the "
         "interpreters a cache that survives";
   } else if (policy.workspace_mode == WorkspaceMode::rw && workspace_write_refused(facts)) {
-    // What stays read-only under rw steers the host (git's hooks and config, agent settings).
+    // What stays read-only under rw steers the host (git's hooks, agent settings); all of .git
+    // through a broker or beside another run of the workspace (run/git_stage.hpp).
     hints.push_back(hint("sandbox.workspace", "rw", "", config_file,
-                         "a write to .git, an agent's settings or a hook file was refused"));
+                         "a write to git's hooks, an agent's settings or a hook file was refused; "
+                         "all of .git is read-only through a broker or beside another run here"));
     hints.back().narrower =
         "they stay read-only in every run; make those writes on the host (git add, git commit…)";
   }

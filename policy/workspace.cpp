@@ -26,15 +26,6 @@ fs::path resolve_workspace(const fs::path& cwd, const fs::path& home) {
 
 namespace {
 
-bool has_control_characters(const std::string& text) {
-  for (unsigned char c : text) {
-    if (c < 0x20 || c == 0x7f) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // The engine reads --mount as one CSV record: a quoted field keeps its commas and `=`.
 std::string csv_field(const std::string& field) {
   if (field.find_first_of(",\"") == std::string::npos) {

@@ -31,6 +31,7 @@ struct ContainerResult {
   std::string limit_hit;   // the keys of the limits it hit, comma-separated, for the audit
   std::string transfer;    // a remote engine: what travelled, for the audit row's message only
   std::string set_aside;   // sandbox.workspace = rw: protected names the run created, moved aside
+  std::string git_carry;   // sandbox.workspace = rw: git's state carried back, or left behind
 };
 
 // One attempt as the engine gets it: the client's arguments (the audit's engine_args) and, for a

@@ -53,7 +53,8 @@ void describe_outcome(RunRecord& row, const ContainerResult& result) {
   row.exit_code = result.exit_code;
   row.signal = result.signal;
   std::vector<std::string> parts;
-  for (const std::string* part : {&result.message, &result.transfer, &result.set_aside}) {
+  for (const std::string* part :
+       {&result.message, &result.transfer, &result.set_aside, &result.git_carry}) {
     if (!part->empty()) {
       parts.push_back(*part);
     }

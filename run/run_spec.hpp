@@ -10,6 +10,7 @@
 #include "engine/engine.hpp"
 #include "engine/engine_names.hpp"
 #include "policy/masks.hpp"
+#include "run/git_stage.hpp"
 #include "run/workspace_gate.hpp"
 
 namespace sandshim::shim {
@@ -55,6 +56,7 @@ struct RunSpec {
   MaskSources mask_sources;                   // what covers them
   std::vector<BindPath> writable_mounts;      // sandbox.writable, with protected names read-only
   std::vector<std::string> absent_protected;  // rw workspace: protected names it lacks at first
+  std::shared_ptr<GitStage> git_stage;        // rw workspace: git's writes, carried back after
   std::filesystem::path cache_dir;            // sandbox.cache = on: the host directory; else empty
   std::filesystem::path seccomp_profile;      // podman: the profile without user namespaces
   std::optional<WorkspaceGate> gate;          // a broker's run: the command waits on sandshim-gate

@@ -251,13 +251,39 @@ void hide_secrets(RunSpec& spec, const Policy& policy) {
   }
 }
 
+// Under rw in direct mode git's writes go through a stage (run/git_stage.hpp) instead of a
+// read-only .git; through a broker, whose user must not write the caller's .git, .git stays
+// read-only, as it does while another run holds the stage.
+void stage_git(RunSpec& spec, std::vector<BindPath>& kept, const RunRequest& request, uid_t uid,
+               gid_t gid) {
+  if (request.broker) {
+    return;
+  }
+  spec.git_stage = GitStage::open(spec.workspace, uid, gid);
+  if (!spec.git_stage) {
+    return;
+  }
+  std::erase_if(kept, [&](const BindPath& bind) { return bind.target == spec.workspace / ".git"; });
+  kept.insert(kept.end(), spec.git_stage->binds().begin(), spec.git_stage->binds().end());
+  bool configured = std::any_of(spec.env.begin(), spec.env.end(), [](const auto& entry) {
+    return entry.first == "GIT_CONFIG_COUNT";
+  });
+  if (!configured) {
+    auto git_env = spec.git_stage->environment(request.home);
+    spec.env.insert(spec.env.end(), git_env.begin(), git_env.end());
+  }
+}
+
 // sandbox.workspace = rw, sandbox.writable and sandbox.cache: the only places a run may write
-// that outlive it. Under rw the protected names (.git, agent settings, hooks) stay read-only.
-void grant_writes(RunSpec& spec, const Policy& policy, uid_t uid, gid_t gid) {
+// that outlive it. Under rw the protected names (agent settings, hooks, git's config and hooks)
+// stay read-only.
+void grant_writes(RunSpec& spec, const Policy& policy, const RunRequest& request, uid_t uid,
+                  gid_t gid) {
   try {
     spec.writable_mounts = writable_binds(spec.workspace, policy.writable);
     if (policy.workspace_mode == WorkspaceMode::rw) {
       std::vector<BindPath> kept = protected_binds(spec.workspace);
+      stage_git(spec, kept, request, uid, gid);
       spec.writable_mounts.insert(spec.writable_mounts.end(), kept.begin(), kept.end());
       spec.absent_protected = absent_protected_names(spec.workspace);
     }
@@ -312,7 +338,7 @@ RunSpec prepare_spec(const RunContext& run) {
   require_readable_by(run.workspace, uid, gid);
   refuse_paths_outside(spec);
   hide_secrets(spec, run.policy);
-  grant_writes(spec, run.policy, uid, gid);
+  grant_writes(spec, run.policy, request, uid, gid);
   if (request.broker) {
     spec.gate = gate_for_held_cwd(spec.workspace, spec.cwd);
   }
@@ -587,6 +613,20 @@ void set_aside_created_names(const RunContext& run, ContainerResult& result) {
   }
 }
 
+// sandbox.workspace = rw with a staged .git: git's state comes back to the host's .git, and the
+// audit row names what did; the caller hears of what stayed behind.
+void carry_git_state(const RunContext& run, ContainerResult& result) {
+  const std::shared_ptr<GitStage>& stage = run.spec()->git_stage;
+  if (!stage) {
+    return;
+  }
+  GitCarry carry = stage->carry_back();
+  result.git_carry = describe_carry(carry);
+  if (!carry.kept.empty() || !carry.left_behind.empty() || !carry.removed.empty()) {
+    say(run.request(), result.git_carry);
+  }
+}
+
 // Starts the row, runs the container, records the outcome in the context.
 void execute(RunContext& run, const RunEngine& engine) {
   StepTimer row("audit begin");
@@ -596,6 +636,7 @@ void execute(RunContext& run, const RunEngine& engine) {
   StepTimer step("container run");
   ContainerResult result = engine.run(*run.engine, run.call, *run.spec(), run.policy);
   step.done();
+  carry_git_state(run, result);
   set_aside_created_names(run, result);
   run.hints = judge_limits(result, run);
   run.finish(std::move(result));

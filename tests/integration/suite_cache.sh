@@ -6,8 +6,9 @@
 # and user, emptied past its size, never executable under podman, removed by `sandshim gc` once
 # its workspace is gone); sandbox.writable makes a sub-path writable while .git and agent
 # settings inside it stay read-only; a workspace file may set neither; a refused write is
-# followed by one line naming the keys; sandbox.workspace = rw keeps .git and agent settings
-# read-only and moves aside such a name a run creates. Each in both directions.
+# followed by one line naming the keys; sandbox.workspace = rw keeps git's config and hooks and
+# agent settings read-only, carries git's own writes back to the host's .git and leaves what
+# steers git in the sandbox, and moves aside such a name a run creates. Each in both directions.
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -98,6 +99,48 @@ expect_exit 73 sandshim run -- sh -c 'echo x >.git/hooks/pre-commit && exit 42 |
 [[ ! -e $WS/.git/hooks/pre-commit ]] || fail "a run wrote a git hook under workspace = rw"
 expect_exit 73 sandshim run -- sh -c 'echo x >.claude/settings.json && exit 42 || exit 73'
 expect_equal '{}' "$(cat "$WS/.claude/settings.json")" "agent settings unchanged under workspace = rw"
+
+check "workspace = rw: git's own writes reach the host's .git (a commit, a branch, a stash)"
+repo=$(new_workspace)
+cd "$repo"
+git config --global user.name dev && git config --global user.email dev@example.com
+echo one >f && git add f && git commit -qm one
+base=$(git symbolic-ref --short HEAD)
+chmod -R a+rwX "$repo" # the sandbox user (nobody, under root) writes git's objects and refs
+expect_exit 0 sandshim -c 'echo two >>f && git commit -qam two && git checkout -qb topic && echo three >>f && git stash -q'
+expect_equal "two dev" "$(git log -1 --format='%s %an' "$base")" "the run's commit on the host"
+expect_equal refs/heads/topic "$(git symbolic-ref HEAD)" "the host's branch after the run's checkout -b"
+expect_equal "" "$(git status --porcelain)" "the stash left index and work tree clean"
+git stash list | grep -q "WIP on topic" || fail "no stash on the host after the run's git stash"
+git fsck --no-dangling || fail "git fsck after the run's writes"
+sandshim audit list --limit 1 --json >"$T/row"
+expect_contains "carried to the host's .git: " "$T/row"
+
+check "workspace = rw: what steers git on the host (config, commondir, a bent HEAD, a reflog link, hooks) stays in the sandbox"
+expect_exit 0 sandshim -c 'git config core.fsmonitor "touch pwned"; printf "%s\n" "$PWD/evil" >.git/commondir; echo "ref: refs/heads/../../x" >.git/HEAD; ln -sf /etc/passwd .git/ORIG_HEAD; ln -sf "$PWD/f" .git/logs/HEAD; true'
+expect_contains "left in the sandbox (such files steer git on the host): .git/HEAD (not in git's shape), .git/ORIG_HEAD (not in git's shape), .git/commondir, .git/config" "$ERR"
+expect_contains "removed from the host's .git (a link or fifo git would write through): logs/HEAD" "$ERR"
+[[ ! -e .git/commondir ]] || fail "the run's .git/commondir reached the host"
+[[ ! -L .git/logs/HEAD ]] || fail "the run's link at .git/logs/HEAD stayed for git on the host to append through"
+if git config core.fsmonitor; then fail "the run's core.fsmonitor reached the host's .git/config"; fi
+expect_equal refs/heads/topic "$(git symbolic-ref HEAD)" "the host's HEAD after a bent one"
+git status >/dev/null && [[ ! -e pwned ]] || fail "git on the host ran what the sandbox configured"
+sandshim audit list --limit 1 --json >"$T/row"
+expect_contains "left in the sandbox" "$T/row"
+expect_exit 73 sandshim -c 'echo x >.git/hooks/pre-commit && exit 42 || exit 73'
+[[ ! -e .git/hooks/pre-commit ]] || fail "a run wrote a git hook through the stage"
+
+check "workspace = rw: a HEAD the host changed during the run is the host's, and named"
+rm -f go
+sandshim -c "git checkout -q $base"' && until [ -e go ]; do sleep 0.1; done' 2>"$T/race.err" &
+racer=$!
+wait_until 30 "the run's checkout" sh -c 'grep -q "to $1\$" .git/logs/HEAD' _ "$base"
+git symbolic-ref HEAD refs/heads/elsewhere && touch go
+wait "$racer" || fail "the racing run failed"
+expect_contains "not carried, the host's kept: HEAD (changed on the host meanwhile)" "$T/race.err"
+expect_equal refs/heads/elsewhere "$(git symbolic-ref HEAD)" "the host's own HEAD change"
+rm -f go
+cd "$WS"
 
 check "workspace = rw: a protected name the run creates is moved aside and named"
 expect_exit 0 sandshim run -- sh -c 'echo x >.envrc && mkdir .vscode'

@@ -94,9 +94,10 @@ TEST_CASE("a write refused on the read-only workspace names sandbox.workspace", 
   std::vector<LimitHint> hints = limit_hints(git, rw, "/home/u/.config/sandshim/config");
   REQUIRE(hints.size() == 1);
   CHECK(describe_hint(hints[0]) ==
-        "limit hit: sandbox.workspace = rw (a write to .git, an agent's settings or a hook file "
-        "was refused); no line lifts it: they stay read-only in every run; make those writes on "
-        "the host (git add, git commit…)");
+        "limit hit: sandbox.workspace = rw (a write to git's hooks, an agent's settings or a "
+        "hook file was refused; all of .git is read-only through a broker or beside another run "
+        "here); no line lifts it: they stay read-only in every run; make those writes on the host "
+        "(git add, git commit…)");
   CHECK(keys_of(failed_with("OSError: [Errno 30] Read-only file system: '/usr/lib/x'\n"), rw)
             .empty());
 }

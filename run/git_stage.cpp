@@ -1,0 +1,442 @@
+#include "run/git_stage.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "common/error.hpp"
+#include "common/paths.hpp"
+#include "common/sha256.hpp"
+#include "common/strings.hpp"
+
+namespace sandshim::shim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// git's state: what its porcelain writes at .git's top level and reads back as data.
+constexpr std::array<std::string_view, 14> k_carried = {
+    "HEAD",       "ORIG_HEAD",      "FETCH_HEAD",  "MERGE_HEAD",       "MERGE_MODE",
+    "MERGE_MSG",  "AUTO_MERGE",     "REBASE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD",
+    "SQUASH_MSG", "COMMIT_EDITMSG", "index",       "packed-refs"};
+
+// The directories a run writes through: git's objects, refs and reflogs, data git checks as it
+// reads them. Every other directory (hooks, info, modules, worktrees, a rebase in progress on
+// the host) stays read-only.
+constexpr std::array<std::string_view, 3> k_writable_dirs = {"objects", "refs", "logs"};
+
+constexpr size_t k_shape_bytes = 64 * 1024;  // a ref file is far smaller; a longer one is not git's
+
+GitStage::FileMark mark_at(int dir, const std::string& name) {
+  struct stat st {};
+  if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    return {};
+  }
+  return {true, st.st_ino, st.st_size,
+          static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+}
+
+bool is_regular_at(int dir, const std::string& name) {
+  struct stat st {};
+  return ::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+bool is_directory_at(int dir, const std::string& name) {
+  struct stat st {};
+  return ::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The names in an open directory, without . and ..
+std::vector<std::string> names_in(int dir) {
+  std::vector<std::string> names;
+  DIR* stream = ::fdopendir(::dup(dir));
+  if (stream == nullptr) {
+    throw Fatal(std::string("cannot list a directory: ") + std::strerror(errno));
+  }
+  ::rewinddir(stream);
+  while (const dirent* entry = ::readdir(stream)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") {
+      names.push_back(std::move(name));
+    }
+  }
+  ::closedir(stream);
+  return names;
+}
+
+UniqueFd open_directory(const fs::path& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) {
+    throw Fatal("cannot open " + quoted(path.string()) + ": " + std::strerror(errno));
+  }
+  return fd;
+}
+
+// Copies all of `from` (from its start) into `to`; false with errno on a failed read or write.
+bool copy_contents(int from, int to) {
+  std::array<char, 64 * 1024> buffer{};
+  off_t offset = 0;
+  while (true) {
+    ssize_t got = ::pread(from, buffer.data(), buffer.size(), offset);
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got <= 0) {
+      return got == 0;
+    }
+    for (ssize_t done = 0; done < got;) {
+      ssize_t put = ::write(to, buffer.data() + done, static_cast<size_t>(got - done));
+      if (put < 0 && errno != EINTR) {
+        return false;
+      }
+      done += std::max<ssize_t>(put, 0);
+    }
+    offset += got;
+  }
+}
+
+// A regular file NAME of dir `from` copied as a new file of dir `to`, owned by the run's user.
+void copy_into_stage(int from, int to, const std::string& name, uid_t uid, gid_t gid) {
+  UniqueFd in(::openat(from, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st {};
+  if (!in.valid() || ::fstat(in.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return;  // gone or replaced since it was listed: the run does without it
+  }
+  UniqueFd out(::openat(to, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                        st.st_mode & 0777));
+  if (!out.valid() || !copy_contents(in.get(), out.get())) {
+    throw Fatal("cannot copy .git/" + name + " into the stage: " + std::strerror(errno));
+  }
+  if (::geteuid() == 0 && ::fchown(out.get(), uid, gid) != 0) {
+    throw Fatal("cannot hand the stage's " + name +
+                " to the sandbox user: " + std::strerror(errno));
+  }
+}
+
+bool is_hex_id(const std::string& text) {
+  static const std::regex id("[0-9a-f]{40}|[0-9a-f]{64}");
+  return std::regex_match(text, id);
+}
+
+// Every line of TEXT (a last empty one aside) passes `line_ok`.
+template <typename LineOk>
+bool every_line(const std::string& text, LineOk line_ok) {
+  std::vector<std::string> lines = split_lines(text);
+  return !lines.empty() && std::all_of(lines.begin(), lines.end(), line_ok);
+}
+
+// The caller's user.name and user.email from their global git config (the XDG file, then
+// ~/.gitconfig, which wins), as git on the host would find them. Includes are not followed.
+std::vector<std::pair<std::string, std::string>> global_identity(const fs::path& home) {
+  std::map<std::string, std::string> found;
+  for (const fs::path& file : {xdg_directory("config") / "git" / "config", home / ".gitconfig"}) {
+    std::ifstream in(file);
+    std::string section;
+    for (std::string line; std::getline(in, line);) {
+      line = trim(line);
+      if (line.starts_with('[')) {
+        section = ascii_lower(line.substr(1, line.find_first_of("] \t") - 1));
+        continue;
+      }
+      size_t equals = line.find('=');
+      if (section != "user" || equals == std::string::npos) {
+        continue;
+      }
+      std::string key = ascii_lower(trim(line.substr(0, equals)));
+      std::string value = trim(line.substr(equals + 1));
+      if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+        value = value.substr(1, value.size() - 2);
+      } else {
+        value = trim(value.substr(0, value.find_first_of("#;")));
+      }
+      if ((key == "name" || key == "email") && !value.empty() && !has_control_characters(value)) {
+        found["user." + key] = value;
+      }
+    }
+  }
+  return {found.begin(), found.end()};
+}
+
+}  // namespace
+
+bool GitStage::is_carried(const std::string& name) {
+  return one_of(k_carried, name);
+}
+
+bool GitStage::has_git_shape(const std::string& name, const std::string& head_bytes) {
+  if (name == "index") {
+    return head_bytes.starts_with("DIRC");
+  }
+  if (name.ends_with("MSG") || name == "MERGE_MODE") {
+    return true;  // text git offers as a message, never runs
+  }
+  if (name == "packed-refs") {  // complete lines only: the head may end mid-line
+    std::string whole = head_bytes.substr(0, head_bytes.rfind('\n') + 1);
+    return whole.empty() || every_line(whole, [](const std::string& line) {
+             return line.starts_with('#') || line.starts_with('^') ||
+                    is_hex_id(line.substr(0, line.find(' ')));
+           });
+  }
+  if (head_bytes.size() > k_shape_bytes) {
+    return false;
+  }
+  if (name == "HEAD") {
+    static const std::regex symbolic("ref: refs/[A-Za-z0-9._/+-]+\n?");
+    std::string line = head_bytes;
+    return (std::regex_match(line, symbolic) && line.find("..") == std::string::npos) ||
+           is_hex_id(trim(line));
+  }
+  if (name == "FETCH_HEAD") {
+    return every_line(head_bytes, [](const std::string& line) {
+      return line.find('\t') != std::string::npos && is_hex_id(line.substr(0, line.find('\t')));
+    });
+  }
+  return every_line(head_bytes, [](const std::string& line) { return is_hex_id(line); });
+}
+
+std::unique_ptr<GitStage> GitStage::open(const fs::path& workspace, uid_t uid, gid_t gid) {
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(workspace / ".git", ec))) {
+    return nullptr;  // no repository here, or a worktree's .git file: .git stays read-only
+  }
+  std::unique_ptr<GitStage> stage(new GitStage());
+  stage->m_workspace = workspace;
+  stage->m_dir = xdg_directory("state") / "sandshim" / "git-stage" /
+                 (sha256_hex(workspace.string()).substr(0, 16) + "-" + std::to_string(uid));
+  try {
+    fs::create_directories(stage->m_dir);
+    fs::path lock = stage->m_dir.string() + ".lock";
+    stage->m_lock.reset(::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!stage->m_lock.valid()) {
+      throw Fatal("cannot open " + quoted(lock.string()) + ": " + std::strerror(errno));
+    }
+    if (::flock(stage->m_lock.get(), LOCK_EX | LOCK_NB) != 0) {
+      spdlog::info("git stage: another run in this workspace holds it; .git stays read-only");
+      return nullptr;
+    }
+    if (::geteuid() == 0 && ::chown(stage->m_dir.c_str(), uid, gid) != 0) {
+      throw Fatal("cannot hand the stage to the sandbox user: " +
+                  std::string(std::strerror(errno)));
+    }
+    fs::permissions(stage->m_dir, fs::perms::owner_all);
+    stage->m_git = open_directory(workspace / ".git");
+    stage->m_stage = open_directory(stage->m_dir);
+    stage->fill(uid, gid);
+  } catch (const std::exception& e) {  // Fatal or filesystem_error: the run keeps .git read-only
+    spdlog::warn("git stage: {}; .git stays read-only in this run", e.what());
+    return nullptr;
+  }
+  return stage;
+}
+
+// The stage as the run starts: the mount points of .git's directories (kept: a warm container
+// holds binds on them), then a fresh copy of every top-level file.
+void GitStage::fill(uid_t uid, gid_t gid) {
+  std::vector<std::string> files;
+  for (const std::string& name : names_in(m_git.get())) {
+    if (is_directory_at(m_git.get(), name)) {
+      m_subdirs.push_back(name);
+    } else if (is_regular_at(m_git.get(), name) && !name.ends_with(".lock")) {
+      files.push_back(name);
+    }
+  }
+  for (const std::string& name : names_in(m_stage.get())) {
+    bool mount_point = std::find(m_subdirs.begin(), m_subdirs.end(), name) != m_subdirs.end() &&
+                       is_directory_at(m_stage.get(), name);
+    if (!mount_point) {
+      fs::remove_all(m_dir / name);
+    }
+  }
+  m_binds.push_back(checked_bind(m_dir, m_workspace / ".git", false));
+  for (const std::string& name : m_subdirs) {
+    if (::mkdirat(m_stage.get(), name.c_str(), 0700) != 0 && errno != EEXIST) {
+      throw Fatal("cannot make the stage's " + name + ": " + std::strerror(errno));
+    }
+    m_binds.push_back(checked_bind(m_workspace / ".git" / name, m_workspace / ".git" / name,
+                                   !one_of(k_writable_dirs, name)));
+  }
+  for (const std::string& name : files) {
+    copy_into_stage(m_git.get(), m_stage.get(), name, uid, gid);
+  }
+  take_marks();
+}
+
+// What the stage's files and the host's carried ones look like now: a later change is the run's.
+void GitStage::take_marks() {
+  m_stage_marks.clear();
+  for (const std::string& name : names_in(m_stage.get())) {
+    if (std::find(m_subdirs.begin(), m_subdirs.end(), name) == m_subdirs.end()) {
+      m_stage_marks[name] = mark_at(m_stage.get(), name);
+    }
+  }
+  for (std::string_view name : k_carried) {
+    m_host_marks[std::string(name)] = mark_at(m_git.get(), std::string(name));
+  }
+}
+
+GitStage::~GitStage() {
+  if (!m_stage.valid()) {
+    return;
+  }
+  try {  // the copies go (an index may be large); the mount points stay for warm containers
+    for (const std::string& name : names_in(m_stage.get())) {
+      if (std::find(m_subdirs.begin(), m_subdirs.end(), name) == m_subdirs.end()) {
+        fs::remove_all(m_dir / name);
+      }
+    }
+  } catch (const std::exception& e) {
+    spdlog::warn("git stage: cannot empty {}: {}", m_dir.string(), e.what());
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> GitStage::environment(const fs::path& home) const {
+  std::vector<std::pair<std::string, std::string>> config = {
+      {"safe.directory", m_workspace.string()}};
+  for (auto& entry : global_identity(home)) {
+    config.push_back(std::move(entry));
+  }
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"GIT_CONFIG_COUNT", std::to_string(config.size())}};
+  for (size_t i = 0; i < config.size(); ++i) {
+    env.emplace_back("GIT_CONFIG_KEY_" + std::to_string(i), config[i].first);
+    env.emplace_back("GIT_CONFIG_VALUE_" + std::to_string(i), config[i].second);
+  }
+  return env;
+}
+
+namespace {
+
+// NAME's new content from the stage written into the host's .git as git writes it: NAME.lock,
+// created only if absent (git on the host holds it otherwise), then renamed over NAME.
+std::string write_like_git(int stage, int git, const std::string& name) {
+  UniqueFd in(::openat(stage, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat host {};
+  mode_t mode =
+      ::fstatat(git, name.c_str(), &host, AT_SYMLINK_NOFOLLOW) == 0 ? host.st_mode & 0777 : 0644;
+  std::string lock = name + ".lock";
+  UniqueFd out(
+      ::openat(git, lock.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  if (!out.valid()) {
+    return errno == EEXIST ? "git holds " + lock + " on the host" : std::strerror(errno);
+  }
+  if (!in.valid() || !copy_contents(in.get(), out.get()) ||
+      ::renameat(git, lock.c_str(), git, name.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    ::unlinkat(git, lock.c_str(), 0);
+    return why;
+  }
+  return "";
+}
+
+std::string head_of(int dir, const std::string& name) {
+  UniqueFd in(::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  std::string head(k_shape_bytes + 1, '\0');
+  ssize_t got = in.valid() ? ::pread(in.get(), head.data(), head.size(), 0) : -1;
+  head.resize(static_cast<size_t>(std::max<ssize_t>(got, 0)));
+  return head;
+}
+
+}  // namespace
+
+GitCarry GitStage::carry_back() {
+  GitCarry carry;
+  if (!m_stage.valid()) {
+    return carry;
+  }
+  std::set<std::string> names;
+  for (const std::string& name : names_in(m_stage.get())) {
+    names.insert(name);
+  }
+  for (const auto& [name, mark] : m_stage_marks) {
+    names.insert(name);
+  }
+  for (const std::string& name : names) {
+    if (std::find(m_subdirs.begin(), m_subdirs.end(), name) != m_subdirs.end()) {
+      continue;
+    }
+    FileMark now = mark_at(m_stage.get(), name);
+    auto before = m_stage_marks.find(name);
+    if (before == m_stage_marks.end() ? !now.exists : now == before->second) {
+      continue;  // untouched
+    }
+    if (!is_carried(name)) {
+      carry.left_behind.push_back(name);
+    } else if (!(mark_at(m_git.get(), name) == m_host_marks[name])) {
+      carry.kept.push_back(name + " (changed on the host meanwhile)");
+    } else if (!now.exists) {
+      ::unlinkat(m_git.get(), name.c_str(), 0);
+      carry.carried.push_back(name + " (removed)");
+    } else if (!is_regular_at(m_stage.get(), name) ||
+               !has_git_shape(name, head_of(m_stage.get(), name))) {
+      carry.left_behind.push_back(name + " (not in git's shape)");
+    } else if (std::string failed = write_like_git(m_stage.get(), m_git.get(), name);
+               !failed.empty()) {
+      carry.kept.push_back(name + " (" + failed + ")");
+    } else {
+      carry.carried.push_back(name);
+    }
+  }
+  remove_odd_entries(carry);
+  take_marks();
+  return carry;
+}
+
+// git writes objects and refs by renaming a new file over the old, which replaces a link; it
+// appends to a reflog through whatever the name leads to, and would block on a fifo. Only
+// regular files and directories stay in what the run wrote in place (objects/ one level deep:
+// its fan-out directories; git reads, never appends to, the files under them).
+void GitStage::remove_odd_entries(GitCarry& carry) const {
+  fs::path git = m_workspace / ".git";
+  for (std::string_view dir : k_writable_dirs) {
+    std::error_code ec;
+    std::vector<fs::path> odd;
+    for (auto it = fs::recursive_directory_iterator(git / dir, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      fs::file_status status = it->symlink_status(ec);
+      if (!fs::is_regular_file(status) && !fs::is_directory(status)) {
+        odd.push_back(it->path());
+      } else if (dir == "objects" && it.depth() == 0) {
+        it.disable_recursion_pending();
+      }
+    }
+    for (const fs::path& path : odd) {
+      if (fs::remove(path, ec)) {
+        carry.removed.push_back(fs::relative(path, git, ec).string());
+      }
+    }
+  }
+}
+
+std::string describe_carry(const GitCarry& carry) {
+  std::vector<std::string> parts;
+  if (!carry.carried.empty()) {
+    parts.push_back("carried to the host's .git: " + join(carry.carried, ", "));
+  }
+  if (!carry.kept.empty()) {
+    parts.push_back("not carried, the host's kept: " + join(carry.kept, ", "));
+  }
+  if (!carry.left_behind.empty()) {
+    parts.push_back("left in the sandbox (such files steer git on the host): .git/" +
+                    join(carry.left_behind, ", .git/"));
+  }
+  if (!carry.removed.empty()) {
+    parts.push_back("removed from the host's .git (a link or fifo git would write through): " +
+                    join(carry.removed, ", "));
+  }
+  return parts.empty() ? "" : "git: " + join(parts, "; ");
+}
+
+}  // namespace sandshim::shim

@@ -1,0 +1,87 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/unique_fd.hpp"
+#include "policy/workspace.hpp"
+
+namespace sandshim::shim {
+
+// sandbox.workspace = rw in a git workspace: git's own writes (commits, branches, the index,
+// a stash) reach the host, while what steers git on the host (config, hooks, a commondir, a
+// rebase's todo) never does. The run sees a staged .git: a directory of its own holding copies
+// of .git's top-level files, with objects, refs and logs bound writable from the host and every
+// other directory of .git read-only. After the run only git's state files (HEAD, the index…)
+// are carried back, each checked and written the way git writes it (NAME.lock, then a rename),
+// and only when the host's copy did not change meanwhile; anything else the run changed there
+// stays behind, named. In the directories written in place, a symlink or fifo the run left (which
+// git on the host would append a reflog line through, or block on) is removed, named.
+struct GitCarry {
+  std::vector<std::string> carried;      // HEAD, index… written to the host's .git
+  std::vector<std::string> kept;         // the host's own copy changed meanwhile, or is locked
+  std::vector<std::string> left_behind;  // not git's state, or not in its shape
+  std::vector<std::string> removed;      // links and fifos the run left in objects, refs, logs
+};
+
+class GitStage {
+ public:
+  // Null when there is nothing to stage (no .git directory) or another run holds this
+  // workspace's stage: the run then keeps .git read-only. Throws nothing.
+  static std::unique_ptr<GitStage> open(const std::filesystem::path& workspace, uid_t uid,
+                                        gid_t gid);
+  GitStage(const GitStage&) = delete;
+  GitStage& operator=(const GitStage&) = delete;
+  ~GitStage();  // empties the stage and lets the next run have it
+
+  // The stage at WORKSPACE/.git, then .git's directories over it.
+  const std::vector<BindPath>& binds() const { return m_binds; }
+  // git inside trusts the workspace and knows the caller's name and e-mail (their global git
+  // config), as git on the host does.
+  std::vector<std::pair<std::string, std::string>> environment(
+      const std::filesystem::path& home) const;
+  // After the run: carries git's state files back to the host's .git; what it finds then is
+  // the baseline of the next carry (a warm attempt that ran nothing, then the cold run).
+  GitCarry carry_back();
+
+  // The files carried back, and whether TEXT has the shape git gives NAME (a ref or object ids
+  // for *_HEAD, "DIRC" for the index…); exposed for the unit tests.
+  static bool is_carried(const std::string& name);
+  static bool has_git_shape(const std::string& name, const std::string& head_bytes);
+
+  // What a file looked like: a change replaces, grows or touches it.
+  struct FileMark {
+    bool exists = false;
+    ino_t ino = 0;
+    off_t size = 0;
+    int64_t mtime_ns = 0;
+    bool operator==(const FileMark&) const = default;
+  };
+
+ private:
+  GitStage() = default;
+  void fill(uid_t uid, gid_t gid);
+  void take_marks();
+  void remove_odd_entries(GitCarry& carry) const;
+
+  std::filesystem::path m_workspace;
+  std::filesystem::path m_dir;  // the stage on the host
+  UniqueFd m_lock;
+  UniqueFd m_git;                                 // the host's .git
+  UniqueFd m_stage;                               // m_dir
+  std::vector<std::string> m_subdirs;             // .git's directories, bound over the stage
+  std::map<std::string, FileMark> m_host_marks;   // carried names as the host had them
+  std::map<std::string, FileMark> m_stage_marks;  // every copied file as the stage had it
+  std::vector<BindPath> m_binds;
+};
+
+// A one-line account of a carry for the audit and, when something was not carried, the caller.
+std::string describe_carry(const GitCarry& carry);
+
+}  // namespace sandshim::shim
