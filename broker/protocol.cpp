@@ -9,6 +9,8 @@
 #include <set>
 #include <tuple>
 
+#include "common/semver.hpp"
+
 namespace sandshim::broker {
 
 namespace {
@@ -420,12 +422,28 @@ json versioned(const char* type) {
 
 }  // namespace
 
+namespace {
+
+// "node_modules/NAME/package.json (engines.node)" with NAME one npm would publish: a name,
+// never a path that climbs.
+bool is_dependency_source(std::string_view source) {
+  constexpr std::string_view prefix = "node_modules/";
+  constexpr std::string_view suffix = "/package.json (engines.node)";
+  return source.size() > prefix.size() + suffix.size() && source.starts_with(prefix) &&
+         source.ends_with(suffix) &&
+         is_npm_package_name(
+             source.substr(prefix.size(), source.size() - prefix.size() - suffix.size()));
+}
+
+}  // namespace
+
 bool valid_version_ask(const VersionAskField& ask) {
   bool printable =
       std::all_of(ask.range.begin(), ask.range.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
   return printable && !ask.range.empty() && ask.range.size() <= k_max_version_range_bytes &&
-         std::find(k_version_ask_sources.begin(), k_version_ask_sources.end(), ask.source) !=
-             k_version_ask_sources.end();
+         (std::find(k_version_ask_sources.begin(), k_version_ask_sources.end(), ask.source) !=
+              k_version_ask_sources.end() ||
+          is_dependency_source(ask.source));
 }
 
 namespace {

@@ -37,8 +37,9 @@ inline constexpr int k_request_fds = 4;  // stdin, stdout, stderr, cwd
 enum class Verb { run, record, audit, status, session_close };
 
 // What the project asks of its interpreter (sandbox.version_fit), as the client read it from the
-// caller's files: the file's name (one of k_version_ask_sources, which also says the grammar)
-// and the range it gives, printable and at most k_max_version_range_bytes.
+// caller's files: the file's name (one of k_version_ask_sources, which also says the grammar, or
+// an installed dependency's "node_modules/NAME/package.json (engines.node)", NAME npm's) and the
+// range it gives, printable and at most k_max_version_range_bytes.
 struct VersionAskField {
   std::string source;
   std::string range;

@@ -207,4 +207,38 @@ std::optional<bool> version_satisfies(std::string_view version, std::string_view
   return any;
 }
 
+std::optional<int> lowest_major(std::string_view range) {
+  for (int major = 0; major < 100; ++major) {
+    for (const char* release : {".0.0", ".999.999"}) {
+      std::optional<bool> admits = version_satisfies(std::to_string(major) + release, range);
+      if (!admits) {
+        return std::nullopt;
+      }
+      if (*admits) {
+        return major;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+bool is_npm_package_name(std::string_view name) {
+  auto valid_part = [](std::string_view part) {
+    return !part.empty() && part.front() != '.' && part.front() != '_' &&
+           std::all_of(part.begin(), part.end(), [](char c) {
+             return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+                    c == '_' || c == '~';
+           });
+  };
+  if (name.size() > 214) {
+    return false;
+  }
+  if (name.starts_with('@')) {
+    size_t slash = name.find('/');
+    return slash != std::string_view::npos && valid_part(name.substr(1, slash - 1)) &&
+           valid_part(name.substr(slash + 1));
+  }
+  return valid_part(name);
+}
+
 }  // namespace sandshim

@@ -12,4 +12,12 @@ namespace sandshim {
 // claims nothing rather than guess.
 std::optional<bool> version_satisfies(std::string_view version, std::string_view range);
 
+// The lowest major version `range` admits, probing each major's first and last release (0–99);
+// nullopt when the range cannot be read or neither probe of any major meets it (`~18.18`).
+std::optional<int> lowest_major(std::string_view range);
+
+// npm's package names: lowercase letters, digits, '-', '.', '_' and '~', at most one `@scope/`
+// in front, never starting with '.' or '_', at most 214 bytes.
+bool is_npm_package_name(std::string_view name);
+
 }  // namespace sandshim

@@ -564,7 +564,8 @@ std::vector<Key> make_key_table() {
                     &Policy::cache_bytes, 1ULL << 20),
       choice_key("sandbox.version_fit",
                  "when the project asks for a node or python its image lacks (package.json's "
-                 "engines.node, .nvmrc, .node-version; .python-version, pyproject.toml's "
+                 "engines.node or else its installed dependencies', .nvmrc, .node-version; "
+                 ".python-version, pyproject.toml's "
                  "requires-python): host runs the host's read-only in the sandbox and says so, "
                  "warn keeps the image and says so, off says nothing (through a broker: the system "
                  "file's)",

@@ -7,6 +7,7 @@
 #include <array>
 #include <cctype>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "common/io.hpp"
 #include "common/pep440.hpp"
@@ -27,6 +28,24 @@ constexpr std::array<std::string_view, 3> k_node_sources = {".nvmrc", ".node-ver
                                                             k_engines_source};
 constexpr std::array<std::string_view, 2> k_python_sources = {".python-version",
                                                               k_requires_python_source};
+
+// A dependency's ask names its package.json: "node_modules/NAME/package.json (engines.node)".
+constexpr std::string_view k_dependency_prefix = "node_modules/";
+constexpr std::string_view k_dependency_suffix = "/package.json (engines.node)";
+constexpr size_t k_max_dependencies_read = 300;
+
+std::string dependency_source(const std::string& name) {
+  return std::string(k_dependency_prefix) + name + std::string(k_dependency_suffix);
+}
+
+bool is_dependency_source(std::string_view source) {
+  if (!source.starts_with(k_dependency_prefix) || !source.ends_with(k_dependency_suffix)) {
+    return false;
+  }
+  source.remove_prefix(k_dependency_prefix.size());
+  source.remove_suffix(k_dependency_suffix.size());
+  return is_npm_package_name(source);
+}
 
 // A package.json of a few megabytes is a lockfile's job; past this it asks nothing.
 constexpr size_t k_max_project_file_bytes = 1024 * 1024;
@@ -72,20 +91,59 @@ std::optional<VersionAsk> version_file_ask(const fs::path& file) {
   return std::nullopt;
 }
 
-std::optional<VersionAsk> engines_ask(const fs::path& file) {
+std::optional<nlohmann::json> package_json(const fs::path& file) {
   std::optional<std::string> text = read_project_file(file);
   if (!text) {
     return std::nullopt;
   }
   nlohmann::json package = nlohmann::json::parse(*text, nullptr, false);
-  if (!package.is_object() || !package.contains("engines") || !package["engines"].is_object()) {
+  return package.is_object() ? std::optional(std::move(package)) : std::nullopt;
+}
+
+std::optional<std::string> engines_node(const nlohmann::json& package) {
+  auto engines = package.find("engines");
+  if (engines == package.end() || !engines->is_object()) {
     return std::nullopt;
   }
-  const nlohmann::json& node = package["engines"]["node"];
-  if (!node.is_string()) {
-    return std::nullopt;
+  auto node = engines->find("node");
+  return node != engines->end() && node->is_string() ? std::optional(node->get<std::string>())
+                                                     : std::nullopt;
+}
+
+// A project that declares no engines.node still needs what its installed dependencies ask for:
+// of its dependencies and devDependencies (sorted, the first few hundred), the one whose
+// engines.node admits no major below the others' (a dependency asking ">=20" of a project that
+// says nothing). Names npm would not publish are not followed into node_modules.
+std::optional<VersionAsk> dependencies_ask(const fs::path& dir, const nlohmann::json& package) {
+  std::set<std::string> names;
+  for (const char* field : {"dependencies", "devDependencies"}) {
+    auto listed = package.find(field);
+    if (listed == package.end() || !listed->is_object()) {
+      continue;
+    }
+    for (const auto& entry : listed->items()) {
+      if (is_npm_package_name(entry.key())) {
+        names.insert(entry.key());
+      }
+    }
   }
-  return VersionAsk{node.get<std::string>(), std::string(k_engines_source)};
+  std::optional<VersionAsk> newest;
+  int newest_major = -1;
+  size_t read = 0;
+  for (const std::string& name : names) {
+    if (++read > k_max_dependencies_read) {
+      break;
+    }
+    std::optional<nlohmann::json> dependency =
+        package_json(dir / "node_modules" / name / "package.json");
+    std::optional<std::string> range = dependency ? engines_node(*dependency) : std::nullopt;
+    std::optional<int> major = range ? lowest_major(*range) : std::nullopt;
+    if (major && *major > newest_major) {
+      newest_major = *major;
+      newest = VersionAsk{*range, dependency_source(name)};
+    }
+  }
+  return newest;
 }
 
 std::optional<VersionAsk> node_ask_in(const fs::path& dir) {
@@ -94,7 +152,14 @@ std::optional<VersionAsk> node_ask_in(const fs::path& dir) {
       return ask;
     }
   }
-  return engines_ask(dir / "package.json");
+  std::optional<nlohmann::json> package = package_json(dir / "package.json");
+  if (!package) {
+    return std::nullopt;
+  }
+  if (std::optional<std::string> range = engines_node(*package)) {
+    return VersionAsk{*range, std::string(k_engines_source)};
+  }
+  return dependencies_ask(dir, *package);
 }
 
 // pyenv's `.python-version`: its first version; `3.12` is any 3.12.x. Names (system, pypy3.10,
@@ -200,7 +265,7 @@ std::optional<VersionAsk> project_version_ask(std::string_view program, const fs
 
 std::optional<VersionAsk> claimed_version_ask(std::string_view source, std::string_view range) {
   bool python = one_of(k_python_sources, source);
-  if (!python && !one_of(k_node_sources, source)) {
+  if (!python && !one_of(k_node_sources, source) && !is_dependency_source(source)) {
     return std::nullopt;
   }
   return VersionAsk{std::string(range), std::string(source), python};

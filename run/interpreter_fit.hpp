@@ -32,9 +32,11 @@ std::optional<VersionAsk> claimed_version_ask(std::string_view source, std::stri
 std::optional<bool> ask_satisfied(const std::string& version, const VersionAsk& ask);
 
 // What the project around `cwd` asks of node: the nearest directory from `cwd` up to
-// `workspace` holding `.nvmrc`, `.node-version` or a package.json with engines.node, in that
-// order. Each file is opened without following links and read up to a cap; an unreadable,
-// oversized or unparseable one, or an alias such as `lts/*`, asks nothing.
+// `workspace` holding `.nvmrc`, `.node-version` or a package.json, in that order; of a
+// package.json its engines.node or, when it declares none, the engines.node of the installed
+// dependency (node_modules/NAME/package.json) that admits the newest lowest major. Each file is
+// opened without following links and read up to a cap; an unreadable, oversized or unparseable
+// one, or an alias such as `lts/*`, asks nothing.
 std::optional<VersionAsk> node_version_ask(const std::filesystem::path& cwd,
                                            const std::filesystem::path& workspace);
 

@@ -75,10 +75,14 @@ restart_broker_with() { # SYSTEM_FILE_TAIL
 restart_broker_with ""
 mkdir -p "$U/fit"
 printf '{"name": "fit", "engines": {"node": ">=19"}}\n' >"$U/fit/package.json"
-chown -R "$ND_USER:" "$U/fit"
+# A project that declares nothing, whose installed dependency asks for node >= 19.
+mkdir -p "$U/fit-dep/node_modules/needs-new"
+printf '{"name": "fit-dep", "dependencies": {"needs-new": "1.0.0"}}\n' >"$U/fit-dep/package.json"
+printf '{"name": "needs-new", "engines": {"node": ">=19"}}\n' >"$U/fit-dep/node_modules/needs-new/package.json"
+chown -R "$ND_USER:" "$U/fit" "$U/fit-dep"
 image_node=v18.20.4
 
-check "version fit through the broker: a project that asks for a newer node runs the host's"
+check "version fit through the broker: a project (or its installed dependency) that asks for a newer node runs the host's"
 expect_exit 0 as_nd "$U/ws" node --version
 expect_file_is "$OUT" "$image_node"
 expect_equal sandshim/node:bookworm "$(broker_row "$(last_broker_run)" image)" "the image of a run whose project asks nothing"
@@ -86,6 +90,9 @@ expect_exit 0 as_nd "$U/fit" node --version
 expect_file_is "$OUT" "$host_node"
 expect_contains "package.json (engines.node) asks for node \">=19\" and sandshim/node:bookworm has node 18.20.4: this run uses the host's node, read-only in the sandbox (the broker's \`sandbox.version_fit\` chose it)" "$ERR"
 expect_equal sandshim/host:bookworm "$(broker_row "$(last_broker_run)" image)" "the image of the fitted run"
+expect_exit 0 as_nd "$U/fit-dep" node --version
+expect_file_is "$OUT" "$host_node"
+expect_contains "node_modules/needs-new/package.json (engines.node) asks for node \">=19\" and sandshim/node:bookworm has node 18.20.4: this run uses the host's node" "$ERR"
 
 check "version fit through the broker is the administrator's: warn keeps the image and says so"
 restart_broker_with $'[sandbox]\nversion_fit = warn\n'

@@ -72,7 +72,14 @@ else
     # run/interpreter_fit.cpp's table of the images' node must be what the image runs.
     expect_contains "has node ${IMAGE_NODE#v}:" "$ERR"
     reset_user_config
-    rm "$WS/package.json"
+    # A project that declares nothing asks what its installed dependencies ask.
+    printf '{"name": "fit", "dependencies": {"needs-new": "1.0.0"}}\n' >"$WS/package.json"
+    mkdir -p "$WS/node_modules/needs-new"
+    printf '{"name": "needs-new", "engines": {"node": ">=%s"}}\n' "$host_major" >"$WS/node_modules/needs-new/package.json"
+    expect_exit 0 through_shims node -p 'process.versions.node.split(".")[0]'
+    expect_file_is "$OUT" "$host_major"
+    expect_contains "node_modules/needs-new/package.json (engines.node) asks for node \">=$host_major\"" "$ERR"
+    rm -r "$WS/package.json" "$WS/node_modules"
     expect_exit 0 through_shims node -p 'process.versions.node.split(".")[0]'
     expect_file_is "$OUT" "$image_major"
 fi

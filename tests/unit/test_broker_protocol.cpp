@@ -428,6 +428,19 @@ TEST_CASE("every source the protocol carries is a file sandshim reads, with its 
   }
 }
 
+TEST_CASE("an installed dependency's engines.node is a source by npm's name, never a path",
+          "[broker]") {
+  CHECK(valid_version_ask({"node_modules/undici/package.json (engines.node)", ">=20.18.1"}));
+  CHECK(valid_version_ask({"node_modules/@fastify/x/package.json (engines.node)", ">=20"}));
+  for (const char* source :
+       {"node_modules/../../etc/package.json (engines.node)",
+        "node_modules//package.json (engines.node)", "node_modules/a/b/package.json (engines.node)",
+        "node_modules/A/package.json (engines.node)",
+        "node_modules/a\x1b[31m/package.json (engines.node)", "node_modules/a/package.json"}) {
+    CHECK_FALSE(valid_version_ask({source, ">=20"}));
+  }
+}
+
 TEST_CASE("the frame length is bounded both ways", "[broker]") {
   const unsigned char zero[4] = {0, 0, 0, 0};
   const unsigned char huge[4] = {0x7f, 0, 0, 0};

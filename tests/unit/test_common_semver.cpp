@@ -69,3 +69,28 @@ TEST_CASE("what is not a plain version range is not judged", "[semver]") {
   CHECK_FALSE(version_satisfies("", ">=20").has_value());
   CHECK_FALSE(version_satisfies("twenty", ">=20").has_value());
 }
+
+TEST_CASE("the lowest major a range admits", "[semver]") {
+  CHECK(lowest_major(">=20") == 20);
+  CHECK(lowest_major(">=20.18.1") == 20);
+  CHECK(lowest_major("^18.18.0 || ^20.9.0 || >=21.1.0") == 18);
+  CHECK(lowest_major("20 || >=22") == 20);
+  CHECK(lowest_major("*") == 0);
+  CHECK(lowest_major(">= 14.17") == 14);
+  CHECK(lowest_major("16 - 18") == 16);
+  CHECK_FALSE(lowest_major("~18.18").has_value());  // neither probe of 18 meets it
+  CHECK_FALSE(lowest_major("lts/*").has_value());
+  CHECK_FALSE(lowest_major("<0").has_value());
+}
+
+TEST_CASE("npm's package names, never a path", "[semver]") {
+  for (const char* name :
+       {"undici", "find-my-way", "@fastify/merge-json-schemas", "lodash.merge", "a_b", "x~y"}) {
+    CHECK(is_npm_package_name(name));
+  }
+  for (const char* name : {"", "..", "../x", "a/b", "@scope", "@/x", "@s/../x", "@s/x/y", ".bin",
+                           "_hidden", "Upper", "a b", "a\nb"}) {
+    CHECK_FALSE(is_npm_package_name(name));
+  }
+  CHECK_FALSE(is_npm_package_name(std::string(215, 'a')));
+}

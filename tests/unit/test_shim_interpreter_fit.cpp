@@ -137,4 +137,46 @@ TEST_CASE("an ask a broker's client sent takes its grammar from its source, whic
   CHECK(claimed_version_ask("pyproject.toml (requires-python)", ">=3.12")->pep440);
   CHECK_FALSE(claimed_version_ask("/etc/passwd", "1").has_value());
   CHECK_FALSE(claimed_version_ask("package.json", "1").has_value());
+  CHECK_FALSE(
+      claimed_version_ask("node_modules/undici/package.json (engines.node)", ">=20")->pep440);
+  CHECK_FALSE(
+      claimed_version_ask("node_modules/../x/package.json (engines.node)", "1").has_value());
+  CHECK_FALSE(claimed_version_ask("node_modules//package.json (engines.node)", "1").has_value());
+}
+
+TEST_CASE("node's version ask: a project that declares none asks what its dependencies ask",
+          "[interpreter_fit]") {
+  sandshim::audit::testing::TempDir dir;
+  fs::path ws = dir.path() / "ws";
+  write(ws / "package.json", R"({"name": "app", "dependencies": {"old": "1", "new": "2",
+    "none": "1", "../escape": "1"}, "devDependencies": {"@scope/tool": "3"}})");
+  write(ws / "node_modules" / "old" / "package.json", R"({"engines": {"node": ">=14"}})");
+  write(ws / "node_modules" / "new" / "package.json",
+        R"({"engines": {"node": "^20.9.0 || >=22"}})");
+  write(ws / "node_modules" / "none" / "package.json", R"({"name": "none"})");
+  write(ws / "node_modules" / "@scope" / "tool" / "package.json",
+        R"({"engines": {"node": ">=18.18"}})");
+  write(dir.path() / "escape" / "package.json", R"({"engines": {"node": ">=99"}})");
+  auto ask = node_version_ask(ws, ws);
+  REQUIRE(ask);
+  CHECK(ask->range == "^20.9.0 || >=22");
+  CHECK(ask->source == "node_modules/new/package.json (engines.node)");
+  CHECK(ask_satisfied("18.20.4", *ask) == false);
+  CHECK(claimed_version_ask(ask->source, ask->range).has_value());  // what a client would send
+
+  SECTION("the project's own engines.node wins") {
+    write(ws / "package.json", R"({"engines": {"node": ">=18"}, "dependencies": {"new": "2"}})");
+    CHECK(node_version_ask(ws, ws)->source == "package.json (engines.node)");
+  }
+  SECTION("dependencies that ask nothing newer than the image's ask nothing it lacks") {
+    fs::remove_all(ws / "node_modules" / "new");
+    auto older = node_version_ask(ws, ws);
+    REQUIRE(older);
+    CHECK(older->source == "node_modules/@scope/tool/package.json (engines.node)");
+    CHECK(ask_satisfied("18.20.4", *older) == true);
+  }
+  SECTION("no node_modules: nothing") {
+    fs::remove_all(ws / "node_modules");
+    CHECK_FALSE(node_version_ask(ws, ws).has_value());
+  }
 }
