@@ -129,7 +129,7 @@ fs::path prepare_cache_dir(const fs::path& workspace, uid_t uid, gid_t gid, uint
   if (ec) {
     throw Fatal("sandbox.cache: cannot create " + quoted(dir.string()) + ": " + ec.message());
   }
-  std::ofstream(dir.parent_path() / (dir.filename().string() + ".workspace")) << workspace.string();
+  note_workspace_of(dir, workspace);
   if (::geteuid() == 0 && ::chown(dir.c_str(), uid, gid) != 0) {
     throw Fatal("sandbox.cache: chown " + quoted(dir.string()) + ": " + std::strerror(errno));
   }
@@ -147,10 +147,14 @@ std::vector<std::string> cache_environment() {
           "npm_config_cache=" + root + "/npm", "PYTHONPYCACHEPREFIX=" + root + "/pycache"};
 }
 
-int collect_cache_garbage() {
+void note_workspace_of(const fs::path& dir, const fs::path& workspace) {
+  std::ofstream(dir.parent_path() / (dir.filename().string() + ".workspace")) << workspace.string();
+}
+
+int remove_dirs_of_removed_workspaces(const fs::path& root) {
   int removed = 0;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(cache_root(), ec)) {
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
     if (entry.path().extension() != ".workspace") {
       continue;
     }
@@ -164,9 +168,14 @@ int collect_cache_garbage() {
     dir.replace_extension();
     fs::remove_all(dir, ec);
     fs::remove(entry.path(), ec);
+    fs::remove(dir.string() + ".lock", ec);
     ++removed;
   }
   return removed;
+}
+
+int collect_cache_garbage() {
+  return remove_dirs_of_removed_workspaces(cache_root());
 }
 
 }  // namespace sandshim::shim

@@ -47,4 +47,11 @@ std::vector<std::string> cache_environment();
 // `sandshim gc`: removes cache directories whose workspace is gone; returns how many.
 int collect_cache_garbage();
 
+// Beside `dir` (a directory sandshim keeps for one workspace), the workspace it serves, in
+// DIR.workspace, so `sandshim gc` can tell once it is gone.
+void note_workspace_of(const std::filesystem::path& dir, const std::filesystem::path& workspace);
+// Removes each directory under `root` noted for a workspace that no longer exists, with its
+// DIR.workspace and DIR.lock; returns how many.
+int remove_dirs_of_removed_workspaces(const std::filesystem::path& root);
+
 }  // namespace sandshim::shim

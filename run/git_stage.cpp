@@ -20,6 +20,7 @@
 #include "common/paths.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
+#include "policy/reach.hpp"
 
 namespace sandshim::shim {
 
@@ -207,6 +208,10 @@ bool GitStage::has_git_shape(const std::string& name, const std::string& head_by
   return every_line(head_bytes, [](const std::string& line) { return is_hex_id(line); });
 }
 
+fs::path git_stage_root() {
+  return xdg_directory("state") / "sandshim" / "git-stage";
+}
+
 std::unique_ptr<GitStage> GitStage::open(const fs::path& workspace, uid_t uid, gid_t gid) {
   std::error_code ec;
   if (!fs::is_directory(fs::symlink_status(workspace / ".git", ec))) {
@@ -214,10 +219,11 @@ std::unique_ptr<GitStage> GitStage::open(const fs::path& workspace, uid_t uid, g
   }
   std::unique_ptr<GitStage> stage(new GitStage());
   stage->m_workspace = workspace;
-  stage->m_dir = xdg_directory("state") / "sandshim" / "git-stage" /
-                 (sha256_hex(workspace.string()).substr(0, 16) + "-" + std::to_string(uid));
+  stage->m_dir =
+      git_stage_root() / (sha256_hex(workspace.string()).substr(0, 16) + "-" + std::to_string(uid));
   try {
     fs::create_directories(stage->m_dir);
+    note_workspace_of(stage->m_dir, workspace);
     fs::path lock = stage->m_dir.string() + ".lock";
     stage->m_lock.reset(::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!stage->m_lock.valid()) {
@@ -255,7 +261,7 @@ void GitStage::fill(uid_t uid, gid_t gid) {
   }
   for (const std::string& name : names_in(m_stage.get())) {
     bool mount_point = std::find(m_subdirs.begin(), m_subdirs.end(), name) != m_subdirs.end() &&
-                       is_directory_at(m_stage.get(), name);
+                       is_directory_at(m_stage.get(), name) && fs::is_empty(m_dir / name);
     if (!mount_point) {
       fs::remove_all(m_dir / name);
     }
@@ -319,10 +325,27 @@ std::vector<std::pair<std::string, std::string>> GitStage::environment(const fs:
 
 namespace {
 
-// NAME's new content from the stage written into the host's .git as git writes it: NAME.lock,
-// created only if absent (git on the host holds it otherwise), then renamed over NAME.
-std::string write_like_git(int stage, int git, const std::string& name) {
-  UniqueFd in(::openat(stage, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+// The stage's NAME, opened once (never through a link) so the bytes judged are the bytes written;
+// invalid unless a regular file.
+UniqueFd open_staged(int stage, const std::string& name) {
+  UniqueFd in(::openat(stage, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat st {};
+  if (in.valid() && (::fstat(in.get(), &st) != 0 || !S_ISREG(st.st_mode))) {
+    in.reset();
+  }
+  return in;
+}
+
+std::string head_of(int fd) {
+  std::string head(k_shape_bytes + 1, '\0');
+  ssize_t got = ::pread(fd, head.data(), head.size(), 0);
+  head.resize(static_cast<size_t>(std::max<ssize_t>(got, 0)));
+  return head;
+}
+
+// `in`'s content written into the host's .git as git writes NAME: NAME.lock, created only if
+// absent (git on the host holds it otherwise), then renamed over NAME.
+std::string write_like_git(int in, int git, const std::string& name) {
   struct stat host {};
   mode_t mode =
       ::fstatat(git, name.c_str(), &host, AT_SYMLINK_NOFOLLOW) == 0 ? host.st_mode & 0777 : 0644;
@@ -332,8 +355,7 @@ std::string write_like_git(int stage, int git, const std::string& name) {
   if (!out.valid()) {
     return errno == EEXIST ? "git holds " + lock + " on the host" : std::strerror(errno);
   }
-  if (!in.valid() || !copy_contents(in.get(), out.get()) ||
-      ::renameat(git, lock.c_str(), git, name.c_str()) != 0) {
+  if (!copy_contents(in, out.get()) || ::renameat(git, lock.c_str(), git, name.c_str()) != 0) {
     std::string why = std::strerror(errno);
     ::unlinkat(git, lock.c_str(), 0);
     return why;
@@ -341,15 +363,19 @@ std::string write_like_git(int stage, int git, const std::string& name) {
   return "";
 }
 
-std::string head_of(int dir, const std::string& name) {
-  UniqueFd in(::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  std::string head(k_shape_bytes + 1, '\0');
-  ssize_t got = in.valid() ? ::pread(in.get(), head.data(), head.size(), 0) : -1;
-  head.resize(static_cast<size_t>(std::max<ssize_t>(got, 0)));
-  return head;
-}
-
 }  // namespace
+
+// One of git's state files the run changed, to the host's .git when it has git's shape.
+void GitStage::carry_file(const std::string& name, GitCarry& carry) const {
+  UniqueFd in = open_staged(m_stage.get(), name);
+  if (!in.valid() || !has_git_shape(name, head_of(in.get()))) {
+    carry.left_behind.push_back(name + " (not in git's shape)");
+  } else if (std::string failed = write_like_git(in.get(), m_git.get(), name); !failed.empty()) {
+    carry.kept.push_back(name + " (" + failed + ")");
+  } else {
+    carry.carried.push_back(name);
+  }
+}
 
 GitCarry GitStage::carry_back() {
   GitCarry carry;
@@ -379,14 +405,8 @@ GitCarry GitStage::carry_back() {
     } else if (!now.exists) {
       ::unlinkat(m_git.get(), name.c_str(), 0);
       carry.carried.push_back(name + " (removed)");
-    } else if (!is_regular_at(m_stage.get(), name) ||
-               !has_git_shape(name, head_of(m_stage.get(), name))) {
-      carry.left_behind.push_back(name + " (not in git's shape)");
-    } else if (std::string failed = write_like_git(m_stage.get(), m_git.get(), name);
-               !failed.empty()) {
-      carry.kept.push_back(name + " (" + failed + ")");
     } else {
-      carry.carried.push_back(name);
+      carry_file(name, carry);
     }
   }
   remove_odd_entries(carry);

@@ -69,6 +69,7 @@ class GitStage {
   void fill(uid_t uid, gid_t gid);
   void take_marks();
   void remove_odd_entries(GitCarry& carry) const;
+  void carry_file(const std::string& name, GitCarry& carry) const;
 
   std::filesystem::path m_workspace;
   std::filesystem::path m_dir;  // the stage on the host
@@ -80,6 +81,10 @@ class GitStage {
   std::map<std::string, FileMark> m_stage_marks;  // every copied file as the stage had it
   std::vector<BindPath> m_binds;
 };
+
+// Where the stages live: ~/.local/state/sandshim/git-stage (`sandshim gc` removes the stages of
+// workspaces that are gone).
+std::filesystem::path git_stage_root();
 
 // A one-line account of a carry for the audit and, when something was not carried, the caller.
 std::string describe_carry(const GitCarry& carry);

@@ -21,6 +21,7 @@
 #include "policy/reach.hpp"
 #include "pool/pool.hpp"
 #include "pool/run_engine.hpp"
+#include "run/git_stage.hpp"
 #include "run/run_request.hpp"
 #include "run/sandbox.hpp"
 #include "shim/k8s_manifests.hpp"
@@ -284,11 +285,13 @@ std::vector<std::string> expired_containers(const Engine& engine) {
 }  // namespace
 
 CommandDoc gc_doc() {
-  return make_command_doc("gc", "remove expired sandshim containers, mark abandoned audit rows",
-                          "sandshim gc\n\nRemoves sandshim containers past their deadline (their "
-                          "shim was killed) and warm containers idle past pool.idle_ttl, and marks "
-                          "audit rows of dead shims as abandoned.",
-                          po::options_description("Options"));
+  return make_command_doc(
+      "gc", "remove expired sandshim containers, mark abandoned audit rows",
+      "sandshim gc\n\nRemoves sandshim containers past their deadline (their "
+      "shim was killed) and warm containers idle past pool.idle_ttl, the caches "
+      "and git stages of workspaces that are gone, and marks audit rows of "
+      "dead shims as abandoned.",
+      po::options_description("Options"));
 }
 
 int gc_main(const std::vector<std::string>& args) {
@@ -305,6 +308,8 @@ int gc_main(const std::vector<std::string>& args) {
   std::cout << "removed " << expired.size() << " expired container(s)\n";
   std::cout << "removed " << collect_pool_garbage(engine) << " idle warm container(s)\n";
   std::cout << "removed " << collect_cache_garbage() << " cache(s) of removed workspaces\n";
+  std::cout << "removed " << remove_dirs_of_removed_workspaces(git_stage_root())
+            << " git stage(s) of removed workspaces\n";
   auto store = audit::Store::open({policy.effective_audit_db()});
   std::cout << "marked " << store.mark_abandoned_runs() << " abandoned run(s)\n";
   // A decision whose PostToolUse never came is sealed into the chain after an hour.

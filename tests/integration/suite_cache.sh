@@ -142,6 +142,15 @@ expect_equal refs/heads/elsewhere "$(git symbolic-ref HEAD)" "the host's own HEA
 rm -f go
 cd "$WS"
 
+check "workspace = rw: sandshim gc removes the git stage of a workspace that is gone, keeps the rest"
+stages=("$XDG_STATE_HOME"/sandshim/git-stage/*.workspace)
+expect_equal 2 "${#stages[@]}" "git stages (this suite's workspace and the repository above)"
+rm -rf "$repo"
+expect_exit 0 sandshim gc
+expect_contains "removed 1 git stage(s) of removed workspaces" "$OUT"
+stages=("$XDG_STATE_HOME"/sandshim/git-stage/*.workspace)
+expect_equal "$WS" "$(cat "${stages[@]}")" "the git stage kept"
+
 check "workspace = rw: a protected name the run creates is moved aside and named"
 expect_exit 0 sandshim run -- sh -c 'echo x >.envrc && mkdir .vscode'
 [[ ! -e $WS/.envrc && ! -e $WS/.vscode ]] || fail ".envrc or .vscode made by a run stayed in place"
