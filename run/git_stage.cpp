@@ -11,10 +11,12 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <set>
+#include <stdexcept>
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
@@ -34,10 +36,15 @@ constexpr std::array<std::string_view, 14> k_carried = {
     "MERGE_MSG",  "AUTO_MERGE",     "REBASE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD",
     "SQUASH_MSG", "COMMIT_EDITMSG", "index",       "packed-refs"};
 
-// The directories a run writes through: git's objects, refs and reflogs, data git checks as it
-// reads them. Every other directory (hooks, info, modules, worktrees, a rebase in progress on
-// the host) stays read-only.
-constexpr std::array<std::string_view, 3> k_writable_dirs = {"objects", "refs", "logs"};
+// The directories a run writes through: git's objects, refs (loose or reftable's) and reflogs,
+// data git checks as it reads them. Every other directory (hooks, info, modules, worktrees, a
+// rebase in progress on the host) stays read-only.
+constexpr std::array<std::string_view, 4> k_writable_dirs = {"objects", "refs", "logs", "reftable"};
+
+// A .git the stage does not serve: the run keeps .git read-only, as before the stage.
+struct Skip : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 constexpr size_t k_shape_bytes = 64 * 1024;  // a ref file is far smaller; a longer one is not git's
 
@@ -48,6 +55,13 @@ GitStage::FileMark mark_at(int dir, const std::string& name) {
   }
   return {true, st.st_ino, st.st_size,
           static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+}
+
+// Whether `path`'s inode changed (for a directory: an entry made, renamed or removed) at or
+// after `since_s`, with a second of slack for the file system's coarse clock.
+bool changed_since(const fs::path& path, int64_t since_s) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) != 0 || static_cast<int64_t>(st.st_ctim.tv_sec) >= since_s - 1;
 }
 
 bool is_regular_at(int dir, const std::string& name) {
@@ -219,6 +233,7 @@ std::unique_ptr<GitStage> GitStage::open(const fs::path& workspace, uid_t uid, g
   }
   std::unique_ptr<GitStage> stage(new GitStage());
   stage->m_workspace = workspace;
+  stage->m_opened_s = static_cast<int64_t>(::time(nullptr));
   stage->m_dir =
       git_stage_root() / (sha256_hex(workspace.string()).substr(0, 16) + "-" + std::to_string(uid));
   try {
@@ -241,6 +256,9 @@ std::unique_ptr<GitStage> GitStage::open(const fs::path& workspace, uid_t uid, g
     stage->m_git = open_directory(workspace / ".git");
     stage->m_stage = open_directory(stage->m_dir);
     stage->fill(uid, gid);
+  } catch (const Skip& skip) {
+    spdlog::info("git stage: {}; .git stays read-only in this run", skip.what());
+    return nullptr;
   } catch (const std::exception& e) {  // Fatal or filesystem_error: the run keeps .git read-only
     spdlog::warn("git stage: {}; .git stays read-only in this run", e.what());
     return nullptr;
@@ -255,7 +273,9 @@ void GitStage::fill(uid_t uid, gid_t gid) {
   for (const std::string& name : names_in(m_git.get())) {
     if (is_directory_at(m_git.get(), name)) {
       m_subdirs.push_back(name);
-    } else if (is_regular_at(m_git.get(), name) && !name.ends_with(".lock")) {
+    } else if (!is_regular_at(m_git.get(), name)) {  // a linked hooks or objects directory
+      throw Skip(".git/" + name + " is a link or no regular file");
+    } else if (!name.ends_with(".lock")) {
       files.push_back(name);
     }
   }
@@ -415,9 +435,10 @@ GitCarry GitStage::carry_back() {
 }
 
 // git writes objects and refs by renaming a new file over the old, which replaces a link; it
-// appends to a reflog through whatever the name leads to, and would block on a fifo. Only
-// regular files and directories stay in what the run wrote in place (objects/ one level deep:
-// its fan-out directories; git reads, never appends to, the files under them).
+// appends to a reflog through whatever the name leads to, and would block on a fifo or a
+// device's endless bytes. Only regular files and directories stay in what the run wrote in place;
+// a directory whose ctime (which no one can set back) is older than the run holds no new entry,
+// so a large object store is not walked whole.
 void GitStage::remove_odd_entries(GitCarry& carry) const {
   fs::path git = m_workspace / ".git";
   for (std::string_view dir : k_writable_dirs) {
@@ -428,8 +449,8 @@ void GitStage::remove_odd_entries(GitCarry& carry) const {
       fs::file_status status = it->symlink_status(ec);
       if (!fs::is_regular_file(status) && !fs::is_directory(status)) {
         odd.push_back(it->path());
-      } else if (dir == "objects" && it.depth() == 0) {
-        it.disable_recursion_pending();
+      } else if (fs::is_directory(status) && !changed_since(it->path(), m_opened_s)) {
+        it.disable_recursion_pending();  // no entry made, renamed or removed in it since
       }
     }
     for (const fs::path& path : odd) {

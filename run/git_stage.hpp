@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -72,6 +73,7 @@ class GitStage {
   void carry_file(const std::string& name, GitCarry& carry) const;
 
   std::filesystem::path m_workspace;
+  int64_t m_opened_s = 0;       // when the stage was filled: the run's changes come after
   std::filesystem::path m_dir;  // the stage on the host
   UniqueFd m_lock;
   UniqueFd m_git;                                 // the host's .git

@@ -184,11 +184,12 @@ TEST_CASE("git stage: a link or fifo the run left where git appends is removed, 
   fs::create_symlink(secret, git / "objects" / "ab");
   write_text(git / "logs" / "refs" / "heads" / "main", k_id + " " + k_other_id + " dev\n");
   fs::create_directories(git / "objects" / "cd");
-  fs::create_symlink(secret, git / "objects" / "cd" / "ef");  // under a fan-out: git only reads
+  fs::create_symlink(secret, git / "objects" / "cd" / "ef");  // a loose object leading elsewhere
 
   GitCarry carry = s.stage->carry_back();
   std::sort(carry.removed.begin(), carry.removed.end());
-  CHECK(carry.removed == std::vector<std::string>{"logs/HEAD", "objects/ab", "refs/heads/blocked"});
+  CHECK(carry.removed ==
+        std::vector<std::string>{"logs/HEAD", "objects/ab", "objects/cd/ef", "refs/heads/blocked"});
   CHECK(fs::is_regular_file(git / "logs" / "refs" / "heads" / "main"));
   CHECK(read_text(secret) == "# mine\n");
   CHECK(describe_carry(carry).find("removed from the host's .git (a link or fifo git would write "
@@ -235,4 +236,15 @@ TEST_CASE("git stage: git inside trusts the workspace and knows the caller's glo
                                         {"GIT_CONFIG_VALUE_1", "dev@example.com"},
                                         {"GIT_CONFIG_KEY_2", "user.name"},
                                         {"GIT_CONFIG_VALUE_2", "Dev One"}});
+}
+
+TEST_CASE("git stage: a .git with a linked directory is not staged (it stays read-only)") {
+  TempDir dir;
+  EnvOverride state{{"XDG_STATE_HOME", (dir.path() / "state").string()}};
+  fs::path workspace = dir.path() / "ws";
+  make_git_dir(workspace);
+  fs::create_directories(workspace / ".githooks");
+  fs::remove_all(workspace / ".git" / "hooks");
+  fs::create_directory_symlink("../.githooks", workspace / ".git" / "hooks");
+  CHECK(GitStage::open(workspace, ::getuid(), ::getgid()) == nullptr);
 }
