@@ -450,10 +450,39 @@ class Judge {
       return sandshim_run_exactly(venv_python(*venv) + rest);
     }
     std::filesystem::path script = venv->dir / "bin" / tool;
-    if (tool.find('/') != std::string::npos || !runs_with_venv_python(script, *venv)) {
+    if (tool.find('/') != std::string::npos) {
       return std::nullopt;
     }
-    return sandshim_run_exactly(venv_python(*venv) + " " + shown_path(script) + rest);
+    if (runs_with_venv_python(script, *venv)) {
+      return sandshim_run_exactly(venv_python(*venv) + " " + shown_path(script) + rest);
+    }
+    if (has_main_module(*venv, tool)) {  // ruff's binary: its package runs it (`-m ruff`)
+      return sandshim_run_exactly(venv_python(*venv) + " -m " + module_of(tool) + rest);
+    }
+    return std::nullopt;
+  }
+
+  // A tool's package name: pip's scripts are named with '-', their packages with '_'.
+  static std::string module_of(const std::string& tool) {
+    std::string module = tool;
+    std::replace(module.begin(), module.end(), '-', '_');
+    return module;
+  }
+
+  // Whether `venv`'s site-packages hold TOOL's package with a __main__ (pip's ruff, black…),
+  // which `python -m` runs whatever its bin entry is.
+  bool has_main_module(const Venv& venv, const std::string& tool) const {
+    std::string module = module_of(tool);
+    bool plain = !module.empty() && std::all_of(module.begin(), module.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+    });
+    size_t minor_end = venv.version.find('.', venv.version.find('.') + 1);
+    if (!plain || minor_end == std::string::npos) {
+      return false;
+    }
+    std::filesystem::path main = venv.dir / "lib" / ("python" + venv.version.substr(0, minor_end)) /
+                                 "site-packages" / module / "__main__.py";
+    return m_in.read_script(main).has_value();
   }
 
   // Whether `script` is a python script of `venv`'s own (pip's: `#!VENV/bin/python`), which its

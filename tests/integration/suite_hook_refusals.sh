@@ -124,6 +124,26 @@ expect_exit 0 bash -c "$venv_probe"
 expect_contains "host=sandbox args=--flag 7" "$OUT"
 rm "$T/bin/probe" "$T/bin/uv"
 
+check "uv run and uvx of a tool whose venv entry is no python script (ruff's binary): its package runs it, as named"
+# The venv's own entry is a program python cannot run as a file; its package has a __main__.
+site=$(echo "$WS"/.venv/lib/python3.*/site-packages)
+mkdir -p "$site/modprobe"
+printf 'import socket, sys\nprint("host=" + socket.gethostname() + " args=" + " ".join(sys.argv[1:]))\n' >"$site/modprobe/__main__.py"
+printf '#!/bin/sh\necho not the sandbox\n' >"$WS/.venv/bin/modprobe"
+printf '#!/bin/sh\necho uv on the host\n' >"$T/bin/uv"
+printf '#!/bin/sh\necho uvx on the host\n' >"$T/bin/uvx"
+chmod -R a+rX "$site/modprobe"
+chmod +x "$WS/.venv/bin/modprobe" "$T/bin/uv" "$T/bin/uvx"
+module_run="$(printf '%q' "$SANDSHIM_BIN") run -- .venv/bin/python3 -m modprobe --flag 7"
+for command in "uv run modprobe --flag 7" "uvx modprobe --flag 7"; do
+    refusal claude "$command" "toolu_${command//[^a-z0-9]/_}"
+    expect_contains "Rule \`launcher-bypass\`" "$T/reason"
+    expect_equal "$module_run" "$(named_command)" "the command named for $command"
+done
+expect_exit 0 bash -c "$module_run"
+expect_contains "host=sandbox args=--flag 7" "$OUT"
+rm -r "$site/modprobe" "$WS/.venv/bin/modprobe" "$T/bin/uv" "$T/bin/uvx"
+
 check "the venv's python by path: the named command is the same run, in the sandbox"
 refusal claude ".venv/bin/python $PROBE_ARGS" toolu_venv_python
 expect_contains "Rule \`venv-by-path\`" "$T/reason"

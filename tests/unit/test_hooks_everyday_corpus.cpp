@@ -171,6 +171,10 @@ class Workspace {
                          shebang + "import re, sys\nfrom x import main\nsys.exit(main())\n");
       }
       write_executable(bin / "ruff", k_elf);
+      std::string minor = std::string(venv.version).substr(0, 4);  // "3.11"
+      write_text(project() / venv.dir / "lib" / ("python" + minor) / "site-packages" / "ruff" /
+                     "__main__.py",
+                 "from ruff.__main__ import find_ruff_bin\n");
     }
   }
 
