@@ -19,6 +19,7 @@
 #include <stdexcept>
 
 #include "common/error.hpp"
+#include "common/io.hpp"
 #include "common/paths.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
@@ -77,7 +78,7 @@ bool is_directory_at(int dir, const std::string& name) {
 // The names in an open directory, without . and ..
 std::vector<std::string> names_in(int dir) {
   std::vector<std::string> names;
-  DIR* stream = ::fdopendir(::dup(dir));
+  DIR* stream = ::fdopendir(::fcntl(dir, F_DUPFD_CLOEXEC, 0));
   if (stream == nullptr) {
     throw Fatal(std::string("cannot list a directory: ") + std::strerror(errno));
   }
@@ -103,21 +104,14 @@ UniqueFd open_directory(const fs::path& path) {
 // Copies all of `from` (from its start) into `to`; false with errno on a failed read or write.
 bool copy_contents(int from, int to) {
   std::array<char, 64 * 1024> buffer{};
-  off_t offset = 0;
-  while (true) {
-    ssize_t got = ::pread(from, buffer.data(), buffer.size(), offset);
-    if (got < 0 && errno == EINTR) {
-      continue;
-    }
+  for (off_t offset = 0;;) {
+    ssize_t got =
+        retry_on_eintr([&] { return ::pread(from, buffer.data(), buffer.size(), offset); });
     if (got <= 0) {
       return got == 0;
     }
-    for (ssize_t done = 0; done < got;) {
-      ssize_t put = ::write(to, buffer.data() + done, static_cast<size_t>(got - done));
-      if (put < 0 && errno != EINTR) {
-        return false;
-      }
-      done += std::max<ssize_t>(put, 0);
+    if (!write_all(to, std::string_view(buffer.data(), static_cast<size_t>(got)))) {
+      return false;
     }
     offset += got;
   }
@@ -294,22 +288,27 @@ void GitStage::fill(uid_t uid, gid_t gid) {
     m_binds.push_back(checked_bind(m_workspace / ".git" / name, m_workspace / ".git" / name,
                                    !one_of(k_writable_dirs, name)));
   }
+  take_host_marks();  // before the copies: a host change while they are made is the host's
   for (const std::string& name : files) {
     copy_into_stage(m_git.get(), m_stage.get(), name, uid, gid);
   }
-  take_marks();
+  take_stage_marks();
 }
 
-// What the stage's files and the host's carried ones look like now: a later change is the run's.
-void GitStage::take_marks() {
+// What the host's carried files look like now: a later change is someone else's.
+void GitStage::take_host_marks() {
+  for (std::string_view name : k_carried) {
+    m_host_marks[std::string(name)] = mark_at(m_git.get(), std::string(name));
+  }
+}
+
+// What the stage's files look like now: a later change is the run's.
+void GitStage::take_stage_marks() {
   m_stage_marks.clear();
   for (const std::string& name : names_in(m_stage.get())) {
     if (std::find(m_subdirs.begin(), m_subdirs.end(), name) == m_subdirs.end()) {
       m_stage_marks[name] = mark_at(m_stage.get(), name);
     }
-  }
-  for (std::string_view name : k_carried) {
-    m_host_marks[std::string(name)] = mark_at(m_git.get(), std::string(name));
   }
 }
 
@@ -430,7 +429,8 @@ GitCarry GitStage::carry_back() {
     }
   }
   remove_odd_entries(carry);
-  take_marks();
+  take_host_marks();
+  take_stage_marks();
   return carry;
 }
 

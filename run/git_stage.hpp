@@ -68,7 +68,8 @@ class GitStage {
  private:
   GitStage() = default;
   void fill(uid_t uid, gid_t gid);
-  void take_marks();
+  void take_host_marks();
+  void take_stage_marks();
   void remove_odd_entries(GitCarry& carry) const;
   void carry_file(const std::string& name, GitCarry& carry) const;
 
