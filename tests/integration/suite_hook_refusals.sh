@@ -45,6 +45,18 @@ text = open(sys.argv[1]).read()
 found = re.search(r"(?:In the sandbox|Instead|Run it through the sandbox|instead): `([^`]+)`", text)
 print(found.group(1) if found else "")' "$T/reason"
 }
+# Each COMMAND's refusal holds TEXT and names NAMED, which runs in the sandbox with the arguments.
+expect_each_names_and_runs() { # NAMED TEXT COMMAND...
+    local named=$1 text=$2 command
+    shift 2
+    for command; do
+        refusal claude "$command" "toolu_${command//[^a-z0-9]/_}"
+        expect_contains "$text" "$T/reason"
+        expect_equal "$named" "$(named_command)" "the command named for $command"
+    done
+    expect_exit 0 bash -c "$named"
+    expect_contains "host=sandbox args=--flag 7" "$OUT"
+}
 # The value of `KEY = VALUE` in the refusal.
 config_value() {
     "$HOST_PY" -c 'import re, sys
@@ -115,13 +127,7 @@ printf '#!/usr/bin/python3\nprint("host python")\n' >"$T/bin/probe"
 printf '#!/bin/sh\necho uv on the host\n' >"$T/bin/uv"
 chmod +x "$T/bin/probe" "$T/bin/uv"
 venv_probe="$(printf '%q' "$SANDSHIM_BIN") run -- .venv/bin/python3 .venv/bin/probe --flag 7"
-for command in "probe --flag 7" "uv run probe --flag 7"; do
-    refusal claude "$command" "toolu_${command//[^a-z0-9]/_}"
-    expect_contains "The project's venv" "$T/reason"
-    expect_equal "$venv_probe" "$(named_command)" "the command named for $command"
-done
-expect_exit 0 bash -c "$venv_probe"
-expect_contains "host=sandbox args=--flag 7" "$OUT"
+expect_each_names_and_runs "$venv_probe" "The project's venv" "probe --flag 7" "uv run probe --flag 7"
 rm "$T/bin/probe" "$T/bin/uv"
 
 check "uv run and uvx of a tool whose venv entry is no python script (ruff's binary): its package runs it, as named"
@@ -135,13 +141,7 @@ printf '#!/bin/sh\necho uvx on the host\n' >"$T/bin/uvx"
 chmod -R a+rX "$site/modprobe"
 chmod +x "$WS/.venv/bin/modprobe" "$T/bin/uv" "$T/bin/uvx"
 module_run="$(printf '%q' "$SANDSHIM_BIN") run -- .venv/bin/python3 -m modprobe --flag 7"
-for command in "uv run modprobe --flag 7" "uvx modprobe --flag 7"; do
-    refusal claude "$command" "toolu_${command//[^a-z0-9]/_}"
-    expect_contains "Rule \`launcher-bypass\`" "$T/reason"
-    expect_equal "$module_run" "$(named_command)" "the command named for $command"
-done
-expect_exit 0 bash -c "$module_run"
-expect_contains "host=sandbox args=--flag 7" "$OUT"
+expect_each_names_and_runs "$module_run" "Rule \`launcher-bypass\`" "uv run modprobe --flag 7" "uvx modprobe --flag 7"
 rm -r "$site/modprobe" "$WS/.venv/bin/modprobe" "$T/bin/uv" "$T/bin/uvx"
 
 check "the venv's python by path: the named command is the same run, in the sandbox"
