@@ -381,8 +381,9 @@ broker_idle_memory() {
     echo "== broker memory at idle: n/a (no daemon found)"
     return
   fi
-  pids="$daemon $(pgrep -P "$daemon" | tr '\n' ' ')"
-  for pid in $(pgrep -P "$daemon"); do pids+=" $(pgrep -P "$pid" | tr '\n' ' ')"; done
+  # (pgrep finds no child of a process that has none: the audit keeper, an idle session.)
+  pids="$daemon $(pgrep -P "$daemon" | tr '\n' ' ' || :)"
+  for pid in $(pgrep -P "$daemon" || :); do pids+=" $(pgrep -P "$pid" | tr '\n' ' ' || :)"; done
   for pid in $pids; do
     pss=$((pss + $(awk '/^Pss:/ {print $2}' "/proc/$pid/smaps_rollup" 2> /dev/null || echo 0)))
   done
