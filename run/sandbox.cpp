@@ -1,9 +1,12 @@
 #include "run/sandbox.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -300,6 +303,39 @@ void grant_writes(RunSpec& spec, const Policy& policy, const RunRequest& request
   }
 }
 
+// The workspace as the run's binds are checked against it: through a broker the caller's held
+// directory (the worker's cwd), else by name.
+UniqueFd workspace_for_binds(const RunSpec& spec) {
+  if (spec.gate) {
+    return open_held_workspace(spec.workspace, spec.cwd);
+  }
+  UniqueFd workspace(::open(spec.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!workspace.valid()) {
+    throw Fatal("cannot open the workspace " + quoted(spec.workspace.string()) + ": " +
+                std::strerror(errno));
+  }
+  return workspace;
+}
+
+// The binds inside the workspace (sandbox.workspace = rw's read-only names, sandbox.writable)
+// are mounted by name, and the engine follows a link wherever it leads with root's rights: each
+// must lead to something the workspace holds, and through a broker the gate checks each again
+// inside the container (a name swapped after this check).
+void check_binds_beneath(RunSpec& spec) {
+  if (spec.writable_mounts.empty()) {
+    return;
+  }
+  try {
+    UniqueFd workspace = workspace_for_binds(spec);
+    auto found = binds_beneath(workspace.get(), spec.workspace, spec.writable_mounts);
+    if (spec.gate) {
+      spec.gate->binds = std::move(found);
+    }
+  } catch (const Fatal& e) {
+    throw Refusal(RunStatus::refused, e.what());
+  }
+}
+
 // The caller's variables the policy passes, less those whose values hold URL credentials (named
 // to the caller, never their values).
 std::vector<std::pair<std::string, std::string>> sandbox_environment(const RunRequest& request,
@@ -342,6 +378,7 @@ RunSpec prepare_spec(const RunContext& run) {
   if (request.broker) {
     spec.gate = gate_for_held_cwd(spec.workspace, spec.cwd);
   }
+  check_binds_beneath(spec);
   return spec;
 }
 

@@ -1,13 +1,16 @@
 #include "run/workspace_gate.hpp"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/io.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
 #include "common/unique_fd.hpp"
@@ -40,7 +43,7 @@ size_t depth_below(const fs::path& cwd, const fs::path& workspace) {
 
 // The workspace as an ancestor of the held directory: `..` follows the directory itself,
 // not a name that could have been swapped.
-std::string ancestor_identity(int cwd_fd, size_t depth) {
+UniqueFd ancestor_of(int cwd_fd, size_t depth) {
   UniqueFd current(::fcntl(cwd_fd, F_DUPFD_CLOEXEC, 3));
   for (size_t i = 0; i < depth; ++i) {
     UniqueFd parent(::openat(current.get(), "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -50,7 +53,36 @@ std::string ancestor_identity(int cwd_fd, size_t depth) {
     }
     current = std::move(parent);
   }
-  return identity_of(current.get());
+  return current;
+}
+
+// What `relative` leads to in the workspace, never out of it: -1 with errno EXDEV (or ELOOP)
+// for a link that leaves it.
+int open_beneath(int workspace_fd, const fs::path& relative) {
+  open_how how{};
+  how.flags = O_PATH | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  return static_cast<int>(retry_on_eintr(
+      [&] { return ::syscall(SYS_openat2, workspace_fd, relative.c_str(), &how, sizeof how); }));
+}
+
+std::string not_beneath(const fs::path& relative, int error) {
+  if (error == ENOENT) {
+    return "the workspace's " + relative.string() +
+           " went away while the run started; retry; nothing ran";
+  }
+  return "the workspace's " + relative.string() +
+         " leads out of the workspace (a symbolic link); the engine would mount what it points "
+         "to, so the run is refused: replace the link with what it points to, or keep "
+         "sandbox.workspace = ro; nothing ran";
+}
+
+UniqueFd open_held_cwd() {
+  UniqueFd held(::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!held.valid()) {
+    throw Fatal(std::string("cannot open the caller's directory: ") + std::strerror(errno));
+  }
+  return held;
 }
 
 // Only root or the broker's own user may be able to change the gate.
@@ -85,17 +117,42 @@ WorkspaceGate gate_for_held_cwd(const fs::path& workspace, const fs::path& cwd) 
   WorkspaceGate gate;
   gate.binary = gate_binary();
   require_trusted_binary(gate.binary);
-  UniqueFd held(::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!held.valid()) {
-    throw Fatal(std::string("cannot open the caller's directory: ") + std::strerror(errno));
-  }
+  UniqueFd held = open_held_cwd();
   gate.cwd_id = identity_of(held.get());
-  gate.workspace_id = ancestor_identity(held.get(), depth_below(cwd, workspace));
+  gate.workspace_id = identity_of(ancestor_of(held.get(), depth_below(cwd, workspace)).get());
   return gate;
 }
 
+UniqueFd open_held_workspace(const fs::path& workspace, const fs::path& cwd) {
+  return ancestor_of(open_held_cwd().get(), depth_below(cwd, workspace));
+}
+
+std::vector<std::pair<fs::path, std::string>> binds_beneath(int workspace_fd,
+                                                            const fs::path& workspace,
+                                                            const std::vector<BindPath>& binds) {
+  std::vector<std::pair<fs::path, std::string>> found;
+  for (const BindPath& bind : binds) {
+    if (bind.source != bind.target || !is_within(bind.target, workspace)) {
+      continue;
+    }
+    fs::path relative = bind.target.lexically_relative(workspace);
+    UniqueFd entry(open_beneath(workspace_fd, relative));
+    if (!entry.valid()) {
+      throw Fatal(not_beneath(relative, errno));
+    }
+    found.emplace_back(bind.target, identity_of(entry.get()));
+  }
+  return found;
+}
+
 std::vector<std::string> gate_prefix(const WorkspaceGate& gate, const fs::path& workspace) {
-  return {workspace.string(), gate.workspace_id, gate.cwd_id, "--"};
+  std::vector<std::string> prefix = {workspace.string(), gate.workspace_id, gate.cwd_id};
+  for (const auto& [target, identity] : gate.binds) {
+    prefix.push_back(target.string());
+    prefix.push_back(identity);
+  }
+  prefix.emplace_back("--");
+  return prefix;
 }
 
 }  // namespace sandshim::shim

@@ -7,7 +7,9 @@
 # engine client waits for it) and by a free-running swapper raced against many runs; the control
 # is direct mode, which has no gate: the same swap shows the secret there. Also: the broker's
 # refusals before a run (a loosening user file, a refused workspace, a full queue) are rows the
-# caller's own `sandshim audit` shows. Needs root (users, the broker as the system user).
+# caller's own `sandshim audit` shows. Under sandbox.workspace = rw the names kept read-only are
+# bound by name too: one linked out of the workspace is refused, one swapped for such a link after
+# the broker's check is refused by the gate. Needs root (users, the broker as the system user).
 # sandshim-test-engines: docker  # the broker's user reaches docker through the docker group
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox or by sh
 # shellcheck source=lib.sh
@@ -48,18 +50,26 @@ chown -R "$ND_USER:" "$R"
 chmod 755 "$R" "$R/ws"
 readonly SHOW='cat secret mine 2>/dev/null; exit 42'
 
-# The swapper, as the test user: at each "go", renames ws away and puts a symlink to the locked
-# directory in its place, then says "done".
-swap_on_request() {
-    (cd "$R" && exec "${nd_command[@]}" /bin/sh -c 'while read -r _ <'"$T/fifos/go"'; do
-        mv ws ws.real && ln -s '"$LOCKED/inside"' ws; echo done >'"$T/fifos/done"'; done') &
-    BG_PIDS+=($!)
+# The swapper, as the test user: at each "go", renames DIR/NAME away and puts a symlink to the
+# locked directory in its place, then says "done". One at a time (they share the fifo).
+swap_on_request() { # [DIR NAME]
+    local dir=${1:-$R} name=${2:-ws}
+    (cd "$dir" && exec "${nd_command[@]}" /bin/sh -c 'while read -r _ <'"$T/fifos/go"'; do
+        mv '"$name"' '"$name"'.real && ln -s '"$LOCKED/inside"' '"$name"'; echo done >'"$T/fifos/done"'; done') &
+    SWAPPER=$!
+    BG_PIDS+=("$SWAPPER")
 }
-restore_workspace() {
-    if [[ -L $R/ws ]]; then
-        rm "$R/ws" && mv "$R/ws.real" "$R/ws"
+stop_swapper() {
+    kill "$SWAPPER" 2>/dev/null
+    wait "$SWAPPER" 2>/dev/null || true # killed: its status is not the check
+}
+restore_swapped() { # [DIR NAME]
+    local dir=${1:-$R} name=${2:-ws}
+    if [[ -L $dir/$name ]]; then
+        rm "$dir/$name" && mv "$dir/$name.real" "$dir/$name"
     fi
 }
+restore_workspace() { restore_swapped "$R" ws; }
 
 check "control: without a swap the caller's run sees its own workspace"
 expect_exit 42 as_nd "$R/ws" sh -c "$SHOW"
@@ -88,6 +98,7 @@ expect_exit 42 in_dir "$R/ws" env SANDSHIM_BROKER=off XDG_CONFIG_HOME="$T/direct
 restore_workspace
 expect_file_is "$OUT" "the secret"
 rm "$T/swap-now"
+stop_swapper
 
 check "$RACE_RUNS runs raced against a swap at a random moment of their start: none sees the locked directory"
 # Each run enters ws, then starts the shim while a background swap (as the caller) waits a random
@@ -165,5 +176,48 @@ cat "$T/second.err" "$T/third.err" >"$ERR"
 expect_contains "(--max-queued-per-user); retry later; nothing ran" "$ERR"
 read -r count_before _ <<<"$before"
 expect_equal "$((count_before + 3)) $nd_uid" "$(my_refusals)" "refused rows the caller sees (count, uids)"
+
+# sandbox.workspace = rw, the administrator's: the names that stay read-only (agent settings,
+# .git…) are bound by name inside the caller's workspace, and the engine follows a link with
+# root's rights, so each must lead to what the workspace holds; the gate checks each again.
+printf '[sandbox]\nworkspace = rw\n' >>"$SYSCONF"
+readonly LINKED="cat '$LOCKED/inside/secret' 2>/dev/null; exit 42"
+readonly BIND_LINE="is not what the workspace held there when the broker checked it (renamed or replaced by a symlink while the run started); refusing it; nothing ran"
+
+check "workspace = rw through the broker: a read-only name linked out of the workspace refuses the run (125, one line); a link inside it runs"
+ln -s "$LOCKED/inside" "$R/ws/.claude"
+chown -h "$ND_USER:" "$R/ws/.claude"
+expect_exit 125 as_nd "$R/ws" sh -c "$LINKED"
+expect_not_contains "the secret" "$OUT"
+expect_lines 1 "$ERR"
+expect_contains "the workspace's .claude leads out of the workspace (a symbolic link)" "$ERR"
+expect_equal 125 "$(broker_row "$(last_broker_run)" exit_code)" "exit code in the refusal's row"
+rm "$R/ws/.claude"
+ln -s mine "$R/ws/CLAUDE.md"
+chown -h "$ND_USER:" "$R/ws/CLAUDE.md"
+expect_exit 42 as_nd "$R/ws" sh -c 'echo made >written; cat CLAUDE.md; exit 42'
+expect_file_is "$OUT" "the caller's own file"
+expect_file_is "$R/ws/written" "made"
+rm "$R/ws/CLAUDE.md" "$R/ws/written"
+
+check "workspace = rw through the broker: a read-only name swapped for a link after the broker's check is refused by the gate"
+mkdir "$R/ws/.claude"
+chown "$ND_USER:" "$R/ws/.claude"
+swap_on_request "$R/ws" .claude
+touch "$T/swap-now"
+expect_exit 125 as_nd "$R/ws" sh -c "$LINKED"
+restore_swapped "$R/ws" .claude
+expect_not_contains "the secret" "$OUT"
+expect_lines 1 "$ERR"
+expect_contains "what the engine mounted at '$R/ws/.claude' $BIND_LINE" "$ERR"
+
+check "control: direct mode (no gate) with the same swap mounts the locked directory"
+printf '[sandbox]\nworkspace = rw\n' >>"$T/direct-config/sandshim/config"
+expect_exit 42 in_dir "$R/ws" env SANDSHIM_BROKER=off XDG_CONFIG_HOME="$T/direct-config" \
+    "$T/bin/sandshim" run -- sh -c "$LINKED"
+restore_swapped "$R/ws" .claude
+expect_file_is "$OUT" "the secret"
+rm "$T/swap-now"
+stop_swapper
 
 suite_done

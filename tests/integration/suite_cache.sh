@@ -99,6 +99,12 @@ expect_exit 73 sandshim run -- sh -c 'echo x >.git/hooks/pre-commit && exit 42 |
 [[ ! -e $WS/.git/hooks/pre-commit ]] || fail "a run wrote a git hook under workspace = rw"
 expect_exit 73 sandshim run -- sh -c 'echo x >.claude/settings.json && exit 42 || exit 73'
 expect_equal '{}' "$(cat "$WS/.claude/settings.json")" "agent settings unchanged under workspace = rw"
+mkdir -p "$T/elsewhere" && echo "not the workspace's" >"$T/elsewhere/file"
+ln -s "$T/elsewhere" "$WS/.vscode"
+expect_exit 125 sandshim run -- sh -c "cat '$T/elsewhere/file'; exit 42"
+expect_not_contains "not the workspace's" "$OUT"
+expect_contains "the workspace's .vscode leads out of the workspace (a symbolic link)" "$ERR"
+rm "$WS/.vscode"
 
 check "workspace = rw: git's own writes reach the host's .git (a commit, a branch, a stash)"
 repo=$(new_workspace)

@@ -31,7 +31,7 @@ struct ShmDir {
 RunSpec broker_spec() {
   RunSpec spec;
   spec.run_id = "0123456789abcdef";
-  spec.gate = WorkspaceGate{"/usr/libexec/sandshim/sandshim-gate", "2049:17", "2049:18"};
+  spec.gate = WorkspaceGate{"/usr/libexec/sandshim/sandshim-gate", "2049:17", "2049:18", {}};
   return spec;
 }
 

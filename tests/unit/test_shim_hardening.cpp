@@ -109,7 +109,7 @@ TEST_CASE("a broker's run waits on the workspace gate; a direct run has none",
   auto direct = build_run_arguments(Policy{}, spec);
   CHECK_FALSE(has(direct, "--entrypoint=/.sandshim/gate"));
   CHECK(direct.back() == "print(1)");
-  spec.gate = WorkspaceGate{"/usr/libexec/sandshim/sandshim-gate", "2049:17", "2049:18"};
+  spec.gate = WorkspaceGate{"/usr/libexec/sandshim/sandshim-gate", "2049:17", "2049:18", {}};
   auto gated = build_run_arguments(Policy{}, spec);
   CHECK(has(gated,
             "--mount=type=bind,source=/usr/libexec/sandshim/sandshim-gate,"
@@ -189,4 +189,21 @@ TEST_CASE("under runsc sandbox.pids is gVisor's RLIMIT_NPROC, the host cgroup a 
   CHECK(has(runsc, "--ulimit=nproc=64:64"));
   policy.nproc = 32;
   CHECK(has(build_run_arguments(policy, sample_spec()), "--ulimit=nproc=32:32"));
+}
+
+TEST_CASE("a broker's binds inside the workspace: the gate checks each before the command",
+          "[hardening][gate]") {
+  RunSpec spec = sample_spec();
+  spec.gate =
+      WorkspaceGate{"/usr/libexec/sandshim/sandshim-gate",
+                    "2049:17",
+                    "2049:18",
+                    {{"/work/project/.git", "2049:30"}, {"/work/project/CLAUDE.md", "2049:31"}}};
+  auto gated = build_run_arguments(Policy{}, spec);
+  size_t image = index_of(gated, spec.image);
+  std::vector<std::string> tail(gated.begin() + static_cast<std::ptrdiff_t>(image) + 1,
+                                gated.begin() + static_cast<std::ptrdiff_t>(image) + 9);
+  CHECK(tail == std::vector<std::string>{"/work/project", "2049:17", "2049:18",
+                                         "/work/project/.git", "2049:30", "/work/project/CLAUDE.md",
+                                         "2049:31", "--"});
 }
