@@ -62,8 +62,12 @@ TEST_CASE("a bind whose name leads out of the workspace refuses the run, named")
       "the workspace's .vscode leads out of the workspace (a symbolic link); the engine would "
       "mount what it points to, so the run is refused: replace the link with what it points "
       "to, or keep sandbox.workspace = ro; nothing ran";
-  SECTION("an absolute link") { fs::create_directory_symlink(ws.outside, ws.root / ".vscode"); }
-  SECTION("a relative one") { fs::create_directory_symlink("../locked", ws.root / ".vscode"); }
+  SECTION("an absolute link") {
+    fs::create_directory_symlink(ws.outside, ws.root / ".vscode");
+  }
+  SECTION("a relative one") {
+    fs::create_directory_symlink("../locked", ws.root / ".vscode");
+  }
   SECTION("through a link in between") {
     fs::create_directory_symlink("..", ws.root / "up");
     fs::create_directory_symlink("up/locked", ws.root / ".vscode");
