@@ -325,6 +325,18 @@ void check_binds_beneath(RunSpec& spec) {
   if (spec.writable_mounts.empty()) {
     return;
   }
+  // A bind inside the workspace whose source is elsewhere would follow a link at its target to
+  // anywhere in the container, over the gate too: a broker's run never has one (the git stage,
+  // which has, is direct mode's).
+  bool from_elsewhere = std::any_of(
+      spec.writable_mounts.begin(), spec.writable_mounts.end(), [&](const BindPath& bind) {
+        return bind.source != bind.target && is_within(bind.target, spec.workspace);
+      });
+  if (spec.gate && from_elsewhere) {
+    throw Fatal(
+        "internal error: a bind inside the workspace comes from elsewhere in a broker's "
+        "run; nothing ran");
+  }
   try {
     UniqueFd workspace = workspace_for_binds(spec);
     auto found = binds_beneath(workspace.get(), spec.workspace, spec.writable_mounts);
