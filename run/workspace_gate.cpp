@@ -66,15 +66,27 @@ int open_beneath(int workspace_fd, const fs::path& relative) {
       [&] { return ::syscall(SYS_openat2, workspace_fd, relative.c_str(), &how, sizeof how); }));
 }
 
-std::string not_beneath(const fs::path& relative, int error) {
+// Why `relative` (whose open beneath the workspace failed with `error`) cannot be bound.
+std::string not_beneath(int workspace_fd, const fs::path& relative, int error) {
+  std::string name = "the workspace's " + relative.string();
+  struct stat st {};
+  bool is_link = ::fstatat(workspace_fd, relative.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                 S_ISLNK(st.st_mode);
   if (error == ENOENT) {
-    return "the workspace's " + relative.string() +
-           " went away while the run started; retry; nothing ran";
+    return is_link ? name +
+                         " is a link to nothing; the run cannot keep it read-only: remove the "
+                         "link or make what it names; nothing ran"
+                   : name + " went away while the run started; retry; nothing ran";
   }
-  return "the workspace's " + relative.string() +
-         " leads out of the workspace (a symbolic link); the engine would mount what it points "
-         "to, so the run is refused: replace the link with what it points to, or keep "
-         "sandbox.workspace = ro; nothing ran";
+  if (error == EXDEV || error == ELOOP) {
+    return name +
+           " leads out of the workspace (a symbolic link); the engine would mount what it "
+           "points to, so the run is refused: replace the link with what it points to, or keep "
+           "sandbox.workspace = ro; nothing ran";
+  }
+  return name + " cannot be checked (" + std::strerror(error) +
+         "); make its directories searchable by other users, or keep sandbox.workspace = ro; "
+         "nothing ran";
 }
 
 UniqueFd open_held_cwd() {
@@ -138,7 +150,7 @@ std::vector<std::pair<fs::path, std::string>> binds_beneath(int workspace_fd,
     fs::path relative = bind.target.lexically_relative(workspace);
     UniqueFd entry(open_beneath(workspace_fd, relative));
     if (!entry.valid()) {
-      throw Fatal(not_beneath(relative, errno));
+      throw Fatal(not_beneath(workspace_fd, relative, errno));
     }
     found.emplace_back(bind.target, identity_of(entry.get()));
   }

@@ -87,3 +87,13 @@ TEST_CASE("binds from elsewhere are not the workspace's to check") {
                               checked_bind(ws.outside, ws.outside, false)});
   CHECK(found.empty());
 }
+
+TEST_CASE("a bind that is a link to nothing, or that cannot be reached, is named as such") {
+  Workspace ws;
+  fs::create_symlink("missing.md", ws.root / "CLAUDE.md");
+  CHECK_THROWS_WITH(ws.check("CLAUDE.md"),
+                    "the workspace's CLAUDE.md is a link to nothing; the run cannot keep it "
+                    "read-only: remove the link or make what it names; nothing ran");
+  CHECK_THROWS_WITH(ws.check(".codex"),
+                    "the workspace's .codex went away while the run started; retry; nothing ran");
+}
