@@ -283,8 +283,9 @@ std::string pool_key(const Policy& policy, const RunSpec& spec) {
   }
   // A broker's run: the workspace's device and inode too, so a directory replaced under the
   // same name never gets the old one's containers (the gate would refuse them).
-  std::string held = spec.gate ? spec.gate->workspace_id : "";
+  std::string held;
   if (spec.gate) {  // and what each bind inside it held: a replaced one needs another container
+    held = spec.gate->workspace_id;
     for (const auto& [target, identity] : spec.gate->binds) {
       held += "\n" + target.string() + " " + identity;
     }

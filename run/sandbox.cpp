@@ -328,11 +328,11 @@ void check_binds_beneath(RunSpec& spec) {
   // A bind inside the workspace whose source is elsewhere would follow a link at its target to
   // anywhere in the container, over the gate too: a broker's run never has one (the git stage,
   // which has, is direct mode's).
-  bool from_elsewhere = std::any_of(
-      spec.writable_mounts.begin(), spec.writable_mounts.end(), [&](const BindPath& bind) {
-        return bind.source != bind.target && is_within(bind.target, spec.workspace);
-      });
-  if (spec.gate && from_elsewhere) {
+  if (spec.gate && std::any_of(spec.writable_mounts.begin(), spec.writable_mounts.end(),
+                               [&](const BindPath& bind) {
+                                 return bind.source != bind.target &&
+                                        is_within(bind.target, spec.workspace);
+                               })) {
     throw Fatal(
         "internal error: a bind inside the workspace comes from elsewhere in a broker's "
         "run; nothing ran");
