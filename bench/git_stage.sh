@@ -7,7 +7,13 @@
 # p50s. The carry back after a real run adds a stat of each top-level file and a walk of refs
 # and logs. Asserts nothing.
 #
+# BROKER=1 (root; AS_USER a user outside the docker group, default wrapbench-nd, made if absent)
+# measures a broker's stage instead: the same dry runs through a private broker as that user,
+# whose system file is switched between rw and ro before each (untimed); the broker copies .git's
+# files beneath the held workspace into its own stage.
+#
 #   bench/git_stage.sh [BUILD_DIR]           FILES=20000 N=31 bench/git_stage.sh
+#   BROKER=1 FILES=1000 bench/git_stage.sh
 set -euo pipefail
 
 build=${1:-build}
@@ -46,6 +52,27 @@ measure() { # CONFIG -> microseconds of one dry run
   echo $((${EPOCHREALTIME/./} - ${started/./}))
 }
 
+if [[ ${BROKER:-0} == 1 ]]; then
+  # shellcheck source=lib/private_broker.sh
+  . "$(dirname "${BASH_SOURCE[0]}")/lib/private_broker.sh"
+  # shellcheck source=../install/lib/testuser.sh
+  . "$(dirname "${BASH_SOURCE[0]}")/../install/lib/testuser.sh"
+  user=${AS_USER:-wrapbench-nd}
+  ensure_plain_test_user "$user" > /dev/null
+  chown -R "$user:" "$repo"
+  trap 'private_broker_remove "$dir/broker"; rm -rf "$dir"' EXIT
+  private_broker_start "$dir/broker" "$bin"
+  measure() { # CONFIG: the broker's system file gets its [sandbox] section
+    broker_write_system_config "$dir/broker/etc/config" "$dir/broker/state" "$dir/broker/anchors" \
+      "$(cat "$1")"
+    local started=$EPOCHREALTIME
+    (cd "$repo" && runuser -u "$user" -- env -i PATH=/usr/bin:/bin HOME="$dir" \
+      SANDSHIM_BROKER=required SANDSHIM_BROKER_SOCKET="$PRIVATE_SOCKET" \
+      "$PRIVATE_BIN" run --dry-run -- sh -c true > /dev/null)
+    echo $((${EPOCHREALTIME/./} - ${started/./}))
+  }
+fi
+
 declare -a t_rw t_ro
 for ((i = 0; i < runs; i++)); do
   if ((i % 2 == 0)); then
@@ -60,7 +87,7 @@ done
 p50() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 p95() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int(NR * 0.95 + 0.999)] }'; }
 index_kb=$(($(stat -c %s "$repo/.git/index") / 1024))
-echo "git stage: $files tracked files, index $index_kb KiB; $runs dry runs each, alternating"
+echo "git stage: $files tracked files, index $index_kb KiB; $runs dry runs each, alternating$([[ ${BROKER:-0} == 1 ]] && echo ', through a broker')"
 printf '%-32s p50 %6.2f ms   p95 %6.2f ms\n' "workspace = rw (git's stage)" \
   "$(awk -v v="$(p50 "${t_rw[@]}")" 'BEGIN { print v / 1000 }')" \
   "$(awk -v v="$(p95 "${t_rw[@]}")" 'BEGIN { print v / 1000 }')"

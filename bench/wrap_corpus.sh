@@ -12,17 +12,37 @@
 # hooks, agent settings and hook files stay read-only);
 # WORKSPACE=ro leaves the default read-only workspace. As root the sandbox runs as nobody, who
 # owns none of the project: AS_USER=NAME (a user who may reach the engine) runs the bench as
-# that user, as an agent's user would.
+# that user, as an agent's user would. BROKER=1 (root, with AS_USER a user outside the docker
+# group) runs it through a private broker as installed, whose system file sets the workspace
+# (the user's config may only tighten it).
 #
 #   bench/wrap_corpus.sh [BUILD_DIR]                    (default: build)
 #   AS_USER=dev WORKSPACE=ro bench/wrap_corpus.sh
+#   AS_USER=nodocker BROKER=1 bench/wrap_corpus.sh
 set -euo pipefail
 
 build=${1:-build}
 bin=$(realpath "${SANDSHIM_BIN:-$build/sandshim}")
+as_user() { # ENV...: this script again as $AS_USER
+  runuser -u "$AS_USER" -- env SANDSHIM_BIN="$bin" PATH="$PATH" "$@" \
+    bash "$(realpath "${BASH_SOURCE[0]}")" "$build"
+}
+if [[ $EUID -eq 0 && -n ${AS_USER:-} && ${BROKER:-0} == 1 ]]; then
+  # shellcheck source=lib/private_broker.sh
+  . "$(dirname "${BASH_SOURCE[0]}")/lib/private_broker.sh"
+  broker_dir=$(mktemp -d /tmp/sandshim-wrap-broker.XXXXXX)
+  trap 'private_broker_remove "$broker_dir"' EXIT
+  tail_text=$'[images]\nbash = sandshim/wrap:bookworm\n'
+  [[ ${WORKSPACE:-rw} == ro ]] || tail_text+=$'[sandbox]\nworkspace = rw\n'
+  private_broker_start "$broker_dir" "$bin" "$tail_text"
+  bin=$PRIVATE_BIN
+  as_user WORKSPACE=broker-"${WORKSPACE:-rw}" SANDSHIM_BROKER=required \
+    SANDSHIM_BROKER_SOCKET="$PRIVATE_SOCKET"
+  exit
+fi
 if [[ $EUID -eq 0 && -n ${AS_USER:-} ]]; then
-  exec runuser -u "$AS_USER" -- env SANDSHIM_BIN="$bin" WORKSPACE="${WORKSPACE:-rw}" \
-    PATH="$PATH" bash "$(realpath "${BASH_SOURCE[0]}")" "$build"
+  as_user WORKSPACE="${WORKSPACE:-rw}"
+  exit
 fi
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 corpus=$source_dir/tests/data/hooks/everyday_corpus.txt
@@ -55,7 +75,7 @@ mkdir -p "$HOME"
 git config --global user.name dev
 git config --global user.email dev@example.com
 mkdir -p "$XDG_CONFIG_HOME/sandshim"
-if [[ ${WORKSPACE:-rw} == rw ]]; then
+if [[ ${WORKSPACE:-rw} == rw ]]; then  # through a broker its system file says
   printf '[sandbox]\nworkspace = rw\n' > "$XDG_CONFIG_HOME/sandshim/config"
 fi
 
@@ -111,6 +131,9 @@ for id in "${ids[@]}"; do
   cp -a "$template" "$work/native"
   cp -a "$template" "$work/wrapped"
   native=$(cd "$work/native" && bash -c "$command" > "$work/native.out" 2>&1; echo $?)
+  # Two commands write these in the host's /tmp: left there, they would be another user's next
+  # time (the sandbox's /tmp is its own).
+  rm -f /tmp/change.diff /tmp/build.log 2>/dev/null || true
   wrapped=$(cd "$work/wrapped" && timeout 120 "$bin" -c "$command" > "$work/wrapped.out" 2>&1
     echo $?)
   total=$((total + 1))

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 
@@ -25,6 +26,7 @@
 #include "policy/broker_policy.hpp"
 #include "policy/environment.hpp"
 #include "policy/workspace.hpp"
+#include "run/git_stage.hpp"
 #include "run/interpreter_fit.hpp"
 #include "run/run_request.hpp"
 
@@ -112,8 +114,28 @@ int broker_gone(const fs::path& socket, const std::string& why) {
              "or the broker's log");
 }
 
+// What a run under sandbox.workspace = rw handed back of git's state, carried to the host's .git
+// here, as the caller (the broker's user never writes it); one line when not all of it went.
+void carry_git_state(const GitHandback& git, std::vector<UniqueFd>& fds, int64_t since_s) {
+  shim::HandedGit handed{git.workspace, git.git_id, {}, git.left_behind};
+  size_t next = 0;
+  for (const GitFileHanded& file : git.files) {
+    UniqueFd content = file.written && next < fds.size() ? std::move(fds[next++]) : UniqueFd();
+    handed.files.push_back({file.name, file.host_mark, std::move(content)});
+  }
+  if (next != fds.size() || written_files(Exit{0, std::nullopt, git}) != next) {
+    say("git: the broker's answer came without the files the run wrote; the host's .git is as "
+        "it was");
+    return;
+  }
+  shim::GitCarry carry = shim::carry_handed(handed, since_s);
+  if (!carry.kept.empty() || !carry.left_behind.empty() || !carry.removed.empty()) {
+    say(shim::describe_carry(carry));
+  }
+}
+
 // Relays signals until the broker's Exit frame comes, or the connection ends without one.
-int await_exit(int socket, const fs::path& path, ForwardedSignals& signals) {
+int await_exit(int socket, const fs::path& path, ForwardedSignals& signals, int64_t since_s) {
   while (true) {
     pollfd fds[2] = {{socket, POLLIN, 0}, {signals.fd(), POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {
@@ -128,7 +150,7 @@ int await_exit(int socket, const fs::path& path, ForwardedSignals& signals) {
       }
     }
     if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-      ReadResult frame = read_frame(socket, 5000, 0);
+      ReadResult frame = read_frame(socket, 5000, k_max_git_files);
       if (frame.status != ReadStatus::ok) {
         return broker_gone(path, "connection closed before the exit status");
       }
@@ -137,7 +159,11 @@ int await_exit(int socket, const fs::path& path, ForwardedSignals& signals) {
         return broker_gone(path, "bad answer: " + error->message);
       }
       spdlog::debug("broker: exit received at {:.3f}", precise_monotonic_ms());
-      return finish_like(std::get<Exit>(decoded));
+      const Exit& exit = std::get<Exit>(decoded);
+      if (exit.git) {
+        carry_git_state(*exit.git, frame.frame.fds, since_s);
+      }
+      return finish_like(exit);
     }
   }
 }
@@ -205,7 +231,7 @@ int exchange(int socket, Request request, const fs::path& path, Stdio stdio = {}
   }
   spdlog::debug("broker: request sent at {:.3f}", precise_monotonic_ms());
   directory.reset();
-  return await_exit(socket, path, signals);
+  return await_exit(socket, path, signals, static_cast<int64_t>(::time(nullptr)));
 }
 
 // What this caller's own policy lets into a sandbox; the built-in allowlist when it cannot load.
@@ -339,6 +365,14 @@ std::optional<VersionAskField> callers_version_ask(const shim::RunRequest& local
   }
 }
 
+// The caller's git identity, read here as the caller, as far as the protocol carries it.
+std::vector<std::pair<std::string, std::string>> sendable_git_identity(const fs::path& home) {
+  auto identity = shim::global_git_identity(home);
+  std::erase_if(identity,
+                [](const auto& entry) { return entry.second.size() > k_max_git_identity_bytes; });
+  return identity;
+}
+
 }  // namespace
 
 std::optional<StatusAnswer> status_through_broker(const ClientSettings& settings) {
@@ -372,6 +406,7 @@ Request run_request_for(std::string invoked_as, std::vector<std::string> argv,
   call.user_config = user_config_texts();
   call.terminal = terminal_size();
   call.version_ask = callers_version_ask(local, call.argv);
+  call.git_identity = sendable_git_identity(local.home);
   return Request{std::move(call), log_level()};
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <tuple>
 
@@ -218,6 +219,36 @@ std::vector<std::pair<std::string, std::string>> user_config_field(const json& o
   return files;
 }
 
+bool is_printable(const std::string& text) {
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f; });
+}
+
+// [[key, value], ...]: user.name and user.email, printable, each value at most a few hundred bytes.
+std::vector<std::pair<std::string, std::string>> git_identity_field(const json& object) {
+  auto it = object.find("git_identity");
+  if (it == object.end()) {
+    return {};
+  }
+  if (!it->is_array() || it->size() > 2) {
+    throw Violation{"git_identity is not a list of at most 2 [key, value] pairs"};
+  }
+  std::vector<std::pair<std::string, std::string>> identity;
+  for (const auto& pair : *it) {
+    if (!pair.is_array() || pair.size() != 2) {
+      throw Violation{"git_identity holds an entry that is not [key, value]"};
+    }
+    std::string key = string_field(pair[0], "git_identity key");
+    std::string value = string_field(pair[1], "git_identity value");
+    if ((key != "user.name" && key != "user.email") || value.empty() ||
+        value.size() > k_max_git_identity_bytes || !is_printable(value)) {
+      throw Violation{"git_identity holds other than a printable user.name or user.email"};
+    }
+    identity.emplace_back(std::move(key), std::move(value));
+  }
+  return identity;
+}
+
 std::string text_of(const json& object, const char* key) {
   return string_field(member(object, key), key);
 }
@@ -262,7 +293,7 @@ Fields texts_of(const json& object,
 RunCall decode_run(const json& object) {
   require_keys(object, {"v", "type", "verb", "log", "invoked_as", "argv", "env", "agent",
                         "session_id", "tool_use_id", "agent_command", "dry_run", "cwd",
-                        "user_config", "terminal", "version_ask"});
+                        "user_config", "terminal", "version_ask", "git_identity"});
   RunCall run;
   run.invoked_as = text_of(object, "invoked_as");
   if (run.invoked_as.empty() || run.invoked_as.size() > 255 ||
@@ -287,6 +318,7 @@ RunCall decode_run(const json& object) {
   run.user_config = user_config_field(object);
   run.terminal = terminal_field(object);
   run.version_ask = version_ask_field(object);
+  run.git_identity = git_identity_field(object);
   return run;
 }
 
@@ -469,6 +501,12 @@ void add_run(json& object, const RunCall& run) {
     object["version_ask"] = {{"source", run.version_ask->source},
                              {"range", run.version_ask->range}};
   }
+  if (!run.git_identity.empty()) {
+    object["git_identity"] = json::array();
+    for (const auto& [key, value] : run.git_identity) {
+      object["git_identity"].push_back({key, value});
+    }
+  }
 }
 
 json decision_object(const DecisionFields& decision) {
@@ -532,7 +570,23 @@ std::string encode(const Exit& exit) {
   if (exit.signal) {
     object["signal"] = *exit.signal;
   }
-  return object.dump();
+  if (exit.git) {
+    object["git_workspace"] = exit.git->workspace;
+    object["git_id"] = exit.git->git_id;
+    object["git_files"] = json::array();
+    for (const GitFileHanded& file : exit.git->files) {
+      object["git_files"].push_back({file.name, file.host_mark, file.written});
+    }
+    object["git_left_behind"] = exit.git->left_behind;
+  }
+  return object.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+size_t written_files(const Exit& exit) {
+  return !exit.git ? 0
+                   : static_cast<size_t>(
+                         std::count_if(exit.git->files.begin(), exit.git->files.end(),
+                                       [](const GitFileHanded& file) { return file.written; }));
 }
 
 std::variant<ClientMessage, ProtocolError> decode_client_message(std::string_view payload) {
@@ -553,17 +607,68 @@ std::variant<ClientMessage, ProtocolError> decode_client_message(std::string_vie
   }
 }
 
+namespace {
+
+// A name at .git's top: printable, no separator, not . or ..
+bool is_git_entry_name(const std::string& name) {
+  return !name.empty() && name.size() <= 255 && name != "." && name != ".." &&
+         name.find('/') == std::string::npos && is_printable(name);
+}
+
+bool is_mark(const std::string& text) {
+  static const std::regex mark("|[0-9]{1,20}:[0-9]{1,20}:-?[0-9]{1,20}");
+  return std::regex_match(text, mark);
+}
+
+GitFileHanded git_file_of(const json& entry) {
+  if (!entry.is_array() || entry.size() != 3 || !entry[2].is_boolean()) {
+    throw Violation{"git_files holds an entry that is not [name, mark, written]"};
+  }
+  GitFileHanded file{string_field(entry[0], "git_files name"),
+                     string_field(entry[1], "git_files mark"), entry[2].get<bool>()};
+  if (!is_git_entry_name(file.name) || !is_mark(file.host_mark)) {
+    throw Violation{"git_files holds a name that is not at .git's top, or a bad mark"};
+  }
+  return file;
+}
+
+GitHandback git_handback_of(const json& object) {
+  static const std::regex id("[0-9]{1,20}:[0-9]{1,20}");
+  GitHandback git{text_of(object, "git_workspace"), text_of(object, "git_id"), {}, {}};
+  if (!git.workspace.starts_with('/') || !std::regex_match(git.git_id, id)) {
+    throw Violation{"git_workspace is not absolute, or git_id not DEV:INO"};
+  }
+  const json& files = member(object, "git_files");
+  if (!files.is_array() || files.size() > k_max_git_files) {
+    throw Violation{"git_files is not a list of at most " + std::to_string(k_max_git_files)};
+  }
+  for (const auto& entry : files) {
+    git.files.push_back(git_file_of(entry));
+  }
+  git.left_behind = string_list(object, "git_left_behind");
+  if (!std::all_of(git.left_behind.begin(), git.left_behind.end(), is_git_entry_name)) {
+    throw Violation{"git_left_behind holds a name that is not at .git's top"};
+  }
+  return git;
+}
+
+}  // namespace
+
 std::variant<Exit, ProtocolError> decode_exit(std::string_view payload) {
   try {
     json object = parse_object(payload);
     require_version(object);
-    require_keys(object, {"v", "type", "code", "signal"});
+    require_keys(object, {"v", "type", "code", "signal", "git_workspace", "git_id", "git_files",
+                          "git_left_behind"});
     if (type_of(object) != "exit") {
       return ProtocolError{"type is not exit"};
     }
-    Exit exit{static_cast<int>(integer_field(object, "code", 0, 255)), std::nullopt};
+    Exit exit{static_cast<int>(integer_field(object, "code", 0, 255)), std::nullopt, std::nullopt};
     if (object.contains("signal")) {
       exit.signal = static_cast<int>(integer_field(object, "signal", 1, 64));
+    }
+    if (object.contains("git_workspace")) {
+      exit.git = git_handback_of(object);
     }
     return exit;
   } catch (const Violation& violation) {

@@ -1,14 +1,16 @@
 #pragma once
 
-// The broker's wire protocol, version 3: the one place both sides agree on.
+// The broker's wire protocol, version 5: the one place both sides agree on.
 //
 // A frame is a 4-byte big-endian length followed by that many bytes of one JSON object (at
 // most k_max_frame_bytes). The client's first frame is a Request and carries, in the same
 // sendmsg(2), exactly k_request_fds descriptors over SCM_RIGHTS: stdin, stdout, stderr and
 // the cwd (O_PATH). Then the client sends Signal frames; the broker answers with one Exit
-// frame (or closes the socket: the broker went away). Who the caller is comes from
-// SO_PEERCRED, never from a frame. Every object is parsed strictly: a version mismatch, an
-// unknown key, a wrong type, a string with a NUL byte, a value over a limit refuses the frame.
+// frame (or closes the socket: the broker went away), which carries one read-only descriptor
+// per file of git's state a run under sandbox.workspace = rw hands back (GitHandback). Who the
+// caller is comes from SO_PEERCRED, never from a frame. Every object is parsed strictly: a version
+// mismatch, an unknown key, a wrong type, a string with a NUL byte, a value over a limit refuses
+// the frame.
 //
 // A request is one of five typed verbs. The broker serves each field it knows and nothing else
 // of the client's process: no environment is adopted, no path the caller names is opened.
@@ -24,9 +26,10 @@
 
 namespace sandshim::broker {
 
-// 4: `run` carries the project's version ask. A client and a broker of different versions
-// refuse each other's frames with the version each speaks.
-inline constexpr int k_protocol_version = 4;
+// 4: `run` carries the project's version ask. 5: `run` carries the caller's git identity and
+// `exit` what a run under rw hands back of git's state. A client and a broker of different
+// versions refuse each other's frames with the version each speaks.
+inline constexpr int k_protocol_version = 5;
 inline constexpr size_t k_max_frame_bytes = 1 << 20;
 inline constexpr size_t k_max_list_entries = 4096;
 inline constexpr size_t k_max_string_bytes = 128 * 1024;
@@ -77,7 +80,11 @@ struct RunCall {
   std::vector<std::pair<std::string, std::string>> user_config;
   std::optional<TerminalSize> terminal;
   std::optional<VersionAskField> version_ask;  // a python or node call in a project that asks
+  // The caller's user.name and user.email from its global git config, as the client read them:
+  // git inside a run under sandbox.workspace = rw commits as the caller ([key, value] pairs).
+  std::vector<std::pair<std::string, std::string>> git_identity;
 };
+inline constexpr size_t k_max_git_identity_bytes = 256;
 
 // A hook's decision as the broker records it; the broker adds the peer's uid and its own clock.
 struct DecisionFields {
@@ -148,10 +155,31 @@ struct Signal {
 
 // The broker's answer: how the run ended (signal set when it ended by one). A record answers
 // 0 when written, k_record_not_pending when no pending decision of the caller's matched.
+// A run under sandbox.workspace = rw hands back what it changed of git's state (the broker's
+// user never writes the caller's .git): the client carries it to WORKSPACE/.git as the caller.
+// Each file names one of git's state files and the mark the host's copy had when the broker read
+// it ("" when absent); a written one's content comes as a read-only descriptor with the Exit
+// frame, in the files' order.
+struct GitFileHanded {
+  std::string name;
+  std::string host_mark;
+  bool written = false;  // else the run removed it
+};
+struct GitHandback {
+  std::string workspace;  // absolute
+  std::string git_id;     // DEV:INO of the .git the broker read
+  std::vector<GitFileHanded> files;
+  std::vector<std::string> left_behind;  // changed in the sandbox, not git's state: named only
+};
+inline constexpr size_t k_max_git_files = 14;  // git's state files: at most one descriptor each
+
 struct Exit {
   int code = 0;
   std::optional<int> signal;
+  std::optional<GitHandback> git;
 };
+// The descriptors an Exit frame carries: one per written file of its git handback.
+size_t written_files(const Exit& exit);
 inline constexpr int k_record_not_pending = 3;
 
 using ClientMessage = std::variant<Request, Signal>;

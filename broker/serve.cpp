@@ -211,6 +211,7 @@ shim::RunRequest run_request_of(const RunCall& call, const CallerFacts& facts,
     request.version_ask =
         shim::claimed_version_ask(call.version_ask->source, call.version_ask->range);
   }
+  request.git_identity = call.git_identity;
   request.tell_outcome = facts.tell_outcome;
   request.preopened_store = facts.preopened_store;
   return request;

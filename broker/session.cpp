@@ -50,8 +50,8 @@ void tell_caller(int stderr_fd, const std::string& line) {
   }
 }
 
-void answer(int socket, const Exit& exit) {
-  send_frame(socket, encode(exit));
+void answer(int socket, const Exit& exit, const std::vector<int>& fds = {}) {
+  send_frame(socket, encode(exit), fds);
 }
 
 // The worker logs to the caller's stderr at the level the client asked (its SANDSHIM_LOG).
@@ -90,10 +90,32 @@ std::string prepare(const Request& request, int cwd_fd, const PeerCredentials& p
 
 // The worker's exit code, told to the session right before the worker exits, so that the
 // client has it without waiting for the worker's teardown and the SIGCHLD that follows it. A run
-// told it already, once its row was complete; the session reads the first byte only.
-void tell_session_exit_code(int exit_pipe, int code) {
-  auto byte = static_cast<unsigned char>(code & 0xff);
-  retry_on_eintr([&] { return ::write(exit_pipe, &byte, 1); });
+// told it already, once its row was complete, with what it hands back of git's state; the
+// session reads the first frame only.
+void tell_session_exit(int exit_channel, const Exit& exit, const std::vector<int>& fds = {}) {
+  send_frame(exit_channel, encode(exit), fds);
+}
+
+void tell_session_exit_code(int exit_channel, int code) {
+  tell_session_exit(exit_channel, Exit{code & 0xff, std::nullopt, std::nullopt});
+}
+
+// What a run under rw hands back of git's state, as the client gets it: the files' contents
+// go as descriptors, in order.
+Exit exit_handing_git(int code, const shim::HandedGit& handed, std::vector<int>& fds) {
+  Exit exit{code & 0xff, std::nullopt, std::nullopt};
+  if (handed.empty()) {
+    return exit;
+  }
+  GitHandback git{handed.workspace.string(), handed.git_id, {}, handed.left_behind};
+  for (const shim::HandedGitFile& file : handed.files) {
+    git.files.push_back({file.name, file.host_mark, file.content.valid()});
+    if (file.content.valid()) {
+      fds.push_back(file.content.get());
+    }
+  }
+  exit.git = std::move(git);
+  return exit;
 }
 
 // The worker's ends of its pipes with the session, and what it keeps of the broker's own.
@@ -124,8 +146,10 @@ void let_callers_stdio_go(const WorkerChannel& channel) {
 // A run's outcome, as soon as its row is complete: the session answers the client, the caller's
 // descriptors go, and the worker's last work (the WAL's fold, the pool's refill) waits until the
 // client has exited, so that it does not compete with the client's last steps for the CPU.
-void tell_outcome_then_let_go(const WorkerChannel& channel, int code) {
-  tell_session_exit_code(channel.exit_write, code);
+void tell_outcome_then_let_go(const WorkerChannel& channel, int code,
+                              const shim::HandedGit& handed) {
+  std::vector<int> fds;
+  tell_session_exit(channel.exit_write, exit_handing_git(code, handed, fds), fds);
   spdlog::debug("broker: outcome told at {:.3f}", precise_monotonic_ms());
   let_callers_stdio_go(channel);
   if (channel.caller_gone >= 0) {
@@ -147,7 +171,9 @@ int serve_or_refuse(const Request& request, std::vector<UniqueFd>& fds, const Pe
     facts.preopened_store = std::move(store);
   }
   store.reset();
-  facts.tell_outcome = [&channel](int exit_code) { tell_outcome_then_let_go(channel, exit_code); };
+  facts.tell_outcome = [&channel](int exit_code, shim::HandedGit handed) {
+    tell_outcome_then_let_go(channel, exit_code, handed);
+  };
   try {
     std::string refusal = prepare(request, fds[3].get(), peer, facts);
     fds.clear();
@@ -256,7 +282,7 @@ UniqueFd session_signals() {
 
 Exit exit_of(int status) {
   ExitStatus decoded = decode_wait_status(status);
-  return {decoded.code & 0xff, decoded.signal};
+  return {decoded.code & 0xff, decoded.signal, std::nullopt};
 }
 
 // A frame from the client while the worker runs: a signal to deliver, or the end of the client.
@@ -276,19 +302,35 @@ bool relay_client_frame(int socket, pid_t worker) {
   return true;
 }
 
-// The code the worker told before exiting (it exits with it), or none: it died without telling
-// (killed, crashed), or the pipe is at its end; the worker's wait status then decides.
-std::optional<Exit> told_exit_code(int exit_pipe) {
-  unsigned char byte = 0;
-  ssize_t n = retry_on_eintr([&] { return ::read(exit_pipe, &byte, 1); });
-  return n == 1 ? std::optional(Exit{byte, std::nullopt}) : std::nullopt;
+// What the worker told before exiting (it exits with that code), with the descriptors of git's
+// state it hands back, or none: it died without telling (killed, crashed), or the channel is at
+// its end; the worker's wait status then decides.
+struct ToldExit {
+  Exit exit;
+  std::vector<UniqueFd> fds;
+};
+std::optional<ToldExit> told_exit(int exit_channel) {
+  ReadResult frame = read_frame(exit_channel, 2000, k_max_git_files);
+  if (frame.status != ReadStatus::ok) {
+    return std::nullopt;
+  }
+  auto decoded = decode_exit(frame.frame.payload);
+  if (const auto* exit = std::get_if<Exit>(&decoded);
+      exit != nullptr && written_files(*exit) == frame.frame.fds.size()) {
+    return ToldExit{*exit, std::move(frame.frame.fds)};
+  }
+  return std::nullopt;
 }
 
 // The client has its answer: once it has hung up (its process is ending), the worker may go on
 // with its last work. The session still reaps the worker, so that no zombie is left to a PID 1
 // that may not reap, and the daemon counts the run until its worker is gone.
-[[noreturn]] void answer_and_reap(int socket, pid_t worker, const Exit& exit, int caller_gone) {
-  answer(socket, exit);
+[[noreturn]] void answer_and_reap(int socket, pid_t worker, const ToldExit& told, int caller_gone) {
+  std::vector<int> fds;
+  for (const UniqueFd& fd : told.fds) {
+    fds.push_back(fd.get());
+  }
+  answer(socket, told.exit, fds);
   pollfd hangup{socket, POLLIN | POLLRDHUP, 0};
   retry_on_eintr([&] { return ::poll(&hangup, 1, k_caller_exit_wait_ms); });
   ::close(caller_gone);
@@ -309,7 +351,7 @@ std::optional<Exit> told_exit_code(int exit_pipe) {
       ::kill(worker, SIGKILL);
     }
     if ((fds[2].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-      if (auto told = told_exit_code(exit_pipe)) {
+      if (auto told = told_exit(exit_pipe)) {
         answer_and_reap(socket, worker, *told, caller_gone);
       }
       exit_pipe = -1;  // at its end without a code: poll ignores it from now on
@@ -386,7 +428,7 @@ std::pair<UniqueFd, UniqueFd> socket_pair() {
   UniqueFd signals = session_signals();
   // Without the first two pipes (no descriptor left) the worker's SIGCHLD still answers, a
   // little later, and a worker told nothing of its client's exit waits its longest for it.
-  auto [exit_read, exit_write] = pipe_pair();
+  auto [exit_read, exit_write] = socket_pair();
   auto [gone_read, gone_write] = pipe_pair();
   auto [request_read, request_read_write] = pipe_pair();
   auto [to_worker, from_session] = socket_pair();
@@ -411,7 +453,7 @@ std::pair<UniqueFd, UniqueFd> socket_pair() {
   }
   int connection = handoff->connection.get();
   if (worker < 0 || !send_handoff(to_worker.get(), connection, handoff->refusal)) {
-    answer(connection, {exit_code::k_sandbox_error, std::nullopt});
+    answer(connection, {exit_code::k_sandbox_error, std::nullopt, std::nullopt});
     ::_exit(0);
   }
   // The connection is the worker's until it has read the request (or died).

@@ -14,7 +14,7 @@
 
 namespace sandshim {
 
-inline constexpr size_t k_max_passed_fds = 8;
+inline constexpr size_t k_max_passed_fds = 16;
 
 // Sends `size` bytes with `count` descriptors attached in one sendmsg (EINTR retried, never
 // SIGPIPE). More than k_max_passed_fds: nothing is sent, -1 with EINVAL.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,7 @@ struct ContainerResult {
   std::string transfer;    // a remote engine: what travelled, for the audit row's message only
   std::string set_aside;   // sandbox.workspace = rw: protected names the run created, moved aside
   std::string git_carry;   // sandbox.workspace = rw: git's state carried back, or left behind
+  std::shared_ptr<HandedGit> handed_git;  // a broker's: for the caller's client to carry
 };
 
 // One attempt as the engine gets it: the client's arguments (the audit's engine_args) and, for a

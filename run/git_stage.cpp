@@ -135,6 +135,63 @@ void copy_into_stage(int from, int to, const std::string& name, uid_t uid, gid_t
   }
 }
 
+// A broker's copy of the caller's NAME: only a regular file of the caller's with one link (a
+// link to a file the broker may read and the caller may not would hand it over), within what is
+// left of `budget`; broker-owned, and written by the run's user (the caller) inside alone.
+void copy_callers_file(int from, int to, const std::string& name, uid_t caller, off_t& budget) {
+  UniqueFd in(::openat(from, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat st {};
+  if (!in.valid() || ::fstat(in.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return;  // gone or replaced since it was listed: the run does without it
+  }
+  if (st.st_uid != caller || st.st_nlink != 1) {
+    throw Skip(".git/" + name + " is not the caller's own file");
+  }
+  if (st.st_size > budget) {
+    throw Skip(".git's files are larger than a stage copies");
+  }
+  budget -= st.st_size;
+  UniqueFd out(
+      ::openat(to, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  // git rewrites some in place (COMMIT_EDITMSG, FETCH_HEAD): the run's user writes them too
+  if (!out.valid() || ::fchmod(out.get(), 0666) != 0 || !copy_contents(in.get(), out.get())) {
+    throw Fatal("cannot copy .git/" + name + " into the stage: " + std::strerror(errno));
+  }
+}
+
+constexpr off_t k_broker_copy_bytes = off_t{256} << 20;  // an index of a few million files
+
+std::string identity_of(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    return "";
+  }
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+}
+
+// Removes NAME of `dir` and, for a directory, all of it, through descriptors and never through a
+// link (what the run left may change while it goes); false when something stays.
+bool remove_entry_at(int dir, const std::string& name) {
+  if (::unlinkat(dir, name.c_str(), 0) == 0 || errno == ENOENT) {
+    return true;
+  }
+  if (errno != EISDIR && errno != EPERM) {
+    return false;
+  }
+  UniqueFd inner(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  bool emptied = inner.valid();
+  if (emptied) {
+    try {
+      for (const std::string& entry : names_in(inner.get())) {
+        emptied = remove_entry_at(inner.get(), entry) && emptied;
+      }
+    } catch (const Fatal&) {
+      emptied = false;
+    }
+  }
+  return emptied && ::unlinkat(dir, name.c_str(), AT_REMOVEDIR) == 0;
+}
+
 bool is_hex_id(const std::string& text) {
   static const std::regex id("[0-9a-f]{40}|[0-9a-f]{64}");
   return std::regex_match(text, id);
@@ -147,9 +204,9 @@ bool every_line(const std::string& text, LineOk line_ok) {
   return !lines.empty() && std::all_of(lines.begin(), lines.end(), line_ok);
 }
 
-// The caller's user.name and user.email from their global git config (the XDG file, then
-// ~/.gitconfig, which wins), as git on the host would find them. Includes are not followed.
-std::vector<std::pair<std::string, std::string>> global_identity(const fs::path& home) {
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> global_git_identity(const fs::path& home) {
   std::map<std::string, std::string> found;
   for (const fs::path& file : {xdg_directory("config") / "git" / "config", home / ".gitconfig"}) {
     std::ifstream in(file);
@@ -178,8 +235,6 @@ std::vector<std::pair<std::string, std::string>> global_identity(const fs::path&
   }
   return {found.begin(), found.end()};
 }
-
-}  // namespace
 
 bool GitStage::is_carried(const std::string& name) {
   return one_of(k_carried, name);
@@ -260,6 +315,46 @@ std::unique_ptr<GitStage> GitStage::open(const fs::path& workspace, uid_t uid, g
   return stage;
 }
 
+std::unique_ptr<GitStage> GitStage::open_for_broker(int held_workspace, const fs::path& workspace,
+                                                    uid_t caller) {
+  UniqueFd git(::openat(held_workspace, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st {};
+  if (!git.valid() || ::fstat(git.get(), &st) != 0 || st.st_uid != caller) {
+    return nullptr;  // no .git directory of the caller's: .git stays read-only
+  }
+  std::unique_ptr<GitStage> stage(new GitStage());
+  stage->m_broker = true;
+  stage->m_caller = caller;
+  stage->m_workspace = workspace;
+  stage->m_opened_s = static_cast<int64_t>(::time(nullptr));
+  stage->m_git_id = identity_of(git.get());
+  stage->m_git = std::move(git);
+  fs::path root = git_stage_root();
+  stage->m_dir =
+      root / (sha256_hex(workspace.string()).substr(0, 16) + "-" + std::to_string(caller));
+  try {
+    fs::create_directories(root);
+    fs::permissions(root, fs::perms::owner_all);  // the stages are reached by the engine alone
+    fs::create_directories(stage->m_dir);
+    stage->m_lock.reset(::open((stage->m_dir.string() + ".lock").c_str(),
+                               O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!stage->m_lock.valid() || ::flock(stage->m_lock.get(), LOCK_EX | LOCK_NB) != 0) {
+      spdlog::info("git stage: another run in this workspace holds it; .git stays read-only");
+      return nullptr;
+    }
+    fs::permissions(stage->m_dir, fs::perms::all);  // the run's user (the caller) writes it
+    stage->m_stage = open_directory(stage->m_dir);
+    stage->fill(caller, 0);
+  } catch (const Skip& skip) {
+    spdlog::info("git stage: {}; .git stays read-only in this run", skip.what());
+    return nullptr;
+  } catch (const std::exception& e) {
+    spdlog::warn("git stage: {}; .git stays read-only in this run", e.what());
+    return nullptr;
+  }
+  return stage;
+}
+
 // The stage as the run starts: the mount points of .git's directories (kept: a warm container
 // holds binds on them), then a fresh copy of every top-level file.
 void GitStage::fill(uid_t uid, gid_t gid) {
@@ -273,26 +368,46 @@ void GitStage::fill(uid_t uid, gid_t gid) {
       files.push_back(name);
     }
   }
-  for (const std::string& name : names_in(m_stage.get())) {
-    bool mount_point = std::find(m_subdirs.begin(), m_subdirs.end(), name) != m_subdirs.end() &&
-                       is_directory_at(m_stage.get(), name) && fs::is_empty(m_dir / name);
-    if (!mount_point) {
-      fs::remove_all(m_dir / name);
-    }
-  }
+  empty_stage();
+  m_identity = identity_of(m_stage.get());
   m_binds.push_back(checked_bind(m_dir, m_workspace / ".git", false));
   for (const std::string& name : m_subdirs) {
-    if (::mkdirat(m_stage.get(), name.c_str(), 0700) != 0 && errno != EEXIST) {
+    if (::mkdirat(m_stage.get(), name.c_str(), m_broker ? 0755 : 0700) != 0 && errno != EEXIST) {
       throw Fatal("cannot make the stage's " + name + ": " + std::strerror(errno));
     }
     m_binds.push_back(checked_bind(m_workspace / ".git" / name, m_workspace / ".git" / name,
                                    !one_of(k_writable_dirs, name)));
   }
   take_host_marks();  // before the copies: a host change while they are made is the host's
+  off_t budget = k_broker_copy_bytes;
   for (const std::string& name : files) {
-    copy_into_stage(m_git.get(), m_stage.get(), name, uid, gid);
+    if (m_broker) {
+      copy_callers_file(m_git.get(), m_stage.get(), name, m_caller, budget);
+    } else {
+      copy_into_stage(m_git.get(), m_stage.get(), name, uid, gid);
+    }
   }
   take_stage_marks();
+}
+
+// Everything but .git's directories' empty mount points goes (a warm container holds binds on
+// them). In a broker's stage what a run left there may be the caller's and unremovable: the
+// broker then gives the stage up, and the next run gets a new one.
+void GitStage::empty_stage() {
+  bool emptied = true;
+  for (const std::string& name : names_in(m_stage.get())) {
+    bool mount_point = std::find(m_subdirs.begin(), m_subdirs.end(), name) != m_subdirs.end() &&
+                       is_directory_at(m_stage.get(), name) && fs::is_empty(m_dir / name);
+    if (!mount_point) {
+      emptied = remove_entry_at(m_stage.get(), name) && emptied;
+    }
+  }
+  if (!emptied) {
+    if (m_broker) {
+      fs::rename(m_dir, m_dir.string() + ".abandoned-" + std::to_string(::time(nullptr)));
+    }
+    throw Skip("the stage " + quoted(m_dir.string()) + " cannot be emptied");
+  }
 }
 
 // What the host's carried files look like now: a later change is someone else's.
@@ -313,26 +428,27 @@ void GitStage::take_stage_marks() {
 }
 
 GitStage::~GitStage() {
+  release();
+}
+
+void GitStage::release() {
   if (!m_stage.valid()) {
     return;
   }
   try {  // the copies go (an index may be large); the mount points stay for warm containers
-    for (const std::string& name : names_in(m_stage.get())) {
-      if (std::find(m_subdirs.begin(), m_subdirs.end(), name) == m_subdirs.end()) {
-        fs::remove_all(m_dir / name);
-      }
-    }
+    empty_stage();
   } catch (const std::exception& e) {
     spdlog::warn("git stage: cannot empty {}: {}", m_dir.string(), e.what());
   }
+  m_stage.reset();
+  m_lock.reset();
 }
 
-std::vector<std::pair<std::string, std::string>> GitStage::environment(const fs::path& home) const {
+std::vector<std::pair<std::string, std::string>> GitStage::environment(
+    const std::vector<std::pair<std::string, std::string>>& identity) const {
   std::vector<std::pair<std::string, std::string>> config = {
       {"safe.directory", m_workspace.string()}};
-  for (auto& entry : global_identity(home)) {
-    config.push_back(std::move(entry));
-  }
+  config.insert(config.end(), identity.begin(), identity.end());
   std::vector<std::pair<std::string, std::string>> env = {
       {"GIT_CONFIG_COUNT", std::to_string(config.size())}};
   for (size_t i = 0; i < config.size(); ++i) {
@@ -362,6 +478,10 @@ std::string head_of(int fd) {
   return head;
 }
 
+bool has_shape_of(const std::string& name, int fd) {
+  return GitStage::has_git_shape(name, head_of(fd));
+}
+
 // `in`'s content written into the host's .git as git writes NAME: NAME.lock, created only if
 // absent (git on the host holds it otherwise), then renamed over NAME.
 std::string write_like_git(int in, int git, const std::string& name) {
@@ -384,54 +504,31 @@ std::string write_like_git(int in, int git, const std::string& name) {
 
 }  // namespace
 
-// One of git's state files the run changed, to the host's .git when it has git's shape.
-void GitStage::carry_file(const std::string& name, GitCarry& carry) const {
-  UniqueFd in = open_staged(m_stage.get(), name);
-  if (!in.valid() || !has_git_shape(name, head_of(in.get()))) {
+namespace {
+
+// `in` (one of git's state files the run changed) to the host's .git when it has git's shape.
+void carry_file(int in, int git, const std::string& name, GitCarry& carry) {
+  if (in < 0 || !has_shape_of(name, in)) {
     carry.left_behind.push_back(name + " (not in git's shape)");
-  } else if (std::string failed = write_like_git(in.get(), m_git.get(), name); !failed.empty()) {
+  } else if (std::string failed = write_like_git(in, git, name); !failed.empty()) {
     carry.kept.push_back(name + " (" + failed + ")");
   } else {
     carry.carried.push_back(name);
   }
 }
 
-GitCarry GitStage::carry_back() {
-  GitCarry carry;
-  if (!m_stage.valid()) {
-    return carry;
+// The run's NAME (`in`, invalid when it removed it) to the host's .git, unless the host's copy
+// changed since the stage was filled (`host_mark`).
+void carry_one(int in, int git, const std::string& name, const std::string& host_mark,
+               GitCarry& carry) {
+  if (mark_text(mark_at(git, name)) != host_mark) {
+    carry.kept.push_back(name + " (changed on the host meanwhile)");
+  } else if (in < 0) {
+    ::unlinkat(git, name.c_str(), 0);
+    carry.carried.push_back(name + " (removed)");
+  } else {
+    carry_file(in, git, name, carry);
   }
-  std::set<std::string> names;
-  for (const std::string& name : names_in(m_stage.get())) {
-    names.insert(name);
-  }
-  for (const auto& [name, mark] : m_stage_marks) {
-    names.insert(name);
-  }
-  for (const std::string& name : names) {
-    if (std::find(m_subdirs.begin(), m_subdirs.end(), name) != m_subdirs.end()) {
-      continue;
-    }
-    FileMark now = mark_at(m_stage.get(), name);
-    auto before = m_stage_marks.find(name);
-    if (before == m_stage_marks.end() ? !now.exists : now == before->second) {
-      continue;  // untouched
-    }
-    if (!is_carried(name)) {
-      carry.left_behind.push_back(name);
-    } else if (!(mark_at(m_git.get(), name) == m_host_marks[name])) {
-      carry.kept.push_back(name + " (changed on the host meanwhile)");
-    } else if (!now.exists) {
-      ::unlinkat(m_git.get(), name.c_str(), 0);
-      carry.carried.push_back(name + " (removed)");
-    } else {
-      carry_file(name, carry);
-    }
-  }
-  remove_odd_entries(carry);
-  take_host_marks();
-  take_stage_marks();
-  return carry;
 }
 
 // git writes objects and refs by renaming a new file over the old, which replaces a link; it
@@ -439,8 +536,8 @@ GitCarry GitStage::carry_back() {
 // device's endless bytes. Only regular files and directories stay in what the run wrote in place;
 // a directory whose ctime (which no one can set back) is older than the run holds no new entry,
 // so a large object store is not walked whole.
-void GitStage::remove_odd_entries(GitCarry& carry) const {
-  fs::path git = m_workspace / ".git";
+void remove_odd_entries(const fs::path& workspace, int64_t since_s, GitCarry& carry) {
+  fs::path git = workspace / ".git";
   for (std::string_view dir : k_writable_dirs) {
     std::error_code ec;
     std::vector<fs::path> odd;
@@ -449,7 +546,7 @@ void GitStage::remove_odd_entries(GitCarry& carry) const {
       fs::file_status status = it->symlink_status(ec);
       if (!fs::is_regular_file(status) && !fs::is_directory(status)) {
         odd.push_back(it->path());
-      } else if (fs::is_directory(status) && !changed_since(it->path(), m_opened_s)) {
+      } else if (fs::is_directory(status) && !changed_since(it->path(), since_s)) {
         it.disable_recursion_pending();  // no entry made, renamed or removed in it since
       }
     }
@@ -459,6 +556,119 @@ void GitStage::remove_odd_entries(GitCarry& carry) const {
       }
     }
   }
+}
+
+}  // namespace
+
+std::string mark_text(const GitStage::FileMark& mark) {
+  if (!mark.exists) {
+    return "";
+  }
+  return std::to_string(mark.ino) + ":" + std::to_string(mark.size) + ":" +
+         std::to_string(mark.mtime_ns);
+}
+
+std::vector<std::pair<std::string, GitStage::FileMark>> GitStage::changed_names() const {
+  std::set<std::string> names;
+  for (const std::string& name : names_in(m_stage.get())) {
+    names.insert(name);
+  }
+  for (const auto& [name, mark] : m_stage_marks) {
+    names.insert(name);
+  }
+  std::vector<std::pair<std::string, FileMark>> changed;
+  for (const std::string& name : names) {
+    if (std::find(m_subdirs.begin(), m_subdirs.end(), name) != m_subdirs.end()) {
+      continue;
+    }
+    FileMark now = mark_at(m_stage.get(), name);
+    auto before = m_stage_marks.find(name);
+    if (before == m_stage_marks.end() ? now.exists : !(now == before->second)) {
+      changed.emplace_back(name, now);
+    }
+  }
+  return changed;
+}
+
+GitCarry GitStage::carry_back() {
+  GitCarry carry;
+  if (!m_stage.valid()) {
+    return carry;
+  }
+  for (const auto& [name, now] : changed_names()) {
+    if (!is_carried(name)) {
+      carry.left_behind.push_back(name);
+      continue;
+    }
+    UniqueFd in = now.exists ? open_staged(m_stage.get(), name) : UniqueFd();
+    if (now.exists && !in.valid()) {
+      carry.left_behind.push_back(name + " (not in git's shape)");
+      continue;
+    }
+    carry_one(in.get(), m_git.get(), name, mark_text(m_host_marks[name]), carry);
+  }
+  remove_odd_entries(m_workspace, m_opened_s, carry);
+  take_host_marks();
+  take_stage_marks();
+  return carry;
+}
+
+HandedGit GitStage::hand_back() {
+  HandedGit handed;
+  handed.workspace = m_workspace;
+  handed.git_id = m_git_id;
+  if (!m_stage.valid()) {
+    return handed;
+  }
+  for (const auto& [name, now] : changed_names()) {
+    UniqueFd in = now.exists ? open_staged(m_stage.get(), name) : UniqueFd();
+    if (!is_carried(name) || (now.exists && !in.valid())) {
+      handed.left_behind.push_back(name);
+    } else {
+      handed.files.push_back({name, mark_text(m_host_marks[name]), std::move(in)});
+    }
+  }
+  take_stage_marks();  // a warm attempt that ran nothing, then the cold run
+  return handed;
+}
+
+GitCarry carry_handed(const HandedGit& handed, int64_t since_s) {
+  GitCarry carry;
+  carry.left_behind = handed.left_behind;
+  fs::path git_path = handed.workspace / ".git";
+  UniqueFd git(::open(git_path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  bool same = git.valid() && identity_of(git.get()) == handed.git_id;
+  for (const HandedGitFile& file : handed.files) {
+    struct stat st {};
+    if (!same) {
+      carry.kept.push_back(file.name + " (the host's .git was replaced meanwhile)");
+    } else if (file.content.valid() &&
+               (::fstat(file.content.get(), &st) != 0 || !S_ISREG(st.st_mode))) {
+      carry.left_behind.push_back(file.name + " (not in git's shape)");
+    } else {
+      carry_one(file.content.get(), git.get(), file.name, file.host_mark, carry);
+    }
+  }
+  if (same && !handed.empty()) {
+    remove_odd_entries(handed.workspace, since_s, carry);
+  }
+  return carry;
+}
+
+std::string describe_handed(const HandedGit& handed) {
+  std::vector<std::string> names;
+  for (const HandedGitFile& file : handed.files) {
+    names.push_back(file.name + (file.content.valid() ? "" : " (removed)"));
+  }
+  std::vector<std::string> parts;
+  if (!names.empty()) {
+    parts.push_back("handed to the caller to carry to the host's .git: " + join(names, ", "));
+  }
+  if (!handed.left_behind.empty()) {
+    parts.push_back("left in the sandbox (such files steer git on the host): .git/" +
+                    join(handed.left_behind, ", .git/"));
+  }
+  return parts.empty() ? "" : "git: " + join(parts, "; ");
 }
 
 std::string describe_carry(const GitCarry& carry) {

@@ -31,12 +31,36 @@ struct GitCarry {
   std::vector<std::string> removed;      // links and fifos the run left in objects, refs, logs
 };
 
+// A broker's run hands the caller's client what the run changed of git's state, since the
+// broker's user must not write the caller's .git: the client carries it as the caller, as direct
+// mode does (carry_handed).
+struct HandedGitFile {
+  std::string name;       // one of git's state files (GitStage::is_carried)
+  std::string host_mark;  // the host's copy as the stage was filled (mark_text; "" when absent)
+  UniqueFd content;       // the run's file, read-only; invalid when the run removed it
+};
+struct HandedGit {
+  std::filesystem::path workspace;
+  std::string git_id;  // DEV:INO of the .git the stage was filled from
+  std::vector<HandedGitFile> files;
+  std::vector<std::string> left_behind;  // changed in the stage, not git's state
+  bool empty() const { return files.empty() && left_behind.empty(); }
+};
+
 class GitStage {
  public:
   // Null when there is nothing to stage (no .git directory) or another run holds this
   // workspace's stage: the run then keeps .git read-only. Throws nothing.
   static std::unique_ptr<GitStage> open(const std::filesystem::path& workspace, uid_t uid,
                                         gid_t gid);
+  // A broker's: the stage is the broker's own (its state directory, which no one else can
+  // reach), filled from the caller's .git beneath the held workspace, so nothing in it is the
+  // caller's when the engine mounts it; a link at WORKSPACE/.git then moves only the broker's
+  // copies, and the gate checks the stage is what the container has at .git. Only files owned by
+  // `caller` with one link are copied (else no stage). Null as `open`.
+  static std::unique_ptr<GitStage> open_for_broker(int held_workspace,
+                                                   const std::filesystem::path& workspace,
+                                                   uid_t caller);
   GitStage(const GitStage&) = delete;
   GitStage& operator=(const GitStage&) = delete;
   ~GitStage();  // empties the stage and lets the next run have it
@@ -46,10 +70,19 @@ class GitStage {
   // git inside trusts the workspace and knows the caller's name and e-mail (their global git
   // config), as git on the host does.
   std::vector<std::pair<std::string, std::string>> environment(
-      const std::filesystem::path& home) const;
+      const std::vector<std::pair<std::string, std::string>>& identity) const;
   // After the run: carries git's state files back to the host's .git; what it finds then is
   // the baseline of the next carry (a warm attempt that ran nothing, then the cold run).
   GitCarry carry_back();
+  // A broker's: what the run changed, for the caller's client to carry (nothing is written to
+  // the caller's .git here).
+  HandedGit hand_back();
+  // Empties the stage and lets the next run have it, before the caller hears the outcome (a
+  // broker's worker has work left after that, and the caller's next command may come at once).
+  void release();
+  // The stage's directory on the host and its DEV:INO, which the gate checks at WORKSPACE/.git.
+  const std::filesystem::path& dir() const { return m_dir; }
+  const std::string& identity() const { return m_identity; }
 
   // The files carried back, and whether TEXT has the shape git gives NAME (a ref or object ids
   // for *_HEAD, "DIRC" for the index…); exposed for the unit tests.
@@ -68,11 +101,16 @@ class GitStage {
  private:
   GitStage() = default;
   void fill(uid_t uid, gid_t gid);
+  void empty_stage();
   void take_host_marks();
   void take_stage_marks();
-  void remove_odd_entries(GitCarry& carry) const;
-  void carry_file(const std::string& name, GitCarry& carry) const;
+  // The names the run changed at the stage's top (made, replaced or removed), as they are now.
+  std::vector<std::pair<std::string, FileMark>> changed_names() const;
 
+  bool m_broker = false;
+  uid_t m_caller = 0;  // a broker's: whose .git this is
+  std::string m_identity;
+  std::string m_git_id;
   std::filesystem::path m_workspace;
   int64_t m_opened_s = 0;       // when the stage was filled: the run's changes come after
   std::filesystem::path m_dir;  // the stage on the host
@@ -88,6 +126,24 @@ class GitStage {
 // Where the stages live: ~/.local/state/sandshim/git-stage (`sandshim gc` removes the stages of
 // workspaces that are gone).
 std::filesystem::path git_stage_root();
+
+// The caller's user.name and user.email from their global git config (the XDG file, then
+// ~/.gitconfig, which wins), as git on the host finds them; includes are not followed. Read in
+// the caller's process: through a broker the client sends them as data.
+std::vector<std::pair<std::string, std::string>> global_git_identity(
+    const std::filesystem::path& home);
+
+// A broker's account of a stage handed back, for its audit row.
+std::string describe_handed(const HandedGit& handed);
+
+// A file's mark as text ("" when absent): what a broker hands its client.
+std::string mark_text(const GitStage::FileMark& mark);
+
+// The client's half of a broker's stage, as the caller: the run's files to WORKSPACE/.git as
+// direct mode carries them, when that .git is still the one the broker filled the stage from and
+// each file is as the host had it then; links and fifos the run left where it wrote in place
+// (since `since_s`) are removed.
+GitCarry carry_handed(const HandedGit& handed, int64_t since_s);
 
 // A one-line account of a carry for the audit and, when something was not carried, the caller.
 std::string describe_carry(const GitCarry& carry);

@@ -13,6 +13,7 @@
 #include "policy/broker_policy.hpp"
 #include "policy/policy.hpp"
 #include "run/caller.hpp"
+#include "run/git_stage.hpp"
 #include "run/interpreter_fit.hpp"
 #include "run/run_spec.hpp"
 
@@ -44,10 +45,14 @@ struct RunRequest {
   // Through a broker: what the project asks of the interpreter, as the caller's client read it
   // (sandbox.version_fit); data, never a file the broker opens.
   std::optional<VersionAsk> version_ask;
+  // Through a broker: the caller's user.name and user.email as its client read them (git inside
+  // a run under rw commits as the caller); direct mode reads them itself.
+  std::vector<std::pair<std::string, std::string>> git_identity;
   // When set, called with the exit code as soon as the run's row is complete: a broker's worker
   // answers its client then and lets the caller's descriptors go, before the pool's refill and
   // the worker's teardown.
-  std::function<void(int exit_code)> tell_outcome;
+  // A run under rw through a broker hands over what it changed of git's state with it.
+  std::function<void(int exit_code, HandedGit git)> tell_outcome;
   // A broker's worker: the store it opened while the client built this request (taken once).
   std::shared_ptr<PreopenedStore> preopened_store;
 

@@ -254,15 +254,18 @@ void hide_secrets(RunSpec& spec, const Policy& policy) {
   }
 }
 
-// Under rw in direct mode git's writes go through a stage (run/git_stage.hpp) instead of a
-// read-only .git; through a broker, whose user must not write the caller's .git, .git stays
-// read-only, as it does while another run holds the stage.
+// Under rw git's writes go through a stage (run/git_stage.hpp) instead of a read-only .git. A
+// broker's stage is its own, filled beneath the caller's held workspace, and its user never
+// writes the caller's .git: the client carries the run's changes as the caller. .git stays
+// read-only while another run holds the stage.
 void stage_git(RunSpec& spec, std::vector<BindPath>& kept, const RunRequest& request, uid_t uid,
                gid_t gid) {
   if (request.broker) {
-    return;
+    UniqueFd held = open_held_workspace(spec.workspace, spec.cwd);
+    spec.git_stage = GitStage::open_for_broker(held.get(), spec.workspace, request.caller.uid);
+  } else {
+    spec.git_stage = GitStage::open(spec.workspace, uid, gid);
   }
-  spec.git_stage = GitStage::open(spec.workspace, uid, gid);
   if (!spec.git_stage) {
     return;
   }
@@ -272,7 +275,8 @@ void stage_git(RunSpec& spec, std::vector<BindPath>& kept, const RunRequest& req
     return entry.first == "GIT_CONFIG_COUNT";
   });
   if (!configured) {
-    auto git_env = spec.git_stage->environment(request.home);
+    auto git_env = spec.git_stage->environment(request.broker ? request.git_identity
+                                                              : global_git_identity(request.home));
     spec.env.insert(spec.env.end(), git_env.begin(), git_env.end());
   }
 }
@@ -325,12 +329,13 @@ void check_binds_beneath(RunSpec& spec) {
   if (spec.writable_mounts.empty()) {
     return;
   }
-  // A bind inside the workspace whose source is elsewhere would follow a link at its target to
-  // anywhere in the container, over the gate too: a broker's run never has one (the git stage,
-  // which has, is direct mode's).
+  // A bind inside the workspace whose source is elsewhere follows a link at its target to
+  // anywhere in the container, over the gate too, so what it brings must be no one's but the
+  // broker's: a broker's run has only its git stage's (the gate checks it is at .git).
+  const fs::path stage = spec.git_stage ? spec.git_stage->dir() : fs::path();
   if (spec.gate && std::any_of(spec.writable_mounts.begin(), spec.writable_mounts.end(),
                                [&](const BindPath& bind) {
-                                 return bind.source != bind.target &&
+                                 return bind.source != bind.target && bind.source != stage &&
                                         is_within(bind.target, spec.workspace);
                                })) {
     throw Fatal(
@@ -341,6 +346,9 @@ void check_binds_beneath(RunSpec& spec) {
     UniqueFd workspace = workspace_for_binds(spec);
     auto found = binds_beneath(workspace.get(), spec.workspace, spec.writable_mounts);
     if (spec.gate) {
+      if (!stage.empty()) {
+        found.insert(found.begin(), {spec.workspace / ".git", spec.git_stage->identity()});
+      }
       spec.gate->binds = std::move(found);
     }
   } catch (const Fatal& e) {
@@ -669,6 +677,11 @@ void carry_git_state(const RunContext& run, ContainerResult& result) {
   if (!stage) {
     return;
   }
+  if (run.request().broker) {
+    result.handed_git = std::make_shared<HandedGit>(stage->hand_back());
+    result.git_carry = describe_handed(*result.handed_git);
+    return;
+  }
   GitCarry carry = stage->carry_back();
   result.git_carry = describe_carry(carry);
   if (!carry.kept.empty() || !carry.left_behind.empty() || !carry.removed.empty()) {
@@ -805,8 +818,12 @@ void run_cold_if_warm_was_gone(RunContext& run, const RunEngine& engine) {
 // The exit code to whoever waits on the request's outcome (a broker's session): the row is
 // complete, so the caller may go on while this process refills the pool and winds down.
 void tell_outcome_early(const RunContext& run) {
+  if (run.spec() && run.spec()->git_stage) {
+    run.spec()->git_stage->release();  // what it hands back is open already
+  }
   if (run.request().tell_outcome) {
-    run.request().tell_outcome(run.result()->exit_code);
+    const auto& handed = run.result()->handed_git;
+    run.request().tell_outcome(run.result()->exit_code, handed ? std::move(*handed) : HandedGit());
   }
 }
 

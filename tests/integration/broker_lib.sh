@@ -69,9 +69,10 @@ start_broker() { # [FLAGS...]
         fail "the broker did not start"
 }
 
-# The engine's containers of the broker's warm pools for the test user's workspace $U/ws.
+# The engine's containers of the broker's warm pools for the test user's workspace
+# ($POOL_WORKSPACE, else $U/ws).
 broker_pool_containers() {
-    "$DOCKER" ps -aq --filter label=org.sandshim.pool --filter "volume=$U/ws"
+    "$DOCKER" ps -aq --filter label=org.sandshim.pool --filter "volume=${POOL_WORKSPACE:-$U/ws}"
 }
 
 # A broker whose warm pool runs through the launcher: its launcher directories on a tmpfs (the

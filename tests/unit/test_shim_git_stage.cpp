@@ -1,3 +1,4 @@
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
@@ -229,13 +230,14 @@ TEST_CASE("git stage: git inside trusts the workspace and knows the caller's glo
   auto stage = GitStage::open(workspace, ::getuid(), ::getgid());
   REQUIRE(stage);
   using Env = std::vector<std::pair<std::string, std::string>>;
-  CHECK(stage->environment(home) == Env{{"GIT_CONFIG_COUNT", "3"},
-                                        {"GIT_CONFIG_KEY_0", "safe.directory"},
-                                        {"GIT_CONFIG_VALUE_0", workspace.string()},
-                                        {"GIT_CONFIG_KEY_1", "user.email"},
-                                        {"GIT_CONFIG_VALUE_1", "dev@example.com"},
-                                        {"GIT_CONFIG_KEY_2", "user.name"},
-                                        {"GIT_CONFIG_VALUE_2", "Dev One"}});
+  CHECK(stage->environment(global_git_identity(home)) ==
+        Env{{"GIT_CONFIG_COUNT", "3"},
+            {"GIT_CONFIG_KEY_0", "safe.directory"},
+            {"GIT_CONFIG_VALUE_0", workspace.string()},
+            {"GIT_CONFIG_KEY_1", "user.email"},
+            {"GIT_CONFIG_VALUE_1", "dev@example.com"},
+            {"GIT_CONFIG_KEY_2", "user.name"},
+            {"GIT_CONFIG_VALUE_2", "Dev One"}});
 }
 
 TEST_CASE("git stage: a .git with a linked directory is not staged (it stays read-only)") {
@@ -247,4 +249,115 @@ TEST_CASE("git stage: a .git with a linked directory is not staged (it stays rea
   fs::remove_all(workspace / ".git" / "hooks");
   fs::create_directory_symlink("../.githooks", workspace / ".git" / "hooks");
   CHECK(GitStage::open(workspace, ::getuid(), ::getgid()) == nullptr);
+}
+
+namespace {
+
+// A broker's stage of `workspace`, filled beneath it as the worker does (held by descriptor).
+std::unique_ptr<GitStage> broker_stage(const fs::path& workspace) {
+  sandshim::UniqueFd held(::open(workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  REQUIRE(held.valid());
+  return GitStage::open_for_broker(held.get(), workspace, ::getuid());
+}
+
+std::vector<std::string> handed_names(const HandedGit& handed) {
+  std::vector<std::string> names;
+  for (const auto& file : handed.files) {
+    names.push_back(file.name + (file.content.valid() ? "" : " (removed)"));
+  }
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "git stage, a broker's: its own directory, copies the run's user may write, none of the "
+    "caller's files") {
+  TempDir dir;
+  EnvOverride state{{"XDG_STATE_HOME", (dir.path() / "state").string()}};
+  fs::path workspace = dir.path() / "ws";
+  make_git_dir(workspace);
+  auto stage = broker_stage(workspace);
+  REQUIRE(stage);
+  struct stat st {};
+  REQUIRE(::stat(git_stage_root().c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);  // no one but the broker (and the engine) reaches a stage
+  REQUIRE(::stat(stage->dir().c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0777);  // the run's user is the caller, not the broker
+  CHECK(stage->identity() == std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino));
+  REQUIRE(::lstat((stage->dir() / "HEAD").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0666);  // git rewrites COMMIT_EDITMSG and FETCH_HEAD in place
+  CHECK(read_text(stage->dir() / "HEAD") == "ref: refs/heads/main\n");
+  CHECK(stage->binds().front().source == stage->dir());
+  CHECK(stage->binds().front().target == workspace / ".git");
+}
+
+TEST_CASE(
+    "git stage, a broker's: a .git file with a second link, or a linked .git, is not staged") {
+  TempDir dir;
+  EnvOverride state{{"XDG_STATE_HOME", (dir.path() / "state").string()}};
+  fs::path workspace = dir.path() / "ws";
+  make_git_dir(workspace);
+  fs::create_hard_link(workspace / ".git" / "config", dir.path() / "elsewhere");
+  CHECK(broker_stage(workspace) == nullptr);  // a link to a file the caller may not read
+  fs::remove(dir.path() / "elsewhere");
+  CHECK(broker_stage(workspace) != nullptr);
+  fs::rename(workspace / ".git", dir.path() / "real-git");
+  fs::create_directory_symlink(dir.path() / "real-git", workspace / ".git");
+  CHECK(broker_stage(workspace) == nullptr);
+}
+
+TEST_CASE(
+    "git stage, a broker's: the run's changes are handed back, and the client carries them as "
+    "direct mode does") {
+  TempDir dir;
+  EnvOverride state{{"XDG_STATE_HOME", (dir.path() / "state").string()}};
+  fs::path workspace = dir.path() / "ws";
+  make_git_dir(workspace);
+  write_text(workspace / ".git" / "MERGE_HEAD", k_id + "\n");
+  auto stage = broker_stage(workspace);
+  REQUIRE(stage);
+  replace(stage->dir() / "HEAD", "ref: refs/heads/topic\n");
+  replace(stage->dir() / "index", k_index + "changed");
+  replace(stage->dir() / "config", "[core]\n\tfsmonitor = touch pwned\n");
+  write_text(stage->dir() / "ORIG_HEAD", k_other_id + "\n");
+  fs::remove(stage->dir() / "MERGE_HEAD");
+  HandedGit handed = stage->hand_back();
+  CHECK(handed_names(handed) ==
+        std::vector<std::string>{"HEAD", "MERGE_HEAD (removed)", "ORIG_HEAD", "index"});
+  CHECK(handed.left_behind == std::vector<std::string>{"config"});
+  stage->release();  // the descriptors keep what they hand back
+  CHECK_FALSE(fs::exists(stage->dir() / "HEAD"));
+  write_text(workspace / ".git" / "index", k_index + "the host's own");  // changed meanwhile
+  GitCarry carry = carry_handed(handed, 0);
+  CHECK(carry.carried == std::vector<std::string>{"HEAD", "MERGE_HEAD (removed)", "ORIG_HEAD"});
+  CHECK(carry.kept == std::vector<std::string>{"index (changed on the host meanwhile)"});
+  CHECK(carry.left_behind == std::vector<std::string>{"config"});
+  CHECK(read_text(workspace / ".git" / "HEAD") == "ref: refs/heads/topic\n");
+  CHECK(read_text(workspace / ".git" / "ORIG_HEAD") == k_other_id + "\n");
+  CHECK_FALSE(fs::exists(workspace / ".git" / "MERGE_HEAD"));
+  CHECK(read_text(workspace / ".git" / "config") == "[core]\n\trepositoryformatversion = 0\n");
+}
+
+TEST_CASE(
+    "git stage, a broker's: nothing is carried into a .git replaced since the broker read it, nor "
+    "out of git's shape") {
+  TempDir dir;
+  EnvOverride state{{"XDG_STATE_HOME", (dir.path() / "state").string()}};
+  fs::path workspace = dir.path() / "ws";
+  make_git_dir(workspace);
+  auto stage = broker_stage(workspace);
+  REQUIRE(stage);
+  replace(stage->dir() / "HEAD", "ref: refs/heads/../../config\n");
+  HandedGit bent = stage->hand_back();
+  GitCarry carry = carry_handed(bent, 0);
+  CHECK(carry.left_behind == std::vector<std::string>{"HEAD (not in git's shape)"});
+  CHECK(read_text(workspace / ".git" / "HEAD") == "ref: refs/heads/main\n");
+  replace(stage->dir() / "HEAD", "ref: refs/heads/topic\n");
+  HandedGit handed = stage->hand_back();
+  fs::rename(workspace / ".git", dir.path() / "old-git");
+  make_git_dir(workspace);
+  carry = carry_handed(handed, 0);
+  CHECK(carry.kept == std::vector<std::string>{"HEAD (the host's .git was replaced meanwhile)"});
+  CHECK(read_text(workspace / ".git" / "HEAD") == "ref: refs/heads/main\n");
 }

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# git's own writes under sandbox.workspace = rw through the broker, for a caller outside the
+# docker group. The run's .git is a stage of the broker's own (its state directory, 0700): the
+# broker copies .git's top-level files into it beneath the caller's held workspace, binds .git's
+# directories over it by name (objects, refs, logs writable), and the gate checks inside the
+# container that the stage and each of them are what the broker found. After the run the broker
+# hands the changed state files to the client as read-only descriptors, and the client, as the
+# caller, carries those in git's shape to the host's .git; config, commondir, a bent HEAD stay
+# in the sandbox, named. Attacks: .git swapped for a link (to the gate's directory, to a locked
+# repository) while the run starts; a link at .git from the start; an unremovable directory left
+# in the stage. Needs root (users, the broker as the system user).
+# sandshim-test-engines: docker  # the broker's user reaches docker through the docker group
+# shellcheck disable=SC2016 # single-quoted scripts run inside the sandbox
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=broker_lib.sh
+. "$SOURCE_DIR/tests/integration/broker_lib.sh"
+
+broker_suite_setup sandshim-brokergit-nd $'[sandbox]\nworkspace = rw\n[images]\nbash = sandshim/wrap:bookworm\n'
+make_locked_secret
+
+# The engine client the broker uses: docker itself, except that while $T/swap-now exists a `run`
+# first lets the swapper replace .git and waits until it has (the window between the broker's
+# check and the engine's mounts, made certain). The client path keeps that window in `run`.
+mkdir -p "$T/engine" "$T/fifos"
+chmod 755 "$T/engine" "$T/fifos"
+mkfifo -m 666 "$T/fifos/go" "$T/fifos/done"
+cat >"$T/engine/docker" <<EOF
+#!/bin/sh
+if [ "\$1" = run ] && [ -e "$T/swap-now" ]; then
+    echo go >"$T/fifos/go"
+    read -r _ <"$T/fifos/done"
+fi
+exec "$(command -v docker)" "\$@"
+EOF
+chmod 755 "$T/engine/docker"
+printf '[engine]\npath = %s\napi = off\n' "$T/engine/docker" >>"$SYSCONF"
+start_broker
+
+# The caller's repository and identity, made as the caller.
+G=$U/gitws
+as_caller() { (cd "$G" && exec setpriv --reuid="$nd_uid" --regid="$nd_gid" --init-groups env -i \
+    PATH=/usr/bin:/bin HOME="$U" LANG=C.UTF-8 "$@"); }
+mkdir -p "$G"
+chown "$ND_USER:" "$G"
+chmod 755 "$G"
+as_caller git config --global user.name "Caller Dev"
+as_caller git config --global user.email caller@example.com
+as_caller sh -c 'git init -q && echo one >f && git add f && git commit -qm one'
+base=$(as_caller git symbolic-ref --short HEAD)
+wrap() { as_nd "$G" "$T/bin/sandshim" -c "$1"; }
+# CMD with stdout in $OUT and stderr in $ERR, its exit code in RC (the checks follow).
+run_recorded() {
+    RC=0
+    "$@" >"$OUT" 2>"$ERR" </dev/null || RC=$?
+}
+
+check "a caller outside the docker group commits, branches and stashes in the box; git on the host sees it"
+expect_exit 0 wrap 'echo two >>f && git commit -qam two && git checkout -qb topic && echo three >>f && git stash -q && git status --short'
+expect_equal "two Caller Dev" "$(as_caller git log -1 --format='%s %an' "$base")" "the run's commit on the host, by the caller's identity"
+expect_equal refs/heads/topic "$(as_caller git symbolic-ref HEAD)" "the host's branch after the run's checkout -b"
+expect_equal "" "$(as_caller git status --porcelain)" "the stash left index and work tree clean"
+as_caller git stash list | grep -q "WIP on topic" || fail "no stash on the host after the run's git stash"
+as_caller git fsck --no-dangling || fail "git fsck after the run's writes"
+expect_equal "$ND_USER" "$(stat -c %U "$G/.git/index")" "the index's owner on the host (the caller, not the broker)"
+row=$(last_broker_run)
+expect_contains "handed to the caller to carry to the host's .git: " <(broker_row "$row" message)
+expect_equal 0 "$(broker_row "$row" exit_code)" "exit code in the row"
+
+check "the stage is the broker's: the caller cannot reach it on the host"
+stage_root=$BSTATE/state/sandshim/git-stage
+expect_equal "700 sandshim" "$(stat -c '%a %U' "$stage_root")" "the stages' directory"
+if as_caller ls "$stage_root" >/dev/null 2>&1; then fail "the caller lists the broker's stages"; fi
+
+check "what steers git on the host (config, commondir, a bent HEAD, a linked ORIG_HEAD, a reflog link, hooks) stays in the sandbox"
+expect_exit 0 wrap 'git config core.fsmonitor "touch pwned"; printf "%s\n" "$PWD/evil" >.git/commondir; echo "ref: refs/heads/../../x" >.git/HEAD; ln -sf /etc/passwd .git/ORIG_HEAD; ln -sf "$PWD/f" .git/logs/HEAD; true'
+for piece in ".git/ORIG_HEAD" ".git/commondir" ".git/config" ".git/HEAD (not in git's shape)" \
+    "removed from the host's .git (a link or fifo git would write through): logs/HEAD"; do
+    expect_contains "$piece" "$ERR"
+done
+[[ ! -e $G/.git/commondir ]] || fail "the run's .git/commondir reached the host"
+[[ ! -L $G/.git/logs/HEAD ]] || fail "the run's link at .git/logs/HEAD stayed for git on the host"
+if as_caller git config core.fsmonitor; then fail "the run's core.fsmonitor reached the host's .git/config"; fi
+expect_equal refs/heads/topic "$(as_caller git symbolic-ref HEAD)" "the host's HEAD after a bent one"
+as_caller git status >/dev/null && [[ ! -e $G/pwned ]] || fail "git on the host ran what the sandbox configured"
+expect_contains "left in the sandbox" <(broker_row "$(last_broker_run)" message)
+expect_exit 73 wrap 'echo x >.git/hooks/pre-commit && exit 42 || exit 73'
+[[ ! -e $G/.git/hooks/pre-commit ]] || fail "a run wrote a git hook through the broker's stage"
+
+check "a directory the run leaves in the stage that the broker cannot empty: the next run gets a new stage"
+expect_exit 0 wrap 'mkdir -p .git/kept/inner && touch .git/kept/inner/x && chmod 700 .git/kept/inner'
+abandoned=("$stage_root"/*.abandoned-*)
+[[ -e ${abandoned[0]} ]] || fail "the stage the broker could not empty was not set aside"
+expect_exit 0 wrap 'echo four >>f && git commit -qam four && [ ! -e .git/kept ]'
+expect_equal "four" "$(as_caller git log -1 --format=%s)" "the commit through the new stage"
+
+check ".git linked to the gate's directory from the start: refused before the engine (125, one line)"
+mv "$G/.git" "$G/.git.real"
+ln -s /.sandshim "$G/.git"
+chown -h "$ND_USER:" "$G/.git"
+expect_exit 125 wrap 'echo RAN; exit 42'
+expect_not_contains "RAN" "$OUT"
+expect_lines 1 "$ERR"
+expect_contains "the workspace's .git leads out of the workspace (a symbolic link)" "$ERR"
+rm "$G/.git" && mv "$G/.git.real" "$G/.git"
+
+# The swapper, as the caller: at each "go", renames .git away and puts a link to TARGET there.
+swap_git_on_request() { # TARGET
+    (cd "$G" && exec "${nd_command[@]}" /bin/sh -c 'while read -r _ <'"$T/fifos/go"'; do
+        mv .git .git.real && ln -s '"$1"' .git; echo done >'"$T/fifos/done"'; done') &
+    SWAPPER=$!
+    BG_PIDS+=("$SWAPPER")
+}
+stop_swapper_and_restore() {
+    kill "$SWAPPER" 2>/dev/null
+    wait "$SWAPPER" 2>/dev/null || true # killed: its status is not the check
+    if [[ -L $G/.git ]]; then rm "$G/.git" && mv "$G/.git.real" "$G/.git"; fi
+}
+
+check ".git swapped for a link to the gate's directory after the broker's check: the stage never stands in for the gate"
+# .git's directories are bound from the host through the link: /.sandshim/hooks is no host path.
+swap_git_on_request /.sandshim
+touch "$T/swap-now"
+run_recorded wrap 'echo RAN; exit 42'
+rm "$T/swap-now"
+stop_swapper_and_restore
+expect_equal 125 "$RC" "exit code with .git swapped for a link to /.sandshim"
+expect_not_contains "RAN" "$OUT"
+expect_contains "bind source path does not exist: $G/.git/" "$ERR"
+
+check ".git swapped for a link to a locked repository after the broker's check: refused by the gate, nothing shown"
+mkdir -p "$LOCKED/inside/objects" "$LOCKED/inside/refs" "$LOCKED/inside/logs" "$LOCKED/inside/hooks" \
+    "$LOCKED/inside/branches" "$LOCKED/inside/info"
+echo "the locked object" >"$LOCKED/inside/objects/secret-object"
+swap_git_on_request "$LOCKED/inside"
+touch "$T/swap-now"
+run_recorded wrap 'cat .git/objects/secret-object .git/secret 2>/dev/null; exit 42'
+rm "$T/swap-now"
+stop_swapper_and_restore
+expect_equal 125 "$RC" "exit code with .git swapped for a link to a locked repository"
+expect_not_contains "the locked object" "$OUT"
+expect_not_contains "the secret" "$OUT"
+expect_contains "what the engine mounted at '$G/.git/hooks' is not what the workspace held there when the broker checked it" "$ERR"
+as_caller git fsck --no-dangling || fail "git fsck after the refused runs"
+
+check "a .git of files only swapped for a link to the gate's directory: the broker's copies cover the gate, nothing runs"
+F=$U/flat
+mkdir -p "$F/.git"
+printf 'ref: refs/heads/main\n' >"$F/.git/HEAD"
+chown -R "$ND_USER:" "$F"
+chmod 755 "$F"
+(cd "$F" && exec "${nd_command[@]}" /bin/sh -c 'while read -r _ <'"$T/fifos/go"'; do
+    mv .git .git.real && ln -s /.sandshim .git; echo done >'"$T/fifos/done"'; done') &
+SWAPPER=$!
+BG_PIDS+=("$SWAPPER")
+touch "$T/swap-now"
+run_recorded as_nd "$F" "$T/bin/sandshim" -c 'echo RAN; exit 42'
+rm "$T/swap-now"
+kill "$SWAPPER" 2>/dev/null
+wait "$SWAPPER" 2>/dev/null || true # killed: its status is not the check
+expect_equal 127 "$RC" "exit code with the stage over the gate's directory (the engine found no gate)"
+expect_not_contains "RAN" "$OUT"
+expect_contains "exec /.sandshim/gate failed: No such file or directory" "$ERR"
+
+check "warm through the broker's launcher: git's writes reach the host from a warm container too"
+broker_stop_if_started
+printf '[pool]\nsize = 1\nmax = 1\nidle_ttl = 2m\nstart = launcher\n' >>"$SYSCONF"
+POOL_WORKSPACE=$G
+start_warm_broker brokergit
+expect_exit 0 wrap 'echo five >>f && git commit -qam five'
+for ((i = 0; i < 100; i++)); do
+    [[ -z $(broker_pool_containers) ]] || break
+    sleep 0.2
+done
+expect_exit 0 wrap 'echo six >>f && git commit -qam six'
+id=$(last_broker_run)
+expect_equal true "$(broker_row "$id" warm)" "the second run was warm"
+expect_equal "six five" "$(as_caller git log -2 --format=%s | tr '\n' ' ' | sed 's/ $//')" "the commits on the host"
+as_caller git fsck --no-dangling || fail "git fsck after the warm run"
+
+assert_no_sandshim_containers
+suite_done
