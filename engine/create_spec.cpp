@@ -67,6 +67,9 @@ void add_isolation(Args& args, const CreateSpec& spec, bool podman) {
     args.push_back(flag("security-opt", "seccomp=" + spec.seccomp_profile.string()));
   }
   add_if(args, "user", spec.user);
+  for (const auto& group : spec.group_add) {
+    args.push_back(flag("group-add", group));
+  }
 }
 
 // A bind's fields are CSV (bind_mount_spec quotes them and refuses unsafe paths).

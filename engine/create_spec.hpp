@@ -64,6 +64,7 @@ struct CreateSpec {
   bool no_new_privileges = false;
   std::filesystem::path seccomp_profile;  // a file; empty: the engine's default
   std::string user;                       // uid:gid
+  std::vector<std::string> group_add;     // supplementary gids of the container's processes
   bool read_only_rootfs = false;
   // podman: false keeps its writable tmpfs off /run and /var/tmp; nullopt: not said.
   std::optional<bool> read_only_tmpfs;

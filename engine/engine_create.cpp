@@ -85,6 +85,9 @@ Problem docker_privileges(const CreateSpec& spec, Draft& draft) {
   if (!spec.user.empty()) {
     draft.config["User"] = spec.user;
   }
+  for (const auto& group : spec.group_add) {
+    host["GroupAdd"].push_back(group);
+  }
   return std::nullopt;
 }
 

@@ -64,6 +64,9 @@ Problem podman_privileges(const CreateSpec& spec, Draft& draft) {
   if (!spec.user.empty()) {
     draft.config["user"] = spec.user;
   }
+  for (const auto& group : spec.group_add) {
+    draft.config["groups"].push_back(group);
+  }
   return std::nullopt;
 }
 

@@ -137,7 +137,7 @@ void copy_into_stage(int from, int to, const std::string& name, uid_t uid, gid_t
 
 // A broker's copy of the caller's NAME: only a regular file of the caller's with one link (a
 // link to a file the broker may read and the caller may not would hand it over), within what is
-// left of `budget`; broker-owned, and written by the run's user (the caller) inside alone.
+// left of `budget`; broker-owned, and written inside by the run's processes alone (its group).
 void copy_callers_file(int from, int to, const std::string& name, uid_t caller, off_t& budget) {
   UniqueFd in(::openat(from, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   struct stat st {};
@@ -153,8 +153,9 @@ void copy_callers_file(int from, int to, const std::string& name, uid_t caller, 
   budget -= st.st_size;
   UniqueFd out(
       ::openat(to, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  // git rewrites some in place (COMMIT_EDITMSG, FETCH_HEAD): the run's user writes them too
-  if (!out.valid() || ::fchmod(out.get(), 0666) != 0 || !copy_contents(in.get(), out.get())) {
+  // git rewrites some in place (COMMIT_EDITMSG, FETCH_HEAD): the run's processes (the broker's
+  // group) write them too
+  if (!out.valid() || ::fchmod(out.get(), 0660) != 0 || !copy_contents(in.get(), out.get())) {
     throw Fatal("cannot copy .git/" + name + " into the stage: " + std::strerror(errno));
   }
 }
@@ -342,7 +343,12 @@ std::unique_ptr<GitStage> GitStage::open_for_broker(int held_workspace, const fs
       spdlog::info("git stage: another run in this workspace holds it; .git stays read-only");
       return nullptr;
     }
-    fs::permissions(stage->m_dir, fs::perms::all);  // the run's user (the caller) writes it
+    // Writable by the broker's group, which the run's processes get and the caller's processes
+    // on the host lack: through /proc/PID/root of a container of theirs (a warm one, or this
+    // run's init before the gate runs) they could otherwise put a program where a link at .git
+    // moves the stage, over the gate.
+    fs::permissions(stage->m_dir, fs::perms::owner_all | fs::perms::group_all);
+    stage->m_group = ::getegid();
     stage->m_stage = open_directory(stage->m_dir);
     stage->fill(caller, 0);
   } catch (const Skip& skip) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,6 +83,9 @@ class GitStage {
   void release();
   // The stage's directory on the host and its DEV:INO, which the gate checks at WORKSPACE/.git.
   const std::filesystem::path& dir() const { return m_dir; }
+  // A broker's stage: the group (the broker's own) that alone may write it besides the broker;
+  // the run's processes get it, the caller's processes on the host never have it.
+  std::optional<gid_t> group() const { return m_group; }
   const std::string& identity() const { return m_identity; }
 
   // The files carried back, and whether TEXT has the shape git gives NAME (a ref or object ids
@@ -108,6 +112,7 @@ class GitStage {
   std::vector<std::pair<std::string, FileMark>> changed_names() const;
 
   bool m_broker = false;
+  std::optional<gid_t> m_group;
   uid_t m_caller = 0;  // a broker's: whose .git this is
   std::string m_identity;
   std::string m_git_id;

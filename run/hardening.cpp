@@ -88,12 +88,16 @@ void add_runtime(CreateSpec& create, const Policy& policy, const RunSpec& spec) 
   }
 }
 
-// No capabilities, no way to gain privileges, never root.
+// No capabilities, no way to gain privileges, never root. A broker's git stage is its group's:
+// the run's processes have that group, the caller's processes on the host do not.
 void add_privileges(CreateSpec& create, const Policy& /*policy*/, const RunSpec& spec) {
   create.cap_drop = {"ALL"};
   create.no_new_privileges = true;
   create.seccomp_profile = spec.seccomp_profile;
   create.user = spec.user;
+  if (spec.git_stage && spec.git_stage->group()) {
+    create.group_add = {std::to_string(*spec.git_stage->group())};
+  }
 }
 
 namespace {

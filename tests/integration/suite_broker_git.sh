@@ -72,6 +72,37 @@ stage_root=$BSTATE/state/sandshim/git-stage
 expect_equal "700 sandshim" "$(stat -c '%a %U' "$stage_root")" "the stages' directory"
 if as_caller ls "$stage_root" >/dev/null 2>&1; then fail "the caller lists the broker's stages"; fi
 
+# The caller's own processes reach a container of theirs through /proc/PID/root (same uid); the
+# stage is writable by the broker's group, which the run's processes have and the caller's lack.
+container_pid_of() { # WORKSPACE -> the pid (on the host) of the init of a container binding it
+    local id
+    for ((i = 0; i < 100; i++)); do
+        id=$("$DOCKER" ps -q --filter "volume=$1" | head -n 1)
+        [[ -n $id ]] && break
+        sleep 0.1
+    done
+    [[ -n $id ]] || fail "no container of $1 appeared"
+    "$DOCKER" inspect --format '{{.State.Pid}}' "$id"
+}
+expect_cannot_plant() { # PID: the caller reaches the container's workspace but not the stage
+    local root=/proc/$1/root
+    as_caller ls "$root$G/f" >/dev/null || fail "control: the caller does not reach its container's workspace through $root"
+    if as_caller sh -c 'echo x >"$1"' _ "$root$G/.git/planted" 2>/dev/null; then
+        fail "the caller wrote into the stage through $root"
+    fi
+    if as_caller ls "$root$G/.git/" >/dev/null 2>&1; then fail "the caller lists the stage through $root"; fi
+}
+
+check "the caller's processes on the host cannot write the stage through their running container; the run's own can"
+rm -f "$T/cold.done"
+(run_recorded wrap 'sleep 3; echo in-the-run >.git/written-by-the-run && cat .git/written-by-the-run'; echo "$RC" >"$T/cold.done") &
+BG_PIDS+=($!)
+expect_cannot_plant "$(container_pid_of "$G")"
+wait_until 30 "the cold run's end" test -s "$T/cold.done"
+expect_equal 0 "$(cat "$T/cold.done")" "exit code of the run that wrote its stage"
+expect_file_is "$OUT" "in-the-run"
+[[ ! -e $G/.git/written-by-the-run ]] || fail "a file the run wrote at .git's top reached the host"
+
 check "what steers git on the host (config, commondir, a bent HEAD, a linked ORIG_HEAD, a reflog link, hooks) stays in the sandbox"
 expect_exit 0 wrap 'git config core.fsmonitor "touch pwned"; printf "%s\n" "$PWD/evil" >.git/commondir; echo "ref: refs/heads/../../x" >.git/HEAD; ln -sf /etc/passwd .git/ORIG_HEAD; ln -sf "$PWD/f" .git/logs/HEAD; true'
 for piece in ".git/ORIG_HEAD" ".git/commondir" ".git/config" ".git/HEAD (not in git's shape)" \
@@ -172,6 +203,7 @@ for ((i = 0; i < 100; i++)); do
     [[ -z $(broker_pool_containers) ]] || break
     sleep 0.2
 done
+expect_cannot_plant "$(container_pid_of "$G")"
 expect_exit 0 wrap 'echo six >>f && git commit -qam six'
 id=$(last_broker_run)
 expect_equal true "$(broker_row "$id" warm)" "the second run was warm"

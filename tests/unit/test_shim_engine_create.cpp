@@ -460,3 +460,17 @@ TEST_CASE("the client's arguments and the create body serialize the same spec, f
   CHECK(body["Image"] == create.image);
   CHECK(body["Cmd"] == json(std::vector<std::string>(args.end() - 4, args.end())));
 }
+
+TEST_CASE("supplementary groups (a broker's git stage) reach the client, docker's API and podman's",
+          "[engine_create]") {
+  CreateSpec create = build_create_spec(Policy{}, sample_spec());
+  create.group_add = {"996"};
+  CHECK(has_arg(cli_arguments(create, false, k_client_env), "--group-add=996"));
+  auto docker = docker_create(create, CreateInputs{k_client_env, no_files});
+  REQUIRE(docker.request);
+  CHECK(json::parse(docker.request->body)["HostConfig"]["GroupAdd"] == json::array({"996"}));
+  auto podman = podman_create(create, CreateInputs{k_client_env, no_files});
+  INFO(podman.unsupported);
+  REQUIRE(podman.request);
+  CHECK(json::parse(podman.request->body)["groups"] == json::array({"996"}));
+}

@@ -271,8 +271,8 @@ std::vector<std::string> handed_names(const HandedGit& handed) {
 }  // namespace
 
 TEST_CASE(
-    "git stage, a broker's: its own directory, copies the run's user may write, none of the "
-    "caller's files") {
+    "git stage, a broker's: its own directory, its group's to write, none of the caller's "
+    "files") {
   TempDir dir;
   EnvOverride state{{"XDG_STATE_HOME", (dir.path() / "state").string()}};
   fs::path workspace = dir.path() / "ws";
@@ -283,10 +283,12 @@ TEST_CASE(
   REQUIRE(::stat(git_stage_root().c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0700);  // no one but the broker (and the engine) reaches a stage
   REQUIRE(::stat(stage->dir().c_str(), &st) == 0);
-  CHECK((st.st_mode & 0777) == 0777);  // the run's user is the caller, not the broker
+  CHECK((st.st_mode & 0777) == 0770);  // the run's processes have the broker's group; the
+  CHECK(st.st_gid == ::getegid());     // caller's processes on the host do not
+  CHECK(stage->group() == std::optional<gid_t>(::getegid()));
   CHECK(stage->identity() == std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino));
   REQUIRE(::lstat((stage->dir() / "HEAD").c_str(), &st) == 0);
-  CHECK((st.st_mode & 0777) == 0666);  // git rewrites COMMIT_EDITMSG and FETCH_HEAD in place
+  CHECK((st.st_mode & 0777) == 0660);  // git rewrites COMMIT_EDITMSG and FETCH_HEAD in place
   CHECK(read_text(stage->dir() / "HEAD") == "ref: refs/heads/main\n");
   CHECK(stage->binds().front().source == stage->dir());
   CHECK(stage->binds().front().target == workspace / ".git");
