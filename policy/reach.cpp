@@ -1,5 +1,7 @@
 #include "policy/reach.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include "common/paths.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
+#include "common/unique_fd.hpp"
 #include "policy/known_agents.hpp"
 #include "policy/workspace.hpp"
 
@@ -54,40 +57,56 @@ std::string invalid_writable_path(const std::string& path) {
   return "";
 }
 
-std::vector<BindPath> writable_binds(const fs::path& workspace,
+std::vector<BindPath> writable_binds(const fs::path& workspace, int workspace_fd,
                                      const std::vector<std::string>& paths) {
   std::vector<BindPath> binds;
   for (const auto& path : paths) {
-    fs::path dir = (workspace / path).lexically_normal();
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec) || fs::is_symlink(dir, ec)) {
+    fs::path relative = fs::path(path).lexically_normal();
+    fs::path dir = workspace / relative;
+    UniqueFd dir_fd(
+        ::openat(workspace_fd, relative.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir_fd.valid()) {
       throw Fatal("sandbox.writable = " + path + ": " + quoted(dir.string()) +
                   " is not a directory in the workspace; create it first");
     }
     binds.push_back(checked_bind(dir, dir, false));
-    std::vector<BindPath> kept = protected_binds(dir);
+    std::vector<BindPath> kept = protected_binds(dir, dir_fd.get());
     binds.insert(binds.end(), kept.begin(), kept.end());
   }
   return binds;
 }
 
-std::vector<std::string> absent_protected_names(const fs::path& dir) {
+namespace {
+
+// 0 when NAME is in the directory `dir_fd` (not following a link), else the lookup's errno.
+int lookup_error(int dir_fd, const std::string& name) {
+  struct stat st {};
+  return ::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+}
+
+}  // namespace
+
+std::vector<std::string> absent_protected_names(int dir_fd) {
   std::vector<std::string> absent;
-  std::error_code ec;
   for (const auto& name : protected_names()) {
-    if (!fs::exists(fs::symlink_status(dir / name, ec))) {
+    if (lookup_error(dir_fd, name) == ENOENT) {
       absent.push_back(name);
     }
   }
   return absent;
 }
 
-std::vector<BindPath> protected_binds(const fs::path& dir) {
+std::vector<BindPath> protected_binds(const fs::path& dir, int dir_fd) {
   std::vector<BindPath> binds;
-  std::error_code ec;
   for (const auto& name : protected_names()) {
-    if (fs::exists(fs::symlink_status(dir / name, ec))) {
+    int error = lookup_error(dir_fd, name);
+    if (error == 0) {
       binds.push_back(checked_bind(dir / name, dir / name, true));
+    } else if (error != ENOENT) {  // it might be there: it could not be kept read-only
+      throw Fatal("cannot look into " + quoted(dir.string()) + " (" + std::strerror(error) +
+                  ") to keep its " + name +
+                  " read-only; make the directory searchable (chmod a+x), or keep it out of "
+                  "sandbox.writable");
     }
   }
   return binds;

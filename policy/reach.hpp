@@ -16,20 +16,23 @@ namespace sandshim::shim {
 // never write them.
 std::vector<std::string> protected_names();
 
-// The binds that keep each protected name found directly in `dir` read-only over itself: under
-// sandbox.workspace = rw (dir: the workspace) and in each sandbox.writable path.
-std::vector<BindPath> protected_binds(const std::filesystem::path& dir);
+// The binds that keep each protected name found directly in `dir` (open as `dir_fd`: names are
+// looked up through it, as a broker's user may reach the caller's directory only through the
+// held descriptor) read-only over itself: under sandbox.workspace = rw (dir: the workspace) and
+// in each sandbox.writable path. Throws Fatal when a name cannot be looked up (it might be there).
+std::vector<BindPath> protected_binds(const std::filesystem::path& dir, int dir_fd);
 
-// The protected names `dir` does not hold (a run under sandbox.workspace = rw must not make them).
-std::vector<std::string> absent_protected_names(const std::filesystem::path& dir);
+// The protected names `dir` (open as `dir_fd`) does not hold (a run under sandbox.workspace = rw
+// must not make them).
+std::vector<std::string> absent_protected_names(int dir_fd);
 
 // Why a sandbox.writable path cannot be used, or empty.
 std::string invalid_writable_path(const std::string& path);
 
-// The binds that make each listed sub-path of the workspace writable, with every protected
-// name found in it bound read-only over itself. Throws Fatal naming sandbox.writable when a
-// path is missing or not a directory.
-std::vector<BindPath> writable_binds(const std::filesystem::path& workspace,
+// The binds that make each listed sub-path of the workspace (open as `workspace_fd`) writable,
+// with every protected name found in it bound read-only over itself. Throws Fatal naming
+// sandbox.writable when a path is missing or not a directory.
+std::vector<BindPath> writable_binds(const std::filesystem::path& workspace, int workspace_fd,
                                      const std::vector<std::string>& paths);
 
 // Where the interpreters' caches live inside the container under sandbox.cache = on.

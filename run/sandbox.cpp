@@ -254,15 +254,29 @@ void hide_secrets(RunSpec& spec, const Policy& policy) {
   }
 }
 
+// The workspace as the run's binds are checked against it: through a broker the caller's held
+// directory (the worker's cwd, which its user may reach only through the descriptor), else by
+// name.
+UniqueFd workspace_for_binds(const RunSpec& spec, bool held) {
+  if (held) {
+    return open_held_workspace(spec.workspace, spec.cwd);
+  }
+  UniqueFd workspace(::open(spec.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!workspace.valid()) {
+    throw Fatal("cannot open the workspace " + quoted(spec.workspace.string()) + ": " +
+                std::strerror(errno));
+  }
+  return workspace;
+}
+
 // Under rw git's writes go through a stage (run/git_stage.hpp) instead of a read-only .git. A
 // broker's stage is its own, filled beneath the caller's held workspace, and its user never
 // writes the caller's .git: the client carries the run's changes as the caller. .git stays
 // read-only while another run holds the stage.
-void stage_git(RunSpec& spec, std::vector<BindPath>& kept, const RunRequest& request, uid_t uid,
-               gid_t gid) {
+void stage_git(RunSpec& spec, std::vector<BindPath>& kept, const RunRequest& request,
+               int workspace_fd, uid_t uid, gid_t gid) {
   if (request.broker) {
-    UniqueFd held = open_held_workspace(spec.workspace, spec.cwd);
-    spec.git_stage = GitStage::open_for_broker(held.get(), spec.workspace, request.caller.uid);
+    spec.git_stage = GitStage::open_for_broker(workspace_fd, spec.workspace, request.caller.uid);
   } else {
     spec.git_stage = GitStage::open(spec.workspace, uid, gid);
   }
@@ -287,12 +301,15 @@ void stage_git(RunSpec& spec, std::vector<BindPath>& kept, const RunRequest& req
 void grant_writes(RunSpec& spec, const Policy& policy, const RunRequest& request, uid_t uid,
                   gid_t gid) {
   try {
-    spec.writable_mounts = writable_binds(spec.workspace, policy.writable);
-    if (policy.workspace_mode == WorkspaceMode::rw) {
-      std::vector<BindPath> kept = protected_binds(spec.workspace);
-      stage_git(spec, kept, request, uid, gid);
-      spec.writable_mounts.insert(spec.writable_mounts.end(), kept.begin(), kept.end());
-      spec.absent_protected = absent_protected_names(spec.workspace);
+    if (!policy.writable.empty() || policy.workspace_mode == WorkspaceMode::rw) {
+      UniqueFd workspace = workspace_for_binds(spec, request.broker.has_value());
+      spec.writable_mounts = writable_binds(spec.workspace, workspace.get(), policy.writable);
+      if (policy.workspace_mode == WorkspaceMode::rw) {
+        std::vector<BindPath> kept = protected_binds(spec.workspace, workspace.get());
+        stage_git(spec, kept, request, workspace.get(), uid, gid);
+        spec.writable_mounts.insert(spec.writable_mounts.end(), kept.begin(), kept.end());
+        spec.absent_protected = absent_protected_names(workspace.get());
+      }
     }
     if (policy.cache == Cache::on) {
       bool emptied = false;
@@ -305,20 +322,6 @@ void grant_writes(RunSpec& spec, const Policy& policy, const RunRequest& request
   } catch (const Fatal& e) {
     throw Refusal(RunStatus::refused, e.what());
   }
-}
-
-// The workspace as the run's binds are checked against it: through a broker the caller's held
-// directory (the worker's cwd), else by name.
-UniqueFd workspace_for_binds(const RunSpec& spec) {
-  if (spec.gate) {
-    return open_held_workspace(spec.workspace, spec.cwd);
-  }
-  UniqueFd workspace(::open(spec.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!workspace.valid()) {
-    throw Fatal("cannot open the workspace " + quoted(spec.workspace.string()) + ": " +
-                std::strerror(errno));
-  }
-  return workspace;
 }
 
 // The binds inside the workspace (sandbox.workspace = rw's read-only names, sandbox.writable)
@@ -343,7 +346,7 @@ void check_binds_beneath(RunSpec& spec) {
         "run; nothing ran");
   }
   try {
-    UniqueFd workspace = workspace_for_binds(spec);
+    UniqueFd workspace = workspace_for_binds(spec, spec.gate.has_value());
     auto found = binds_beneath(workspace.get(), spec.workspace, spec.writable_mounts);
     if (spec.gate) {
       if (!stage.empty()) {

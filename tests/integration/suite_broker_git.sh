@@ -118,6 +118,23 @@ expect_contains "left in the sandbox" <(broker_row "$(last_broker_run)" message)
 expect_exit 73 wrap 'echo x >.git/hooks/pre-commit && exit 42 || exit 73'
 [[ ! -e $G/.git/hooks/pre-commit ]] || fail "a run wrote a git hook through the broker's stage"
 
+check "sandbox.writable: a directory the broker cannot search is refused (what it holds could not be kept read-only); once searchable, its agent settings stay read-only"
+mkdir -p "$G/out/.claude"
+echo '{}' >"$G/out/.claude/settings.json"
+chown -R "$ND_USER:" "$G/out"
+chmod 700 "$G/out"
+cp "$SYSCONF" "$T/sysconf.saved"
+printf '[sandbox]\nwritable = out\n' >>"$SYSCONF"
+expect_exit 125 wrap 'echo x >out/.claude/settings.json; exit 42'
+expect_lines 1 "$ERR"
+expect_contains "cannot look into \"$G/out\" (Permission denied) to keep its .git read-only" "$ERR"
+chmod 711 "$G/out"
+expect_exit 73 wrap 'echo y >out/made && { echo x >out/.claude/settings.json && exit 42 || exit 73; }'
+expect_equal '{}' "$(cat "$G/out/.claude/settings.json")" "agent settings inside a writable directory"
+expect_equal y "$(cat "$G/out/made")" "what the run wrote in the writable directory"
+cp "$T/sysconf.saved" "$SYSCONF"
+rm -rf "$G/out"
+
 check "a directory the run leaves in the stage that the broker cannot empty: the next run gets a new stage"
 expect_exit 0 wrap 'mkdir -p .git/kept/inner && touch .git/kept/inner/x && chmod 700 .git/kept/inner'
 abandoned=("$stage_root"/*.abandoned-*)
