@@ -5,6 +5,7 @@
 #
 #   . "$(dirname "${BASH_SOURCE[0]}")/broker_lib.sh"
 #   broker_suite_setup sandshim-NAME-nd [TAIL of the system file]
+#   use_swap_window_engine            # before start_broker: a window between check and mount
 #   start_broker [broker flags...]
 #   as_nd DIR CMD...                  # as the test user, shims first on PATH, broker required
 #   broker_client_command USER HOME   # the same prefix for another user, in CLIENT_COMMAND
@@ -67,6 +68,27 @@ broker_client_command() { # USER HOME
 start_broker() { # [FLAGS...]
     broker_start "$T/bin/sandshim" "$SOCK" "$BSTATE" --system-config "$SYSCONF" "$@" ||
         fail "the broker did not start"
+}
+
+# The engine client the broker uses from here on (named in its system file): docker itself, except
+# that while $T/swap-now exists a `run` first says "go" on $T/fifos/go to a swapper and waits for
+# its "done" on $T/fifos/done (the window between the broker's check and the engine's mounts,
+# made certain). The window is made in the client's `run`, so the suite keeps the client path
+# (engine.api = off); the gate it proves is the container's first program on either path.
+use_swap_window_engine() {
+    mkdir -p "$T/engine" "$T/fifos"
+    chmod 755 "$T/engine" "$T/fifos"
+    mkfifo -m 666 "$T/fifos/go" "$T/fifos/done"
+    cat >"$T/engine/docker" <<EOF
+#!/bin/sh
+if [ "\$1" = run ] && [ -e "$T/swap-now" ]; then
+    echo go >"$T/fifos/go"
+    read -r _ <"$T/fifos/done"
+fi
+exec "$(command -v docker)" "\$@"
+EOF
+    chmod 755 "$T/engine/docker"
+    printf '[engine]\npath = %s\napi = off\n' "$T/engine/docker" >>"$SYSCONF"
 }
 
 # The engine's containers of the broker's warm pools for the test user's workspace

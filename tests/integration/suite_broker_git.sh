@@ -19,22 +19,7 @@
 broker_suite_setup sandshim-brokergit-nd $'[sandbox]\nworkspace = rw\n[images]\nbash = sandshim/wrap:bookworm\n'
 make_locked_secret
 
-# The engine client the broker uses: docker itself, except that while $T/swap-now exists a `run`
-# first lets the swapper replace .git and waits until it has (the window between the broker's
-# check and the engine's mounts, made certain). The client path keeps that window in `run`.
-mkdir -p "$T/engine" "$T/fifos"
-chmod 755 "$T/engine" "$T/fifos"
-mkfifo -m 666 "$T/fifos/go" "$T/fifos/done"
-cat >"$T/engine/docker" <<EOF
-#!/bin/sh
-if [ "\$1" = run ] && [ -e "$T/swap-now" ]; then
-    echo go >"$T/fifos/go"
-    read -r _ <"$T/fifos/done"
-fi
-exec "$(command -v docker)" "\$@"
-EOF
-chmod 755 "$T/engine/docker"
-printf '[engine]\npath = %s\napi = off\n' "$T/engine/docker" >>"$SYSCONF"
+use_swap_window_engine
 start_broker
 
 # The caller's repository and identity, made as the caller.

@@ -22,24 +22,7 @@ make_locked_secret
 readonly RACE_RUNS=${SANDSHIM_RACE_RUNS:-40}
 readonly GATE_LINE="is not the caller's directory (renamed or replaced by a symlink while the run started); refusing it; nothing ran"
 
-# The engine client the broker uses: docker itself, except that while $T/swap-now exists a
-# `run` first lets the swapper swap the workspace and waits until it has (the window between the
-# broker's check and the engine's mount, made certain).
-mkdir -p "$T/engine" "$T/fifos"
-chmod 755 "$T/engine" "$T/fifos"
-mkfifo -m 666 "$T/fifos/go" "$T/fifos/done"
-cat >"$T/engine/docker" <<EOF
-#!/bin/sh
-if [ "\$1" = run ] && [ -e "$T/swap-now" ]; then
-    echo go >"$T/fifos/go"
-    read -r _ <"$T/fifos/done"
-fi
-exec "$(command -v docker)" "\$@"
-EOF
-chmod 755 "$T/engine/docker"
-# The window is made in the client's `run`, so this suite keeps the client path (engine.api = off);
-# the gate it proves is the container's first program on either path.
-printf '[engine]\npath = %s\napi = off\n' "$T/engine/docker" >>"$SYSCONF"
+use_swap_window_engine
 start_broker --max-runs-per-user 1 --max-queued-per-user 1
 
 # The caller's workspace (a git root) and the program that shows what it sees there.

@@ -260,6 +260,14 @@ std::unique_ptr<GitStage> broker_stage(const fs::path& workspace) {
   return GitStage::open_for_broker(held.get(), workspace, ::getuid());
 }
 
+// A workspace with a .git, and the broker's state directory, both under a temporary directory.
+struct BrokerWorkspace {
+  TempDir dir;
+  EnvOverride state{{"XDG_STATE_HOME", (dir.path() / "state").string()}};
+  fs::path workspace = dir.path() / "ws";
+  BrokerWorkspace() { make_git_dir(workspace); }
+};
+
 std::vector<std::string> handed_names(const HandedGit& handed) {
   std::vector<std::string> names;
   for (const auto& file : handed.files) {
@@ -273,10 +281,8 @@ std::vector<std::string> handed_names(const HandedGit& handed) {
 TEST_CASE(
     "git stage, a broker's: its own directory, its group's to write, none of the caller's "
     "files") {
-  TempDir dir;
-  EnvOverride state{{"XDG_STATE_HOME", (dir.path() / "state").string()}};
-  fs::path workspace = dir.path() / "ws";
-  make_git_dir(workspace);
+  BrokerWorkspace ws;
+  const fs::path& workspace = ws.workspace;
   auto stage = broker_stage(workspace);
   REQUIRE(stage);
   struct stat st {};
@@ -296,26 +302,22 @@ TEST_CASE(
 
 TEST_CASE(
     "git stage, a broker's: a .git file with a second link, or a linked .git, is not staged") {
-  TempDir dir;
-  EnvOverride state{{"XDG_STATE_HOME", (dir.path() / "state").string()}};
-  fs::path workspace = dir.path() / "ws";
-  make_git_dir(workspace);
-  fs::create_hard_link(workspace / ".git" / "config", dir.path() / "elsewhere");
+  BrokerWorkspace ws;
+  const fs::path& workspace = ws.workspace;
+  fs::create_hard_link(workspace / ".git" / "config", ws.dir.path() / "elsewhere");
   CHECK(broker_stage(workspace) == nullptr);  // a link to a file the caller may not read
-  fs::remove(dir.path() / "elsewhere");
+  fs::remove(ws.dir.path() / "elsewhere");
   CHECK(broker_stage(workspace) != nullptr);
-  fs::rename(workspace / ".git", dir.path() / "real-git");
-  fs::create_directory_symlink(dir.path() / "real-git", workspace / ".git");
+  fs::rename(workspace / ".git", ws.dir.path() / "real-git");
+  fs::create_directory_symlink(ws.dir.path() / "real-git", workspace / ".git");
   CHECK(broker_stage(workspace) == nullptr);
 }
 
 TEST_CASE(
     "git stage, a broker's: the run's changes are handed back, and the client carries them as "
     "direct mode does") {
-  TempDir dir;
-  EnvOverride state{{"XDG_STATE_HOME", (dir.path() / "state").string()}};
-  fs::path workspace = dir.path() / "ws";
-  make_git_dir(workspace);
+  BrokerWorkspace ws;
+  const fs::path& workspace = ws.workspace;
   write_text(workspace / ".git" / "MERGE_HEAD", k_id + "\n");
   auto stage = broker_stage(workspace);
   REQUIRE(stage);
@@ -344,10 +346,8 @@ TEST_CASE(
 TEST_CASE(
     "git stage, a broker's: nothing is carried into a .git replaced since the broker read it, nor "
     "out of git's shape") {
-  TempDir dir;
-  EnvOverride state{{"XDG_STATE_HOME", (dir.path() / "state").string()}};
-  fs::path workspace = dir.path() / "ws";
-  make_git_dir(workspace);
+  BrokerWorkspace ws;
+  const fs::path& workspace = ws.workspace;
   auto stage = broker_stage(workspace);
   REQUIRE(stage);
   replace(stage->dir() / "HEAD", "ref: refs/heads/../../config\n");
@@ -357,7 +357,7 @@ TEST_CASE(
   CHECK(read_text(workspace / ".git" / "HEAD") == "ref: refs/heads/main\n");
   replace(stage->dir() / "HEAD", "ref: refs/heads/topic\n");
   HandedGit handed = stage->hand_back();
-  fs::rename(workspace / ".git", dir.path() / "old-git");
+  fs::rename(workspace / ".git", ws.dir.path() / "old-git");
   make_git_dir(workspace);
   carry = carry_handed(handed, 0);
   CHECK(carry.kept == std::vector<std::string>{"HEAD (the host's .git was replaced meanwhile)"});
