@@ -410,7 +410,7 @@ void GitStage::empty_stage() {
   }
   if (!emptied) {
     if (m_broker) {
-      fs::rename(m_dir, m_dir.string() + ".abandoned-" + std::to_string(::time(nullptr)));
+      set_aside();
     }
     throw Skip("the stage " + quoted(m_dir.string()) + " cannot be emptied");
   }
@@ -437,17 +437,25 @@ GitStage::~GitStage() {
   release();
 }
 
-void GitStage::release() {
+void GitStage::release(bool container_may_live) {
   if (!m_stage.valid()) {
     return;
   }
   try {  // the copies go (an index may be large); the mount points stay for warm containers
     empty_stage();
+    if (m_broker && container_may_live) {
+      set_aside();
+    }
   } catch (const std::exception& e) {
     spdlog::warn("git stage: cannot empty {}: {}", m_dir.string(), e.what());
   }
   m_stage.reset();
   m_lock.reset();
+}
+
+void GitStage::set_aside() const {
+  fs::rename(m_dir, m_dir.string() + ".abandoned-" + std::to_string(::time(nullptr)) + "-" +
+                        std::to_string(::getpid()));
 }
 
 std::vector<std::pair<std::string, std::string>> GitStage::environment(

@@ -80,7 +80,10 @@ class GitStage {
   HandedGit hand_back();
   // Empties the stage and lets the next run have it, before the caller hears the outcome (a
   // broker's worker has work left after that, and the caller's next command may come at once).
-  void release();
+  // `container_may_live`: the run ended by its deadline, a signal or an engine's failure, so its
+  // container may still run (an engine that hangs removing it); a broker's stage is then set
+  // aside, and the next run gets a new one that no container of the caller's holds.
+  void release(bool container_may_live = false);
   // The stage's directory on the host and its DEV:INO, which the gate checks at WORKSPACE/.git.
   const std::filesystem::path& dir() const { return m_dir; }
   // A broker's stage: the group (the broker's own) that alone may write it besides the broker;
@@ -106,6 +109,7 @@ class GitStage {
   GitStage() = default;
   void fill(uid_t uid, gid_t gid);
   void empty_stage();
+  void set_aside() const;  // a broker's: renamed away, so the next run makes a new one
   void take_host_marks();
   void take_stage_marks();
   // The names the run changed at the stage's top (made, replaced or removed), as they are now.

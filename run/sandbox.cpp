@@ -821,8 +821,10 @@ void run_cold_if_warm_was_gone(RunContext& run, const RunEngine& engine) {
 // The exit code to whoever waits on the request's outcome (a broker's session): the row is
 // complete, so the caller may go on while this process refills the pool and winds down.
 void tell_outcome_early(const RunContext& run) {
-  if (run.spec() && run.spec()->git_stage) {
-    run.spec()->git_stage->release();  // what it hands back is open already
+  if (run.spec() && run.spec()->git_stage) {  // what it hands back is open already
+    RunStatus status = run.result()->status;
+    run.spec()->git_stage->release(status != RunStatus::ok && status != RunStatus::error &&
+                                   status != RunStatus::oom);
   }
   if (run.request().tell_outcome) {
     const auto& handed = run.result()->handed_git;

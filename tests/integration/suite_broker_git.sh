@@ -127,6 +127,15 @@ abandoned=("$stage_root"/*.abandoned-*)
 expect_exit 0 wrap 'echo four >>f && git commit -qam four && [ ! -e .git/kept ]'
 expect_equal "four" "$(as_caller git log -1 --format=%s)" "the commit through the new stage"
 
+check "a run ended by its deadline (its container may outlive it) sets the stage aside: the next run gets a new one"
+before=$(find "$stage_root" -maxdepth 1 -name '*.abandoned-*' | wc -l)
+printf '[sandbox]\ntimeout = 2s\n' >"$U/.config/sandshim/config"
+expect_exit 124 wrap 'sleep 30'
+rm "$U/.config/sandshim/config"
+expect_equal $((before + 1)) "$(find "$stage_root" -maxdepth 1 -name '*.abandoned-*' | wc -l)" "stages set aside"
+expect_exit 0 wrap 'echo deadline >>f && git commit -qam after-deadline'
+expect_equal after-deadline "$(as_caller git log -1 --format=%s)" "the commit through the new stage"
+
 check ".git linked to the gate's directory from the start: refused before the engine (125, one line)"
 mv "$G/.git" "$G/.git.real"
 ln -s /.sandshim "$G/.git"
