@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "common/semver.hpp"
+#include "common/strings.hpp"
 
 namespace sandshim::broker {
 
@@ -219,11 +220,6 @@ std::vector<std::pair<std::string, std::string>> user_config_field(const json& o
   return files;
 }
 
-bool is_printable(const std::string& text) {
-  return std::all_of(text.begin(), text.end(),
-                     [](char c) { return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f; });
-}
-
 // [[key, value], ...]: user.name and user.email, printable, each value at most a few hundred bytes.
 std::vector<std::pair<std::string, std::string>> git_identity_field(const json& object) {
   auto it = object.find("git_identity");
@@ -241,7 +237,7 @@ std::vector<std::pair<std::string, std::string>> git_identity_field(const json& 
     std::string key = string_field(pair[0], "git_identity key");
     std::string value = string_field(pair[1], "git_identity value");
     if ((key != "user.name" && key != "user.email") || value.empty() ||
-        value.size() > k_max_git_identity_bytes || !is_printable(value)) {
+        value.size() > k_max_git_identity_bytes || has_control_characters(value)) {
       throw Violation{"git_identity holds other than a printable user.name or user.email"};
     }
     identity.emplace_back(std::move(key), std::move(value));
@@ -612,7 +608,7 @@ namespace {
 // A name at .git's top: printable, no separator, not . or ..
 bool is_git_entry_name(const std::string& name) {
   return !name.empty() && name.size() <= 255 && name != "." && name != ".." &&
-         name.find('/') == std::string::npos && is_printable(name);
+         name.find('/') == std::string::npos && !has_control_characters(name);
 }
 
 bool is_mark(const std::string& text) {
