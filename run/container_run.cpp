@@ -19,9 +19,10 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+
+#include "common/cgroup.hpp"
 #include "common/error.hpp"
 #include "common/io.hpp"
-
 #include "common/process.hpp"
 #include "common/strings.hpp"
 #include "engine/client_output.hpp"
@@ -706,9 +707,14 @@ void RunLoop::stop_waiting_for_client() {
   }
 }
 
-// The events watched since before the container existed decide; without them, the engine's
-// event log is asked after the fact (which a busy engine may have rotated past the OOM).
+// A warm container outlives the exec, so its memory cgroup's kill count decides at once where
+// this machine can read it (the engine's `oom` event came more than 5 s late in CI at -j3).
+// Otherwise the events watched since before the container existed decide; without them, the
+// engine's event log is asked after the fact (which a busy engine may have rotated past the OOM).
 bool RunLoop::oom_killed() {
+  if (auto kills = oom_kills_in_cgroup_of(m_spec.launcher_pid)) {
+    return *kills > 0;
+  }
   auto seen = m_oom.oom_killed(k_oom_wait, k_oom_wait);
   return seen ? *seen : oom_from_event_log();
 }
