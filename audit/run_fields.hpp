@@ -204,6 +204,16 @@ inline constexpr RunField k_run_fields[] = {
      [](const RunRecord& r) -> SqlValue { return r.limit_hit; }},
     {"via", "via", "TEXT", 9, Written::by_record,
      [](const RunRecord& r) -> SqlValue { return r.via; }},
+    {"changed_count", "changed_count", "INTEGER", 10, Written::by_record,
+     [](const RunRecord& r) -> SqlValue {
+       return r.changed_count ? SqlValue(*r.changed_count) : SqlValue(std::monostate{});
+     }},
+    {"changed_paths", "changed_paths", "TEXT", 10, Written::by_record,
+     [](const RunRecord& r) -> SqlValue {
+       return r.changed_count ? column_values::json_list(r.changed_paths)
+                              : SqlValue(std::monostate{});
+     },
+     Present::json_text},
     {"chain_seq", "chain_seq", "INTEGER", 1, Written::by_chain},
     {"prev_hash", "prev_hash", "TEXT", 1, Written::by_chain},
     {"row_hash", "row_hash", "TEXT", 1, Written::by_chain},

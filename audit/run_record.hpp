@@ -70,6 +70,10 @@ struct RunRecord {
   bool warm = false;
   int64_t hidden_count = 0;               // workspace paths sandbox.hide masked
   std::vector<std::string> hidden_globs;  // the globs that matched them
+  // A run that could write the workspace (sandbox.workspace = rw, sandbox.writable): how many
+  // entries changed during it, and the first of them; unset when it could not write there.
+  std::optional<int64_t> changed_count;
+  std::vector<std::string> changed_paths;
   // Filled by the store from /proc for `pid`: with it they name the shim process for good.
   std::string boot_id;
   int64_t pid_start_ticks = 0;

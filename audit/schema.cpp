@@ -110,7 +110,8 @@ ALTER TABLE decisions ADD COLUMN uid INTEGER;
 CREATE INDEX runs_uid ON runs(uid, start_ms);
 CREATE INDEX decisions_uid ON decisions(uid, time_ms);
 )sql"},
-    // 5: limit_hit, 6: hidden_count and hidden_globs, added to runs from the field table.
+    // 5: limit_hit, 6: hidden_count and hidden_globs, 9: via, 10: changed_count and
+    // changed_paths, added to runs from the field table.
     // Egress by domain (issue 14): every connection of a run's egress proxy, linked to its run;
     // deleted with the run (prune).
     {7, R"sql(

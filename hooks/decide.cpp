@@ -823,19 +823,23 @@ Decision decide_wrap(std::string_view command, const CommandAnalysis& analysis,
   if (!inputs.can_rewrite) {
     return cannot_wrap(command, inputs);
   }
-  Decision decision{
-      Verdict::rewrite, "wrap", "sandshim: the whole command runs in a sandbox (hook.mode = wrap)",
-      wrap_in_sandbox(command, inputs.sandshim, inputs.wrap_image, inputs.link), false};
+  Decision decision{Verdict::rewrite, "wrap",
+                    "sandshim: the whole command runs in a sandbox (hook.mode = wrap)",
+                    wrap_in_sandbox(command, inputs.sandshim, inputs.wrap_image, inputs.link,
+                                    ShellRole::whole_shell),
+                    false};
   return decision;
 }
 
 // A venv the wrap image can run (same python, same path, inside the workspace): the whole
 // command, activation included, runs there, so its python is the venv's and sandboxed.
 Decision venv_in_sandbox(std::string_view command, const DecisionInputs& inputs) {
-  return Decision{Verdict::rewrite, "venv-in-sandbox",
-                  "sandshim: the command uses a venv, so all of it runs in a sandbox (" +
-                      inputs.wrap_image + ") with the venv's packages",
-                  wrap_in_sandbox(command, inputs.sandshim, inputs.wrap_image, inputs.link), false};
+  return Decision{
+      Verdict::rewrite, "venv-in-sandbox",
+      "sandshim: the command uses a venv, so all of it runs in a sandbox (" + inputs.wrap_image +
+          ") with the venv's packages",
+      wrap_in_sandbox(command, inputs.sandshim, inputs.wrap_image, inputs.link, ShellRole::part),
+      false};
 }
 
 Decision decide_path(std::string_view command, bool already_routed, const CommandAnalysis& analysis,

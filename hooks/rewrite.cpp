@@ -167,9 +167,10 @@ std::optional<std::string_view> strip_routing(std::string_view command,
 }
 
 std::string wrap_in_sandbox(std::string_view command, const std::filesystem::path& sandshim,
-                            std::string_view image, const RunLink& link) {
-  return link_assignments(link).substr(1) + " " + shell_quote(sandshim.string()) + " run --image " +
-         shell_quote(image) + " -- bash -c " + shell_quote(command);
+                            std::string_view image, const RunLink& link, ShellRole role) {
+  return link_assignments(link).substr(1) + " " + shell_quote(sandshim.string()) + " run " +
+         (role == ShellRole::whole_shell ? "--wrap-shell " : "") + "--image " + shell_quote(image) +
+         " -- bash -c " + shell_quote(command);
 }
 
 namespace {

@@ -51,11 +51,14 @@ std::optional<std::string_view> strip_routing(std::string_view command,
 // an agent reports back after running a rewritten command, for matching it to its decision.
 std::optional<std::string_view> strip_any_routing(std::string_view command);
 
-// `SANDSHIM_…=… <sandshim> run --image <wrap image> -- bash -c '<command>'`: the whole command
-// runs in a container. The host shell sees only literal words (every value shell-quoted), so
-// nothing of the command (redirections, expansions, assignments, loops) runs on the host.
+// `SANDSHIM_…=… <sandshim> run [--wrap-shell] --image <wrap image> -- bash -c '<command>'`: the
+// whole command runs in a container. The host shell sees only literal words (every value
+// shell-quoted), so nothing of the command (redirections, expansions, assignments, loops) runs on
+// the host. `whole_shell`: it is the agent's shell (hook.mode = wrap), which
+// sandbox.workspace = wrap lets write the workspace.
+enum class ShellRole { part, whole_shell };
 std::string wrap_in_sandbox(std::string_view command, const std::filesystem::path& sandshim,
-                            std::string_view image, const RunLink& link);
+                            std::string_view image, const RunLink& link, ShellRole role);
 
 // Claude Code's CLAUDE_CODE_SHELL_PREFIX for wrap mode, `<sandshim> -c`: Claude Code runs each
 // Bash command as `'<sandshim>' -c '<its whole script>'` (it quotes what comes before the last

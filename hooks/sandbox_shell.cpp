@@ -109,7 +109,8 @@ std::optional<std::string> claude_eval_command(std::string_view script) {
 
 SandboxShellRun sandbox_shell_run(const std::string& script,
                                   const std::vector<std::string>& environment) {
-  SandboxShellRun run{{"--image", std::string(k_wrap_image), "--", "bash", "-c", script}, {}, ""};
+  SandboxShellRun run{
+      {"--wrap-shell", "--image", std::string(k_wrap_image), "--", "bash", "-c", script}, {}, ""};
   std::string session = value_of(environment, "CLAUDE_CODE_SESSION_ID");
   if (session.empty() || !value_of(environment, "SANDSHIM_SESSION_ID").empty()) {
     return run;

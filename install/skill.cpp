@@ -54,6 +54,19 @@ std::string how_commands_run(const shim::Policy& policy) {
          "each shell command before it runs.\n";
 }
 
+std::string workspace_words(shim::WorkspaceMode mode) {
+  switch (mode) {
+    case shim::WorkspaceMode::rw:
+      return "read-write";
+    case shim::WorkspaceMode::wrap:
+      return "read-write for a whole shell command in wrap mode, read-only for python, node "
+             "and sh";
+    case shim::WorkspaceMode::ro:
+      break;
+  }
+  return "read-only";
+}
+
 std::string limits(const shim::Policy& policy) {
   return "## Limits inside the sandbox\n\n"
          "- " +
@@ -64,7 +77,7 @@ std::string limits(const shim::Policy& policy) {
                                                 : shim::to_string(policy.network)) +
          "\n"
          "- Workspace: mounted " +
-         (policy.workspace_mode == shim::WorkspaceMode::ro ? "read-only" : "read-write") +
+         workspace_words(policy.workspace_mode) +
          "; /tmp is small and not executable.\n"
          "- No root, no capabilities, a read-only system; the container is gone after the "
          "command.\n";

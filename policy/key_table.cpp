@@ -203,7 +203,7 @@ Key claim_wait_key() {
 
 // The words of each choice, in enum order: loosest first.
 constexpr std::array<std::string_view, 3> k_network_words = {"bridge", "allowlist", "none"};
-constexpr std::array<std::string_view, 2> k_workspace_words = {"rw", "ro"};
+constexpr std::array<std::string_view, 3> k_workspace_words = {"rw", "wrap", "ro"};
 constexpr std::array<std::string_view, 2> k_unenforced_words = {"accept", "refuse"};
 constexpr std::array<std::string_view, 3> k_hook_mode_words = {"path", "wrap", "deny"};
 constexpr std::array<std::string_view, 2> k_pool_start_words = {"launcher", "exec"};
@@ -523,8 +523,10 @@ std::vector<Key> make_key_table() {
       network_resolve_key(),
       choice_key(
           "sandbox.workspace",
-          "workspace mount: ro (read-only) or rw (agent and hook files stay read-only; git writes "
-          "through a stage that never carries its config or hooks back)",
+          "workspace mount: ro (read-only), rw (agent and hook files stay read-only; git writes "
+          "through a stage that never carries its config or hooks back), or wrap (rw for an "
+          "agent's whole shell command in wrap mode, `sandshim -c`, ro for every other run; "
+          "the default, but ro through a broker unless its system file says otherwise)",
           &Policy::workspace_mode, k_workspace_words),
       byte_size_key("sandbox.memory", "memory limit (swap is not allowed on top)",
                     &Policy::memory_bytes, 6ULL << 20),

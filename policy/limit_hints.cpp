@@ -106,7 +106,8 @@ void add_failure_hints(std::vector<LimitHint>& hints, const LimitFacts& facts, c
     hints.push_back(hint("sandbox.tmp_exec", "false", "true", config_file,
                          "/tmp is noexec (the line gives up that hygiene for this user)"));
   }
-  if (policy.workspace_mode == WorkspaceMode::ro && workspace_write_refused(facts)) {
+  // A run's policy holds rw or ro (`wrap` resolved for it): anything but rw was read-only.
+  if (policy.workspace_mode != WorkspaceMode::rw && workspace_write_refused(facts)) {
     hints.push_back(hint("sandbox.workspace", "ro", "rw", config_file,
                          "a write to the read-only workspace was refused"));
     hints.back().narrower =

@@ -413,6 +413,9 @@ void set_aside_broker_audit(Policy& policy) {
 Policy load_policy(const PolicyInputs& inputs) {
   Policy policy;
   set_default_images(policy);
+  if (inputs.mode == PolicyMode::broker) {
+    policy.workspace_mode = WorkspaceMode::ro;  // the administrator opens it
+  }
   if (auto text = read_system_text(inputs.system_file)) {
     apply_settings(policy, parse_config_text(*text, inputs.system_file.string()),
                    LayerTrust{Layer::system, inputs.mode});
@@ -459,6 +462,13 @@ std::string format_policy_keys() {
             "; " + describe_trust(key.trust) + ")\n    " + key.help + "\n";
   }
   return text;
+}
+
+WorkspaceMode workspace_for_run(WorkspaceMode configured, bool wrap_shell) {
+  if (configured != WorkspaceMode::wrap) {
+    return configured;
+  }
+  return wrap_shell ? WorkspaceMode::rw : WorkspaceMode::ro;
 }
 
 std::string render_value(const Policy& policy, const std::string& key) {

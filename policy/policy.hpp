@@ -14,7 +14,9 @@ namespace sandshim::shim {
 
 // The choice keys' values, loosest first: a later value is stricter.
 enum class Network { bridge, allowlist, none };
-enum class WorkspaceMode { rw, ro };
+// wrap: read-write for an agent's whole shell command (`sandshim -c`, wrap mode), read-only for
+// every other run; a run sees only rw or ro (workspace_for_run).
+enum class WorkspaceMode { rw, wrap, ro };
 enum class Unenforced { accept, refuse };  // limits the engine cannot enforce
 enum class HookMode { path, wrap, deny };
 // How a warm run starts its command: through sandshim's launcher in the container, or `exec`.
@@ -79,7 +81,9 @@ struct Policy {
   // allowlist: the names (and NAME:PORT) the egress proxy lets through, as written back
   std::vector<std::string> network_allow;
   std::map<std::string, std::string> network_resolve;  // trusted name -> address mappings
-  WorkspaceMode workspace_mode = WorkspaceMode::ro;
+  // wrap in direct mode; a broker's built-in default is ro (docs/modes.md: rw through a broker
+  // binds names inside the caller's directory).
+  WorkspaceMode workspace_mode = WorkspaceMode::wrap;
   uint64_t memory_bytes = 512ULL << 20;
   double cpus = 1.0;
   int64_t pids = 64;
@@ -277,6 +281,10 @@ std::string format_policy_keys();
 
 // The built-in command -> image map (images.COMMAND before any config file).
 std::map<std::string, std::string> default_images();
+
+// The workspace mount a run gets: `wrap` is rw for an agent's whole shell command (what
+// `sandshim -c` starts) and ro for everything else.
+WorkspaceMode workspace_for_run(WorkspaceMode configured, bool wrap_shell);
 
 // The value of a key in the policy, rendered as it would be written in a config file.
 std::string render_value(const Policy& policy, const std::string& key);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "audit/run_record.hpp"
+#include "common/changed_files.hpp"
 #include "engine/create_spec.hpp"
 #include "engine/engine.hpp"
 #include "policy/limit_hints.hpp"
@@ -33,6 +34,8 @@ struct ContainerResult {
   std::string transfer;    // a remote engine: what travelled, for the audit row's message only
   std::string set_aside;   // sandbox.workspace = rw: protected names the run created, moved aside
   std::string git_carry;   // sandbox.workspace = rw: git's state carried back, or left behind
+  std::optional<ChangedEntries> changed;  // a run that could write the workspace: what changed
+  std::string changed_note;               // what that scan could not look at, for the row
   std::shared_ptr<HandedGit> handed_git;  // a broker's: for the caller's client to carry
 };
 

@@ -53,8 +53,8 @@ void describe_outcome(RunRecord& row, const ContainerResult& result) {
   row.exit_code = result.exit_code;
   row.signal = result.signal;
   std::vector<std::string> parts;
-  for (const std::string* part :
-       {&result.message, &result.transfer, &result.set_aside, &result.git_carry}) {
+  for (const std::string* part : {&result.message, &result.transfer, &result.set_aside,
+                                  &result.git_carry, &result.changed_note}) {
     if (!part->empty()) {
       parts.push_back(*part);
     }
@@ -66,6 +66,10 @@ void describe_outcome(RunRecord& row, const ContainerResult& result) {
   row.stderr_tail = result.stderr_tail;
   row.image_digest = result.image_id;
   row.limit_hit = result.limit_hit;
+  if (result.changed) {
+    row.changed_count = result.changed->count;
+    row.changed_paths = result.changed->paths;
+  }
 }
 
 }  // namespace

@@ -29,11 +29,13 @@ struct PreopenedStore {
 };
 
 struct RunRequest {
-  std::string invoked_as;                // the shim name (python, node, sh), "run" or "pool"
-  std::vector<std::string> command;      // the container's argv; command[0] picks the image
-  std::vector<Setting> overrides;        // `sandshim run` flags, applied over every config layer
-  bool dry_run = false;                  // print the engine command line, run nothing
-  Caller caller;                         // who asked: identity, parent, agent and session ids
+  std::string invoked_as;            // the shim name (python, node, sh), "run" or "pool"
+  std::vector<std::string> command;  // the container's argv; command[0] picks the image
+  std::vector<Setting> overrides;    // `sandshim run` flags, applied over every config layer
+  bool dry_run = false;              // print the engine command line, run nothing
+  bool wrap_shell =
+      false;      // an agent's whole shell command (`sandshim -c`): sandbox.workspace = wrap
+  Caller caller;  // who asked: identity, parent, agent and session ids
   std::vector<std::string> environment;  // the caller's NAME=VALUE list
   std::filesystem::path cwd;             // empty when the caller's cwd could not be read
   std::string cwd_error;                 // why, when empty

@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "audit/store.hpp"
+#include "common/changed_files.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
@@ -105,6 +106,14 @@ fs::path policy_root(const RunRequest& request) {
     return {};
   }
   return find_git_root(request.cwd).value_or(request.cwd);
+}
+
+// The caller's layered policy with the workspace mount this run gets (wrap resolved).
+Policy policy_for_run(const RunRequest& request) {
+  Policy policy =
+      load_policy(policy_inputs(request.broker, policy_root(request), request.overrides));
+  policy.workspace_mode = workspace_for_run(policy.workspace_mode, request.wrap_shell);
+  return policy;
 }
 
 std::string container_user(const Policy& policy, const Caller& caller, uid_t& uid, gid_t& gid) {
@@ -692,6 +701,34 @@ void carry_git_state(const RunContext& run, ContainerResult& result) {
   }
 }
 
+// A run that could write the workspace: the entries whose status changed since it started, for
+// the audit row (git's own changes are its stage's to tell, so .git is not looked into).
+void record_workspace_changes(const RunContext& run, ContainerResult& result, timespec since) {
+  const RunSpec& spec = *run.spec();
+  if (spec.writable_mounts.empty() && run.policy.workspace_mode != WorkspaceMode::rw) {
+    return;
+  }
+  StepTimer step("workspace changes");
+  ChangeScanLimits limits;
+  limits.max_entries = run.policy.hide_limit;
+  limits.skip_names = {".git"};
+  try {
+    UniqueFd workspace = workspace_for_binds(spec, run.request().broker.has_value());
+    result.changed = changed_since(workspace.get(), since, limits);
+  } catch (const Fatal& e) {
+    result.changed_note = std::string("changed files not counted: ") + e.what();
+    return;
+  }
+  if (result.changed->stopped_at_limit) {
+    result.changed_note = "changed files counted in the first " +
+                          std::to_string(limits.max_entries) + " entries only";
+  } else if (result.changed->unreadable_dirs > 0) {
+    result.changed_note = "changed files not counted in " +
+                          std::to_string(result.changed->unreadable_dirs) +
+                          " directories that could not be opened";
+  }
+}
+
 // Starts the row, runs the container, records the outcome in the context.
 void execute(RunContext& run, const RunEngine& engine) {
   StepTimer row("audit begin");
@@ -699,10 +736,12 @@ void execute(RunContext& run, const RunEngine& engine) {
   row.done();
   log_sandbox(run);
   StepTimer step("container run");
+  timespec started = coarse_now();
   ContainerResult result = engine.run(*run.engine, run.call, *run.spec(), run.policy);
   step.done();
   carry_git_state(run, result);
   set_aside_created_names(run, result);
+  record_workspace_changes(run, result, started);
   run.hints = judge_limits(result, run);
   run.finish(std::move(result));
 }
@@ -876,7 +915,7 @@ int run_in_container(RunContext& run, const RunEngine& engine) {
 
 int fill_pool(const RunRequest& request, const RunEngine& engine) {
   RunContext run(request);
-  run.policy = load_policy(policy_inputs(request.broker, policy_root(request), request.overrides));
+  run.policy = policy_for_run(request);
   if (run.policy.pool_size == 0) {
     throw Fatal("pool.size is 0 in this policy (warm mode is off): set it in a config file",
                 exit_code::k_usage);
@@ -896,7 +935,7 @@ int fill_pool(const RunRequest& request, const RunEngine& engine) {
 
 ApiCreate cold_api_create(const RunRequest& request, const RunEngine& engine) {
   RunContext run(request);
-  run.policy = load_policy(policy_inputs(request.broker, policy_root(request), request.overrides));
+  run.policy = policy_for_run(request);
   prepare(run, engine);
   return api_create(*run.call.create, run.engine->dialect.is_podman(),
                     CreateInputs{run.engine->env_with(run.spec()->env)});
@@ -939,8 +978,7 @@ namespace {
 bool load_run_policy(RunContext& run, const RunRequest& request) {
   StepTimer policy_step("policy load");
   try {
-    run.policy =
-        load_policy(policy_inputs(request.broker, policy_root(request), request.overrides));
+    run.policy = policy_for_run(request);
   } catch (const Fatal& e) {
     if (!request.dry_run) {
       run.store = fallback_store(request);

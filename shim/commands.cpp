@@ -116,6 +116,9 @@ CommandDoc run_doc() {
       "workspace", po::value<std::string>()->value_name("ro|rw"),
       "workspace mount: ro (default) or rw")(
       "tmp-size", po::value<std::string>()->value_name("SIZE"), "size of /tmp, e.g. 64m")(
+      "wrap-shell",
+      "COMMAND is an agent's whole shell command, as `sandshim -c` starts it: "
+      "sandbox.workspace = wrap makes the workspace writable for it")(
       "dry-run", "print the engine command line and run nothing");
   return make_command_doc("run", "run a command in a hardened single-use container", k_run_usage,
                           options);
@@ -152,6 +155,7 @@ int run_command(const std::vector<std::string>& args, RunRequest caller) {
   caller.overrides = run_overrides(vm, command);
   caller.command = std::move(command);
   caller.dry_run = caller.dry_run || vm.count("dry-run") != 0;
+  caller.wrap_shell = vm.count("wrap-shell") != 0;
   return run_sandboxed(caller, real_run_engine());
 }
 

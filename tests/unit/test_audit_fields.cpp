@@ -164,6 +164,8 @@ TEST_CASE("the chain hashes the run columns in the order SQLite keeps them, late
   CHECK(k_run_chain.hashed_columns.starts_with(k_schema_8_columns));
   CHECK(is_added_column(k_run_chain, "limit_hit"));
   CHECK(is_added_column(k_run_chain, "hidden_globs"));
+  CHECK(k_run_chain.hashed_columns.ends_with("via, changed_count, changed_paths"));
+  CHECK(is_added_column(k_run_chain, "changed_paths"));
   CHECK_FALSE(is_added_column(k_run_chain, "warm"));
   CHECK(is_added_column(k_decision_chain, "outcome"));
   CHECK_FALSE(is_added_column(k_decision_chain, "uid"));

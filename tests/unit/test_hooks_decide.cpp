@@ -383,7 +383,7 @@ TEST_CASE("the wrap rewrite runs the whole command in sandshim run", "[hooks][de
   Decision decision = decide("echo 'a' && ls", inputs("wrap", true));
   CHECK(decision.rewritten_command ==
         "SANDSHIM_AGENT=claude-code SANDSHIM_SESSION_ID=session-1 SANDSHIM_TOOL_USE_ID=toolu_1 "
-        "/usr/local/bin/sandshim run --image sandshim/wrap:bookworm -- bash -c "
+        "/usr/local/bin/sandshim run --wrap-shell --image sandshim/wrap:bookworm -- bash -c "
         "'echo '\\''a'\\'' && ls'");
 }
 

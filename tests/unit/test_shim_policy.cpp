@@ -30,7 +30,7 @@ std::string error_of(const std::function<void()>& action) {
 TEST_CASE("defaults are the hardened policy", "[policy]") {
   Policy policy;
   CHECK(policy.network == Network::none);
-  CHECK(policy.workspace_mode == WorkspaceMode::ro);
+  CHECK(policy.workspace_mode == WorkspaceMode::wrap);
   CHECK(policy.memory_bytes == 512ULL << 20);
   CHECK(policy.pids == 64);
   CHECK(policy.timeout_ms == 30000);
@@ -360,6 +360,37 @@ TEST_CASE("broker mode: a user file may only tighten the system file", "[policy]
                flags.load(PolicyMode::broker, {{"sandbox.network", "bridge", {"command line", 0}}});
              }),
              Catch::Contains("command line: sandbox.network"));
+}
+
+TEST_CASE("sandbox.workspace = wrap opens the workspace to an agent's whole shell alone",
+          "[policy]") {
+  CHECK(workspace_for_run(WorkspaceMode::wrap, true) == WorkspaceMode::rw);
+  CHECK(workspace_for_run(WorkspaceMode::wrap, false) == WorkspaceMode::ro);
+  for (bool shell : {true, false}) {
+    CHECK(workspace_for_run(WorkspaceMode::ro, shell) == WorkspaceMode::ro);
+    CHECK(workspace_for_run(WorkspaceMode::rw, shell) == WorkspaceMode::rw);
+  }
+  // wrap lies between the two: a workspace file may take it to ro, never to rw.
+  CHECK(apply_layer_of(Layer::workspace, PolicyMode::direct, "sandbox.workspace", "ro").empty());
+  CHECK_THAT(apply_layer_of(Layer::workspace, PolicyMode::direct, "sandbox.workspace", "rw"),
+             Catch::Contains("sandbox.workspace"));
+}
+
+TEST_CASE("through a broker the workspace is read-only unless the system file opens it",
+          "[policy][floors]") {
+  if (::geteuid() != 0) {
+    sandshim::test::skip_test("the system file must be root-owned: run the unit tests as root");
+    return;
+  }
+  CHECK(BrokerFiles("", "").load(PolicyMode::direct).workspace_mode == WorkspaceMode::wrap);
+  CHECK(BrokerFiles("", "").load().workspace_mode == WorkspaceMode::ro);
+  CHECK_THAT(error_of([] { BrokerFiles("", "[sandbox]\nworkspace = wrap\n").load(); }),
+             Catch::Contains("sandbox.workspace = \"wrap\": would loosen"));
+  BrokerFiles opened("[sandbox]\nworkspace = wrap\n", "");
+  CHECK(opened.load().workspace_mode == WorkspaceMode::wrap);
+  CHECK(BrokerFiles("[sandbox]\nworkspace = wrap\n", "[sandbox]\nworkspace = ro\n")
+            .load()
+            .workspace_mode == WorkspaceMode::ro);
 }
 
 TEST_CASE("broker mode: an opened key may loosen up to its ceiling, not beyond",
