@@ -7,10 +7,11 @@
 # the first line the sandboxed run printed, and the share that match (target: 99 %).
 # Asserts nothing. Needs a container engine and sandshim's wrap image.
 #
-# WORKSPACE=rw (the default) puts `sandbox.workspace = rw` in the bench's user config, as a user
-# of wrap mode who wants its writes does (git's writes go through the stage; its config and
-# hooks, agent settings and hook files stay read-only);
-# WORKSPACE=ro leaves the default read-only workspace. As root the sandbox runs as nobody, who
+# WORKSPACE=default (the default) writes no sandbox.workspace line: the installed default, `wrap`
+# in direct mode (the shell's commands write the workspace; git's writes go through the stage;
+# its config and hooks, agent settings and hook files stay read-only), `ro` through a broker;
+# WORKSPACE=rw, wrap or ro writes that line (the bench's user config; through a broker, its
+# system file). As root the sandbox runs as nobody, who
 # owns none of the project: AS_USER=NAME (a user who may reach the engine) runs the bench as
 # that user, as an agent's user would. BROKER=1 (root, with AS_USER a user outside the docker
 # group) runs it through a private broker as installed, whose system file sets the workspace
@@ -33,15 +34,15 @@ if [[ $EUID -eq 0 && -n ${AS_USER:-} && ${BROKER:-0} == 1 ]]; then
   broker_dir=$(mktemp -d /tmp/sandshim-wrap-broker.XXXXXX)
   trap 'private_broker_remove "$broker_dir"' EXIT
   tail_text=$'[images]\nbash = sandshim/wrap:bookworm\n'
-  [[ ${WORKSPACE:-rw} == ro ]] || tail_text+=$'[sandbox]\nworkspace = rw\n'
+  [[ ${WORKSPACE:-default} == default ]] || tail_text+=$'[sandbox]\nworkspace = '"$WORKSPACE"$'\n'
   private_broker_start "$broker_dir" "$bin" "$tail_text"
   bin=$PRIVATE_BIN
-  as_user WORKSPACE=broker-"${WORKSPACE:-rw}" SANDSHIM_BROKER=required \
+  as_user WORKSPACE=broker-"${WORKSPACE:-default}" SANDSHIM_BROKER=required \
     SANDSHIM_BROKER_SOCKET="$PRIVATE_SOCKET"
   exit
 fi
 if [[ $EUID -eq 0 && -n ${AS_USER:-} ]]; then
-  as_user WORKSPACE="${WORKSPACE:-rw}"
+  as_user WORKSPACE="${WORKSPACE:-default}"
   exit
 fi
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -75,9 +76,9 @@ mkdir -p "$HOME"
 git config --global user.name dev
 git config --global user.email dev@example.com
 mkdir -p "$XDG_CONFIG_HOME/sandshim"
-if [[ ${WORKSPACE:-rw} == rw ]]; then  # through a broker its system file says
-  printf '[sandbox]\nworkspace = rw\n' > "$XDG_CONFIG_HOME/sandshim/config"
-fi
+case ${WORKSPACE:-default} in # through a broker (broker-*) its system file says
+  rw | wrap | ro) printf '[sandbox]\nworkspace = %s\n' "$WORKSPACE" > "$XDG_CONFIG_HOME/sandshim/config" ;;
+esac
 
 # The project: Python sources, a Makefile whose targets write, a few text files, two commits.
 template=$work/template
@@ -120,7 +121,7 @@ command_of() { # ID
 
 matched=0 total=0
 printf '== %d commands, natively and through `sandshim -c` (Claude Code in wrap mode), as %s, workspace %s\n' \
-  "${#ids[@]}" "$(id -un)" "${WORKSPACE:-rw}"
+  "${#ids[@]}" "$(id -un)" "${WORKSPACE:-default}"
 for id in "${ids[@]}"; do
   command=$(command_of "$id")
   if [[ -z $command ]]; then

@@ -1,6 +1,7 @@
 #include "common/cgroup.hpp"
 
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <charconv>
 #include <vector>
@@ -129,22 +130,34 @@ std::optional<uint64_t> oom_kill_count(std::string_view events) {
   return std::nullopt;
 }
 
-std::optional<uint64_t> oom_kills_in_cgroup_of(int64_t pid) {
+UniqueFd open_oom_kill_counter(int64_t pid) {
   if (pid <= 0) {
-    return std::nullopt;
+    return UniqueFd();
   }
   auto proc_cgroup = read_small_file("/proc/" + std::to_string(pid) + "/cgroup");
   auto mountinfo = read_small_file("/proc/self/mountinfo");
-  if (!proc_cgroup || !mountinfo) {
-    return std::nullopt;
+  auto cgroup = proc_cgroup ? memory_cgroup_of(*proc_cgroup) : std::nullopt;
+  if (!mountinfo || !cgroup || cgroup->path == "/") {
+    return UniqueFd();
   }
-  auto cgroup = memory_cgroup_of(*proc_cgroup);
-  auto dir = cgroup ? memory_cgroup_dir(*mountinfo, *cgroup) : std::nullopt;
+  auto dir = memory_cgroup_dir(*mountinfo, *cgroup);
   if (!dir) {
+    return UniqueFd();
+  }
+  std::string file = *dir + (cgroup->unified ? "/memory.events" : "/memory.oom_control");
+  return UniqueFd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+}
+
+std::optional<uint64_t> read_oom_kill_count(int counter_fd) {
+  if (counter_fd < 0) {
     return std::nullopt;
   }
-  auto text = read_small_file(*dir + (cgroup->unified ? "/memory.events" : "/memory.oom_control"));
-  return text ? oom_kill_count(*text) : std::nullopt;
+  char buffer[4096];
+  ssize_t size = retry_on_eintr([&] { return ::pread(counter_fd, buffer, sizeof buffer, 0); });
+  if (size <= 0) {
+    return std::nullopt;
+  }
+  return oom_kill_count(std::string_view(buffer, static_cast<size_t>(size)));
 }
 
 }  // namespace sandshim

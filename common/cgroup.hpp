@@ -5,13 +5,20 @@
 #include <string>
 #include <string_view>
 
+#include "common/unique_fd.hpp"
+
 namespace sandshim {
 
-// How many times the kernel's OOM killer has killed a process in the memory cgroup of process
-// `pid` (memory.events on cgroup v2, memory.oom_control on v1, both `oom_kill N`); nullopt when
-// that cgroup cannot be found or read here (another machine's process, an older kernel). The
-// kernel counts a kill before it sends the signal, so whoever reaps the victim sees the count.
-std::optional<uint64_t> oom_kills_in_cgroup_of(int64_t pid);
+// The OOM kill counter of process `pid`'s memory cgroup (memory.events on cgroup v2,
+// memory.oom_control on v1, both `oom_kill N`), opened now, while the process lives: a process
+// that exited shows the root cgroup, and its container's cgroup goes soon after. Invalid when it
+// cannot be found or opened here (another machine's process) or the process is in the root.
+UniqueFd open_oom_kill_counter(int64_t pid);
+
+// The count read from that descriptor; nullopt when it cannot be read (the cgroup was removed
+// meanwhile, an older kernel without the line). The kernel counts a kill before it sends the
+// signal, so whoever reaps the victim and then reads sees it.
+std::optional<uint64_t> read_oom_kill_count(int counter_fd);
 
 // A process's memory cgroup: its path in the hierarchy, and whether that is the unified (v2) one.
 struct MemoryCgroup {

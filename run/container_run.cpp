@@ -227,6 +227,8 @@ class RunLoop {
   bool m_client_abandoned = false;  // the engine did not answer: the guardian took over
   bool m_engine_lost = false;       // the client lost the engine after the container started
   OomWatch m_oom;
+  UniqueFd m_oom_counter;  // a warm container's memory cgroup's OOM kill count, where readable
+  std::optional<uint64_t> m_oom_kills_before;
   BackgroundAction m_remover{m_engine};
   BackgroundAction m_signaller{m_engine};
   PidsEvents m_pids;
@@ -433,6 +435,9 @@ std::optional<ContainerResult> RunLoop::connect_to_launcher() {
   LauncherLink link = connect_claimed_launcher(m_spec);
   if (link.socket.valid()) {
     m_launcher = std::move(link.socket);
+    // Opened while the container's init lives: once it exits, its cgroup is the root's.
+    m_oom_counter = open_oom_kill_counter(m_spec.launcher_pid);
+    m_oom_kills_before = read_oom_kill_count(m_oom_counter.get());
     return std::nullopt;
   }
   ContainerResult result;
@@ -707,13 +712,15 @@ void RunLoop::stop_waiting_for_client() {
   }
 }
 
-// A warm container outlives the exec, so its memory cgroup's kill count decides at once where
-// this machine can read it (the engine's `oom` event came more than 5 s late in CI at -j3).
+// A warm container's memory cgroup counts its OOM kills, so the count read before and after the
+// run decides at once where this machine can read it (the engine's `oom` event came more than
+// 5 s late in CI at -j3).
 // Otherwise the events watched since before the container existed decide; without them, the
 // engine's event log is asked after the fact (which a busy engine may have rotated past the OOM).
 bool RunLoop::oom_killed() {
-  if (auto kills = oom_kills_in_cgroup_of(m_spec.launcher_pid)) {
-    return *kills > 0;
+  auto kills = read_oom_kill_count(m_oom_counter.get());
+  if (kills && m_oom_kills_before) {
+    return *kills > *m_oom_kills_before;
   }
   auto seen = m_oom.oom_killed(k_oom_wait, k_oom_wait);
   return seen ? *seen : oom_from_event_log();

@@ -108,11 +108,21 @@ fs::path policy_root(const RunRequest& request) {
   return find_git_root(request.cwd).value_or(request.cwd);
 }
 
+// Whether the policy may place a run on a remote engine, where the workspace travels as a
+// read-only snapshot (an explicit rw is refused there; `wrap` stays read-only).
+bool may_place_remotely(const Policy& policy) {
+  return !engine::is_local_endpoint(policy.endpoint) ||
+         std::any_of(policy.endpoints.begin(), policy.endpoints.end(), [](const PoolEngine& entry) {
+           return !engine::is_local_endpoint(entry.endpoint);
+         });
+}
+
 // The caller's layered policy with the workspace mount this run gets (wrap resolved).
 Policy policy_for_run(const RunRequest& request) {
   Policy policy =
       load_policy(policy_inputs(request.broker, policy_root(request), request.overrides));
-  policy.workspace_mode = workspace_for_run(policy.workspace_mode, request.wrap_shell);
+  policy.workspace_mode =
+      workspace_for_run(policy.workspace_mode, request.wrap_shell && !may_place_remotely(policy));
   return policy;
 }
 

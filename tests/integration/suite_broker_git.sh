@@ -204,6 +204,23 @@ expect_equal 127 "$RC" "exit code with the stage over the gate's directory (the 
 expect_not_contains "RAN" "$OUT"
 expect_contains "exec /.sandshim/gate failed: No such file or directory" "$ERR"
 
+check "through a broker the workspace stays read-only for wrap mode's shell unless the system file opens it"
+sed -i '/^workspace = /d' "$SYSCONF"
+run_recorded wrap 'echo no > ro.txt'
+expect_equal 1 "$RC" "exit code of a write under the broker's default"
+expect_contains "Read-only file system" "$ERR"
+[[ ! -e $G/ro.txt ]] || fail "wrap mode's shell wrote the workspace under the broker's default (ro)"
+expect_equal null "$(broker_row "$(last_broker_run)" changed_count)" "changed_count of a read-only run"
+
+check "the system file's sandbox.workspace = wrap opens it to wrap mode's shell alone; the row names what changed"
+sed -i 's/^\[sandbox\]$/[sandbox]\nworkspace = wrap/' "$SYSCONF"
+expect_exit 0 wrap 'echo yes > wrapped.txt'
+expect_equal "$ND_USER yes" "$(stat -c %U "$G/wrapped.txt") $(cat "$G/wrapped.txt")" "the file the shell wrote, on the host"
+expect_contains '"wrapped.txt"' <(broker_row "$(last_broker_run)" changed_paths)
+run_recorded as_nd "$G" "$T/bin/sandshim" run -- sh -c 'echo no > by-name.txt'
+[[ $RC != 0 && ! -e $G/by-name.txt ]] || fail "sh by name wrote the workspace under wrap (exit $RC)"
+sed -i 's/^workspace = wrap$/workspace = rw/' "$SYSCONF"
+
 check "warm through the broker's launcher: git's writes reach the host from a warm container too"
 broker_stop_if_started
 printf '[pool]\nsize = 1\nmax = 1\nidle_ttl = 2m\nstart = launcher\n' >>"$SYSCONF"

@@ -78,4 +78,32 @@ expect_contains "you may not use the engine socket" "$ERR" # the permission kind
 expect_contains "sudo usermod -aG docker" "$ERR"
 [[ ! -e $UWS/rw/marker ]] || fail "the command ran without access to the engine"
 
+# Wrap mode's shell (`sandshim -c`, Claude Code's CLAUDE_CODE_SHELL_PREFIX) under the default
+# sandbox.workspace = wrap: the agent's whole command writes the workspace and git commits there;
+# python3 by name keeps it read-only; the audit row counts what the run changed.
+user_audit_field() { SANDSHIM_AUDIT_DB=$U/state/audit.db audit_field last "$1"; }
+check "as $TEST_USER, wrap mode's shell writes the workspace and commits with the default config"
+expect_exit 0 as_test_user "$UWS" "$T/bin/sandshim" -c \
+    'echo wrapped > wrapped.txt && git add wrapped.txt && git -c user.name=t -c user.email=t@example.invalid commit -qm wrapped && git status --short wrapped.txt | wc -l'
+expect_file_is "$OUT" 0
+expect_file_is "$UWS/wrapped.txt" wrapped
+expect_equal wrapped "$(run_as_test_user "$TEST_USER" git -C "$UWS" log -1 --format=%s)" "the commit on the host"
+expect_equal wrapped.txt "$(run_as_test_user "$TEST_USER" git -C "$UWS" ls-files wrapped.txt)" "the host's index"
+expect_contains '"wrapped.txt"' <(user_audit_field changed_paths)
+[[ $(user_audit_field changed_count) -ge 1 ]] || fail "changed_count: $(user_audit_field changed_count)"
+
+check "as $TEST_USER, python3 by name keeps the workspace read-only under the same default"
+expect_exit 1 as_test_user "$UWS" "$T/bin/sandshim" run -- python3 -c "open('py.txt', 'w')"
+expect_contains "Read-only file system" "$ERR"
+[[ ! -e $UWS/py.txt ]] || fail "python3 by name wrote the workspace"
+expect_equal null "$(user_audit_field changed_count)" "changed_count of a read-only run"
+
+check "a project's .sandshim.conf may keep wrap mode's shell read-only too"
+printf '[sandbox]\nworkspace = ro\n' >"$UWS/.sandshim.conf"
+chown "$TEST_USER:" "$UWS/.sandshim.conf"
+expect_exit 1 as_test_user "$UWS" "$T/bin/sandshim" -c 'echo no > tightened.txt'
+expect_contains "Read-only file system" "$ERR"
+[[ ! -e $UWS/tightened.txt ]] || fail "the shell wrote the workspace its .sandshim.conf keeps read-only"
+rm -f "$UWS/.sandshim.conf"
+
 suite_done

@@ -61,11 +61,14 @@ TEST_CASE("the kill count is read from memory.oom_control and memory.events", "[
 }
 
 TEST_CASE("this process's memory cgroup has a kill count where one is mounted", "[cgroup]") {
-  CHECK_FALSE(oom_kills_in_cgroup_of(0));
-  CHECK_FALSE(oom_kills_in_cgroup_of(-1));
-  if (::access("/sys/fs/cgroup", F_OK) != 0) {
-    WARN("no /sys/fs/cgroup here: the live lookup is not checked");
+  CHECK_FALSE(open_oom_kill_counter(0).valid());
+  CHECK_FALSE(open_oom_kill_counter(-1).valid());
+  CHECK_FALSE(read_oom_kill_count(-1));
+  UniqueFd counter = open_oom_kill_counter(::getpid());
+  if (!counter.valid()) {
+    WARN("this process is in no memory cgroup of its own here: the live lookup is not checked");
     return;
   }
-  CHECK(oom_kills_in_cgroup_of(::getpid()));
+  CHECK(read_oom_kill_count(counter.get()));
+  CHECK(read_oom_kill_count(counter.get()) == read_oom_kill_count(counter.get()));  // pread
 }
