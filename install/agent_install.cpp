@@ -19,6 +19,7 @@
 #include "install/gemini_env.hpp"
 #include "install/json_text.hpp"
 #include "install/skill.hpp"
+#include "policy/policy.hpp"
 
 namespace sandshim::install {
 
@@ -387,15 +388,49 @@ std::vector<ClaudeSettingsSource> claude_sources(const AgentSettings& settings,
   return sources;
 }
 
+// Whether the shims' runs go through the broker: `broker.mode = required`, or `auto` with one
+// answering.
+bool shims_use_broker() {
+  broker::ClientSettings client = broker::client_settings();
+  return client.mode == broker::BrokerMode::required ||
+         (client.mode == broker::BrokerMode::automatic &&
+          broker::connect_unix(client.socket).has_value());
+}
+
+// What wrap mode's shell gets of the workspace, for the install's output ("": not wrap mode).
+std::string wrap_workspace_note(const AgentInstallOptions& options) {
+  if (options.uninstall || options.mode != InstallMode::wrap) {
+    return "";
+  }
+  if (shims_use_broker()) {
+    return "wrap mode through the broker: its commands get the workspace as " +
+           std::string(shim::k_system_config) +
+           " says, read-only unless it sets sandbox.workspace = wrap or rw (an administrator's "
+           "choice); builds, formatters and git commits that write it fail until then";
+  }
+  try {
+    shim::Policy policy = shim::load_policy({options.root, {}});
+    if (shim::workspace_for_run(policy.workspace_mode, true) == shim::WorkspaceMode::rw) {
+      return "wrap mode: its commands may write the workspace (sandbox.workspace = " +
+             shim::to_string(policy.workspace_mode) +
+             "); git's config and hooks and agent settings stay read-only, and each run's audit "
+             "row names what it changed";
+    }
+    auto origin = policy.origins.find("sandbox.workspace");
+    return "wrap mode: its commands get a read-only workspace (sandbox.workspace = ro" +
+           (origin == policy.origins.end() ? "" : ", " + origin->second.describe()) +
+           "): builds, formatters and git commits that write it fail; sandbox.workspace = wrap "
+           "opens it to them alone";
+  } catch (const Fatal&) {
+    return "";  // the next run names what is wrong with the config
+  }
+}
+
 // Why Claude Code's sandbox must not be opened to every unix socket for this install ("": it
 // may). The shims must reach their engine only through the broker: in direct mode, or for a uid
 // that reaches the engine around the broker, sandboxed commands would get the engine's socket.
 std::string unix_sockets_refused(const AgentInstallOptions& options) {
-  broker::ClientSettings client = broker::client_settings();
-  bool through_broker = client.mode == broker::BrokerMode::required ||
-                        (client.mode == broker::BrokerMode::automatic &&
-                         broker::connect_unix(client.socket).has_value());
-  if (!through_broker) {
+  if (!shims_use_broker()) {
     return "the shims use the engine's socket (direct mode): allowing every unix socket would "
            "give sandboxed commands the engine itself, so sandboxed interpreters exit 125; use "
            "the broker (install/setup.sh), or leave Claude Code's sandbox off";
@@ -537,8 +572,10 @@ int run(const AgentInstallOptions& options) {
     print_change(route->change == Change::absent ? "skipped" : to_string(route->change), env_file,
                  options.root, route->note);
   }
-  if (!sockets_note.empty()) {
-    std::cout << "  " << sockets_note << "\n";
+  for (const std::string& note : {sockets_note, wrap_workspace_note(options)}) {
+    if (!note.empty()) {
+      std::cout << "  " << note << "\n";
+    }
   }
   for (const SkillChange& skill : skills) {
     print_change(to_string(skill.change), skill.file, options.root, skill.note);

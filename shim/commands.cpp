@@ -501,8 +501,9 @@ int pool_fill_main(const std::vector<std::string>& args) {
   if (command.size() != 1) {
     throw Fatal("usage: sandshim pool fill [RUN OPTIONS] [--] COMMAND", exit_code::k_usage);
   }
-  return fill_pool(request_from_process("pool", command, run_overrides(vm, command)),
-                   real_run_engine());
+  RunRequest request = request_from_process("pool", command, run_overrides(vm, command));
+  request.wrap_shell = vm.count("wrap-shell") != 0;  // wrap mode's pool: `--wrap-shell -- bash`
+  return fill_pool(request, real_run_engine());
 }
 
 }  // namespace

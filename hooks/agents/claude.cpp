@@ -187,9 +187,9 @@ constexpr const char* k_path_step =
 constexpr const char* k_wrap_step =
     "Nothing is approved or added to your permission rules. Every Bash command of a new "
     "session runs whole in the wrap image (CLAUDE_CODE_SHELL_PREFIX, set in the settings' "
-    "env): the workspace is read-only there, with no network. Claude Code also starts "
-    "shell-form hooks and stdio MCP servers through that prefix, so those run in the "
-    "sandbox too; sandshim's own hooks are in exec form and run on the host.";
+    "env), with no network and the workspace as the `wrap mode` line above says. Claude "
+    "Code also starts shell-form hooks and stdio MCP servers through that prefix, so those "
+    "run in the sandbox too; sandshim's own hooks are in exec form and run on the host.";
 constexpr const char* k_sandbox_step =
     "Claude Code's own sandbox (\"sandbox\": {\"enabled\": true}) refuses every unix "
     "socket on Linux. With the broker, an install while it is on adds "

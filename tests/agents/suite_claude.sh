@@ -96,6 +96,11 @@ run_check "claude control: in path mode the loop and its redirection run on the 
 # Wrap mode: Claude Code's own shell is `sandshim -c`, so the whole command runs in the wrap
 # image; the hooks stay on the host (exec form) and say nothing, so the user's rules decide.
 expect_exit 0 sandshim install agent claude --mode wrap
+if [[ $AGENT_MODE == broker ]]; then
+    expect_contains "wrap mode through the broker: its commands get the workspace as" "$OUT"
+else
+    expect_contains "wrap mode: its commands may write the workspace (sandbox.workspace = wrap)" "$OUT"
+fi
 write_script "$(bash_step "$WRAP_COMMAND")" "$(bash_step "python3 -c '$PROBE_PY'")"
 run_agent
 
