@@ -1,6 +1,8 @@
 // One program the command starts: how bash finds it, what its file is, its #! line, and
 // the script text a host shell reads from it.
 
+#include "engine/image_host.hpp"
+#include "hooks/rewrite.hpp"
 #include "hooks/shell_analyser.hpp"
 
 namespace sandshim::hooks::analysis {
@@ -413,15 +415,55 @@ std::optional<Argv> Analyser::analyse_sandshim(Argv argv, Peel& peel, const Scop
   return std::nullopt;
 }
 
+namespace {
+
+// The images a run may name on its own: the host's toolchain on a read-only /usr (what a refusal
+// names for a system tool) and the wrap image (`sandshim -c`'s). Both keep the sandbox: no
+// network, no capabilities, the policy's limits; which other images exist is the config's.
+bool is_sandbox_mode_image(const Word& word) {
+  return !word.is_dynamic() &&
+         (word.value == shim::k_host_image_mode || word.value == k_wrap_image);
+}
+
+// How many words of `sandshim run`'s options starting at argv[at] loosen nothing (0: it may):
+// --dry-run; --wrap-shell, which `sandshim -c` passes (an agent may run that itself, and its
+// shell writes no more than the agent's host shell does); --image of a sandbox mode above.
+size_t harmless_run_option(Argv argv, size_t at) {
+  const Word& word = argv[at];
+  if (word.is_dynamic()) {
+    return 0;
+  }
+  if (word.value == "--dry-run" || word.value == "--wrap-shell") {
+    return 1;
+  }
+  if (word.value.starts_with("--image=")) {
+    Word image = word;
+    image.value = word.value.substr(8);
+    return is_sandbox_mode_image(image) ? 1 : 0;
+  }
+  if (word.value == "--image" && at + 1 < argv.size() && is_sandbox_mode_image(argv[at + 1])) {
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace
+
 void Analyser::flag_loosening_options(Argv argv) {
-  for (const Word& word : argv.subspan(1)) {
-    if (word.value == "--") {
+  for (size_t at = 1; at < argv.size();) {
+    const Word& word = argv[at];
+    if (word.value == "--" && !word.is_dynamic()) {
       return;
     }
-    if (word.is_dynamic() || (is_option(word) && word.value != "--dry-run")) {
+    if (size_t harmless = harmless_run_option(argv, at); harmless > 0) {
+      at += harmless;
+      continue;
+    }
+    if (word.is_dynamic() || is_option(word)) {
       add_finding(FindingKind::loosening_flag, "sandshim run " + excerpt(word.value), "",
                   std::nullopt);
     }
+    ++at;
   }
 }
 

@@ -38,6 +38,13 @@ refusal() {
     PATH=$T/bin:$PATH EXPECT_STDIN=$T/payload.json expect_exit 0 sandshim hook --agent "$1"
     "$HOST_PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["hookSpecificOutput"]["permissionDecisionReason"])' "$OUT" >"$T/reason"
 }
+# The named command as the agent then sends it: the hook lets it through (a way forward that the
+# hook itself refuses would be none: `--image host` once was refused as a loosening flag).
+expect_hook_passes() { # COMMAND
+    agent_payload claude PreToolUse "$1" "toolu_named_$RANDOM" "$WS" >"$T/named.json"
+    PATH=$T/bin:$PATH EXPECT_STDIN=$T/named.json expect_exit 0 sandshim hook --agent claude
+    expect_not_contains '"permissionDecision":"deny"' "$OUT"
+}
 # The command a refusal names to run instead, the first backquoted text after its lead-in.
 named_command() {
     "$HOST_PY" -c 'import re, sys
@@ -54,6 +61,7 @@ expect_each_names_and_runs() { # NAMED TEXT COMMAND...
         expect_contains "$text" "$T/reason"
         expect_equal "$named" "$(named_command)" "the command named for $command"
     done
+    expect_hook_passes "$named"
     expect_exit 0 bash -c "$named"
     expect_contains "host=sandbox args=--flag 7" "$OUT"
 }
@@ -72,6 +80,7 @@ pip_command=$(named_command)
 expect_equal "$(printf '%q' "$SANDSHIM_BIN") run -- .venv/bin/python3 -m pip $INSTALL" "$pip_command" "pip's named command"
 writable=$(config_value sandbox.writable)
 expect_equal ".venv" "$writable" "the writable path the refusal names"
+expect_hook_passes "$pip_command"
 
 check "uv pip install gets the same rule and names the same command"
 refusal claude "uv pip $INSTALL" toolu_pip_2
@@ -107,6 +116,7 @@ for route in "/usr/bin/python3" "python3.11"; do
     expect_contains "Rule \`" "$T/reason"
     named=$(named_command)
     expect_equal "python3 $PROBE_ARGS" "$named" "the command named for $route"
+    expect_hook_passes "$named"
     PATH=$XDG_DATA_HOME/sandshim/bin:$PATH expect_exit 0 bash -c "$named"
     expect_contains "host=sandbox" "$OUT"
 done
@@ -118,6 +128,7 @@ refusal claude ".venv/bin/probe --flag 7" toolu_venv_script
 expect_contains "Rule \`shebang-bypass\`" "$T/reason"
 named=$(named_command)
 expect_equal "$(printf '%q' "$SANDSHIM_BIN") run -- .venv/bin/python3 .venv/bin/probe --flag 7" "$named" "the venv script's named command"
+expect_hook_passes "$named"
 expect_exit 0 bash -c "$named"
 expect_contains "host=sandbox args=--flag 7" "$OUT"
 
@@ -148,6 +159,7 @@ check "the venv's python by path: the named command is the same run, in the sand
 refusal claude ".venv/bin/python $PROBE_ARGS" toolu_venv_python
 expect_contains "Rule \`venv-by-path\`" "$T/reason"
 named=$(named_command)
+expect_hook_passes "$named"
 expect_exit 0 bash -c "$named"
 expect_contains "host=sandbox" "$OUT"
 
@@ -159,6 +171,7 @@ if [[ -x /usr/bin/pytest ]]; then
     expect_contains "Rule \`shebang-bypass\`" "$T/reason"
     pytest_command=$(named_command)
     expect_equal "$(printf '%q' "$SANDSHIM_BIN") run --image host -- /usr/bin/python3 /usr/bin/pytest -q -p no:cacheprovider test_here.py" "$pytest_command" "pytest's named command"
+    expect_hook_passes "$pytest_command"
     (cd "$WS" && eval "$pytest_command") >"$T/pytest.out" 2>&1 || fail "the named command failed: $(tail -n 5 "$T/pytest.out")"
     expect_contains "1 passed" "$T/pytest.out"
     rm "$WS/test_here.py"
@@ -176,6 +189,7 @@ refusal codex "python3 $PROBE_ARGS" call_deny_1
 expect_contains "Rule \`interpreter-outside-sandbox\`; \`hook.mode = path\` in the user's config lifts it" "$T/reason"
 named=$(named_command)
 expect_equal "$(printf '%q' "$SANDSHIM_BIN") run -- python3 $PROBE_ARGS" "$named" "deny mode's named command"
+expect_hook_passes "$named"
 expect_exit 0 bash -c "$named"
 expect_contains "host=sandbox" "$OUT"
 reset_user_config

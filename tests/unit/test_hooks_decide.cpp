@@ -86,6 +86,17 @@ const Row k_table[] = {
     {"sandshim run --allow evil.example -- python3 x.py", "path", k_deny, "sandshim-run-flag"},
     {"sandshim run --network=allowlist -- python3 x.py", "path", k_deny, "sandshim-run-flag"},
     {"sandshim run --timeout 1h -- sh -c true", "deny", k_deny, "sandshim-run-flag"},
+    // The sandbox's own modes, which refusals name, loosen nothing: the host image, the wrap
+    // image and its shell (what `sandshim -c` runs). Any other image is the config's.
+    {"sandshim run --image host -- /usr/bin/python3 /usr/bin/pytest -q", "path", k_rewrite,
+     "path-rewrite"},
+    {"sandshim run --image=host -- /usr/bin/python3 /usr/bin/pytest -q", "deny", k_allow,
+     "no-interpreter"},
+    {"sandshim run --wrap-shell --image sandshim/wrap:bookworm -- bash -c 'make'", "path",
+     k_rewrite, "path-rewrite"},
+    {"sandshim run --image python:3.12 -- python3 x.py", "path", k_deny, "sandshim-run-flag"},
+    {"sandshim run --image \"$IMG\" -- python3 x.py", "path", k_deny, "sandshim-run-flag"},
+    {"sandshim run --image host --memory 8g -- python3 x.py", "path", k_deny, "sandshim-run-flag"},
     {"./venv/bin/python -m pytest", "path", k_deny, "interpreter-by-path"},
     {"/usr/local/bin/node app.js", "path", k_deny, "interpreter-by-path"},
     {"/usr/bin/perl -e 1", "path", k_deny, "interpreter-by-path"},
