@@ -64,8 +64,8 @@ void check_routing(const std::string& command, const std::string& shim_dir,
   if (has_nul(command) || has_nul(link.agent)) {
     return;
   }
-  auto parse = hooks::parse_shell(
-      hooks::wrap_in_sandbox(command, "/usr/bin/sandshim", "sandshim/wrap:bookworm", link));
+  auto parse = hooks::parse_shell(hooks::wrap_in_sandbox(
+      command, "/usr/bin/sandshim", "sandshim/wrap:bookworm", link, hooks::ShellRole::whole_shell));
   fuzz::require(!parse.error && !parse.commands.empty(), "wrap_in_sandbox does not parse");
   fuzz::require(parse.commands[0].words.back().value == command,
                 "wrap_in_sandbox changes the command");
