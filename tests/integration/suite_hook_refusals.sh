@@ -40,9 +40,9 @@ refusal() {
 }
 # The named command as the agent then sends it: the hook lets it through (a way forward that the
 # hook itself refuses would be none: `--image host` once was refused as a loosening flag).
-expect_hook_passes() { # COMMAND
-    agent_payload claude PreToolUse "$1" "toolu_named_$RANDOM" "$WS" >"$T/named.json"
-    PATH=$T/bin:$PATH EXPECT_STDIN=$T/named.json expect_exit 0 sandshim hook --agent claude
+expect_hook_passes() { # AGENT COMMAND: as the agent whose refusal named it
+    agent_payload "$1" PreToolUse "$2" "named_$RANDOM" "$WS" >"$T/named.json"
+    PATH=$T/bin:$PATH EXPECT_STDIN=$T/named.json expect_exit 0 sandshim hook --agent "$1"
     expect_not_contains '"permissionDecision":"deny"' "$OUT"
 }
 # The command a refusal names to run instead, the first backquoted text after its lead-in.
@@ -61,7 +61,7 @@ expect_each_names_and_runs() { # NAMED TEXT COMMAND...
         expect_contains "$text" "$T/reason"
         expect_equal "$named" "$(named_command)" "the command named for $command"
     done
-    expect_hook_passes "$named"
+    expect_hook_passes claude "$named"
     expect_exit 0 bash -c "$named"
     expect_contains "host=sandbox args=--flag 7" "$OUT"
 }
@@ -80,7 +80,7 @@ pip_command=$(named_command)
 expect_equal "$(printf '%q' "$SANDSHIM_BIN") run -- .venv/bin/python3 -m pip $INSTALL" "$pip_command" "pip's named command"
 writable=$(config_value sandbox.writable)
 expect_equal ".venv" "$writable" "the writable path the refusal names"
-expect_hook_passes "$pip_command"
+expect_hook_passes claude "$pip_command"
 
 check "uv pip install gets the same rule and names the same command"
 refusal claude "uv pip $INSTALL" toolu_pip_2
@@ -116,7 +116,7 @@ for route in "/usr/bin/python3" "python3.11"; do
     expect_contains "Rule \`" "$T/reason"
     named=$(named_command)
     expect_equal "python3 $PROBE_ARGS" "$named" "the command named for $route"
-    expect_hook_passes "$named"
+    expect_hook_passes codex "$named"
     PATH=$XDG_DATA_HOME/sandshim/bin:$PATH expect_exit 0 bash -c "$named"
     expect_contains "host=sandbox" "$OUT"
 done
@@ -128,7 +128,7 @@ refusal claude ".venv/bin/probe --flag 7" toolu_venv_script
 expect_contains "Rule \`shebang-bypass\`" "$T/reason"
 named=$(named_command)
 expect_equal "$(printf '%q' "$SANDSHIM_BIN") run -- .venv/bin/python3 .venv/bin/probe --flag 7" "$named" "the venv script's named command"
-expect_hook_passes "$named"
+expect_hook_passes claude "$named"
 expect_exit 0 bash -c "$named"
 expect_contains "host=sandbox args=--flag 7" "$OUT"
 
@@ -159,7 +159,7 @@ check "the venv's python by path: the named command is the same run, in the sand
 refusal claude ".venv/bin/python $PROBE_ARGS" toolu_venv_python
 expect_contains "Rule \`venv-by-path\`" "$T/reason"
 named=$(named_command)
-expect_hook_passes "$named"
+expect_hook_passes claude "$named"
 expect_exit 0 bash -c "$named"
 expect_contains "host=sandbox" "$OUT"
 
@@ -171,7 +171,7 @@ if [[ -x /usr/bin/pytest ]]; then
     expect_contains "Rule \`shebang-bypass\`" "$T/reason"
     pytest_command=$(named_command)
     expect_equal "$(printf '%q' "$SANDSHIM_BIN") run --image host -- /usr/bin/python3 /usr/bin/pytest -q -p no:cacheprovider test_here.py" "$pytest_command" "pytest's named command"
-    expect_hook_passes "$pytest_command"
+    expect_hook_passes claude "$pytest_command"
     (cd "$WS" && eval "$pytest_command") >"$T/pytest.out" 2>&1 || fail "the named command failed: $(tail -n 5 "$T/pytest.out")"
     expect_contains "1 passed" "$T/pytest.out"
     rm "$WS/test_here.py"
@@ -189,7 +189,7 @@ refusal codex "python3 $PROBE_ARGS" call_deny_1
 expect_contains "Rule \`interpreter-outside-sandbox\`; \`hook.mode = path\` in the user's config lifts it" "$T/reason"
 named=$(named_command)
 expect_equal "$(printf '%q' "$SANDSHIM_BIN") run -- python3 $PROBE_ARGS" "$named" "deny mode's named command"
-expect_hook_passes "$named"
+expect_hook_passes codex "$named"
 expect_exit 0 bash -c "$named"
 expect_contains "host=sandbox" "$OUT"
 reset_user_config
