@@ -172,6 +172,9 @@ std::string identity_of(int fd) {
 
 // Removes NAME of `dir` and, for a directory, all of it, through descriptors and never through a
 // link (what the run left may change while it goes); false when something stays.
+// A stage set aside is renamed to NAME.abandoned-TIME-PID.
+constexpr std::string_view k_set_aside_infix = ".abandoned-";
+
 bool remove_entry_at(int dir, const std::string& name) {
   if (::unlinkat(dir, name.c_str(), 0) == 0 || errno == ENOENT) {
     return true;
@@ -316,6 +319,28 @@ std::unique_ptr<GitStage> GitStage::open(const fs::path& workspace, uid_t uid, g
   return stage;
 }
 
+namespace {
+
+// Stages an earlier run of this workspace set aside (its container might have outlived it): no
+// run gets one again, so they go once this stage's lock is held. Each is emptied through
+// descriptors, never following a link the run left there; one that cannot be emptied yet stays
+// for the next time.
+void remove_set_aside_stages(const fs::path& root, const std::string& stage_name) {
+  try {
+    UniqueFd dir = open_directory(root);
+    for (const std::string& name : names_in(dir.get())) {
+      if (name.starts_with(stage_name + std::string(k_set_aside_infix)) &&
+          !remove_entry_at(dir.get(), name)) {
+        spdlog::debug("git stage: {} cannot be removed yet", name);
+      }
+    }
+  } catch (const Fatal& e) {
+    spdlog::debug("git stage: set-aside stages not removed: {}", e.what());
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<GitStage> GitStage::open_for_broker(int held_workspace, const fs::path& workspace,
                                                     uid_t caller) {
   UniqueFd git(::openat(held_workspace, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -343,6 +368,7 @@ std::unique_ptr<GitStage> GitStage::open_for_broker(int held_workspace, const fs
       spdlog::info("git stage: another run in this workspace holds it; .git stays read-only");
       return nullptr;
     }
+    remove_set_aside_stages(root, stage->m_dir.filename().string());
     // Writable by the broker's group, which the run's processes get and the caller's processes
     // on the host lack: through /proc/PID/root of a container of theirs (a warm one, or this
     // run's init before the gate runs) they could otherwise put a program where a link at .git
@@ -454,8 +480,8 @@ void GitStage::release(bool container_may_live) {
 }
 
 void GitStage::set_aside() const {
-  fs::rename(m_dir, m_dir.string() + ".abandoned-" + std::to_string(::time(nullptr)) + "-" +
-                        std::to_string(::getpid()));
+  fs::rename(m_dir, m_dir.string() + std::string(k_set_aside_infix) +
+                        std::to_string(::time(nullptr)) + "-" + std::to_string(::getpid()));
 }
 
 std::vector<std::pair<std::string, std::string>> GitStage::environment(

@@ -135,6 +135,8 @@ rm "$U/.config/sandshim/config"
 expect_equal $((before + 1)) "$(find "$stage_root" -maxdepth 1 -name '*.abandoned-*' | wc -l)" "stages set aside"
 expect_exit 0 wrap 'echo deadline >>f && git commit -qam after-deadline'
 expect_equal after-deadline "$(as_caller git log -1 --format=%s)" "the commit through the new stage"
+expect_equal "$before" "$(find "$stage_root" -maxdepth 1 -name '*.abandoned-*' | wc -l)" \
+    "stages set aside after the next run (it removed the one it could empty, the caller's 0700 leftover stays)"
 
 check ".git linked to the gate's directory from the start: refused before the engine (125, one line)"
 mv "$G/.git" "$G/.git.real"

@@ -363,3 +363,28 @@ TEST_CASE(
   CHECK(carry.kept == std::vector<std::string>{"HEAD (the host's .git was replaced meanwhile)"});
   CHECK(read_text(workspace / ".git" / "HEAD") == "ref: refs/heads/main\n");
 }
+
+TEST_CASE("git stage, a broker's: stages set aside go at the next open, never through a link") {
+  BrokerWorkspace ws;
+  fs::path outside = ws.dir.path() / "outside.txt";
+  write_text(outside, "keep\n");
+  fs::path aside;
+  {
+    auto stage = broker_stage(ws.workspace);
+    REQUIRE(stage);
+    fs::path dir = stage->dir();
+    stage->release(true);  // a deadline: its container may outlive the run
+    for (const auto& entry : fs::directory_iterator(git_stage_root())) {
+      if (entry.path().filename().string().starts_with(dir.filename().string() + ".abandoned-")) {
+        aside = entry.path();
+      }
+    }
+  }
+  REQUIRE_FALSE(aside.empty());
+  fs::create_directories(aside / "refs" / "left");
+  fs::create_symlink(outside, aside / "refs" / "left" / "link");  // what a run could leave
+  auto next = broker_stage(ws.workspace);
+  REQUIRE(next);
+  CHECK_FALSE(fs::exists(fs::symlink_status(aside)));
+  CHECK(read_text(outside) == "keep\n");
+}
