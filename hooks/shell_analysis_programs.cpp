@@ -420,31 +420,24 @@ namespace {
 // The images a run may name on its own: the host's toolchain on a read-only /usr (what a refusal
 // names for a system tool) and the wrap image (`sandshim -c`'s). Both keep the sandbox: no
 // network, no capabilities, the policy's limits; which other images exist is the config's.
-bool is_sandbox_mode_image(const Word& word) {
-  return !word.is_dynamic() &&
-         (word.value == shim::k_host_image_mode || word.value == k_wrap_image);
+bool is_sandbox_mode_image(std::string_view image) {
+  return image == shim::k_host_image_mode || image == k_wrap_image;
 }
 
 // How many words of `sandshim run`'s options starting at argv[at] loosen nothing (0: it may):
 // --dry-run; --wrap-shell, which `sandshim -c` passes (an agent may run that itself, and its
 // shell writes no more than the agent's host shell does); --image of a sandbox mode above.
 size_t harmless_run_option(Argv argv, size_t at) {
-  const Word& word = argv[at];
-  if (word.is_dynamic()) {
+  const std::string& option = argv[at].value;
+  if (argv[at].is_dynamic()) {
     return 0;
   }
-  if (word.value == "--dry-run" || word.value == "--wrap-shell") {
+  if (option == "--dry-run" || option == "--wrap-shell" ||
+      (option.starts_with("--image=") && is_sandbox_mode_image(option.substr(8)))) {
     return 1;
   }
-  if (word.value.starts_with("--image=")) {
-    Word image = word;
-    image.value = word.value.substr(8);
-    return is_sandbox_mode_image(image) ? 1 : 0;
-  }
-  if (word.value == "--image" && at + 1 < argv.size() && is_sandbox_mode_image(argv[at + 1])) {
-    return 2;
-  }
-  return 0;
+  bool image_follows = option == "--image" && at + 1 < argv.size() && !argv[at + 1].is_dynamic();
+  return image_follows && is_sandbox_mode_image(argv[at + 1].value) ? 2 : 0;
 }
 
 }  // namespace

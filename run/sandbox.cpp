@@ -108,13 +108,22 @@ fs::path policy_root(const RunRequest& request) {
   return find_git_root(request.cwd).value_or(request.cwd);
 }
 
+// The first remote engine of engine.endpoints a run could be placed on (one carrying
+// engine.require_labels).
+std::optional<std::string> remote_candidate(const Policy& policy) {
+  for (const auto& entry : policy.endpoints) {
+    if (!engine::is_local_endpoint(entry.endpoint) &&
+        carries_labels(entry, policy.require_labels)) {
+      return entry.endpoint;
+    }
+  }
+  return std::nullopt;
+}
+
 // Whether the policy may place a run on a remote engine, where the workspace travels as a
 // read-only snapshot (an explicit rw is refused there; `wrap` stays read-only).
 bool may_place_remotely(const Policy& policy) {
-  return !engine::is_local_endpoint(policy.endpoint) ||
-         std::any_of(policy.endpoints.begin(), policy.endpoints.end(), [](const PoolEngine& entry) {
-           return !engine::is_local_endpoint(entry.endpoint);
-         });
+  return !engine::is_local_endpoint(policy.endpoint) || remote_candidate(policy).has_value();
 }
 
 // The caller's layered policy with the workspace mount this run gets (wrap resolved).
@@ -542,11 +551,8 @@ std::optional<std::string> remote_subject(const Policy& policy, const Engine& en
   if (!engine::is_local_endpoint(engine.endpoint)) {
     return "engine.endpoint " + quoted(engine.endpoint);
   }
-  for (const auto& entry : policy.endpoints) {
-    if (!engine::is_local_endpoint(entry.endpoint) &&
-        carries_labels(entry, policy.require_labels)) {
-      return "engine.endpoints' " + quoted(entry.endpoint);
-    }
+  if (auto candidate = remote_candidate(policy)) {
+    return "engine.endpoints' " + quoted(*candidate);
   }
   return std::nullopt;
 }
