@@ -394,13 +394,30 @@ class Judge {
     }
     if (auto run = host_mode_run(invocation)) {
       return lead +
-             "Run the same script with the host's own python and packages, on a read-only "
+             "Run the same script with the host's own interpreter and packages, on a read-only "
              "/usr, in the sandbox instead: " +
+             *run + ".";
+    }
+    if (auto run = venv_in_wrap_shell(invocation)) {
+      return lead + "The images' python makes the same venv in the sandbox, and sandboxed runs "
+                    "then use it; run this as the whole command instead: " +
              *run + ".";
     }
     return lead + "Run it through the interpreter by name instead: `" +
            sandboxed_name_for(shebang_program(invocation.shebang), m_in.shimmed) +
            " -m MODULE …` for an installed tool, or `INTERPRETER path/to/script …`.";
+  }
+
+  // `virtualenv DIR` from the user's own tools (the sandbox sees none of them): `python3 -m venv
+  // DIR` does the job in `sandshim -c`, where the agent's whole command may write the workspace.
+  std::optional<std::string> venv_in_wrap_shell(const Invocation& invocation) const {
+    std::vector<std::string> words = split_words(invocation.arguments);
+    if (!m_in.wrap_shell_writes || invocation.name != "virtualenv" || words.size() != 1 ||
+        words[0].starts_with('-') || !quotable(invocation.arguments)) {
+      return std::nullopt;
+    }
+    std::string binary = m_in.sandshim.empty() ? "sandshim" : shell_quote(m_in.sandshim.string());
+    return "`" + binary + " -c " + shell_quote("python3 -m venv " + invocation.arguments) + "`";
   }
 
   // `uv run pytest -q`, `poetry run python -m mypy src`: the project's venv runs the same in
@@ -506,8 +523,10 @@ class Judge {
     return shell_quote((below ? relative : path).string());
   }
 
-  // Debian's `pytest`, `mypy`…: a script and interpreter under /usr that only root can have
-  // written. Host mode runs exactly them in the sandbox, when the caller may choose the image.
+  // Debian's `pytest`, `mypy`, `autoreconf`…: a script and interpreter under /usr that only root
+  // can have written. Host mode runs exactly them in the sandbox, when the caller may choose the
+  // image; as the agent's whole command (`--wrap-shell`), so a tool that writes the workspace
+  // (autoreconf, a test cache) does, where `sandbox.workspace = wrap` lets `sandshim -c` write.
   std::optional<std::string> host_mode_run(const Invocation& invocation) const {
     if (!m_in.image_choice || !m_in.locate || !m_in.owned_by_system) {
       return std::nullopt;
@@ -524,7 +543,7 @@ class Judge {
     return sandshim_run_exactly(
         shell_quote(interpreter.string()) + " " + shell_quote(script->string()) +
             (invocation.arguments.empty() ? "" : " " + invocation.arguments),
-        "--image host");
+        "--wrap-shell --image host");
   }
 
   // `pip install`, `uv pip install`, `uv sync`, `poetry add`…: one answer whichever tool

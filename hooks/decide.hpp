@@ -60,6 +60,9 @@ struct DecisionInputs {
   // The caller's own `sandshim run` may choose its image (`--image host`): not through a required
   // broker, whose system file alone names images.
   bool image_choice = true;
+  // An agent's whole shell command (`sandshim -c`) may write the workspace: direct mode, where
+  // `sandbox.workspace` is wrap (the default) or rw and the engine is local.
+  bool wrap_shell_writes = false;
   ProtectedPaths protected_paths;
   // The agent's environment, by name: `$NAME` in a write target (hooks/word_values.hpp).
   std::function<std::optional<std::string>(const std::string& name)> variable;

@@ -21,6 +21,7 @@
 #include "policy/broker_policy.hpp"
 #include "run/caller.hpp"
 #include "run/guardian.hpp"
+#include "run/sandbox.hpp"
 
 namespace sandshim::hooks {
 
@@ -248,6 +249,7 @@ class HookRun {
     in.variable = environment::shell_variable;
     in.python_image = python_image_of(*m_policy);
     in.image_choice = m_policy->broker_mode != "required";
+    in.wrap_shell_writes = in.image_choice && shim::wrap_shell_writes(*m_policy);
     if (m_env.locate) {
       in.locate = [this, cwd = in.cwd](const std::string& command) {
         return m_env.locate(command, cwd);

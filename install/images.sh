@@ -19,13 +19,14 @@ SANDSHIM_PREFIX=sandshim-images
 readonly k_suite=bookworm
 readonly k_names=(python node sh wrap host)
 # Bump an image's version when its recipe changes, so existing images of that name get rebuilt.
-declare -rA k_image_versions=([python]=2 [node]=2 [sh]=2 [wrap]=2 [host]=1)
+declare -rA k_image_versions=([python]=2 [node]=2 [sh]=2 [wrap]=3 [host]=1)
 readonly k_min_free_mb=1024
 # wrap: hook.mode = wrap runs the agent's whole command in it, so it holds what agent commands use.
 # pip and curl: what agents reach for first under sandbox.network = allowlist (`pip download`,
 # `curl https://…`); without them the allowlist could only be used from Python or Node code.
+# python3-venv: `python3 -m venv DIR` in `sandshim -c`, what a refusal of `virtualenv` names.
 declare -rA k_includes=([python]="python3 python-is-python3 python3-pip" [node]="nodejs npm" [sh]="curl ca-certificates"
-    [wrap]="python3 python-is-python3 nodejs git make ca-certificates curl" [host]="")
+    [wrap]="python3 python-is-python3 python3-venv nodejs git make ca-certificates curl" [host]="")
 
 g_force=0
 g_only=()

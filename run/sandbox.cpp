@@ -126,6 +126,15 @@ bool may_place_remotely(const Policy& policy) {
   return !engine::is_local_endpoint(policy.endpoint) || remote_candidate(policy).has_value();
 }
 
+}  // namespace
+
+bool wrap_shell_writes(const Policy& policy) {
+  return workspace_for_run(policy.workspace_mode, !may_place_remotely(policy)) ==
+         WorkspaceMode::rw;
+}
+
+namespace {
+
 // The caller's layered policy with the workspace mount this run gets (wrap resolved).
 Policy policy_for_run(const RunRequest& request) {
   Policy policy =

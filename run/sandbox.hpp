@@ -44,6 +44,10 @@ struct RunEngine {
       run;
 };
 
+// Whether an agent's whole shell command (`sandshim -c`, `--wrap-shell`) may write the workspace
+// under this policy: rw or wrap, on an engine that is certainly local.
+bool wrap_shell_writes(const Policy& policy);
+
 // The whole run: policy, checks, audit row, container, outcome. Returns the exit code to
 // return to the caller; never runs anything on the host.
 int run_sandboxed(const RunRequest& request, const RunEngine& engine);

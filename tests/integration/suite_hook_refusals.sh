@@ -170,7 +170,7 @@ if [[ -x /usr/bin/pytest ]]; then
     refusal claude "pytest -q -p no:cacheprovider test_here.py" toolu_pytest_1
     expect_contains "Rule \`shebang-bypass\`" "$T/reason"
     pytest_command=$(named_command)
-    expect_equal "$(printf '%q' "$SANDSHIM_BIN") run --image host -- /usr/bin/python3 /usr/bin/pytest -q -p no:cacheprovider test_here.py" "$pytest_command" "pytest's named command"
+    expect_equal "$(printf '%q' "$SANDSHIM_BIN") run --wrap-shell --image host -- /usr/bin/python3 /usr/bin/pytest -q -p no:cacheprovider test_here.py" "$pytest_command" "pytest's named command"
     expect_hook_passes claude "$pytest_command"
     (cd "$WS" && eval "$pytest_command") >"$T/pytest.out" 2>&1 || fail "the named command failed: $(tail -n 5 "$T/pytest.out")"
     expect_contains "1 passed" "$T/pytest.out"
@@ -179,6 +179,22 @@ else
     [[ ${CI:-} != true ]] || fail "/usr/bin/pytest is missing under CI=true (install/deps.sh installs python3-pytest)"
     say "SKIP: $CHECK: /usr/bin/pytest is not installed (install/deps.sh installs python3-pytest)"
 fi
+
+check "a tool the sandbox cannot see (virtualenv from ~/.local): the named sandshim -c makes the venv, which sandboxed runs then use"
+printf '#!/usr/bin/python3\nimport sys\nsys.exit("virtualenv ran on the host")\n' >"$T/bin/virtualenv"
+chmod +x "$T/bin/virtualenv"
+refusal claude "virtualenv made_venv" toolu_virtualenv_1
+expect_contains "Rule \`shebang-bypass\`" "$T/reason"
+named=$(named_command)
+expect_equal "$(printf '%q' "$SANDSHIM_BIN") -c 'python3 -m venv made_venv'" "$named" "virtualenv's named command"
+expect_hook_passes claude "$named"
+chmod 777 "$WS" # the sandbox's user (65534 for root) writes the venv; the default wrap lets it
+(cd "$WS" && eval "$named") >"$T/venv.out" 2>&1 || fail "the named command failed: $(tail -n 5 "$T/venv.out")"
+chmod 755 "$WS"
+[[ -L $WS/made_venv/bin/python && -f $WS/made_venv/pyvenv.cfg ]] || fail "no venv in the workspace after the named command"
+expect_exit 0 sandshim run -- made_venv/bin/python -c 'import socket, sys; print(sys.prefix.endswith("/made_venv"), "host=" + socket.gethostname())'
+expect_contains "True host=sandbox" "$OUT"
+rm -rf "$WS/made_venv" "$T/bin/virtualenv"
 
 check "deny mode: the named sandshim run works as named"
 write_user_config <<'CONF'

@@ -92,6 +92,8 @@ const Row k_table[] = {
      "path-rewrite"},
     {"sandshim run --image=host -- /usr/bin/python3 /usr/bin/pytest -q", "deny", k_allow,
      "no-interpreter"},
+    {"sandshim run --wrap-shell --image host -- /usr/bin/perl /usr/bin/autoreconf -fi", "deny",
+     k_allow, "no-interpreter"},
     {"sandshim run --wrap-shell --image sandshim/wrap:bookworm -- bash -c 'make'", "path",
      k_rewrite, "path-rewrite"},
     {"sandshim run --image python:3.12 -- python3 x.py", "path", k_deny, "sandshim-run-flag"},

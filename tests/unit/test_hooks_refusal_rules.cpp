@@ -28,6 +28,7 @@ std::optional<std::string> first_line(const std::string& command) {
       {"poetry", "#!/home/u/.local/pipx/venvs/poetry/bin/python"},
       {"pipx", "#!/usr/bin/python3"},
       {"pytest", "#!/usr/bin/python3"},
+      {"virtualenv", "#!/usr/bin/python3"},
       {"npm", "#!/usr/bin/env node"},
       {"pipenv-env", "#!/usr/bin/env python3"},
       {".venv/bin/pytest", "#!/work/proj/.venv/bin/python"},
@@ -166,13 +167,30 @@ TEST_CASE("a system tool's script is refused with the same script in host mode",
   Decision system = decide("pytest -q tests", in);
   INFO(system.reason);
   CHECK(system.rule == "shebang-bypass");
-  CHECK(system.reason.find("`/usr/local/bin/sandshim run --image host -- /usr/bin/python3 "
+  CHECK(system.reason.find("`/usr/local/bin/sandshim run --wrap-shell --image host -- /usr/bin/python3 "
                            "/usr/bin/pytest -q tests`") != std::string::npos);
   check_config_lines(system.reason);
   // A script the user could have written, or a broker that names every image: no host mode.
   CHECK(decide("pip3 list", in).reason.find("python3 -m MODULE") != std::string::npos);
   in.image_choice = false;
   CHECK(decide("pytest -q", in).reason.find("python3 -m MODULE") != std::string::npos);
+}
+
+TEST_CASE("virtualenv from the user's tools: python3 -m venv in sandshim -c, where it may write",
+          "[hooks][refusal]") {
+  DecisionInputs in = inputs("path", false);
+  in.wrap_shell_writes = true;
+  Decision made = decide("virtualenv venv", in);
+  INFO(made.reason);
+  CHECK(made.rule == "shebang-bypass");
+  CHECK(made.reason.find("instead: `/usr/local/bin/sandshim -c 'python3 -m venv venv'`") !=
+        std::string::npos);
+  check_config_lines(made.reason);
+  // Its options are not venv's; a shell that may not write would make nothing (a broker's ro).
+  CHECK(decide("virtualenv -p python3.12 venv", in).reason.find("-m venv") == std::string::npos);
+  in.wrap_shell_writes = false;
+  CHECK(decide("virtualenv venv", in).reason.find("-m venv") == std::string::npos);
+  CHECK(decide("virtualenv venv", in).reason.find("python3 -m MODULE") != std::string::npos);
 }
 
 TEST_CASE("what installs nothing on the host stays as it was", "[hooks][refusal]") {
