@@ -14,20 +14,6 @@ namespace sandshim {
 
 namespace {
 
-constexpr size_t k_proc_text_limit = 1 << 20;
-
-std::optional<std::string> read_small_file(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) {
-    return std::nullopt;
-  }
-  auto text = read_to_end(fd.get(), k_proc_text_limit);
-  if (!text || text->size() > k_proc_text_limit) {
-    return std::nullopt;
-  }
-  return text;
-}
-
 std::vector<std::string_view> split_on(std::string_view text, char separator) {
   std::vector<std::string_view> parts;
   size_t start = 0;
@@ -134,8 +120,8 @@ UniqueFd open_oom_kill_counter(int64_t pid) {
   if (pid <= 0) {
     return UniqueFd();
   }
-  auto proc_cgroup = read_small_file("/proc/" + std::to_string(pid) + "/cgroup");
-  auto mountinfo = read_small_file("/proc/self/mountinfo");
+  auto proc_cgroup = read_file_text("/proc/" + std::to_string(pid) + "/cgroup");
+  auto mountinfo = read_file_text("/proc/self/mountinfo");
   auto cgroup = proc_cgroup ? memory_cgroup_of(*proc_cgroup) : std::nullopt;
   if (!mountinfo || !cgroup || cgroup->path == "/") {
     return UniqueFd();

@@ -13,10 +13,6 @@ namespace sandshim {
 
 namespace {
 
-struct DirCloser {
-  void operator()(DIR* dir) const { ::closedir(dir); }
-};
-
 bool at_or_after(const timespec& when, const timespec& since) {
   return when.tv_sec > since.tv_sec ||
          (when.tv_sec == since.tv_sec && when.tv_nsec >= since.tv_nsec);
@@ -63,7 +59,7 @@ class ChangeScan {
 
   void visit_directory(UniqueFd dir, const std::string& relative_dir) {
     int fd = dir.get();
-    std::unique_ptr<DIR, DirCloser> handle(::fdopendir(fd));
+    UniqueDir handle(::fdopendir(fd));
     if (!handle) {
       ++m_found.unreadable_dirs;
       return;

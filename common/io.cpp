@@ -1,6 +1,8 @@
 #include "common/io.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -49,6 +51,21 @@ std::optional<std::string> read_to_end(int fd, size_t limit) {
     text.append(buffer.data(), static_cast<size_t>(n));
   }
   return text;
+}
+
+std::optional<std::string> read_file_text(const std::string& path, FileRead how) {
+  int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | (how.follow_link ? 0 : O_NOFOLLOW);
+  int fd = retry_on_eintr([&] { return ::open(path.c_str(), flags); });
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  struct stat st {};
+  std::optional<std::string> text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    text = read_to_end(fd, how.max_bytes);
+  }
+  ::close(fd);
+  return text && text->size() <= how.max_bytes ? text : std::nullopt;
 }
 
 }  // namespace sandshim

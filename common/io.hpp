@@ -33,4 +33,16 @@ bool write_all_waiting(int fd, std::string_view data);
 // `size() > limit`; nullopt when a read fails (errno set), what was read before is dropped.
 std::optional<std::string> read_to_end(int fd, size_t limit = std::numeric_limits<size_t>::max());
 
+// How read_file_text reads: at most max_bytes; follow_link false refuses a link at the path
+// itself (O_NOFOLLOW), for a file a caller or a project could have put there.
+struct FileRead {
+  size_t max_bytes = size_t{1} << 20;
+  bool follow_link = true;
+};
+
+// The whole text of the regular file at `path` (a /proc or cgroup file is one too); nullopt when
+// it cannot be opened or read, is no regular file (a fifo would block) or holds more than
+// max_bytes.
+std::optional<std::string> read_file_text(const std::string& path, FileRead how = {});
+
 }  // namespace sandshim

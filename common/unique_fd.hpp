@@ -1,7 +1,9 @@
 #pragma once
 
+#include <dirent.h>
 #include <unistd.h>
 
+#include <memory>
 #include <utility>
 
 namespace sandshim {
@@ -33,6 +35,12 @@ class UniqueFd {
  private:
   int m_fd = -1;
 };
+
+// Owns an open directory stream (opendir, fdopendir: then the descriptor is the stream's).
+struct DirCloser {
+  void operator()(DIR* dir) const { ::closedir(dir); }
+};
+using UniqueDir = std::unique_ptr<DIR, DirCloser>;
 
 // A pipe whose both ends are close-on-exec, so nothing leaks into spawned programs.
 struct Pipe {

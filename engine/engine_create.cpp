@@ -2,9 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "engine/create_body.hpp"
 
@@ -155,13 +153,6 @@ constexpr create_body::Section k_docker_sections[] = {
     docker_lifecycle, docker_privileges, docker_filesystem, docker_limits, docker_process};
 
 }  // namespace
-
-std::optional<std::string> read_named_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return in ? std::optional(text.str()) : std::nullopt;
-}
 
 ApiCreate docker_create(const CreateSpec& spec, const CreateInputs& inputs) {
   return create_body::serialize(spec, inputs, base_config(), k_docker_sections);

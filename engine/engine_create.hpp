@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/io.hpp"
 #include "engine/create_spec.hpp"
 #include "engine/remote_workspace.hpp"
 
@@ -33,14 +34,14 @@ struct ApiCreate {
 // Reads a file the spec names by path (a seccomp profile: docker's API takes its content).
 using ReadFile = std::function<std::optional<std::string>(const std::string& path)>;
 
-// The ReadFile of a real run: the file's whole content, or none when it cannot be read.
-std::optional<std::string> read_named_file(const std::string& path);
-
 // What the API serializers need besides the spec: the client's environment as NAME=VALUE (a
-// variable passed by name takes its value from there, as the client does) and a file reader.
+// variable passed by name takes its value from there, as the client does) and a file reader
+// (a real run's: the whole file, a seccomp profile being tens of kilobytes).
 struct CreateInputs {
   std::vector<std::string> client_env;
-  ReadFile read_file = read_named_file;
+  ReadFile read_file = [](const std::string& path) {
+    return read_file_text(path, {.max_bytes = size_t{16} << 20});
+  };
 };
 
 // docker's create body (Config with its HostConfig) for `spec`.

@@ -399,8 +399,9 @@ class Judge {
              *run + ".";
     }
     if (auto run = venv_in_wrap_shell(invocation)) {
-      return lead + "The images' python makes the same venv in the sandbox, and sandboxed runs "
-                    "then use it; run this as the whole command instead: " +
+      return lead +
+             "The images' python makes the same venv in the sandbox, and sandboxed runs "
+             "then use it; run this as the whole command instead: " +
              *run + ".";
     }
     return lead + "Run it through the interpreter by name instead: `" +

@@ -14,6 +14,7 @@
 #include "common/glob.hpp"
 #include "common/paths.hpp"
 #include "common/strings.hpp"
+#include "common/unique_fd.hpp"
 #include "policy/environment.hpp"
 #include "policy/workspace.hpp"
 
@@ -56,10 +57,6 @@ std::string invalid_hide_glob(const std::string& glob) {
 }
 
 namespace {
-
-struct DirCloser {
-  void operator()(DIR* dir) const { ::closedir(dir); }
-};
 
 // One glob, prepared: whether it wants directories only and whether it matches whole paths.
 struct HideGlob {
@@ -173,7 +170,7 @@ class Walk {
   }
 
   void visit_directory(const fs::path& dir, const std::string& relative) {
-    std::unique_ptr<DIR, DirCloser> handle(::opendir(dir.c_str()));
+    UniqueDir handle(::opendir(dir.c_str()));
     if (!handle) {
       if (errno == EACCES) {
         return;  // the sandbox user cannot read it either

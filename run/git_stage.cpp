@@ -23,6 +23,7 @@
 #include "common/paths.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
+#include "common/unique_fd.hpp"
 #include "policy/reach.hpp"
 
 namespace sandshim::shim {
@@ -78,18 +79,19 @@ bool is_directory_at(int dir, const std::string& name) {
 // The names in an open directory, without . and ..
 std::vector<std::string> names_in(int dir) {
   std::vector<std::string> names;
-  DIR* stream = ::fdopendir(::fcntl(dir, F_DUPFD_CLOEXEC, 0));
-  if (stream == nullptr) {
+  UniqueFd copy(::fcntl(dir, F_DUPFD_CLOEXEC, 0));
+  UniqueDir stream(copy.valid() ? ::fdopendir(copy.get()) : nullptr);
+  if (!stream) {
     throw Fatal(std::string("cannot list a directory: ") + std::strerror(errno));
   }
-  ::rewinddir(stream);
-  while (const dirent* entry = ::readdir(stream)) {
+  (void)copy.release();  // the stream owns it now
+  ::rewinddir(stream.get());
+  while (const dirent* entry = ::readdir(stream.get())) {
     std::string name = entry->d_name;
     if (name != "." && name != "..") {
       names.push_back(std::move(name));
     }
   }
-  ::closedir(stream);
   return names;
 }
 

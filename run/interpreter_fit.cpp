@@ -52,14 +52,7 @@ constexpr size_t k_max_project_file_bytes = 1024 * 1024;
 
 // The file's text when it is a regular file (not a link) within the cap.
 std::optional<std::string> read_project_file(const fs::path& file) {
-  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-  struct stat st {};
-  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<size_t>(st.st_size) > k_max_project_file_bytes) {
-    return std::nullopt;
-  }
-  std::optional<std::string> text = read_to_end(fd.get(), k_max_project_file_bytes);
-  return text && text->size() <= k_max_project_file_bytes ? text : std::nullopt;
+  return read_file_text(file.string(), {k_max_project_file_bytes, false});
 }
 
 // nvm's release-line aliases that name one major version.

@@ -12,6 +12,7 @@
 #include <system_error>
 #include <vector>
 
+#include "common/io.hpp"
 #include "engine/engine_create.hpp"
 #include "policy/limit_hints.hpp"
 
@@ -94,7 +95,7 @@ class PidsEvents {
       m_path = pids_events_path(m_cid.id());
     }
     if (!m_path.empty()) {
-      if (auto refused = parse_pids_events(read_named_file(m_path).value_or(""))) {
+      if (auto refused = parse_pids_events(read_file_text(m_path).value_or(""))) {
         m_refused = std::max(m_refused.value_or(0), *refused);
       }
     }

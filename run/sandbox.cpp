@@ -129,8 +129,7 @@ bool may_place_remotely(const Policy& policy) {
 }  // namespace
 
 bool wrap_shell_writes(const Policy& policy) {
-  return workspace_for_run(policy.workspace_mode, !may_place_remotely(policy)) ==
-         WorkspaceMode::rw;
+  return workspace_for_run(policy.workspace_mode, !may_place_remotely(policy)) == WorkspaceMode::rw;
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -200,4 +201,31 @@ TEST_CASE("write_all_waiting waits on a non-blocking descriptor that is full", "
   reader.join();
   REQUIRE(read);
   CHECK(*read == data);
+}
+
+TEST_CASE("read_file_text: a regular file's whole text, within its cap, a link only when followed",
+          "[io]") {
+  char dir_template[] = "/tmp/sandshim-io-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template) != nullptr);
+  std::string dir = dir_template;
+  std::string file = dir + "/text";
+  REQUIRE(write_all(UniqueFd(::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600)).get(),
+                    "0123456789"));
+  REQUIRE(::symlink("text", (dir + "/link").c_str()) == 0);
+  REQUIRE(::mkfifo((dir + "/fifo").c_str(), 0600) == 0);
+
+  CHECK(read_file_text(file) == "0123456789");
+  CHECK(read_file_text(file, {.max_bytes = 10}) == "0123456789");
+  CHECK_FALSE(read_file_text(file, {.max_bytes = 9}));  // longer than its cap: none, not a part
+  CHECK(read_file_text(dir + "/link") == "0123456789");
+  CHECK_FALSE(read_file_text(dir + "/link", {.follow_link = false}));
+  CHECK_FALSE(read_file_text(dir + "/fifo"));  // no writer: it would block, so it is refused
+  CHECK_FALSE(read_file_text(dir));
+  CHECK_FALSE(read_file_text(dir + "/missing"));
+  CHECK(read_file_text("/proc/self/mountinfo").value_or("").find(" / ") != std::string::npos);
+
+  for (const char* name : {"/text", "/link", "/fifo"}) {
+    ::unlink((dir + name).c_str());
+  }
+  ::rmdir(dir.c_str());
 }

@@ -167,8 +167,9 @@ TEST_CASE("a system tool's script is refused with the same script in host mode",
   Decision system = decide("pytest -q tests", in);
   INFO(system.reason);
   CHECK(system.rule == "shebang-bypass");
-  CHECK(system.reason.find("`/usr/local/bin/sandshim run --wrap-shell --image host -- /usr/bin/python3 "
-                           "/usr/bin/pytest -q tests`") != std::string::npos);
+  CHECK(system.reason.find(
+            "`/usr/local/bin/sandshim run --wrap-shell --image host -- /usr/bin/python3 "
+            "/usr/bin/pytest -q tests`") != std::string::npos);
   check_config_lines(system.reason);
   // A script the user could have written, or a broker that names every image: no host mode.
   CHECK(decide("pip3 list", in).reason.find("python3 -m MODULE") != std::string::npos);

@@ -337,8 +337,9 @@ TEST_CASE("a run's file reader gives a named file's whole content, or none", "[e
   sandshim::audit::testing::TempDir dir;
   auto profile = dir.path() / "profile.json";
   std::ofstream(profile) << "{\"defaultAction\":\n\"SCMP_ACT_ERRNO\"}";
-  CHECK(read_named_file(profile.string()) == "{\"defaultAction\":\n\"SCMP_ACT_ERRNO\"}");
-  CHECK_FALSE(read_named_file((dir.path() / "missing.json").string()));
+  ReadFile read = CreateInputs{}.read_file;
+  CHECK(read(profile.string()) == "{\"defaultAction\":\n\"SCMP_ACT_ERRNO\"}");
+  CHECK_FALSE(read((dir.path() / "missing.json").string()));
 }
 
 namespace {
