@@ -103,6 +103,20 @@ bool holds(const fs::path& prefix, const fs::path& path) {
   return !path.empty() && is_within(fs::weakly_canonical(path, ec), prefix);
 }
 
+// Whether host mode may mount `prefix` (a bin/'s parent) read-only: deep enough, holding
+// neither the home nor the working directory, outside the host's state directories.
+bool mountable_prefix(const fs::path& prefix, const HostLookup& lookup) {
+  bool deep_enough = std::distance(prefix.begin(), prefix.end()) >= 3;  // "/", "a", "b"
+  bool forbidden = std::any_of(k_never_prefixes.begin(), k_never_prefixes.end(),
+                               [&](std::string_view p) { return is_within(prefix, p); });
+  return deep_enough && !forbidden && !holds(prefix, lookup.home) && !holds(prefix, lookup.cwd);
+}
+
+constexpr const char* k_mountable_rule =
+    "host mode mounts a bin/'s parent (a Debian package, a pyenv or nvm version, a venv or its "
+    "base) that holds neither the home nor the working directory, outside /etc, /var, /run, "
+    "/proc, /sys, /dev and /boot";
+
 // The installation prefix of an interpreter outside /usr: the directory above its bin/.
 fs::path prefix_of(const fs::path& interpreter, const HostLookup& lookup) {
   if (is_within(interpreter, "/usr")) {
@@ -110,17 +124,31 @@ fs::path prefix_of(const fs::path& interpreter, const HostLookup& lookup) {
   }
   fs::path bin = interpreter.parent_path();
   fs::path prefix = bin.parent_path();
-  bool deep_enough = std::distance(prefix.begin(), prefix.end()) >= 3;  // "/", "a", "b"
-  bool forbidden = std::any_of(k_never_prefixes.begin(), k_never_prefixes.end(),
-                               [&](std::string_view p) { return is_within(prefix, p); });
-  if (bin.filename() != "bin" || !deep_enough || forbidden || holds(prefix, lookup.home) ||
-      holds(prefix, lookup.cwd)) {
-    throw Fatal("cannot mount the prefix of " + quoted(interpreter.string()) +
-                ": host mode mounts a bin/'s parent (a Debian package, a pyenv or nvm version, a "
-                "venv's base) that holds neither the home nor the working directory, outside "
-                "/etc, /var, /run, /proc, /sys, /dev and /boot");
+  if (bin.filename() != "bin" || !mountable_prefix(prefix, lookup)) {
+    throw Fatal("cannot mount the prefix of " + quoted(interpreter.string()) + ": " +
+                k_mountable_rule);
   }
   return prefix;
+}
+
+// The venv a command names by its python: its base interpreter (where the link leads), and the
+// venv itself to mount unless the workspace holds it.
+fs::path venv_interpreter(const HostLookup& lookup, std::vector<fs::path>& venv_mounts) {
+  std::error_code ec;
+  fs::path interpreter = fs::canonical(lookup.venv_python, ec);
+  if (ec) {
+    throw Fatal("the venv's python " + quoted(lookup.venv_python.string()) + " leads nowhere (" +
+                ec.message() + ")");
+  }
+  fs::path venv = lookup.venv_python.parent_path().parent_path();
+  if (!lookup.workspace.empty() && is_within(fs::weakly_canonical(venv, ec), lookup.workspace)) {
+    return interpreter;
+  }
+  if (!mountable_prefix(fs::weakly_canonical(venv, ec), lookup)) {
+    throw Fatal("cannot mount the venv " + quoted(venv.string()) + ": " + k_mountable_rule);
+  }
+  venv_mounts.push_back(venv);
+  return interpreter;
 }
 
 // /bin, /lib, /lib64, /sbin must be the links the base image has.
@@ -162,6 +190,20 @@ std::optional<fs::path> next_host_command(const std::string& command,
   });
 }
 
+std::optional<fs::path> venv_python_of(const std::string& program, const fs::path& cwd) {
+  fs::path python = fs::path(program);
+  if (program.find('/') == std::string::npos || !python.filename().string().starts_with("python")) {
+    return std::nullopt;
+  }
+  python = (python.is_absolute() ? python : cwd / python).lexically_normal();
+  fs::path venv = python.parent_path().parent_path();
+  std::error_code ec;
+  if (python.parent_path().filename() != "bin" || !fs::is_regular_file(venv / "pyvenv.cfg", ec)) {
+    return std::nullopt;
+  }
+  return python;
+}
+
 bool is_host_mode(std::string_view image) {
   return image == k_host_image_mode;
 }
@@ -201,7 +243,7 @@ std::vector<fs::path> host_etc_mounts() {
 HostLookup host_lookup_for(const std::string& command, const std::vector<std::string>& environment,
                            const fs::path& cwd, const fs::path& home, const fs::path& shim_dir,
                            bool broker) {
-  HostLookup lookup{command, std::string(k_system_path), shim_dir, cwd, home, std::nullopt};
+  HostLookup lookup{command, std::string(k_system_path), shim_dir, cwd, home, std::nullopt, {}, {}};
   if (broker) {
     return lookup;
   }
@@ -218,7 +260,10 @@ HostLookup host_lookup_for(const std::string& command, const std::vector<std::st
 HostToolchain resolve_host_toolchain(const HostLookup& lookup) {
   require_usr_merged();
   HostToolchain toolchain;
-  toolchain.interpreter = host_interpreter(lookup, lookup.path_variable);
+  std::vector<fs::path> venv_mounts;
+  toolchain.interpreter = lookup.venv_python.empty()
+                              ? host_interpreter(lookup, lookup.path_variable)
+                              : venv_interpreter(lookup, venv_mounts);
   toolchain.prefix = prefix_of(toolchain.interpreter, lookup);
   toolchain.mounts.emplace_back("/usr");
   std::error_code ec;
@@ -233,6 +278,10 @@ HostToolchain resolve_host_toolchain(const HostLookup& lookup) {
     toolchain.mounts.push_back(toolchain.prefix);
     toolchain.inside_path = (toolchain.prefix / "bin").string() + ":" + toolchain.inside_path;
   }
+  if (!lookup.venv_python.empty()) {  // as its activation would: the venv's programs first
+    toolchain.inside_path = lookup.venv_python.parent_path().string() + ":" + toolchain.inside_path;
+  }
+  toolchain.mounts.insert(toolchain.mounts.end(), venv_mounts.begin(), venv_mounts.end());
   return toolchain;
 }
 

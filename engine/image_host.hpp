@@ -24,6 +24,11 @@ struct HostLookup {
   std::filesystem::path cwd;                 // pyenv's .python-version is looked up from here
   std::filesystem::path home;                // never mounted, nor anything holding it
   std::optional<std::string> pyenv_version;  // PYENV_VERSION when the caller set it
+  // A venv's python the command names by path (`.venv312/bin/python`, a pipx venv's): it runs as
+  // named, with the venv and its base interpreter's prefix read-only; empty: looked up by name.
+  // Direct mode only: through a broker the interpreter is the system's.
+  std::filesystem::path venv_python;
+  std::filesystem::path workspace;  // mounted already: a venv inside it is not mounted again
 };
 
 // The host toolchain one run mounts: the interpreter found, its prefix when outside /usr, the
@@ -43,6 +48,11 @@ std::string path_without(const std::string& path, const std::filesystem::path& d
 std::optional<std::filesystem::path> next_host_command(const std::string& command,
                                                        const std::string& path_variable,
                                                        const std::filesystem::path& shim_dir);
+
+// The venv python `program` names, absolute (relative to cwd when it is relative): DIR/bin/python*
+// beside DIR/pyvenv.cfg; nullopt for anything else (a name, another program, no venv).
+std::optional<std::filesystem::path> venv_python_of(const std::string& program,
+                                                    const std::filesystem::path& cwd);
 
 // True for `images.NAME = host`.
 bool is_host_mode(std::string_view image);

@@ -398,6 +398,11 @@ class Judge {
              "/usr, in the sandbox instead: " +
              *run + ".";
     }
+    if (auto run = host_venv_run(invocation)) {
+      return lead +
+             "Its venv runs with the host's python, read-only, in the sandbox instead: " + *run +
+             ".";
+    }
     if (auto run = venv_in_wrap_shell(invocation)) {
       return lead +
              "The images' python makes the same venv in the sandbox, and sandboxed runs "
@@ -547,6 +552,35 @@ class Judge {
         "--wrap-shell --image host");
   }
 
+  // A script of a venv the image cannot run (pipx's `poetry`, a venv made by pyenv's python):
+  // host mode runs that venv's python on it, the venv and its base read-only, when the caller
+  // may choose the image and the script lies in the venv (pipx links it from ~/.local/bin) or
+  // the workspace, which the sandbox has.
+  std::optional<std::string> host_venv_run(const Invocation& invocation) const {
+    std::optional<Venv> venv = venv_at(invocation.shebang);
+    if (!m_in.image_choice || !venv || !m_in.locate) {
+      return std::nullopt;
+    }
+    std::optional<std::filesystem::path> script = m_in.locate(invocation.command);
+    std::error_code ec;
+    std::filesystem::path real = script ? std::filesystem::weakly_canonical(*script, ec) : "";
+    bool reachable =
+        !real.empty() && (is_within(real, venv->dir) ||
+                          (!m_in.workspace.empty() && is_within(real, m_in.workspace)));
+    if (!reachable || !quotable(invocation.arguments)) {
+      return std::nullopt;
+    }
+    return host_venv_command(
+        *venv, shown_path(real) + (invocation.arguments.empty() ? "" : " " + invocation.arguments));
+  }
+
+  // `sandshim run --wrap-shell --image host -- VENV/bin/python RUN`: the venv's own python by
+  // path, which host mode runs with the venv and its base interpreter read-only.
+  std::string host_venv_command(const Venv& venv, const std::string& run) const {
+    return sandshim_run_exactly(shown_path(venv.dir / "bin" / "python") + " " + run,
+                                "--wrap-shell --image host");
+  }
+
   // `pip install`, `uv pip install`, `uv sync`, `poetry add`…: one answer whichever tool
   // installs: pip with the same arguments, in a venv the image's python runs, in the sandbox,
   // once the user lets the run write the venv and reach the index.
@@ -588,10 +622,11 @@ class Judge {
                "files.pythonhosted.org`).");
   }
 
-  // The venv an installer fills: the one its #! names (`.venv/bin/pip`), else the workspace's
-  // `.venv` (uv's and poetry's default, and the project's environment for pip too).
+  // The venv an installer fills: pip's own, the one its #! names (`.venv/bin/pip`), else the
+  // workspace's `.venv` (uv's and poetry's default, and the project's environment for pip too;
+  // a pipx poetry's #! names the venv poetry itself lives in, which it never fills).
   std::optional<Venv> install_venv(const Invocation& invocation) const {
-    if (!invocation.shebang.empty()) {
+    if (!invocation.shebang.empty() && invocation.name.starts_with("pip")) {
       if (std::optional<Venv> venv = venv_at(invocation.shebang)) {
         return venv;
       }
@@ -677,6 +712,12 @@ class Judge {
              (run.empty() ? sandshim_run(venv_python(venv))
                           : sandshim_run_exactly(venv_python(venv) + " " + run)) +
              (venv.system_site_packages ? " (its system site-packages are the image's)" : "") + ".";
+    }
+    if (m_in.image_choice && !run.empty() && quotable(run)) {
+      return "sandshim: " + what +
+             ", outside the sandbox, and the image cannot run the venv: " + mismatch +
+             ". The host's python runs it, read-only, in the sandbox instead: " +
+             host_venv_command(venv, run) + ".";
     }
     std::string recreate = python ? "; for its packages ask the user to recreate it with `" +
                                         python->home + "/python3 -m venv`"

@@ -19,14 +19,15 @@ SANDSHIM_PREFIX=sandshim-images
 readonly k_suite=bookworm
 readonly k_names=(python node sh wrap host)
 # Bump an image's version when its recipe changes, so existing images of that name get rebuilt.
-declare -rA k_image_versions=([python]=2 [node]=2 [sh]=2 [wrap]=3 [host]=1)
+declare -rA k_image_versions=([python]=2 [node]=2 [sh]=3 [wrap]=3 [host]=1)
 readonly k_min_free_mb=1024
 # wrap: hook.mode = wrap runs the agent's whole command in it, so it holds what agent commands use.
 # pip and curl: what agents reach for first under sandbox.network = allowlist (`pip download`,
 # `curl https://…`); without them the allowlist could only be used from Python or Node code.
 # python3-venv: `python3 -m venv DIR` in `sandshim -c`, what a refusal of `virtualenv` names.
-declare -rA k_includes=([python]="python3 python-is-python3 python3-pip" [node]="nodejs npm" [sh]="curl ca-certificates"
-    [wrap]="python3 python-is-python3 python3-venv nodejs git make ca-certificates curl" [host]="")
+# bc: shell test suites compute with it (a third of one real suite's files failed without it).
+declare -rA k_includes=([python]="python3 python-is-python3 python3-pip" [node]="nodejs npm" [sh]="curl ca-certificates bc"
+    [wrap]="python3 python-is-python3 python3-venv nodejs git make ca-certificates curl bc" [host]="")
 
 g_force=0
 g_only=()
@@ -254,8 +255,8 @@ check_rootfs() {
     case $name in
         python) for tool in python3 python pip3 pip; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
         node) for tool in node npm npx; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
-        sh) for tool in sh bash timeout curl; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
-        wrap) for tool in sh bash python3 node git make curl; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
+        sh) for tool in sh bash timeout curl bc; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
+        wrap) for tool in sh bash python3 node git make curl bc; do [[ -x $dir/usr/bin/$tool ]] || die "$name image: /usr/bin/$tool missing from the rootfs"; done ;;
     esac
 }
 

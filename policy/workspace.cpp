@@ -1,6 +1,7 @@
 #include "policy/workspace.hpp"
 
 #include <sys/stat.h>
+#include <algorithm>
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
@@ -94,8 +95,17 @@ bool looks_like_path(const std::string& arg) {
 }  // namespace
 
 std::vector<std::string> arguments_outside_workspace(const std::vector<std::string>& argv,
-                                                     const fs::path& cwd,
-                                                     const fs::path& workspace) {
+                                                     const fs::path& cwd, const fs::path& workspace,
+                                                     const std::vector<fs::path>& also_mounted) {
+  std::vector<fs::path> mounted;
+  for (const fs::path& mount : also_mounted) {
+    std::error_code ec;
+    mounted.push_back(fs::weakly_canonical(mount, ec));
+  }
+  auto in_a_mount = [&](const fs::path& path) {
+    return std::any_of(mounted.begin(), mounted.end(),
+                       [&](const fs::path& mount) { return is_within(path, mount); });
+  };
   std::vector<std::string> outside;
   for (const auto& arg : argv) {
     if (!looks_like_path(arg) || has_control_characters(arg)) {
@@ -107,7 +117,7 @@ std::vector<std::string> arguments_outside_workspace(const std::vector<std::stri
     if (ec || ::stat(resolved.c_str(), &st) != 0) {
       continue;
     }
-    if (!is_within(resolved, workspace) && !names_image_path(resolved)) {
+    if (!is_within(resolved, workspace) && !names_image_path(resolved) && !in_a_mount(resolved)) {
       outside.push_back(arg);
     }
   }

@@ -35,10 +35,12 @@ std::string bind_mount_spec(const std::filesystem::path& source,
 // Refuses, with the fix, a workspace the container user could not read.
 void require_readable_by(const std::filesystem::path& workspace, uid_t uid, gid_t gid);
 
-// Host paths named in argv that exist outside the workspace are invisible in the sandbox:
-// say so instead of letting the program fail with "file not found".
-std::vector<std::string> arguments_outside_workspace(const std::vector<std::string>& argv,
-                                                     const std::filesystem::path& cwd,
-                                                     const std::filesystem::path& workspace);
+// Host paths named in argv that exist outside the workspace (and outside `also_mounted`: host
+// mode's read-only toolchain) are invisible in the sandbox: say so instead of letting the
+// program fail with "file not found".
+std::vector<std::string> arguments_outside_workspace(
+    const std::vector<std::string>& argv, const std::filesystem::path& cwd,
+    const std::filesystem::path& workspace,
+    const std::vector<std::filesystem::path>& also_mounted = {});
 
 }  // namespace sandshim::shim

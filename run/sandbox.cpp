@@ -175,9 +175,14 @@ void use_host_toolchain(RunSpec& spec, const RunContext& run) {
   const RunRequest& request = run.request();
   std::string name = fs::path(request.command.front()).filename().string();
   try {
-    HostToolchain toolchain = resolve_host_toolchain(
+    HostLookup lookup =
         host_lookup_for(name, request.environment, run.cwd, request.home,
-                        run.policy.effective_shim_dir(), request.broker.has_value()));
+                        run.policy.effective_shim_dir(), request.broker.has_value());
+    if (!request.broker) {  // a venv by path is the caller's choice of interpreter
+      lookup.venv_python = venv_python_of(request.command.front(), run.cwd).value_or("");
+      lookup.workspace = run.workspace;
+    }
+    HostToolchain toolchain = resolve_host_toolchain(lookup);
     spec.image = std::string(k_host_base_image);
     spec.host_mounts = std::move(toolchain.mounts);
     spec.host_path = std::move(toolchain.inside_path);
@@ -253,7 +258,8 @@ void fit_interpreter(RunSpec& spec, const RunContext& run) {
 }
 
 void refuse_paths_outside(const RunSpec& spec) {
-  auto outside = arguments_outside_workspace(spec.command, spec.cwd, spec.workspace);
+  auto outside =
+      arguments_outside_workspace(spec.command, spec.cwd, spec.workspace, spec.host_mounts);
   if (!outside.empty()) {
     std::vector<std::string> names;
     for (const auto& path : outside) {

@@ -196,6 +196,34 @@ expect_exit 0 sandshim run -- made_venv/bin/python -c 'import socket, sys; print
 expect_contains "True host=sandbox" "$OUT"
 rm -rf "$WS/made_venv" "$T/bin/virtualenv"
 
+check "a pipx tool (its own venv outside the workspace): the named host-mode run of that venv runs it, in the sandbox"
+# As pipx lays it out: a venv of the host's python under ~/.local/pipx, the tool linked from
+# ~/.local/bin; a module only that venv has, so the run shows it used the venv.
+pipx_venv=$HOME/.local/pipx/venvs/pxprobe
+/usr/bin/python3 -m venv --without-pip "$pipx_venv"
+site=$(echo "$pipx_venv"/lib/python3.*/site-packages)
+mkdir -p "$site/onlypipx" "$HOME/.local/bin"
+printf 'WHERE = "pipx venv"\n' >"$site/onlypipx/__init__.py"
+printf '#!%s/bin/python\nimport onlypipx, socket, sys\nprint("host=" + socket.gethostname() + " args=" + " ".join(sys.argv[1:]) + " from=" + onlypipx.WHERE)\n' "$pipx_venv" >"$pipx_venv/bin/pxprobe"
+chmod -R a+rX "$HOME/.local"
+chmod +x "$pipx_venv/bin/pxprobe"
+ln -s "$pipx_venv/bin/pxprobe" "$T/bin/pxprobe"
+refusal claude "pxprobe --flag 7" toolu_pipx_pxprobe
+expect_contains "Rule \`shebang-bypass\`" "$T/reason"
+named=$(named_command)
+expect_equal "$(printf '%q' "$SANDSHIM_BIN") run --wrap-shell --image host -- $pipx_venv/bin/python $pipx_venv/bin/pxprobe --flag 7" "$named" "the pipx tool's named command"
+expect_hook_passes claude "$named"
+expect_exit 0 bash -c "cd $(printf '%q' "$WS") && $named"
+expect_contains "host=sandbox args=--flag 7 from=pipx venv" "$OUT"
+# That venv's python by path (a venv the image cannot run: outside the workspace): the same way.
+refusal claude "$pipx_venv/bin/python -c 'import onlypipx; print(onlypipx.WHERE)'" toolu_pipx_python
+expect_contains "Rule \`venv-by-path\`" "$T/reason"
+named=$(named_command)
+expect_hook_passes claude "$named"
+expect_exit 0 bash -c "cd $(printf '%q' "$WS") && $named"
+expect_contains "pipx venv" "$OUT"
+rm -rf "$T/bin/pxprobe" "$HOME/.local/pipx"
+
 check "deny mode: the named sandshim run works as named"
 write_user_config <<'CONF'
 [hook]

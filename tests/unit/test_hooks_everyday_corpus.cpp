@@ -214,9 +214,15 @@ class Workspace {
       write_executable(tools() / tool, k_elf);
     }
     write_executable(tools() / "autoreconf", "#!/usr/bin/perl\nuse strict;\n");
+    // pipx's: a venv of the host's python each, under ~/.local/pipx, the tool linked from its bin.
     for (const char* tool : {"poetry", "tox", "pre-commit"}) {
-      write_executable(tools() / tool, "#!" + home().string() + "/.local/pipx/venvs/" + tool +
-                                           "/bin/python\nimport sys\nsys.exit(0)\n");
+      fs::path venv = home() / ".local" / "pipx" / "venvs" / tool;
+      write_text(venv / "pyvenv.cfg",
+                 "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.11.2\n");
+      link("/usr/bin/python3", venv / "bin" / "python");
+      write_executable(venv / "bin" / tool,
+                       "#!" + (venv / "bin" / "python").string() + "\nimport sys\nsys.exit(0)\n");
+      link(venv / "bin" / tool, tools() / tool);
     }
     write_executable(sandshim(), k_elf);
   }

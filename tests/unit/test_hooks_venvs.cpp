@@ -109,7 +109,14 @@ TEST_CASE("a venv that cannot run in the image is refused with what works instea
   Decision outside = decide("/elsewhere/.venv/bin/python x.py", venv_inputs("deny", false));
   CHECK(outside.rule == "venv-by-path");
   CHECK(outside.reason.find("outside the workspace") != std::string::npos);
-  CHECK(outside.reason.find("sandshim run -- python3 …") != std::string::npos);
+  // Host mode runs that venv as it is (its python by path), where the caller chooses the image.
+  CHECK(outside.reason.find("instead: `/usr/local/bin/sandshim run --wrap-shell --image host -- "
+                            "/elsewhere/.venv/bin/python x.py`") != std::string::npos);
+  DecisionInputs brokered = venv_inputs("deny", false);
+  brokered.image_choice = false;
+  Decision no_choice = decide("/elsewhere/.venv/bin/python x.py", brokered);
+  CHECK(no_choice.reason.find("sandshim run -- python3 …") != std::string::npos);
+  CHECK(no_choice.reason.find("--image host") == std::string::npos);
   // Without a pyvenv.cfg it is just an interpreter by path.
   CHECK(decide("./tools/bin/python x.py", venv_inputs("path", true)).rule == "interpreter-by-path");
 }

@@ -22,7 +22,7 @@ void make_tool(const fs::path& path) {
 }
 
 HostLookup lookup_of(const std::string& command, const std::string& path, const fs::path& cwd) {
-  return {command, path, "/nonexistent-shims", cwd, "/nonexistent-home", std::nullopt};
+  return {command, path, "/nonexistent-shims", cwd, "/nonexistent-home", std::nullopt, {}, {}};
 }
 
 bool mounts(const sandshim::shim::HostToolchain& toolchain, const fs::path& path) {
@@ -119,4 +119,40 @@ TEST_CASE("host mode: a broker resolves with the system PATH, never the caller's
   auto brokered = host_lookup_for("node", env, "/w", "/home/u", "/s", true);
   CHECK(brokered.path_variable == std::string(sandshim::shim::k_system_path));
   CHECK_FALSE(brokered.pyenv_version.has_value());
+}
+
+TEST_CASE("host mode: a venv's python by path runs as named, with the venv and its base's prefix",
+          "[image_host]") {
+  ScratchDir dir;
+  fs::path root = fs::canonical(dir.path());
+  make_tool(root / "pyenv/versions/3.12.7/bin/python3.12");
+  fs::path venv = root / "home/u/.local/pipx/venvs/poetry";
+  fs::create_directories(venv / "bin");
+  std::ofstream(venv / "pyvenv.cfg")
+      << "home = " << (root / "pyenv/versions/3.12.7/bin").string() << "\n";
+  fs::create_symlink(root / "pyenv/versions/3.12.7/bin/python3.12", venv / "bin/python");
+
+  using sandshim::shim::venv_python_of;
+  CHECK(venv_python_of((venv / "bin/python").string(), "/") == venv / "bin/python");
+  CHECK(venv_python_of("venvs/poetry/bin/python", root / "home/u/.local/pipx") ==
+        venv / "bin/python");
+  CHECK_FALSE(venv_python_of("python", venv / "bin"));               // a name: PATH decides
+  CHECK_FALSE(venv_python_of((venv / "bin/poetry").string(), "/"));  // no python
+  CHECK_FALSE(venv_python_of((root / "pyenv/versions/3.12.7/bin/python3.12").string(), "/"));
+
+  HostLookup lookup = lookup_of("python", "/usr/bin", root / "home/u/project");
+  lookup.home = root / "home/u";
+  lookup.venv_python = venv / "bin/python";
+  auto toolchain = resolve_host_toolchain(lookup);
+  CHECK(toolchain.interpreter == root / "pyenv/versions/3.12.7/bin/python3.12");
+  CHECK(mounts(toolchain, root / "pyenv/versions/3.12.7"));
+  CHECK(mounts(toolchain, venv));
+  CHECK(toolchain.inside_path.starts_with((venv / "bin").string() + ":"));
+
+  // A venv the workspace holds is mounted with it already; one holding the home never is.
+  lookup.workspace = root / "home/u/.local";
+  CHECK_FALSE(mounts(resolve_host_toolchain(lookup), venv));
+  lookup.workspace.clear();
+  lookup.home = venv / "home";
+  CHECK_THROWS_AS(resolve_host_toolchain(lookup), sandshim::Fatal);
 }

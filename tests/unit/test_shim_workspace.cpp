@@ -54,3 +54,17 @@ TEST_CASE("existing host paths outside the workspace are named", "[workspace]") 
       ws / "sub" / "..", ws);
   CHECK(outside == std::vector<std::string>{"../outside.py", (dir.path() / "outside.py").string()});
 }
+
+TEST_CASE("a path host mode mounts (a pipx venv's script) is visible, not outside", "[workspace]") {
+  ScratchDir dir;
+  fs::create_directories(dir.path() / "ws");
+  fs::create_directories(dir.path() / "venv/bin");
+  dir.write("venv/bin/tool", "");
+  dir.write("other.py", "");
+  std::vector<std::string> argv = {"python", (dir.path() / "venv/bin/tool").string(),
+                                   (dir.path() / "other.py").string()};
+  CHECK(arguments_outside_workspace(argv, dir.path() / "ws", dir.path() / "ws").size() == 2);
+  CHECK(arguments_outside_workspace(argv, dir.path() / "ws", dir.path() / "ws",
+                                    {dir.path() / "venv"}) ==
+        std::vector<std::string>{(dir.path() / "other.py").string()});
+}
