@@ -80,6 +80,15 @@ bool pids_cap_hit(const LimitFacts& facts) {
                                           "pthread_create failed", "EAGAIN: spawn"});
 }
 
+// A connection that found no network: the resolver's and the clients' own words (npm offline,
+// pip's urllib3, curl, node, python's socket), which a run without one ends on.
+bool network_missing(const LimitFacts& facts) {
+  return contains_any(facts.stderr_last,
+                      {"ENOTCACHED", "EAI_AGAIN", "ENOTFOUND", "ENETUNREACH",
+                       "Temporary failure in name resolution", "Name or service not known",
+                       "Network is unreachable", "NewConnectionError", "Could not resolve host"});
+}
+
 bool tmp_full(const LimitFacts& facts) {
   return facts.exit_code != 0 &&
          contains_any(facts.stderr_last, {"No space left on device", "ENOSPC"});
@@ -101,6 +110,13 @@ void add_failure_hints(std::vector<LimitHint>& hints, const LimitFacts& facts, c
     hints.push_back(hint("sandbox.tmp_size", format_byte_size(policy.tmp_bytes),
                          format_byte_size(policy.tmp_bytes * 4), config_file,
                          "a write found no space left (/tmp is full)"));
+  }
+  if (policy.network == Network::none && network_missing(facts)) {
+    hints.push_back(hint("sandbox.network", "none", "allowlist", config_file,
+                         "a connection found no network: the sandbox has none"));
+    hints.back().narrower =
+        "`network.allow = HOST …` beside it names all the run may reach: registry.npmjs.org, or "
+        "pypi.org files.pythonhosted.org; the audit records each connection";
   }
   if (!policy.tmp_exec && tmp_exec_refused(facts)) {
     hints.push_back(hint("sandbox.tmp_exec", "false", "true", config_file,

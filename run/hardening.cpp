@@ -195,9 +195,14 @@ EnvVar setting_of(const std::string& setting) {
 
 // The caller's variables by name only: the engine client takes each value from its own
 // environment, so values never show in the process list.
-void add_environment(CreateSpec& create, const Policy& /*policy*/, const RunSpec& spec) {
+void add_environment(CreateSpec& create, const Policy& policy, const RunSpec& spec) {
   for (const auto& [name, value] : sandbox_fixed_environment()) {
     create.env.push_back({name, value});
+  }
+  if (policy.network == Network::none) {
+    // npm and npx would retry the registry until the deadline; offline they fail at once
+    // (ENOTCACHED), and the run names the network line.
+    create.env.push_back({"npm_config_offline", "true"});
   }
   if (!spec.host_path.empty()) {  // the host interpreter's bin directory first
     create.env.push_back({"PATH", spec.host_path});

@@ -63,6 +63,26 @@ expect_contains "limit hit: sandbox.timeout = 2s (the run reached its deadline);
 expect_equal sandbox.timeout "$(audit_field last limit_hit)" "limit_hit"
 reset_user_config
 
+check "npm install without a network fails at once and names sandbox.network, not the deadline"
+# npm would retry the registry past any deadline; the sandbox runs it offline (npm_config_offline).
+printf '{"name":"offline","version":"1.0.0","dependencies":{"left-pad":"1.3.0"}}\n' >"$WS/package.json"
+chmod a+r "$WS/package.json"
+printf '[sandbox]\ntimeout = 20s\n' | write_user_config
+started=$SECONDS
+expect_exit 1 sandshim run -- node /usr/bin/npm install # as `#!/usr/bin/env node` runs it through the shims
+expect_contains "ENOTCACHED" "$ERR"
+expect_contains "limit hit: sandbox.network = none (a connection found no network: the sandbox has none); to lift it, add \`sandbox.network = allowlist\` to $CONFIG" "$ERR"
+expect_not_contains "sandbox.timeout" "$ERR"
+(( SECONDS - started < 15 )) || fail "npm install took $((SECONDS - started)) s, as if it waited for the deadline"
+expect_equal sandbox.network "$(audit_field last limit_hit)" "limit_hit"
+# python's resolver says the same in its own words; a run that reaches nothing names nothing.
+expect_exit 1 sandshim run -- python3 -c 'import socket; socket.getaddrinfo("pypi.org", 443)'
+expect_contains "limit hit: sandbox.network = none" "$ERR"
+expect_exit 0 sandshim run -- node /usr/bin/npm --version
+expect_not_contains "limit hit" "$ERR"
+rm "$WS/package.json"
+reset_user_config
+
 check "a host script the image lacks is one line, exit 127, no stack trace"
 printf 'console.log("host only")\n' >"$T/host-only.js"
 cp "$T/host-only.js" /usr/local/bin/sandshim-parity-host-only.js 2>/dev/null ||

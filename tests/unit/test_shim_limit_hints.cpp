@@ -119,3 +119,31 @@ TEST_CASE("pids.events is parsed for its max count", "[limit_hints]") {
   CHECK(pids_events_path("").empty());
   CHECK(pids_events_path("../../etc").empty());
 }
+
+TEST_CASE("a connection that found no network names sandbox.network, only where there is none",
+          "[limit_hints]") {
+  // npm offline (the sandbox sets npm_config_offline), python's resolver, pip, curl, node.
+  for (const char* said :
+       {"npm ERR! code ENOTCACHED\nnpm ERR! request to https://registry.npmjs.org/left-pad "
+        "failed: cache mode is 'only-if-cached' but no cached response is available.\n",
+        "urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name "
+        "resolution>\n",
+        "WARNING: Retrying (Retry(total=4)) after connection broken by "
+        "'NewConnectionError(...)': /simple/requests/\n",
+        "curl: (6) Could not resolve host: example.org\n",
+        "Error: getaddrinfo EAI_AGAIN registry.npmjs.org\n"}) {
+    INFO(said);
+    CHECK(keys_of(failed_with(said)) == "sandbox.network");
+  }
+  auto hints = limit_hints(failed_with("npm ERR! code ENOTCACHED\n"), Policy{}, k_config);
+  REQUIRE(hints.size() == 1);
+  CHECK(describe_hint(hints[0]).find("add `sandbox.network = allowlist` to " + k_config) !=
+        std::string::npos);
+  CHECK(describe_hint(hints[0]).find("`network.allow = HOST …`") != std::string::npos);
+  Policy allowlist;
+  allowlist.network = Network::allowlist;
+  CHECK(keys_of(failed_with("npm ERR! code ENOTCACHED\n"), allowlist).empty());
+  LimitFacts succeeded = failed_with("npm ERR! code ENOTCACHED\n");
+  succeeded.exit_code = 0;
+  CHECK(keys_of(succeeded).empty());
+}

@@ -58,8 +58,9 @@ TEST_CASE("a warm run's exec carries its user, cwd, environment names and argv",
   auto args = build_exec_arguments(Policy{}, spec);
   CHECK(args == std::vector<std::string>{
                     "exec", "--interactive", "--user=1000:1000", "--workdir=/work/project/src",
-                    "--env=HOME=/tmp", "--env=TMPDIR=/tmp", "--env=SHELL=/bin/sh", "--env=LANG",
-                    "--env=API_NAME", "sandshim-0123456789abcdef", "python", "-c", "print(1)"});
+                    "--env=HOME=/tmp", "--env=TMPDIR=/tmp", "--env=SHELL=/bin/sh",
+                    "--env=npm_config_offline=true", "--env=LANG", "--env=API_NAME",
+                    "sandshim-0123456789abcdef", "python", "-c", "print(1)"});
   spec.tty = true;
   args = build_exec_arguments(Policy{}, spec);
   CHECK(args[2] == "--tty");
