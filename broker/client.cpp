@@ -25,6 +25,7 @@
 #include "common/unique_fd.hpp"
 #include "policy/broker_policy.hpp"
 #include "policy/environment.hpp"
+#include "policy/reach.hpp"
 #include "policy/workspace.hpp"
 #include "run/git_stage.hpp"
 #include "run/interpreter_fit.hpp"
@@ -123,7 +124,7 @@ void carry_git_state(const GitHandback& git, std::vector<UniqueFd>& fds, int64_t
     UniqueFd content = file.written && next < fds.size() ? std::move(fds[next++]) : UniqueFd();
     handed.files.push_back({file.name, file.host_mark, std::move(content)});
   }
-  if (next != fds.size() || written_files(Exit{0, std::nullopt, git}) != next) {
+  if (next != fds.size() || written_files(Exit{0, std::nullopt, git, std::nullopt}) != next) {
     say("git: the broker's answer came without the files the run wrote; the host's .git is as "
         "it was");
     return;
@@ -131,6 +132,18 @@ void carry_git_state(const GitHandback& git, std::vector<UniqueFd>& fds, int64_t
   shim::GitCarry carry = shim::carry_handed(handed, since_s);
   if (!carry.kept.empty() || !carry.left_behind.empty() || !carry.removed.empty()) {
     say(shim::describe_carry(carry));
+  }
+}
+
+// The names that steer the host which the run created (its row names them): moved aside here, as
+// the caller, as direct mode moves them (the broker's user never renames the caller's files).
+void move_created_names_aside(const CreatedNames& created) {
+  std::vector<std::string> lines =
+      shim::move_created_aside(created.workspace, created.run_id, created.names);
+  if (!lines.empty()) {
+    say("sandbox.workspace = rw: the run " + join(lines, ", ") +
+        "; such files steer git, an agent or the shell on the host, so a run may not make them: "
+        "look at them before you take them back");
   }
 }
 
@@ -162,6 +175,9 @@ int await_exit(int socket, const fs::path& path, ForwardedSignals& signals, int6
       const Exit& exit = std::get<Exit>(decoded);
       if (exit.git) {
         carry_git_state(*exit.git, frame.frame.fds, since_s);
+      }
+      if (exit.created) {
+        move_created_names_aside(*exit.created);
       }
       return finish_like(exit);
     }

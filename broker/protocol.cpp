@@ -575,6 +575,11 @@ std::string encode(const Exit& exit) {
     }
     object["git_left_behind"] = exit.git->left_behind;
   }
+  if (exit.created) {
+    object["created_workspace"] = exit.created->workspace;
+    object["created_run_id"] = exit.created->run_id;
+    object["created_names"] = exit.created->names;
+  }
   return object.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -605,8 +610,8 @@ std::variant<ClientMessage, ProtocolError> decode_client_message(std::string_vie
 
 namespace {
 
-// A name at .git's top: printable, no separator, not . or ..
-bool is_git_entry_name(const std::string& name) {
+// One directory entry's name: printable, no separator, not . or ..
+bool is_entry_name(const std::string& name) {
   return !name.empty() && name.size() <= 255 && name != "." && name != ".." &&
          name.find('/') == std::string::npos && !has_control_characters(name);
 }
@@ -622,7 +627,7 @@ GitFileHanded git_file_of(const json& entry) {
   }
   GitFileHanded file{string_field(entry[0], "git_files name"),
                      string_field(entry[1], "git_files mark"), entry[2].get<bool>()};
-  if (!is_git_entry_name(file.name) || !is_mark(file.host_mark)) {
+  if (!is_entry_name(file.name) || !is_mark(file.host_mark)) {
     throw Violation{"git_files holds a name that is not at .git's top, or a bad mark"};
   }
   return file;
@@ -642,10 +647,25 @@ GitHandback git_handback_of(const json& object) {
     git.files.push_back(git_file_of(entry));
   }
   git.left_behind = string_list(object, "git_left_behind");
-  if (!std::all_of(git.left_behind.begin(), git.left_behind.end(), is_git_entry_name)) {
+  if (!std::all_of(git.left_behind.begin(), git.left_behind.end(), is_entry_name)) {
     throw Violation{"git_left_behind holds a name that is not at .git's top"};
   }
   return git;
+}
+
+CreatedNames created_names_of(const json& object) {
+  static const std::regex run_id("[A-Za-z0-9-]{1,64}");
+  CreatedNames created{text_of(object, "created_workspace"), text_of(object, "created_run_id"),
+                       string_list(object, "created_names")};
+  if (!created.workspace.starts_with('/') || !std::regex_match(created.run_id, run_id) ||
+      created.names.size() > k_max_created_names ||
+      !std::all_of(created.names.begin(), created.names.end(), is_entry_name)) {
+    throw Violation{
+        "created_workspace is not absolute, created_run_id not a run id, or "
+        "created_names not at most " +
+        std::to_string(k_max_created_names) + " entry names"};
+  }
+  return created;
 }
 
 }  // namespace
@@ -654,17 +674,22 @@ std::variant<Exit, ProtocolError> decode_exit(std::string_view payload) {
   try {
     json object = parse_object(payload);
     require_version(object);
-    require_keys(object, {"v", "type", "code", "signal", "git_workspace", "git_id", "git_files",
-                          "git_left_behind"});
+    require_keys(object,
+                 {"v", "type", "code", "signal", "git_workspace", "git_id", "git_files",
+                  "git_left_behind", "created_workspace", "created_run_id", "created_names"});
     if (type_of(object) != "exit") {
       return ProtocolError{"type is not exit"};
     }
-    Exit exit{static_cast<int>(integer_field(object, "code", 0, 255)), std::nullopt, std::nullopt};
+    Exit exit{static_cast<int>(integer_field(object, "code", 0, 255)), std::nullopt, std::nullopt,
+              std::nullopt};
     if (object.contains("signal")) {
       exit.signal = static_cast<int>(integer_field(object, "signal", 1, 64));
     }
     if (object.contains("git_workspace")) {
       exit.git = git_handback_of(object);
+    }
+    if (object.contains("created_workspace")) {
+      exit.created = created_names_of(object);
     }
     return exit;
   } catch (const Violation& violation) {

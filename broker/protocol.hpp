@@ -29,7 +29,7 @@ namespace sandshim::broker {
 // 4: `run` carries the project's version ask. 5: `run` carries the caller's git identity and
 // `exit` what a run under rw hands back of git's state. A client and a broker of different
 // versions refuse each other's frames with the version each speaks.
-inline constexpr int k_protocol_version = 5;
+inline constexpr int k_protocol_version = 6;
 inline constexpr size_t k_max_frame_bytes = 1 << 20;
 inline constexpr size_t k_max_list_entries = 4096;
 inline constexpr size_t k_max_string_bytes = 128 * 1024;
@@ -173,10 +173,20 @@ struct GitHandback {
 };
 inline constexpr size_t k_max_git_files = 14;  // git's state files: at most one descriptor each
 
+// The names that steer the host (.envrc, .claude, CLAUDE.md…) a run under rw created at the
+// workspace root: the client moves each aside, as the caller, as direct mode does.
+struct CreatedNames {
+  std::string workspace;  // absolute
+  std::string run_id;
+  std::vector<std::string> names;  // each one entry at the workspace's top
+};
+inline constexpr size_t k_max_created_names = 32;
+
 struct Exit {
   int code = 0;
   std::optional<int> signal;
   std::optional<GitHandback> git;
+  std::optional<CreatedNames> created;
 };
 // The descriptors an Exit frame carries: one per written file of its git handback.
 size_t written_files(const Exit& exit);

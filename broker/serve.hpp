@@ -25,7 +25,7 @@ struct CallerFacts {
   // The session's: a run calls it with its exit code once its row is complete (the session
   // answers the client, the worker lets the caller's descriptors go and waits for its exit).
   // With it what a run under rw hands back of git's state.
-  std::function<void(int exit_code, shim::HandedGit git)> tell_outcome;
+  std::function<void(int exit_code, shim::RunHandback handback)> tell_outcome;
   std::shared_ptr<shim::PreopenedStore> preopened_store;  // opened before the request came
 };
 

@@ -97,13 +97,18 @@ void tell_session_exit(int exit_channel, const Exit& exit, const std::vector<int
 }
 
 void tell_session_exit_code(int exit_channel, int code) {
-  tell_session_exit(exit_channel, Exit{code & 0xff, std::nullopt, std::nullopt});
+  tell_session_exit(exit_channel, Exit{code & 0xff, std::nullopt, std::nullopt, std::nullopt});
 }
 
-// What a run under rw hands back of git's state, as the client gets it: the files' contents
-// go as descriptors, in order.
-Exit exit_handing_git(int code, const shim::HandedGit& handed, std::vector<int>& fds) {
-  Exit exit{code & 0xff, std::nullopt, std::nullopt};
+// What a run under rw hands back, as the client gets it: git's state (the files' contents go as
+// descriptors, in order) and the protected names it created, for the client to move aside.
+Exit exit_handing_back(int code, const shim::RunHandback& handback, std::vector<int>& fds) {
+  Exit exit{code & 0xff, std::nullopt, std::nullopt, std::nullopt};
+  if (!handback.created_names.empty()) {
+    exit.created =
+        CreatedNames{handback.workspace.string(), handback.run_id, handback.created_names};
+  }
+  const shim::HandedGit& handed = handback.git;
   if (handed.empty()) {
     return exit;
   }
@@ -147,9 +152,9 @@ void let_callers_stdio_go(const WorkerChannel& channel) {
 // descriptors go, and the worker's last work (the WAL's fold, the pool's refill) waits until the
 // client has exited, so that it does not compete with the client's last steps for the CPU.
 void tell_outcome_then_let_go(const WorkerChannel& channel, int code,
-                              const shim::HandedGit& handed) {
+                              const shim::RunHandback& handback) {
   std::vector<int> fds;
-  tell_session_exit(channel.exit_write, exit_handing_git(code, handed, fds), fds);
+  tell_session_exit(channel.exit_write, exit_handing_back(code, handback, fds), fds);
   spdlog::debug("broker: outcome told at {:.3f}", precise_monotonic_ms());
   let_callers_stdio_go(channel);
   if (channel.caller_gone >= 0) {
@@ -171,8 +176,8 @@ int serve_or_refuse(const Request& request, std::vector<UniqueFd>& fds, const Pe
     facts.preopened_store = std::move(store);
   }
   store.reset();
-  facts.tell_outcome = [&channel](int exit_code, shim::HandedGit handed) {
-    tell_outcome_then_let_go(channel, exit_code, handed);
+  facts.tell_outcome = [&channel](int exit_code, shim::RunHandback handback) {
+    tell_outcome_then_let_go(channel, exit_code, handback);
   };
   try {
     std::string refusal = prepare(request, fds[3].get(), peer, facts);
@@ -282,7 +287,7 @@ UniqueFd session_signals() {
 
 Exit exit_of(int status) {
   ExitStatus decoded = decode_wait_status(status);
-  return {decoded.code & 0xff, decoded.signal, std::nullopt};
+  return {decoded.code & 0xff, decoded.signal, std::nullopt, std::nullopt};
 }
 
 // A frame from the client while the worker runs: a signal to deliver, or the end of the client.
@@ -453,7 +458,7 @@ std::pair<UniqueFd, UniqueFd> socket_pair() {
   }
   int connection = handoff->connection.get();
   if (worker < 0 || !send_handoff(to_worker.get(), connection, handoff->refusal)) {
-    answer(connection, {exit_code::k_sandbox_error, std::nullopt, std::nullopt});
+    answer(connection, {exit_code::k_sandbox_error, std::nullopt, std::nullopt, std::nullopt});
     ::_exit(0);
   }
   // The connection is the worker's until it has read the request (or died).

@@ -96,6 +96,27 @@ std::vector<std::string> absent_protected_names(int dir_fd) {
   return absent;
 }
 
+std::string aside_name(const std::string& name, const std::string& run_id) {
+  return name + ".sandshim-" + run_id;
+}
+
+std::vector<std::string> move_created_aside(const fs::path& workspace, const std::string& run_id,
+                                            const std::vector<std::string>& names) {
+  const std::vector<std::string>& known = protected_names();
+  std::vector<std::string> lines;
+  for (const std::string& name : names) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      continue;
+    }
+    std::string aside = aside_name(name, run_id);
+    std::error_code ec;
+    fs::rename(workspace / name, workspace / aside, ec);
+    lines.push_back(!ec ? "created " + name + ", moved to " + aside
+                        : "created " + name + " (left in place: remove it)");
+  }
+  return lines;
+}
+
 std::vector<BindPath> protected_binds(const fs::path& dir, int dir_fd) {
   std::vector<BindPath> binds;
   for (const auto& name : protected_names()) {

@@ -26,6 +26,16 @@ std::vector<BindPath> protected_binds(const std::filesystem::path& dir, int dir_
 // must not make them).
 std::vector<std::string> absent_protected_names(int dir_fd);
 
+// Where a protected name a run created goes: NAME.sandshim-RUN_ID beside it.
+std::string aside_name(const std::string& name, const std::string& run_id);
+
+// Moves each protected name a run created at the workspace root aside (renames the entry itself,
+// never through a link); a name not in protected_names() is left alone. One line per name:
+// "created NAME, moved to ASIDE", or "created NAME (left in place: remove it)".
+std::vector<std::string> move_created_aside(const std::filesystem::path& workspace,
+                                            const std::string& run_id,
+                                            const std::vector<std::string>& names);
+
 // Why a sandbox.writable path cannot be used, or empty.
 std::string invalid_writable_path(const std::string& path);
 

@@ -28,6 +28,15 @@ struct PreopenedStore {
   std::unique_ptr<audit::Store> store;
 };
 
+// What a broker's run hands its client to carry out as the caller: git's state (git_stage.hpp)
+// and the protected names the run created at the workspace root, to move to NAME.sandshim-RUN_ID.
+struct RunHandback {
+  HandedGit git;
+  std::filesystem::path workspace;
+  std::string run_id;
+  std::vector<std::string> created_names;
+};
+
 struct RunRequest {
   std::string invoked_as;            // the shim name (python, node, sh), "run" or "pool"
   std::vector<std::string> command;  // the container's argv; command[0] picks the image
@@ -53,8 +62,9 @@ struct RunRequest {
   // When set, called with the exit code as soon as the run's row is complete: a broker's worker
   // answers its client then and lets the caller's descriptors go, before the pool's refill and
   // the worker's teardown.
-  // A run under rw through a broker hands over what it changed of git's state with it.
-  std::function<void(int exit_code, HandedGit git)> tell_outcome;
+  // A run under rw through a broker hands over what it changed of git's state with it, and the
+  // protected names it created, which the client moves aside as the caller.
+  std::function<void(int exit_code, RunHandback handback)> tell_outcome;
   // A broker's worker: the store it opened while the client built this request (taken once).
   std::shared_ptr<PreopenedStore> preopened_store;
 

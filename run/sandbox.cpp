@@ -686,7 +686,7 @@ std::vector<LimitHint> judge_limits(ContainerResult& result, const RunContext& r
 // sandbox.workspace = rw: a protected name the run created at the workspace root (.envrc,
 // .claude/, CLAUDE.md) would steer git, an agent or the shell on the host next, so it is renamed
 // out of the way and named. Through a broker, whose user must not rename what the caller's
-// directory holds, it is only named.
+// directory holds, the caller's client renames it, as the caller (move_created_aside).
 void set_aside_created_names(const RunContext& run, ContainerResult& result) {
   const RunSpec& spec = *run.spec();
   std::vector<std::string> lines;
@@ -696,13 +696,14 @@ void set_aside_created_names(const RunContext& run, ContainerResult& result) {
     if (!fs::exists(fs::symlink_status(path, ec))) {
       continue;
     }
-    fs::path aside = spec.workspace / (name + ".sandshim-" + run.run_id());
-    if (!run.request().broker) {
-      fs::rename(path, aside, ec);
+    if (run.request().broker) {
+      result.created_names.push_back(name);
+      lines.push_back("created " + name + ", which its client moves to " +
+                      aside_name(name, run.run_id()));
+    } else {
+      std::vector<std::string> moved = move_created_aside(spec.workspace, run.run_id(), {name});
+      lines.insert(lines.end(), moved.begin(), moved.end());
     }
-    lines.push_back(!run.request().broker && !ec
-                        ? "created " + name + ", moved to " + aside.filename().string()
-                        : "created " + name + " (left in place: remove it)");
   }
   if (!lines.empty()) {
     result.set_aside = "sandbox.workspace = rw: the run " + join(lines, ", ");
@@ -896,8 +897,10 @@ void tell_outcome_early(const RunContext& run) {
                                    status != RunStatus::oom);
   }
   if (run.request().tell_outcome) {
-    const auto& handed = run.result()->handed_git;
-    run.request().tell_outcome(run.result()->exit_code, handed ? std::move(*handed) : HandedGit());
+    const ContainerResult& result = *run.result();
+    RunHandback handback{result.handed_git ? std::move(*result.handed_git) : HandedGit(),
+                         run.workspace, run.run_id(), result.created_names};
+    run.request().tell_outcome(result.exit_code, std::move(handback));
   }
 }
 

@@ -103,6 +103,18 @@ expect_contains "left in the sandbox" <(broker_row "$(last_broker_run)" message)
 expect_exit 73 wrap 'echo x >.git/hooks/pre-commit && exit 42 || exit 73'
 [[ ! -e $G/.git/hooks/pre-commit ]] || fail "a run wrote a git hook through the broker's stage"
 
+check "a name that steers the host, created by a run (.envrc, .claude/settings.json): the caller's client moves it aside as the caller"
+rm -rf "$G/.envrc" "$G/.claude" "$G"/.envrc.sandshim-* "$G"/.claude.sandshim-*
+expect_exit 0 wrap 'echo "touch pwned" >.envrc && mkdir .claude && echo "{}" >.claude/settings.json'
+[[ ! -e $G/.envrc && ! -e $G/.claude ]] || fail "the created names stayed where the host reads them"
+aside=$(cd "$G" && echo .envrc.sandshim-*)
+[[ -f $G/$aside ]] || fail "no .envrc.sandshim-RUN_ID beside the workspace's root"
+expect_equal "$ND_USER" "$(stat -c %U "$G/$aside")" "the moved file's owner (the caller's client moved it)"
+[[ -d $(echo "$G"/.claude.sandshim-*) ]] || fail "no .claude.sandshim-RUN_ID"
+expect_contains "created .envrc, moved to $aside" "$ERR"
+expect_contains "created .envrc, which its client moves to $aside" <(broker_row "$(last_broker_run)" message)
+rm -rf "$G/$aside" "$G"/.claude.sandshim-*
+
 check "sandbox.writable: a directory the broker cannot search is refused (what it holds could not be kept read-only); once searchable, its agent settings stay read-only"
 mkdir -p "$G/out/.claude"
 echo '{}' >"$G/out/.claude/settings.json"
