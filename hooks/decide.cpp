@@ -1,6 +1,7 @@
 #include "hooks/decide.hpp"
 
 #include <algorithm>
+#include <regex>
 #include <vector>
 
 #include "common/paths.hpp"
@@ -222,8 +223,13 @@ class Judge {
   // `sandshim run [OPTIONS] -- COMMAND` with COMMAND whole, as the model should run it.
   std::string sandshim_run_exactly(const std::string& command,
                                    const std::string& options = "") const {
-    std::string binary = m_in.sandshim.empty() ? "sandshim" : shell_quote(m_in.sandshim.string());
-    return "`" + binary + " run " + (options.empty() ? "" : options + " ") + "-- " + command + "`";
+    return "`" + sandshim_binary() + " run " + (options.empty() ? "" : options + " ") + "-- " +
+           command + "`";
+  }
+
+  // This binary as the model should call it.
+  std::string sandshim_binary() const {
+    return m_in.sandshim.empty() ? "sandshim" : shell_quote(m_in.sandshim.string());
   }
 
   void judge(const Finding& finding) {
@@ -422,8 +428,8 @@ class Judge {
         words[0].starts_with('-') || !quotable(invocation.arguments)) {
       return std::nullopt;
     }
-    std::string binary = m_in.sandshim.empty() ? "sandshim" : shell_quote(m_in.sandshim.string());
-    return "`" + binary + " -c " + shell_quote("python3 -m venv " + invocation.arguments) + "`";
+    return "`" + sandshim_binary() + " -c " +
+           shell_quote("python3 -m venv " + invocation.arguments) + "`";
   }
 
   // `uv run pytest -q`, `poetry run python -m mypy src`: the project's venv runs the same in
@@ -626,7 +632,8 @@ class Judge {
   // workspace's `.venv` (uv's and poetry's default, and the project's environment for pip too;
   // a pipx poetry's #! names the venv poetry itself lives in, which it never fills).
   std::optional<Venv> install_venv(const Invocation& invocation) const {
-    if (!invocation.shebang.empty() && invocation.name.starts_with("pip")) {
+    static const std::regex pip("pip(3(\\.[0-9]+)?)?");
+    if (!invocation.shebang.empty() && std::regex_match(invocation.name, pip)) {
       if (std::optional<Venv> venv = venv_at(invocation.shebang)) {
         return venv;
       }
