@@ -1,0 +1,55 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "policy/reach.hpp"
+#include "test_shim_support.hpp"
+
+using namespace sandshim::shim;
+using sandshim::test::ScratchDir;
+namespace fs = std::filesystem;
+
+TEST_CASE("the protected names a workspace lacks are the ones a run may not create", "[reach]") {
+  ScratchDir dir;
+  fs::create_directories(dir.path() / ".claude");
+  std::ofstream(dir.path() / "CLAUDE.md") << "notes\n";
+  int fd = ::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  std::vector<std::string> absent = absent_protected_names(fd);
+  ::close(fd);
+  auto lacks = [&](const std::string& name) {
+    return std::find(absent.begin(), absent.end(), name) != absent.end();
+  };
+  CHECK(lacks(".envrc"));
+  CHECK(lacks(".sandshim.conf"));
+  CHECK_FALSE(lacks(".claude"));
+  CHECK_FALSE(lacks("CLAUDE.md"));
+}
+
+TEST_CASE("what a run created is moved aside by name, a link as a link, only protected names",
+          "[reach]") {
+  ScratchDir dir;
+  const fs::path& ws = dir.path();
+  std::ofstream(ws / ".envrc") << "touch pwned\n";
+  fs::create_directories(ws / ".claude");
+  std::ofstream(ws / ".claude" / "settings.json") << "{}\n";
+  std::ofstream(ws / "outside") << "kept\n";
+  fs::create_symlink(ws / "outside", ws / ".vscode");  // the link moves, its target stays
+  std::ofstream(ws / "notes.txt") << "not protected\n";
+
+  std::vector<std::string> lines =
+      move_created_aside(ws, "run-1", {".envrc", ".claude", ".vscode", "notes.txt", ".husky"});
+  CHECK(lines == std::vector<std::string>{"created .envrc, moved to .envrc.sandshim-run-1",
+                                          "created .claude, moved to .claude.sandshim-run-1",
+                                          "created .vscode, moved to .vscode.sandshim-run-1",
+                                          "created .husky (left in place: remove it)"});
+  CHECK_FALSE(fs::exists(fs::symlink_status(ws / ".envrc")));
+  CHECK(fs::is_regular_file(ws / ".envrc.sandshim-run-1"));
+  CHECK(fs::is_regular_file(ws / ".claude.sandshim-run-1" / "settings.json"));
+  CHECK(fs::is_symlink(ws / ".vscode.sandshim-run-1"));
+  CHECK(fs::is_regular_file(ws / "outside"));
+  CHECK(fs::is_regular_file(ws / "notes.txt"));  // not a protected name: left alone
+  CHECK(aside_name("CLAUDE.md", "abc") == "CLAUDE.md.sandshim-abc");
+}
