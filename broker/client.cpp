@@ -141,9 +141,7 @@ void move_created_names_aside(const CreatedNames& created) {
   std::vector<std::string> lines =
       shim::move_created_aside(created.workspace, created.run_id, created.names);
   if (!lines.empty()) {
-    say("sandbox.workspace = rw: the run " + join(lines, ", ") +
-        "; such files steer git, an agent or the shell on the host, so a run may not make them: "
-        "look at them before you take them back");
+    say(shim::created_names_summary(lines) + shim::k_created_names_advice);
   }
 }
 

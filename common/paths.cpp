@@ -146,6 +146,15 @@ bool is_within(const fs::path& path, const fs::path& base) {
   return base_end == base.end() || (std::next(base_end) == base.end() && base_end->empty());
 }
 
+std::optional<fs::path> bin_parent_of(std::string_view program, const fs::path& cwd) {
+  fs::path path(program);
+  path = (path.is_relative() ? cwd / path : path).lexically_normal();
+  if (path.parent_path().filename() != "bin") {
+    return std::nullopt;
+  }
+  return path.parent_path().parent_path();
+}
+
 fs::path self_executable() {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);

@@ -36,6 +36,10 @@ std::optional<std::string> unreadable_component(const fs::path& dir, uid_t uid, 
 // True when `path` equals `base` or lies below it (both canonical).
 bool is_within(const fs::path& path, const fs::path& base);
 
+// The directory above the bin/ that holds `program` (`.venv/bin/python` -> `.venv`), made
+// absolute against `cwd`, lexically; nullopt when the program's directory is no bin/.
+std::optional<fs::path> bin_parent_of(std::string_view program, const fs::path& cwd);
+
 // The canonical path of the running binary (/proc/self/exe).
 fs::path self_executable();
 

@@ -191,17 +191,14 @@ std::optional<fs::path> next_host_command(const std::string& command,
 }
 
 std::optional<fs::path> venv_python_of(const std::string& program, const fs::path& cwd) {
-  fs::path python = fs::path(program);
-  if (program.find('/') == std::string::npos || !python.filename().string().starts_with("python")) {
-    return std::nullopt;
-  }
-  python = (python.is_absolute() ? python : cwd / python).lexically_normal();
-  fs::path venv = python.parent_path().parent_path();
+  std::optional<fs::path> venv = bin_parent_of(program, cwd);
   std::error_code ec;
-  if (python.parent_path().filename() != "bin" || !fs::is_regular_file(venv / "pyvenv.cfg", ec)) {
+  if (program.find('/') == std::string::npos ||
+      !fs::path(program).filename().string().starts_with("python") || !venv ||
+      !fs::is_regular_file(*venv / "pyvenv.cfg", ec)) {
     return std::nullopt;
   }
-  return python;
+  return *venv / "bin" / fs::path(program).filename();
 }
 
 bool is_host_mode(std::string_view image) {

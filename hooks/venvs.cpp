@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "common/paths.hpp"
 #include "common/strings.hpp"
 
 namespace sandshim::hooks {
@@ -77,15 +78,7 @@ std::optional<Venv> read_venv(const fs::path& dir, const ReadFile& read) {
 }
 
 std::optional<fs::path> venv_dir_of(std::string_view program, const fs::path& cwd) {
-  fs::path path(program);
-  if (path.is_relative()) {
-    path = cwd / path;
-  }
-  path = path.lexically_normal();
-  if (path.parent_path().filename() != "bin") {
-    return std::nullopt;
-  }
-  return path.parent_path().parent_path();
+  return bin_parent_of(program, cwd);
 }
 
 std::optional<ImagePython> image_python_of(std::string_view image) {

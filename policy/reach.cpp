@@ -117,6 +117,10 @@ std::vector<std::string> move_created_aside(const fs::path& workspace, const std
   return lines;
 }
 
+std::string created_names_summary(const std::vector<std::string>& lines) {
+  return "sandbox.workspace = rw: the run " + join(lines, ", ");
+}
+
 std::vector<BindPath> protected_binds(const fs::path& dir, int dir_fd) {
   std::vector<BindPath> binds;
   for (const auto& name : protected_names()) {

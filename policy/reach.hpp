@@ -36,6 +36,13 @@ std::vector<std::string> move_created_aside(const std::filesystem::path& workspa
                                             const std::string& run_id,
                                             const std::vector<std::string>& names);
 
+// The line that names what a run created and where it went (the audit row's part), and what the
+// caller is told after it.
+std::string created_names_summary(const std::vector<std::string>& lines);
+inline constexpr const char* k_created_names_advice =
+    "; such files steer git, an agent or the shell on the host, so a run may not make them: look "
+    "at them before you take them back";
+
 // Why a sandbox.writable path cannot be used, or empty.
 std::string invalid_writable_path(const std::string& path);
 

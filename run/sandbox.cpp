@@ -689,28 +689,28 @@ std::vector<LimitHint> judge_limits(ContainerResult& result, const RunContext& r
 // directory holds, the caller's client renames it, as the caller (move_created_aside).
 void set_aside_created_names(const RunContext& run, ContainerResult& result) {
   const RunSpec& spec = *run.spec();
-  std::vector<std::string> lines;
+  std::vector<std::string> created;
   for (const std::string& name : spec.absent_protected) {
-    fs::path path = spec.workspace / name;
     std::error_code ec;
-    if (!fs::exists(fs::symlink_status(path, ec))) {
-      continue;
+    if (fs::exists(fs::symlink_status(spec.workspace / name, ec))) {
+      created.push_back(name);
     }
-    if (run.request().broker) {
-      result.created_names.push_back(name);
+  }
+  if (created.empty()) {
+    return;
+  }
+  std::vector<std::string> lines;
+  if (run.request().broker) {
+    result.created_names = created;
+    for (const std::string& name : created) {
       lines.push_back("created " + name + ", which its client moves to " +
                       aside_name(name, run.run_id()));
-    } else {
-      std::vector<std::string> moved = move_created_aside(spec.workspace, run.run_id(), {name});
-      lines.insert(lines.end(), moved.begin(), moved.end());
     }
+  } else {
+    lines = move_created_aside(spec.workspace, run.run_id(), created);
   }
-  if (!lines.empty()) {
-    result.set_aside = "sandbox.workspace = rw: the run " + join(lines, ", ");
-    say(run.request(), result.set_aside +
-                           "; such files steer git, an agent or the shell on the host, so a run "
-                           "may not make them: look at them before you take them back");
-  }
+  result.set_aside = created_names_summary(lines);
+  say(run.request(), result.set_aside + k_created_names_advice);
 }
 
 // sandbox.workspace = rw with a staged .git: git's state comes back to the host's .git, and the
