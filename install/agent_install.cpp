@@ -59,9 +59,9 @@ single users; no skill is installed by --managed.
 image and nothing of it on the host; the hooks are written in exec form, which Claude Code runs
 on the host. The hook then has no objection to any command it can parse. Claude Code also
 starts shell-form hooks and stdio MCP servers through the prefix: they run in the sandbox too.
-Those commands write the workspace (sandbox.workspace = wrap, the default in direct mode; git's
-config and hooks and agent settings stay read-only, and each run's audit row names what changed);
-through a broker it stays read-only unless /etc/sandshim/config says wrap or rw.
+Those commands write the workspace (sandbox.workspace = wrap, the default; git's config and
+hooks and agent settings stay read-only, and each run's audit row names what changed);
+sandbox.workspace = ro in sandshim's config keeps it read-only.
 Other agents follow `hook.mode` in sandshim's config.
 
 Everything else in those files stays byte for byte; running it twice changes nothing;

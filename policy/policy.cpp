@@ -413,9 +413,6 @@ void set_aside_broker_audit(Policy& policy) {
 Policy load_policy(const PolicyInputs& inputs) {
   Policy policy;
   set_default_images(policy);
-  if (inputs.mode == PolicyMode::broker) {
-    policy.workspace_mode = WorkspaceMode::ro;  // the administrator opens it
-  }
   if (auto text = read_system_text(inputs.system_file)) {
     apply_settings(policy, parse_config_text(*text, inputs.system_file.string()),
                    LayerTrust{Layer::system, inputs.mode});

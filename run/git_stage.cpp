@@ -18,6 +18,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "common/dir_at.hpp"
 #include "common/error.hpp"
 #include "common/io.hpp"
 #include "common/paths.hpp"
@@ -42,6 +43,13 @@ constexpr std::array<std::string_view, 14> k_carried = {
 // data git checks as it reads them. Every other directory (hooks, info, modules, worktrees, a
 // rebase in progress on the host) stays read-only.
 constexpr std::array<std::string_view, 4> k_writable_dirs = {"objects", "refs", "logs", "reftable"};
+
+// The directories of .git a broker's stage shows (git's own; another name is not shown): the
+// stage's entries are named after them, and none may name what the gate's directory holds.
+constexpr std::array<std::string_view, 18> k_git_dirs = {
+    "objects",  "refs",         "logs",         "reftable",  "hooks",   "info",
+    "branches", "rr-cache",     "modules",      "worktrees", "lfs",     "rebase-merge",
+    "remotes",  "rebase-apply", "sequencer",    "svn",       "annex",   "filter-repo"};
 
 // A .git the stage does not serve: the run keeps .git read-only, as before the stage.
 struct Skip : std::runtime_error {
@@ -76,47 +84,12 @@ bool is_directory_at(int dir, const std::string& name) {
   return ::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }
 
-// The names in an open directory, without . and ..
-std::vector<std::string> names_in(int dir) {
-  std::vector<std::string> names;
-  UniqueFd copy(::fcntl(dir, F_DUPFD_CLOEXEC, 0));
-  UniqueDir stream(copy.valid() ? ::fdopendir(copy.get()) : nullptr);
-  if (!stream) {
-    throw Fatal(std::string("cannot list a directory: ") + std::strerror(errno));
-  }
-  (void)copy.release();  // the stream owns it now
-  ::rewinddir(stream.get());
-  while (const dirent* entry = ::readdir(stream.get())) {
-    std::string name = entry->d_name;
-    if (name != "." && name != "..") {
-      names.push_back(std::move(name));
-    }
-  }
-  return names;
-}
-
 UniqueFd open_directory(const fs::path& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd.valid()) {
     throw Fatal("cannot open " + quoted(path.string()) + ": " + std::strerror(errno));
   }
   return fd;
-}
-
-// Copies all of `from` (from its start) into `to`; false with errno on a failed read or write.
-bool copy_contents(int from, int to) {
-  std::array<char, 64 * 1024> buffer{};
-  for (off_t offset = 0;;) {
-    ssize_t got =
-        retry_on_eintr([&] { return ::pread(from, buffer.data(), buffer.size(), offset); });
-    if (got <= 0) {
-      return got == 0;
-    }
-    if (!write_all(to, std::string_view(buffer.data(), static_cast<size_t>(got)))) {
-      return false;
-    }
-    offset += got;
-  }
 }
 
 // A regular file NAME of dir `from` copied as a new file of dir `to`, owned by the run's user.
@@ -164,39 +137,9 @@ void copy_callers_file(int from, int to, const std::string& name, uid_t caller, 
 
 constexpr off_t k_broker_copy_bytes = off_t{256} << 20;  // an index of a few million files
 
-std::string identity_of(int fd) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    return "";
-  }
-  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
-}
 
-// Removes NAME of `dir` and, for a directory, all of it, through descriptors and never through a
-// link (what the run left may change while it goes); false when something stays.
 // A stage set aside is renamed to NAME.abandoned-TIME-PID.
 constexpr std::string_view k_set_aside_infix = ".abandoned-";
-
-bool remove_entry_at(int dir, const std::string& name) {
-  if (::unlinkat(dir, name.c_str(), 0) == 0 || errno == ENOENT) {
-    return true;
-  }
-  if (errno != EISDIR && errno != EPERM) {
-    return false;
-  }
-  UniqueFd inner(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  bool emptied = inner.valid();
-  if (emptied) {
-    try {
-      for (const std::string& entry : names_in(inner.get())) {
-        emptied = remove_entry_at(inner.get(), entry) && emptied;
-      }
-    } catch (const Fatal&) {
-      emptied = false;
-    }
-  }
-  return emptied && ::unlinkat(dir, name.c_str(), AT_REMOVEDIR) == 0;
-}
 
 bool is_hex_id(const std::string& text) {
   static const std::regex id("[0-9a-f]{40}|[0-9a-f]{64}");
@@ -355,7 +298,7 @@ std::unique_ptr<GitStage> GitStage::open_for_broker(int held_workspace, const fs
   stage->m_caller = caller;
   stage->m_workspace = workspace;
   stage->m_opened_s = static_cast<int64_t>(::time(nullptr));
-  stage->m_git_id = identity_of(git.get());
+  stage->m_git_id = dev_ino(git.get());
   stage->m_git = std::move(git);
   fs::path root = git_stage_root();
   stage->m_dir =
@@ -402,15 +345,21 @@ void GitStage::fill(uid_t uid, gid_t gid) {
       files.push_back(name);
     }
   }
+  if (m_broker) {
+    std::erase_if(m_subdirs, [](const std::string& name) { return !one_of(k_git_dirs, name); });
+  }
   empty_stage();
-  m_identity = identity_of(m_stage.get());
+  m_identity = dev_ino(m_stage.get());
   m_binds.push_back(checked_bind(m_dir, m_workspace / ".git", false));
   for (const std::string& name : m_subdirs) {
-    if (::mkdirat(m_stage.get(), name.c_str(), m_broker ? 0755 : 0700) != 0 && errno != EEXIST) {
+    if (m_broker) {
+      link_to_fixed_place(name);
+    } else if (::mkdirat(m_stage.get(), name.c_str(), 0700) != 0 && errno != EEXIST) {
       throw Fatal("cannot make the stage's " + name + ": " + std::strerror(errno));
     }
-    m_binds.push_back(checked_bind(m_workspace / ".git" / name, m_workspace / ".git" / name,
-                                   !one_of(k_writable_dirs, name)));
+    fs::path target = m_broker ? fs::path(k_git_dirs_target) / name : m_workspace / ".git" / name;
+    m_binds.push_back(
+        checked_bind(m_workspace / ".git" / name, target, !one_of(k_writable_dirs, name)));
   }
   take_host_marks();  // before the copies: a host change while they are made is the host's
   off_t budget = k_broker_copy_bytes;
@@ -424,13 +373,26 @@ void GitStage::fill(uid_t uid, gid_t gid) {
   take_stage_marks();
 }
 
+// A broker's stage holds links to .git's directories, which the engine binds at a fixed place
+// outside the workspace: bound over the stage, their targets would be resolved through the
+// caller's .git wherever a link swapped in at .git moved the stage, and could land the caller's
+// files over the gate.
+void GitStage::link_to_fixed_place(const std::string& name) {
+  std::string target = std::string(k_git_dirs_target) + "/" + name;
+  if (::symlinkat(target.c_str(), m_stage.get(), name.c_str()) != 0) {
+    throw Fatal("cannot link the stage's " + name + ": " + std::strerror(errno));
+  }
+}
+
 // Everything but .git's directories' empty mount points goes (a warm container holds binds on
-// them). In a broker's stage what a run left there may be the caller's and unremovable: the
-// broker then gives the stage up, and the next run gets a new one.
+// them; a broker's stage has links instead, which go too). In a broker's stage what a run left
+// there may be the caller's and unremovable: the broker then gives the stage up, and the next run
+// gets a new one.
 void GitStage::empty_stage() {
   bool emptied = true;
   for (const std::string& name : names_in(m_stage.get())) {
-    bool mount_point = std::find(m_subdirs.begin(), m_subdirs.end(), name) != m_subdirs.end() &&
+    bool mount_point = !m_broker &&
+                       std::find(m_subdirs.begin(), m_subdirs.end(), name) != m_subdirs.end() &&
                        is_directory_at(m_stage.get(), name) && fs::is_empty(m_dir / name);
     if (!mount_point) {
       emptied = remove_entry_at(m_stage.get(), name) && emptied;
@@ -679,7 +641,7 @@ GitCarry carry_handed(const HandedGit& handed, int64_t since_s) {
   carry.left_behind = handed.left_behind;
   fs::path git_path = handed.workspace / ".git";
   UniqueFd git(::open(git_path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  bool same = git.valid() && identity_of(git.get()) == handed.git_id;
+  bool same = git.valid() && dev_ino(git.get()) == handed.git_id;
   for (const HandedGitFile& file : handed.files) {
     struct stat st {};
     if (!same) {

@@ -20,7 +20,8 @@ namespace sandshim::shim {
 // a stash) reach the host, while what steers git on the host (config, hooks, a commondir, a
 // rebase's todo) never does. The run sees a staged .git: a directory of its own holding copies
 // of .git's top-level files, with objects, refs and logs bound writable from the host and every
-// other directory of .git read-only. After the run only git's state files (HEAD, the index…)
+// other directory of .git read-only (through a broker: bound at k_git_dirs_target, and linked
+// from the stage). After the run only git's state files (HEAD, the index…)
 // are carried back, each checked and written the way git writes it (NAME.lock, then a rename),
 // and only when the host's copy did not change meanwhile; anything else the run changed there
 // stays behind, named. In the directories written in place, a symlink or fifo the run left (which
@@ -47,6 +48,10 @@ struct HandedGit {
   std::vector<std::string> left_behind;  // changed in the stage, not git's state
   bool empty() const { return files.empty() && left_behind.empty(); }
 };
+
+// Where a broker's run has .git's directories (the stage links to them): a place in the
+// image's root, which no link of the caller's can move.
+inline constexpr const char* k_git_dirs_target = "/.sandshim/git";
 
 class GitStage {
  public:
@@ -108,6 +113,7 @@ class GitStage {
  private:
   GitStage() = default;
   void fill(uid_t uid, gid_t gid);
+  void link_to_fixed_place(const std::string& name);
   void empty_stage();
   void set_aside() const;  // a broker's: renamed away, so the next run makes a new one
   void take_host_marks();

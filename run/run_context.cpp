@@ -2,6 +2,7 @@
 
 #include "common/error.hpp"
 #include "common/process.hpp"
+#include "common/strings.hpp"
 #include "run/caller.hpp"
 #include "run/hardening.hpp"
 #include "run/launcher_client.hpp"

@@ -11,6 +11,7 @@
 #include "engine/engine_names.hpp"
 #include "policy/masks.hpp"
 #include "run/git_stage.hpp"
+#include "run/protected_copies.hpp"
 #include "run/workspace_gate.hpp"
 
 namespace sandshim::shim {
@@ -57,6 +58,7 @@ struct RunSpec {
   std::vector<BindPath> writable_mounts;      // sandbox.writable, with protected names read-only
   std::vector<std::string> absent_protected;  // rw workspace: protected names it lacks at first
   std::shared_ptr<GitStage> git_stage;        // rw workspace: git's writes, carried back after
+  std::shared_ptr<ProtectedCopies> protected_copies;  // a broker's rw: what stays read-only
   std::filesystem::path cache_dir;            // sandbox.cache = on: the host directory; else empty
   std::filesystem::path seccomp_profile;      // podman: the profile without user namespaces
   std::optional<WorkspaceGate> gate;          // a broker's run: the command waits on sandshim-gate

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -337,17 +338,53 @@ void stage_git(RunSpec& spec, std::vector<BindPath>& kept, const RunRequest& req
   }
 }
 
+// A broker's run under rw has no bind of the caller's files at a name inside the workspace (where
+// a link swapped in while the engine mounts would move it, over the gate too): the protected names
+// are the broker's copies, .git is its stage, whose directories are bound at a fixed place, and
+// sandbox.writable is not needed. Without a stage (another run of the workspace holds it, or .git
+// is not the caller's alone) .git could not stay read-only that way: the workspace is read-only
+// in this run, said in one line.
+bool keep_protected_for_broker(RunSpec& spec, std::vector<BindPath>& kept, RunContext& run,
+                               int workspace_fd) {
+  const RunRequest& request = run.request();
+  spec.protected_copies = ProtectedCopies::make(workspace_fd, spec.workspace, request.caller.uid,
+                                                run.cold_run_id());
+  kept = spec.protected_copies->binds();
+  stage_git(spec, kept, request, workspace_fd, 0, 0);
+  struct stat st {};
+  bool git_to_stage = ::fstatat(workspace_fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                      !S_ISREG(st.st_mode);  // a worktree's .git file is among the copies
+  if (git_to_stage && !spec.git_stage) {
+    say(request,
+        "sandbox.workspace = rw: .git cannot be staged for this run (another run of this "
+        "workspace holds its stage, or .git is a link, holds one or someone else's file); the "
+        "workspace is read-only in this run");
+    run.policy.workspace_mode = WorkspaceMode::ro;
+    spec.protected_copies.reset();
+    return false;
+  }
+  return true;
+}
+
 // sandbox.workspace = rw, sandbox.writable and sandbox.cache: the only places a run may write
 // that outlive it. Under rw the protected names (agent settings, hooks, git's config and hooks)
 // stay read-only.
-void grant_writes(RunSpec& spec, const Policy& policy, const RunRequest& request, uid_t uid,
-                  gid_t gid) {
+void grant_writes(RunSpec& spec, RunContext& run, uid_t uid, gid_t gid) {
+  const Policy& policy = run.policy;
+  const RunRequest& request = run.request();
   try {
+    bool broker_rw = request.broker && policy.workspace_mode == WorkspaceMode::rw;
     if (!policy.writable.empty() || policy.workspace_mode == WorkspaceMode::rw) {
       UniqueFd workspace = workspace_for_binds(spec, request.broker.has_value());
-      spec.writable_mounts = writable_binds(spec.workspace, workspace.get(), policy.writable);
-      if (policy.workspace_mode == WorkspaceMode::rw) {
-        std::vector<BindPath> kept = protected_binds(spec.workspace, workspace.get());
+      std::vector<BindPath> kept;
+      if (broker_rw && keep_protected_for_broker(spec, kept, run, workspace.get())) {
+        spec.writable_mounts = kept;
+        spec.absent_protected = absent_protected_names(workspace.get());
+      } else if (!broker_rw) {
+        spec.writable_mounts = writable_binds(spec.workspace, workspace.get(), policy.writable);
+      }
+      if (!request.broker && policy.workspace_mode == WorkspaceMode::rw) {
+        kept = protected_binds(spec.workspace, workspace.get());
         stage_git(spec, kept, request, workspace.get(), uid, gid);
         spec.writable_mounts.insert(spec.writable_mounts.end(), kept.begin(), kept.end());
         spec.absent_protected = absent_protected_names(workspace.get());
@@ -376,11 +413,15 @@ void check_binds_beneath(RunSpec& spec) {
   }
   // A bind inside the workspace whose source is elsewhere follows a link at its target to
   // anywhere in the container, over the gate too, so what it brings must be no one's but the
-  // broker's: a broker's run has only its git stage's (the gate checks it is at .git).
+  // broker's: a broker's run has only its git stage's and its copies (the gate checks each is
+  // where it belongs).
   const fs::path stage = spec.git_stage ? spec.git_stage->dir() : fs::path();
+  const fs::path copies = spec.protected_copies ? spec.protected_copies->dir() : fs::path();
   if (spec.gate && std::any_of(spec.writable_mounts.begin(), spec.writable_mounts.end(),
                                [&](const BindPath& bind) {
-                                 return bind.source != bind.target && bind.source != stage &&
+                                 bool brokers = bind.source == stage ||
+                                                (!copies.empty() && is_within(bind.source, copies));
+                                 return bind.source != bind.target && !brokers &&
                                         is_within(bind.target, spec.workspace);
                                })) {
     throw Fatal(
@@ -393,6 +434,10 @@ void check_binds_beneath(RunSpec& spec) {
     if (spec.gate) {
       if (!stage.empty()) {
         found.insert(found.begin(), {spec.workspace / ".git", spec.git_stage->identity()});
+      }
+      if (spec.protected_copies) {
+        const auto& copied = spec.protected_copies->identities();
+        found.insert(found.end(), copied.begin(), copied.end());
       }
       spec.gate->binds = std::move(found);
     }
@@ -414,7 +459,7 @@ std::vector<std::pair<std::string, std::string>> sandbox_environment(const RunRe
 }
 
 // What to run, where and as whom, from the request and the policy; refuses what may not run.
-RunSpec prepare_spec(const RunContext& run) {
+RunSpec prepare_spec(RunContext& run) {
   const RunRequest& request = run.request();
   RunSpec spec;
   spec.invoked_as = request.invoked_as;
@@ -439,7 +484,7 @@ RunSpec prepare_spec(const RunContext& run) {
   require_readable_by(run.workspace, uid, gid);
   refuse_paths_outside(spec);
   hide_secrets(spec, run.policy);
-  grant_writes(spec, run.policy, request, uid, gid);
+  grant_writes(spec, run, uid, gid);
   if (request.broker) {
     spec.gate = gate_for_held_cwd(spec.workspace, spec.cwd);
   }
@@ -895,6 +940,9 @@ void tell_outcome_early(const RunContext& run) {
     RunStatus status = run.result()->status;
     run.spec()->git_stage->release(status != RunStatus::ok && status != RunStatus::error &&
                                    status != RunStatus::oom);
+  }
+  if (run.spec() && run.spec()->protected_copies) {
+    run.spec()->protected_copies->release();
   }
   if (run.request().tell_outcome) {
     const ContainerResult& result = *run.result();

@@ -89,6 +89,22 @@ std::string not_beneath(int workspace_fd, const fs::path& relative, int error) {
          "nothing ran";
 }
 
+}  // namespace
+
+UniqueFd open_readable_beneath(int workspace_fd, const fs::path& relative) {
+  open_how how{};
+  how.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC;  // a fifo does not block the open
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  UniqueFd fd(static_cast<int>(retry_on_eintr(
+      [&] { return ::syscall(SYS_openat2, workspace_fd, relative.c_str(), &how, sizeof how); })));
+  if (!fd.valid()) {
+    throw Fatal(not_beneath(workspace_fd, relative, errno));
+  }
+  return fd;
+}
+
+namespace {
+
 UniqueFd open_held_cwd() {
   UniqueFd held(::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!held.valid()) {
@@ -144,10 +160,13 @@ std::vector<std::pair<fs::path, std::string>> binds_beneath(int workspace_fd,
                                                             const std::vector<BindPath>& binds) {
   std::vector<std::pair<fs::path, std::string>> found;
   for (const BindPath& bind : binds) {
-    if (bind.source != bind.target || !is_within(bind.target, workspace)) {
+    // mounted by name at the same path, or (a broker's .git directories) at a fixed place
+    bool by_name = bind.source == bind.target && is_within(bind.target, workspace);
+    bool fixed_place = is_within(bind.source, workspace) && !is_within(bind.target, workspace);
+    if (!by_name && !fixed_place) {
       continue;
     }
-    fs::path relative = bind.target.lexically_relative(workspace);
+    fs::path relative = bind.source.lexically_relative(workspace);
     UniqueFd entry(open_beneath(workspace_fd, relative));
     if (!entry.valid()) {
       throw Fatal(not_beneath(workspace_fd, relative, errno));

@@ -41,10 +41,15 @@ UniqueFd open_held_workspace(const std::filesystem::path& workspace,
 // The binds inside WORKSPACE (open as `workspace_fd`) that a run asks for, with the DEV:INO of
 // what each target leads to, resolved beneath the workspace (openat2 RESOLVE_BENEATH). The
 // engine follows a link by name wherever it leads, with root's rights, so a link that leads out
-// of the workspace (an absolute one included) throws Fatal naming it. Binds from elsewhere (a
-// git stage's own directory) are not listed.
+// of the workspace (an absolute one included) throws Fatal naming it. A bind of a workspace
+// path at a fixed place outside it (a broker's .git directories) is listed with what its source
+// leads to; binds from elsewhere (a git stage, a broker's copies) are not listed.
 std::vector<std::pair<std::filesystem::path, std::string>> binds_beneath(
     int workspace_fd, const std::filesystem::path& workspace, const std::vector<BindPath>& binds);
+
+// What `relative` leads to in the workspace, opened to read (a link followed beneath it, never
+// out of it). Throws Fatal with the one line the run is refused with.
+UniqueFd open_readable_beneath(int workspace_fd, const std::filesystem::path& relative);
 
 // The gate's arguments before the caller's command:
 // WORKSPACE DEV:INO CWD_DEV:INO [TARGET DEV:INO]... --.

@@ -2,8 +2,9 @@
 # git's own writes under sandbox.workspace = rw through the broker, for a caller outside the
 # docker group. The run's .git is a stage of the broker's own (its state directory, 0700): the
 # broker copies .git's top-level files into it beneath the caller's held workspace, binds .git's
-# directories over it by name (objects, refs, logs writable), and the gate checks inside the
-# container that the stage and each of them are what the broker found. After the run the broker
+# directories by name at a fixed place (/.sandshim/git; objects, refs, logs writable) that the
+# stage links to, and the gate checks inside the container that the stage and each of them are
+# what the broker found. The agent's settings and hook files are the broker's read-only copies. After the run the broker
 # hands the changed state files to the client as read-only descriptors, and the client, as the
 # caller, carries those in git's shape to the host's .git; config, commondir, a bent HEAD stay
 # in the sandbox, named. Attacks: .git swapped for a link (to the gate's directory, to a locked
@@ -121,6 +122,7 @@ echo '{}' >"$G/out/.claude/settings.json"
 chown -R "$ND_USER:" "$G/out"
 chmod 700 "$G/out"
 cp "$SYSCONF" "$T/sysconf.saved"
+sed -i 's/^workspace = rw$/workspace = ro/' "$SYSCONF" # under rw all of it is writable, no bind needed
 printf '[sandbox]\nwritable = out\n' >>"$SYSCONF"
 expect_exit 125 wrap 'echo x >out/.claude/settings.json; exit 42'
 expect_lines 1 "$ERR"
@@ -150,14 +152,15 @@ expect_equal after-deadline "$(as_caller git log -1 --format=%s)" "the commit th
 expect_equal "$before" "$(find "$stage_root" -maxdepth 1 -name '*.abandoned-*' | wc -l)" \
     "stages set aside after the next run (it removed the one it could empty, the caller's 0700 leftover stays)"
 
-check ".git linked to the gate's directory from the start: refused before the engine (125, one line)"
+check ".git linked to the gate's directory from the start: no stage, so the run's workspace is read-only, said in one line"
 mv "$G/.git" "$G/.git.real"
 ln -s /.sandshim "$G/.git"
 chown -h "$ND_USER:" "$G/.git"
-expect_exit 125 wrap 'echo RAN; exit 42'
-expect_not_contains "RAN" "$OUT"
-expect_lines 1 "$ERR"
-expect_contains "the workspace's .git leads out of the workspace (a symbolic link)" "$ERR"
+expect_exit 42 wrap 'echo RAN; echo x >ro-run.txt; exit 42'
+expect_file_is "$OUT" "RAN"
+expect_contains "sandbox.workspace = rw: .git cannot be staged for this run" "$ERR"
+expect_contains "the workspace is read-only in this run" "$ERR"
+[[ ! -e $G/ro-run.txt ]] || fail "a run without a stage wrote the workspace"
 rm "$G/.git" && mv "$G/.git.real" "$G/.git"
 
 # The swapper, as the caller: at each "go", renames .git away and puts a link to TARGET there.
@@ -196,7 +199,8 @@ stop_swapper_and_restore
 expect_equal 125 "$RC" "exit code with .git swapped for a link to a locked repository"
 expect_not_contains "the locked object" "$OUT"
 expect_not_contains "the secret" "$OUT"
-expect_contains "what the engine mounted at '$G/.git/hooks' is not what the workspace held there when the broker checked it" "$ERR"
+expect_contains "what the engine mounted at '/.sandshim/git/" "$ERR"
+expect_contains "' is not what the workspace held there when the broker checked it" "$ERR"
 as_caller git fsck --no-dangling || fail "git fsck after the refused runs"
 
 check "a .git of files only swapped for a link to the gate's directory: the broker's copies cover the gate, nothing runs"
@@ -218,22 +222,68 @@ expect_equal 127 "$RC" "exit code with the stage over the gate's directory (the 
 expect_not_contains "RAN" "$OUT"
 expect_contains "exec /.sandshim/gate failed: No such file or directory" "$ERR"
 
-check "through a broker the workspace stays read-only for wrap mode's shell unless the system file opens it"
+check "through a broker wrap mode's shell writes the workspace by default (no workspace line); the row names what changed; sh by name stays read-only"
 sed -i '/^workspace = /d' "$SYSCONF"
-run_recorded wrap 'echo no > ro.txt'
-expect_equal 1 "$RC" "exit code of a write under the broker's default"
-expect_contains "Read-only file system" "$ERR"
-[[ ! -e $G/ro.txt ]] || fail "wrap mode's shell wrote the workspace under the broker's default (ro)"
-expect_equal null "$(broker_row "$(last_broker_run)" changed_count)" "changed_count of a read-only run"
-
-check "the system file's sandbox.workspace = wrap opens it to wrap mode's shell alone; the row names what changed"
-sed -i 's/^\[sandbox\]$/[sandbox]\nworkspace = wrap/' "$SYSCONF"
 expect_exit 0 wrap 'echo yes > wrapped.txt'
 expect_equal "$ND_USER yes" "$(stat -c %U "$G/wrapped.txt") $(cat "$G/wrapped.txt")" "the file the shell wrote, on the host"
 expect_contains '"wrapped.txt"' <(broker_row "$(last_broker_run)" changed_paths)
 run_recorded as_nd "$G" "$T/bin/sandshim" run -- sh -c 'echo no > by-name.txt'
 [[ $RC != 0 && ! -e $G/by-name.txt ]] || fail "sh by name wrote the workspace under wrap (exit $RC)"
-sed -i 's/^workspace = wrap$/workspace = rw/' "$SYSCONF"
+
+check "what stays read-only is the broker's: copies of the agent's settings and hooks (nothing in them runs, no link), git's directories bound at a fixed place"
+mkdir -p "$G/.claude" "$G/.husky"
+echo '{"a": 1}' >"$G/.claude/settings.json"
+printf '#!/bin/sh
+echo HOOK-RAN
+' >"$G/.husky/pre-commit"
+chmod 755 "$G/.husky/pre-commit"
+ln -s /etc/hostname "$G/.claude/linked"
+chown -R "$ND_USER:" "$G/.claude" "$G/.husky"
+chown -h "$ND_USER:" "$G/.claude/linked"
+run_recorded wrap 'cat .claude/settings.json; ls -A .claude; readlink .git/objects; .husky/pre-commit; echo hook=$?; echo x >.claude/settings.json; echo write=$?; git log -1 --format=%s'
+expect_equal 0 "$RC" "exit code of the look around"
+expect_equal '{"a": 1}
+settings.json
+/.sandshim/git/objects
+hook=126
+write=1' "$(head -5 "$OUT")" "the copies, the link to git's objects, the hook that does not run, the refused write"
+expect_contains "Read-only file system" "$ERR"
+expect_equal '{"a": 1}' "$(cat "$G/.claude/settings.json")" "the caller's settings after the run"
+expect_exit 0 wrap 'echo seven >>f && git commit -qam seven'
+expect_equal "seven" "$(as_caller git log -1 --format=%s)" "a commit through the linked directories, on the host"
+as_caller git fsck --no-dangling || fail "git fsck after the commit through the fixed place"
+rm -rf "$G/.claude" "$G/.husky"
+
+check "a workspace's .claude swapped for a link to the gate's directory while the run starts: the broker's copy covers the gate, nothing of the caller's runs"
+W=$U/claudeswap
+mkdir -p "$W/.claude"
+printf '#!/bin/sh
+echo PWNED
+' >"$W/.claude/gate"
+chmod 755 "$W/.claude/gate"
+chown -R "$ND_USER:" "$W"
+chmod 755 "$W"
+(cd "$W" && exec "${nd_command[@]}" /bin/sh -c 'while read -r _ <'"$T/fifos/go"'; do
+    mv .claude .claude.real && ln -s /.sandshim .claude; echo done >'"$T/fifos/done"'; done') &
+SWAPPER=$!
+BG_PIDS+=("$SWAPPER")
+touch "$T/swap-now"
+run_recorded as_nd "$W" "$T/bin/sandshim" -c 'echo RAN; exit 42'
+rm "$T/swap-now"
+kill "$SWAPPER" 2>/dev/null
+wait "$SWAPPER" 2>/dev/null || true # killed: its status is not the check
+expect_not_contains "PWNED" "$OUT"
+expect_not_contains "RAN" "$OUT"
+[[ $RC == 126 || $RC == 127 ]] || fail "exit code with the copy over the gate's directory: $RC (expected 126 or 127: the gate is the copy's file, which does not run)"
+
+check "the system file's sandbox.workspace = ro closes the workspace to wrap mode's shell too"
+sed -i 's/^\[sandbox\]$/[sandbox]\nworkspace = ro/' "$SYSCONF"
+run_recorded wrap 'echo no > ro.txt'
+expect_equal 1 "$RC" "exit code of a write under ro"
+expect_contains "Read-only file system" "$ERR"
+[[ ! -e $G/ro.txt ]] || fail "wrap mode's shell wrote the workspace under ro"
+expect_equal null "$(broker_row "$(last_broker_run)" changed_count)" "changed_count of a read-only run"
+sed -i 's/^workspace = ro$/workspace = rw/' "$SYSCONF"
 
 check "warm through the broker's launcher: git's writes reach the host from a warm container too"
 broker_stop_if_started

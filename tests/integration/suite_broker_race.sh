@@ -160,12 +160,12 @@ expect_contains "(--max-queued-per-user); retry later; nothing ran" "$ERR"
 read -r count_before _ <<<"$before"
 expect_equal "$((count_before + 3)) $nd_uid" "$(my_refusals)" "refused rows the caller sees (count, uids)"
 
-# sandbox.workspace = rw, the administrator's: the names that stay read-only (agent settings,
-# .git…) are bound by name inside the caller's workspace, and the engine follows a link with
-# root's rights, so each must lead to what the workspace holds; the gate checks each again.
+# sandbox.workspace = rw: the names that stay read-only (agent settings, hook files) are covered
+# by the broker's own copies, made beneath the caller's held workspace (a link out of it refuses
+# the run); the engine mounts each at its name, following a link there, so a swap after the
+# broker's check only moves the broker's copy, never brings the caller's files or a locked one.
 printf '[sandbox]\nworkspace = rw\n' >>"$SYSCONF"
 readonly LINKED="cat '$LOCKED/inside/secret' 2>/dev/null; exit 42"
-readonly BIND_LINE="is not what the workspace held there when the broker checked it (renamed or replaced by a symlink while the run started); refusing it; nothing ran"
 
 check "workspace = rw through the broker: a read-only name linked out of the workspace refuses the run (125, one line); a link inside it runs"
 ln -s "$LOCKED/inside" "$R/ws/.claude"
@@ -183,16 +183,17 @@ expect_file_is "$OUT" "the caller's own file"
 expect_file_is "$R/ws/written" "made"
 rm "$R/ws/CLAUDE.md" "$R/ws/written"
 
-check "workspace = rw through the broker: a read-only name swapped for a link after the broker's check is refused by the gate"
+check "workspace = rw through the broker: a read-only name swapped for a link after the broker's check moves only the broker's copy"
 mkdir "$R/ws/.claude"
-chown "$ND_USER:" "$R/ws/.claude"
+echo "the caller's setting" >"$R/ws/.claude/setting"
+chown -R "$ND_USER:" "$R/ws/.claude"
 swap_on_request "$R/ws" .claude
 touch "$T/swap-now"
-expect_exit 125 as_nd "$R/ws" sh -c "$LINKED"
+expect_exit 42 as_nd "$R/ws" sh -c "cat '$LOCKED/inside/setting' .claude/setting; $LINKED"
 restore_swapped "$R/ws" .claude
 expect_not_contains "the secret" "$OUT"
-expect_lines 1 "$ERR"
-expect_contains "what the engine mounted at '$R/ws/.claude' $BIND_LINE" "$ERR"
+expect_equal "the caller's setting
+the caller's setting" "$(cat "$OUT")" "what the run saw where the link led, and at .claude"
 
 check "control: direct mode (no gate) with the same swap mounts the locked directory"
 printf '[sandbox]\nworkspace = rw\n' >>"$T/direct-config/sandshim/config"

@@ -376,21 +376,21 @@ TEST_CASE("sandbox.workspace = wrap opens the workspace to an agent's whole shel
              Catch::Contains("sandbox.workspace"));
 }
 
-TEST_CASE("through a broker the workspace is read-only unless the system file opens it",
+TEST_CASE("through a broker the workspace is wrap's as in direct mode; a user file may close it",
           "[policy][floors]") {
   if (::geteuid() != 0) {
     sandshim::test::skip_test("the system file must be root-owned: run the unit tests as root");
     return;
   }
   CHECK(BrokerFiles("", "").load(PolicyMode::direct).workspace_mode == WorkspaceMode::wrap);
-  CHECK(BrokerFiles("", "").load().workspace_mode == WorkspaceMode::ro);
-  CHECK_THAT(error_of([] { BrokerFiles("", "[sandbox]\nworkspace = wrap\n").load(); }),
+  CHECK(BrokerFiles("", "").load().workspace_mode == WorkspaceMode::wrap);
+  CHECK(BrokerFiles("", "[sandbox]\nworkspace = ro\n").load().workspace_mode ==
+        WorkspaceMode::ro);
+  CHECK_THAT(error_of([] { BrokerFiles("", "[sandbox]\nworkspace = rw\n").load(); }),
+             Catch::Contains("sandbox.workspace = \"rw\": would loosen"));
+  CHECK(BrokerFiles("[sandbox]\nworkspace = ro\n", "").load().workspace_mode == WorkspaceMode::ro);
+  CHECK_THAT(error_of([] { BrokerFiles("[sandbox]\nworkspace = ro\n", "[sandbox]\nworkspace = wrap\n").load(); }),
              Catch::Contains("sandbox.workspace = \"wrap\": would loosen"));
-  BrokerFiles opened("[sandbox]\nworkspace = wrap\n", "");
-  CHECK(opened.load().workspace_mode == WorkspaceMode::wrap);
-  CHECK(BrokerFiles("[sandbox]\nworkspace = wrap\n", "[sandbox]\nworkspace = ro\n")
-            .load()
-            .workspace_mode == WorkspaceMode::ro);
 }
 
 TEST_CASE("broker mode: an opened key may loosen up to its ceiling, not beyond",
