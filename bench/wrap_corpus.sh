@@ -8,8 +8,8 @@
 # Asserts nothing. Needs a container engine and sandshim's wrap image.
 #
 # WORKSPACE=default (the default) writes no sandbox.workspace line: the installed default, `wrap`
-# in direct mode (the shell's commands write the workspace; git's writes go through the stage;
-# its config and hooks, agent settings and hook files stay read-only), `ro` through a broker;
+# (the shell's commands write the workspace; git's writes go through the stage; its config and
+# hooks, agent settings and hook files stay read-only; through a broker, as its copies);
 # WORKSPACE=rw, wrap or ro writes that line (the bench's user config; through a broker, its
 # system file). As root the sandbox runs as nobody, who
 # owns none of the project: AS_USER=NAME (a user who may reach the engine) runs the bench as

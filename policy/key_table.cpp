@@ -526,7 +526,7 @@ std::vector<Key> make_key_table() {
           "workspace mount: ro (read-only), rw (agent and hook files stay read-only; git writes "
           "through a stage that never carries its config or hooks back), or wrap (rw for an "
           "agent's whole shell command in wrap mode, `sandshim -c`, ro for every other run; "
-          "the default, but ro through a broker unless its system file says otherwise)",
+          "the default, through a broker too)",
           &Policy::workspace_mode, k_workspace_words),
       byte_size_key("sandbox.memory", "memory limit (swap is not allowed on top)",
                     &Policy::memory_bytes, 6ULL << 20),

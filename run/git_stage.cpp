@@ -47,9 +47,9 @@ constexpr std::array<std::string_view, 4> k_writable_dirs = {"objects", "refs", 
 // The directories of .git a broker's stage shows (git's own; another name is not shown): the
 // stage's entries are named after them, and none may name what the gate's directory holds.
 constexpr std::array<std::string_view, 18> k_git_dirs = {
-    "objects",  "refs",         "logs",         "reftable",  "hooks",   "info",
-    "branches", "rr-cache",     "modules",      "worktrees", "lfs",     "rebase-merge",
-    "remotes",  "rebase-apply", "sequencer",    "svn",       "annex",   "filter-repo"};
+    "objects",  "refs",         "logs",      "reftable",  "hooks", "info",
+    "branches", "rr-cache",     "modules",   "worktrees", "lfs",   "rebase-merge",
+    "remotes",  "rebase-apply", "sequencer", "svn",       "annex", "filter-repo"};
 
 // A .git the stage does not serve: the run keeps .git read-only, as before the stage.
 struct Skip : std::runtime_error {
@@ -136,7 +136,6 @@ void copy_callers_file(int from, int to, const std::string& name, uid_t caller, 
 }
 
 constexpr off_t k_broker_copy_bytes = off_t{256} << 20;  // an index of a few million files
-
 
 // A stage set aside is renamed to NAME.abandoned-TIME-PID.
 constexpr std::string_view k_set_aside_infix = ".abandoned-";

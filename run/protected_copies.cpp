@@ -174,8 +174,8 @@ std::unique_ptr<ProtectedCopies> ProtectedCopies::make(int held_workspace,
   std::error_code ec;
   fs::create_directories(root, ec);
   fs::permissions(root, fs::perms::owner_all, ec);  // reached by the engine alone
-  copies->m_lock.reset(::open((root / (key + ".lock")).c_str(),
-                              O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  copies->m_lock.reset(
+      ::open((root / (key + ".lock")).c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
   bool shared = copies->m_lock.valid() && ::flock(copies->m_lock.get(), LOCK_EX | LOCK_NB) == 0;
   copies->m_own = !shared;  // another run of this workspace refreshes the shared one
   copies->m_dir = root / (shared ? key : key + ".run-" + run_id);
@@ -184,6 +184,9 @@ std::unique_ptr<ProtectedCopies> ProtectedCopies::make(int held_workspace,
     throw Fatal("cannot make " + quoted(copies->m_dir.string()) + ": " + ec.message());
   }
   fs::permissions(copies->m_dir, fs::perms::owner_all, ec);
+  if (shared) {
+    note_workspace_of(copies->m_dir, workspace);  // `sandshim gc` removes it once that is gone
+  }
   copies->refresh(held_workspace, workspace, caller);
   return copies;
 }
@@ -195,8 +198,8 @@ void ProtectedCopies::refresh(int held_workspace, const fs::path& workspace, uid
   }
   std::vector<std::string> names = protected_names();
   struct stat git {};
-  bool git_file = ::fstatat(held_workspace, ".git", &git, AT_SYMLINK_NOFOLLOW) == 0 &&
-                  S_ISREG(git.st_mode);
+  bool git_file =
+      ::fstatat(held_workspace, ".git", &git, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(git.st_mode);
   if (!git_file) {
     std::erase(names, ".git");  // a directory is the git stage's (a worktree's file is copied)
   }
@@ -211,8 +214,8 @@ void ProtectedCopies::refresh(int held_workspace, const fs::path& workspace, uid
     struct stat st {};
     if (::fstatat(held_workspace, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno != ENOENT) {  // it might be there: it could not be kept read-only
-        throw Fatal("cannot look into " + quoted(workspace.string()) + " (" +
-                    std::strerror(errno) + ") to keep its " + name + " read-only; nothing ran");
+        throw Fatal("cannot look into " + quoted(workspace.string()) + " (" + std::strerror(errno) +
+                    ") to keep its " + name + " read-only; nothing ran");
       }
       remove_entry_at(dir.get(), name);
       continue;

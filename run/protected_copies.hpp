@@ -29,8 +29,8 @@ class ProtectedCopies {
   // copied: it leads out of the workspace, holds a file that is neither the caller's nor readable
   // by all, one the broker cannot read, or more than a copy takes.
   static std::unique_ptr<ProtectedCopies> make(int held_workspace,
-                                                const std::filesystem::path& workspace,
-                                                uid_t caller, const std::string& run_id);
+                                               const std::filesystem::path& workspace, uid_t caller,
+                                               const std::string& run_id);
   ProtectedCopies(const ProtectedCopies&) = delete;
   ProtectedCopies& operator=(const ProtectedCopies&) = delete;
   ~ProtectedCopies();  // release()

@@ -59,10 +59,10 @@ struct RunSpec {
   std::vector<std::string> absent_protected;  // rw workspace: protected names it lacks at first
   std::shared_ptr<GitStage> git_stage;        // rw workspace: git's writes, carried back after
   std::shared_ptr<ProtectedCopies> protected_copies;  // a broker's rw: what stays read-only
-  std::filesystem::path cache_dir;            // sandbox.cache = on: the host directory; else empty
-  std::filesystem::path seccomp_profile;      // podman: the profile without user namespaces
-  std::optional<WorkspaceGate> gate;          // a broker's run: the command waits on sandshim-gate
-  std::optional<EgressMount> egress;          // sandbox.network = allowlist
+  std::filesystem::path cache_dir;        // sandbox.cache = on: the host directory; else empty
+  std::filesystem::path seccomp_profile;  // podman: the profile without user namespaces
+  std::optional<WorkspaceGate> gate;      // a broker's run: the command waits on sandshim-gate
+  std::optional<EgressMount> egress;      // sandbox.network = allowlist
   // images.NAME = host: the host paths mounted read-only at the same place, and PATH inside.
   std::vector<std::filesystem::path> host_mounts;
   std::string host_path;

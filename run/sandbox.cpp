@@ -344,15 +344,15 @@ void stage_git(RunSpec& spec, std::vector<BindPath>& kept, const RunRequest& req
 // sandbox.writable is not needed. Without a stage (another run of the workspace holds it, or .git
 // is not the caller's alone) .git could not stay read-only that way: the workspace is read-only
 // in this run, said in one line.
-bool keep_protected_for_broker(RunSpec& spec, std::vector<BindPath>& kept, RunContext& run,
-                               int workspace_fd) {
+bool keep_protected_for_broker(RunSpec& spec, RunContext& run) {
   const RunRequest& request = run.request();
-  spec.protected_copies = ProtectedCopies::make(workspace_fd, spec.workspace, request.caller.uid,
-                                                run.cold_run_id());
-  kept = spec.protected_copies->binds();
-  stage_git(spec, kept, request, workspace_fd, 0, 0);
+  UniqueFd workspace = workspace_for_binds(spec, true);
+  spec.protected_copies =
+      ProtectedCopies::make(workspace.get(), spec.workspace, request.caller.uid, run.cold_run_id());
+  std::vector<BindPath> kept = spec.protected_copies->binds();
+  stage_git(spec, kept, request, workspace.get(), 0, 0);
   struct stat st {};
-  bool git_to_stage = ::fstatat(workspace_fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+  bool git_to_stage = ::fstatat(workspace.get(), ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
                       !S_ISREG(st.st_mode);  // a worktree's .git file is among the copies
   if (git_to_stage && !spec.git_stage) {
     say(request,
@@ -363,6 +363,8 @@ bool keep_protected_for_broker(RunSpec& spec, std::vector<BindPath>& kept, RunCo
     spec.protected_copies.reset();
     return false;
   }
+  spec.writable_mounts = std::move(kept);
+  spec.absent_protected = absent_protected_names(workspace.get());
   return true;
 }
 
@@ -370,21 +372,16 @@ bool keep_protected_for_broker(RunSpec& spec, std::vector<BindPath>& kept, RunCo
 // that outlive it. Under rw the protected names (agent settings, hooks, git's config and hooks)
 // stay read-only.
 void grant_writes(RunSpec& spec, RunContext& run, uid_t uid, gid_t gid) {
-  const Policy& policy = run.policy;
+  const Policy& policy = run.policy;  // a broker's rw may turn ro here
   const RunRequest& request = run.request();
   try {
-    bool broker_rw = request.broker && policy.workspace_mode == WorkspaceMode::rw;
-    if (!policy.writable.empty() || policy.workspace_mode == WorkspaceMode::rw) {
+    bool placed = request.broker && policy.workspace_mode == WorkspaceMode::rw &&
+                  keep_protected_for_broker(spec, run);
+    if (!placed && (!policy.writable.empty() || policy.workspace_mode == WorkspaceMode::rw)) {
       UniqueFd workspace = workspace_for_binds(spec, request.broker.has_value());
-      std::vector<BindPath> kept;
-      if (broker_rw && keep_protected_for_broker(spec, kept, run, workspace.get())) {
-        spec.writable_mounts = kept;
-        spec.absent_protected = absent_protected_names(workspace.get());
-      } else if (!broker_rw) {
-        spec.writable_mounts = writable_binds(spec.workspace, workspace.get(), policy.writable);
-      }
-      if (!request.broker && policy.workspace_mode == WorkspaceMode::rw) {
-        kept = protected_binds(spec.workspace, workspace.get());
+      spec.writable_mounts = writable_binds(spec.workspace, workspace.get(), policy.writable);
+      if (policy.workspace_mode == WorkspaceMode::rw) {  // direct mode's: binds by name
+        std::vector<BindPath> kept = protected_binds(spec.workspace, workspace.get());
         stage_git(spec, kept, request, workspace.get(), uid, gid);
         spec.writable_mounts.insert(spec.writable_mounts.end(), kept.begin(), kept.end());
         spec.absent_protected = absent_protected_names(workspace.get());

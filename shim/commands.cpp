@@ -22,6 +22,7 @@
 #include "pool/pool.hpp"
 #include "pool/run_engine.hpp"
 #include "run/git_stage.hpp"
+#include "run/protected_copies.hpp"
 #include "run/run_request.hpp"
 #include "run/sandbox.hpp"
 #include "shim/k8s_manifests.hpp"
@@ -314,6 +315,8 @@ int gc_main(const std::vector<std::string>& args) {
   std::cout << "removed " << collect_cache_garbage() << " cache(s) of removed workspaces\n";
   std::cout << "removed " << remove_dirs_of_removed_workspaces(git_stage_root())
             << " git stage(s) of removed workspaces\n";
+  std::cout << "removed " << remove_dirs_of_removed_workspaces(protected_copies_root())
+            << " copy set(s) of protected names of removed workspaces\n";
   auto store = audit::Store::open({policy.effective_audit_db()});
   std::cout << "marked " << store.mark_abandoned_runs() << " abandoned run(s)\n";
   // A decision whose PostToolUse never came is sealed into the chain after an hour.

@@ -285,8 +285,11 @@ expect_contains "Read-only file system" "$ERR"
 expect_equal null "$(broker_row "$(last_broker_run)" changed_count)" "changed_count of a read-only run"
 sed -i 's/^workspace = ro$/workspace = rw/' "$SYSCONF"
 
-check "warm through the broker's launcher: git's writes reach the host from a warm container too"
+check "warm through the broker's launcher: git's writes reach the host from a warm container too, whose copies of the agent's settings are the current ones"
 broker_stop_if_started
+mkdir -p "$G/.claude"
+echo '{"v": 1}' >"$G/.claude/settings.json"
+chown -R "$ND_USER:" "$G/.claude"
 printf '[pool]\nsize = 1\nmax = 1\nidle_ttl = 2m\nstart = launcher\n' >>"$SYSCONF"
 POOL_WORKSPACE=$G
 start_warm_broker brokergit
@@ -296,7 +299,9 @@ for ((i = 0; i < 100; i++)); do
     sleep 0.2
 done
 expect_cannot_plant "$(container_pid_of "$G")"
-expect_exit 0 wrap 'echo six >>f && git commit -qam six'
+echo '{"v": 2}' >"$G/.claude/settings.json"
+expect_exit 0 wrap 'echo six >>f && git commit -qam six && cat .claude/settings.json'
+expect_file_is "$OUT" '{"v": 2}'
 id=$(last_broker_run)
 expect_equal true "$(broker_row "$id" warm)" "the second run was warm"
 expect_equal "six five" "$(as_caller git log -2 --format=%s | tr '\n' ' ' | sed 's/ $//')" "the commits on the host"

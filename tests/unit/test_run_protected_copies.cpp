@@ -11,8 +11,8 @@
 #include "common/error.hpp"
 #include "common/unique_fd.hpp"
 #include "run/protected_copies.hpp"
-#include "test_hooks_support.hpp"
 #include "skip.hpp"
+#include "test_hooks_support.hpp"
 #include "test_shim_support.hpp"
 
 using namespace sandshim::shim;

@@ -301,6 +301,31 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "git stage, a broker's: .git's directories bind at a fixed place the stage links to; only "
+    "git's own names") {
+  BrokerWorkspace ws;
+  const fs::path& workspace = ws.workspace;
+  fs::create_directories(workspace / ".git" / "gate");  // no name of git's: not shown
+  for (int round = 0; round < 2; ++round) {             // a second run finds the links of the first
+    auto stage = broker_stage(workspace);
+    REQUIRE(stage);
+    std::vector<std::string> targets;
+    for (const BindPath& bind : stage->binds()) {
+      if (bind.source != stage->dir()) {
+        CHECK(bind.source == workspace / ".git" / bind.target.filename());
+        CHECK(bind.read_only == (bind.target.filename() == "hooks"));
+        targets.push_back(bind.target.string());
+      }
+    }
+    std::sort(targets.begin(), targets.end());
+    CHECK(targets == std::vector<std::string>{"/.sandshim/git/hooks", "/.sandshim/git/objects",
+                                              "/.sandshim/git/refs"});
+    CHECK(fs::read_symlink(stage->dir() / "objects") == "/.sandshim/git/objects");
+    CHECK_FALSE(fs::exists(fs::symlink_status(stage->dir() / "gate")));
+  }
+}
+
+TEST_CASE(
     "git stage, a broker's: a .git file with a second link, or a linked .git, is not staged") {
   BrokerWorkspace ws;
   const fs::path& workspace = ws.workspace;

@@ -384,12 +384,13 @@ TEST_CASE("through a broker the workspace is wrap's as in direct mode; a user fi
   }
   CHECK(BrokerFiles("", "").load(PolicyMode::direct).workspace_mode == WorkspaceMode::wrap);
   CHECK(BrokerFiles("", "").load().workspace_mode == WorkspaceMode::wrap);
-  CHECK(BrokerFiles("", "[sandbox]\nworkspace = ro\n").load().workspace_mode ==
-        WorkspaceMode::ro);
+  CHECK(BrokerFiles("", "[sandbox]\nworkspace = ro\n").load().workspace_mode == WorkspaceMode::ro);
   CHECK_THAT(error_of([] { BrokerFiles("", "[sandbox]\nworkspace = rw\n").load(); }),
              Catch::Contains("sandbox.workspace = \"rw\": would loosen"));
   CHECK(BrokerFiles("[sandbox]\nworkspace = ro\n", "").load().workspace_mode == WorkspaceMode::ro);
-  CHECK_THAT(error_of([] { BrokerFiles("[sandbox]\nworkspace = ro\n", "[sandbox]\nworkspace = wrap\n").load(); }),
+  CHECK_THAT(error_of([] {
+               BrokerFiles("[sandbox]\nworkspace = ro\n", "[sandbox]\nworkspace = wrap\n").load();
+             }),
              Catch::Contains("sandbox.workspace = \"wrap\": would loosen"));
 }
 

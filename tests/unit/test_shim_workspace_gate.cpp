@@ -97,3 +97,22 @@ TEST_CASE("a bind that is a link to nothing, or that cannot be reached, is named
   CHECK_THROWS_WITH(ws.check(".codex"),
                     "the workspace's .codex went away while the run started; retry; nothing ran");
 }
+
+TEST_CASE("a workspace path bound at a fixed place outside it carries what its source leads to") {
+  Workspace ws;
+  fs::create_directories(ws.root / ".git" / "objects");
+  auto bound = [&] {
+    return binds_beneath(
+        ws.fd.get(), ws.root,
+        {checked_bind(ws.root / ".git" / "objects", "/.sandshim/git/objects", false)});
+  };
+  auto found = bound();
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].first == "/.sandshim/git/objects");
+  CHECK(found[0].second == identity_of(ws.root / ".git" / "objects"));
+  SECTION("a source that leads out of the workspace refuses the run") {
+    fs::remove(ws.root / ".git" / "objects");
+    fs::create_directory_symlink(ws.outside, ws.root / ".git" / "objects");
+    CHECK_THROWS_WITH(bound(), Catch::Contains("leads out of the workspace"));
+  }
+}
