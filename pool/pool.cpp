@@ -55,6 +55,21 @@ int64_t now_epoch_s() {
   return wall_clock_ms() / 1000;
 }
 
+// A drain's mark in a key's directory: a refill asked for before it plans nothing, since it would
+// start a container after the drain that wants the pool empty (a refill whose run could not take
+// the key's lock in time plans once its caller has exited).
+constexpr const char* k_drained_file = ".drained";
+
+void mark_drained(const fs::path& dir) {
+  std::ofstream(dir / k_drained_file) << wall_clock_ms();
+}
+
+bool drained_since(const fs::path& dir, int64_t since_ms) {
+  std::ifstream in(dir / k_drained_file);
+  int64_t at = 0;
+  return (in >> at) && at >= since_ms;
+}
+
 int64_t ceil_seconds(int64_t ms) {
   return (ms + 999) / 1000;
 }
@@ -572,9 +587,11 @@ int WarmPool::start_planned(const Plan& plan, const std::string& image_id) const
 }
 
 // In the detached process: takes over the planned reservations, lets the caller exit, then
-// starts them (or releases them when the image is gone, so that no run waits for them).
+// starts them (or releases them when the image is gone or a drain came since the run asked, so
+// that no run waits for them).
 void WarmPool::start_after_caller(const Plan& plan, const std::string& claimed_run_id,
-                                  const std::function<void()>& wait_for_caller) const {
+                                  const std::function<void()>& wait_for_caller,
+                                  int64_t asked_ms) const {
   for (size_t i = 0; i < plan.starts.size(); ++i) {
     write_reservation(plan.starts[i], plan.surplus[i]);  // this process's now
   }
@@ -584,7 +601,7 @@ void WarmPool::start_after_caller(const Plan& plan, const std::string& claimed_r
     fs::remove(claimed_dir() / claimed_run_id, ec);
   }
   auto image_id = current_image_id();
-  if (!image_id) {
+  if (!image_id || drained_since(pool_dir() / m_key, asked_ms)) {
     release_starts(plan.starts);
     return;
   }
@@ -607,13 +624,14 @@ void WarmPool::refill_detached(const std::string& claimed_run_id) const {
     *plan = plan_starts(draw);
     planned = true;
   }
-  auto refill = [this, claimed_run_id, draw, plan,
-                 planned](const std::function<void()>& wait_for_caller) {
+  const int64_t asked_ms = wall_clock_ms();
+  auto refill = [this, claimed_run_id, draw, plan, planned,
+                 asked_ms](const std::function<void()>& wait_for_caller) {
     if (!planned) {
       UniqueFd lock = lock_key(m_key);
       *plan = plan_starts(draw);
     }
-    start_after_caller(*plan, claimed_run_id, wait_for_caller);
+    start_after_caller(*plan, claimed_run_id, wait_for_caller, asked_ms);
   };
   try {
     run_detached_after_exit(refill);
@@ -638,7 +656,8 @@ std::vector<PoolEntry> list_pool_entries() {
 int drain_pools(const Engine& engine) {
   int removed = 0;
   for (const auto& key : pool_keys()) {
-    UniqueFd lock = lock_key(key);  // no refill plans more meanwhile: the pending starts end
+    UniqueFd lock = lock_key(key);   // no refill plans more meanwhile: the pending starts end
+    mark_drained(pool_dir() / key);  // nor after: a refill asked for before the drain
     wait_for_pending_starts(pool_dir() / key);
     for (const auto& name : entry_names(pool_dir() / key)) {
       removed += discard(engine, pool_dir() / key, name) ? 1 : 0;

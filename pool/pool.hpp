@@ -94,8 +94,9 @@ class WarmPool {
   Plan plan_starts(PoolDraw draw) const;
   void discard_unservable(const std::string& image_id) const;
   int start_planned(const Plan& plan, const std::string& image_id) const;
+  // `asked_ms`: when the run asked for the refill; a drain since then wants no start.
   void start_after_caller(const Plan& plan, const std::string& claimed_run_id,
-                          const std::function<void()>& wait_for_caller) const;
+                          const std::function<void()>& wait_for_caller, int64_t asked_ms) const;
   std::string start_container(const std::string& image_id, bool surplus) const;
   bool uses_launcher() const;
   bool create_container(const RunSpec& spec, const std::vector<std::string>& labels, int64_t life_s,
