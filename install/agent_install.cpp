@@ -405,8 +405,9 @@ std::string wrap_workspace_note(const AgentInstallOptions& options) {
   if (shims_use_broker()) {
     return "wrap mode through the broker: its commands get the workspace as " +
            std::string(shim::k_system_config) +
-           " says, read-only unless it sets sandbox.workspace = wrap or rw (an administrator's "
-           "choice); builds, formatters and git commits that write it fail until then";
+           " says: by default they may write it (sandbox.workspace = wrap; git's config and "
+           "hooks and agent settings stay read-only, as the broker's copies), sandbox.workspace "
+           "= ro there keeps it read-only";
   }
   try {
     shim::Policy policy = shim::load_policy({options.root, {}});

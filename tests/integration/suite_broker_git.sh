@@ -163,26 +163,30 @@ expect_contains "the workspace is read-only in this run" "$ERR"
 [[ ! -e $G/ro-run.txt ]] || fail "a run without a stage wrote the workspace"
 rm "$G/.git" && mv "$G/.git.real" "$G/.git"
 
-# The swapper, as the caller: at each "go", renames .git away and puts a link to TARGET there.
-swap_git_on_request() { # TARGET
-    (cd "$G" && exec "${nd_command[@]}" /bin/sh -c 'while read -r _ <'"$T/fifos/go"'; do
-        mv .git .git.real && ln -s '"$1"' .git; echo done >'"$T/fifos/done"'; done') &
+# The swapper, as the caller: at each "go", renames DIR/NAME away and puts a link to TARGET there.
+swap_on_request() { # DIR NAME TARGET
+    (cd "$1" && exec "${nd_command[@]}" /bin/sh -c 'while read -r _ <'"$T/fifos/go"'; do
+        mv '"$2"' '"$2"'.real && ln -s '"$3"' '"$2"'; echo done >'"$T/fifos/done"'; done') &
     SWAPPER=$!
     BG_PIDS+=("$SWAPPER")
 }
-stop_swapper_and_restore() {
+# CMD... with the swap made in the engine's window (its outcome in RC, OUT and ERR), then no swapper.
+run_swapped() {
+    touch "$T/swap-now"
+    run_recorded "$@"
+    rm "$T/swap-now"
     kill "$SWAPPER" 2>/dev/null
     wait "$SWAPPER" 2>/dev/null || true # killed: its status is not the check
-    if [[ -L $G/.git ]]; then rm "$G/.git" && mv "$G/.git.real" "$G/.git"; fi
+}
+restore_swapped() { # DIR NAME
+    if [[ -L $1/$2 ]]; then rm "$1/$2" && mv "$1/$2.real" "$1/$2"; fi
 }
 
 check ".git swapped for a link to the gate's directory after the broker's check: the stage never stands in for the gate"
 # .git's directories are bound from the host through the link: /.sandshim/hooks is no host path.
-swap_git_on_request /.sandshim
-touch "$T/swap-now"
-run_recorded wrap 'echo RAN; exit 42'
-rm "$T/swap-now"
-stop_swapper_and_restore
+swap_on_request "$G" .git /.sandshim
+run_swapped wrap 'echo RAN; exit 42'
+restore_swapped "$G" .git
 expect_equal 125 "$RC" "exit code with .git swapped for a link to /.sandshim"
 expect_not_contains "RAN" "$OUT"
 expect_contains "bind source path does not exist: $G/.git/" "$ERR"
@@ -191,11 +195,9 @@ check ".git swapped for a link to a locked repository after the broker's check: 
 mkdir -p "$LOCKED/inside/objects" "$LOCKED/inside/refs" "$LOCKED/inside/logs" "$LOCKED/inside/hooks" \
     "$LOCKED/inside/branches" "$LOCKED/inside/info"
 echo "the locked object" >"$LOCKED/inside/objects/secret-object"
-swap_git_on_request "$LOCKED/inside"
-touch "$T/swap-now"
-run_recorded wrap 'cat .git/objects/secret-object .git/secret 2>/dev/null; exit 42'
-rm "$T/swap-now"
-stop_swapper_and_restore
+swap_on_request "$G" .git "$LOCKED/inside"
+run_swapped wrap 'cat .git/objects/secret-object .git/secret 2>/dev/null; exit 42'
+restore_swapped "$G" .git
 expect_equal 125 "$RC" "exit code with .git swapped for a link to a locked repository"
 expect_not_contains "the locked object" "$OUT"
 expect_not_contains "the secret" "$OUT"
@@ -209,15 +211,8 @@ mkdir -p "$F/.git"
 printf 'ref: refs/heads/main\n' >"$F/.git/HEAD"
 chown -R "$ND_USER:" "$F"
 chmod 755 "$F"
-(cd "$F" && exec "${nd_command[@]}" /bin/sh -c 'while read -r _ <'"$T/fifos/go"'; do
-    mv .git .git.real && ln -s /.sandshim .git; echo done >'"$T/fifos/done"'; done') &
-SWAPPER=$!
-BG_PIDS+=("$SWAPPER")
-touch "$T/swap-now"
-run_recorded as_nd "$F" "$T/bin/sandshim" -c 'echo RAN; exit 42'
-rm "$T/swap-now"
-kill "$SWAPPER" 2>/dev/null
-wait "$SWAPPER" 2>/dev/null || true # killed: its status is not the check
+swap_on_request "$F" .git /.sandshim
+run_swapped as_nd "$F" "$T/bin/sandshim" -c 'echo RAN; exit 42'
 expect_equal 127 "$RC" "exit code with the stage over the gate's directory (the engine found no gate)"
 expect_not_contains "RAN" "$OUT"
 expect_contains "exec /.sandshim/gate failed: No such file or directory" "$ERR"
@@ -233,9 +228,7 @@ run_recorded as_nd "$G" "$T/bin/sandshim" run -- sh -c 'echo no > by-name.txt'
 check "what stays read-only is the broker's: copies of the agent's settings and hooks (nothing in them runs, no link), git's directories bound at a fixed place"
 mkdir -p "$G/.claude" "$G/.husky"
 echo '{"a": 1}' >"$G/.claude/settings.json"
-printf '#!/bin/sh
-echo HOOK-RAN
-' >"$G/.husky/pre-commit"
+printf '#!/bin/sh\necho HOOK-RAN\n' >"$G/.husky/pre-commit"
 chmod 755 "$G/.husky/pre-commit"
 ln -s /etc/hostname "$G/.claude/linked"
 chown -R "$ND_USER:" "$G/.claude" "$G/.husky"
@@ -257,21 +250,12 @@ rm -rf "$G/.claude" "$G/.husky"
 check "a workspace's .claude swapped for a link to the gate's directory while the run starts: the broker's copy covers the gate, nothing of the caller's runs"
 W=$U/claudeswap
 mkdir -p "$W/.claude"
-printf '#!/bin/sh
-echo PWNED
-' >"$W/.claude/gate"
+printf '#!/bin/sh\necho PWNED\n' >"$W/.claude/gate"
 chmod 755 "$W/.claude/gate"
 chown -R "$ND_USER:" "$W"
 chmod 755 "$W"
-(cd "$W" && exec "${nd_command[@]}" /bin/sh -c 'while read -r _ <'"$T/fifos/go"'; do
-    mv .claude .claude.real && ln -s /.sandshim .claude; echo done >'"$T/fifos/done"'; done') &
-SWAPPER=$!
-BG_PIDS+=("$SWAPPER")
-touch "$T/swap-now"
-run_recorded as_nd "$W" "$T/bin/sandshim" -c 'echo RAN; exit 42'
-rm "$T/swap-now"
-kill "$SWAPPER" 2>/dev/null
-wait "$SWAPPER" 2>/dev/null || true # killed: its status is not the check
+swap_on_request "$W" .claude /.sandshim
+run_swapped as_nd "$W" "$T/bin/sandshim" -c 'echo RAN; exit 42'
 expect_not_contains "PWNED" "$OUT"
 expect_not_contains "RAN" "$OUT"
 [[ $RC == 126 || $RC == 127 ]] || fail "exit code with the copy over the gate's directory: $RC (expected 126 or 127: the gate is the copy's file, which does not run)"
