@@ -156,6 +156,10 @@ stop_background() {
     done
 }
 
+# Paths outside $T that a suite made (a workspace one level below /): removed at exit, whatever
+# the outcome.
+REMOVE_AT_EXIT=()
+
 cleanup() {
     local rc=$? left
     set +e
@@ -163,6 +167,7 @@ cleanup() {
     if report_missed && ((rc == 0 || rc == EXIT_SKIP)); then
         rc=1
     fi
+    ((${#REMOVE_AT_EXIT[@]} == 0)) || rm -rf "${REMOVE_AT_EXIT[@]}"
     [[ -n $T ]] || exit "$rc"
     stop_background
     drain_warm_pools

@@ -260,6 +260,30 @@ expect_not_contains "PWNED" "$OUT"
 expect_not_contains "RAN" "$OUT"
 [[ $RC == 126 || $RC == 127 ]] || fail "exit code with the copy over the gate's directory: $RC (expected 126 or 127: the gate is the copy's file, which does not run)"
 
+check "a workspace one level below /, its .claude swapped for a link to the gate's directory: the read-only copy there takes no mount point, nothing runs; the next run has the current copies"
+# There the copy's bind comes before git's directories (the engine orders binds by depth; the
+# gate's has the same depth), lands at /.sandshim, and the engine cannot make a mount point in it.
+S=$(mktemp -d /sandshim-test-swap.XXXXXX)
+REMOVE_AT_EXIT+=("$S")
+chmod 755 "$S"
+mkdir -p "$S/.claude"
+echo '{"s": 1}' >"$S/.claude/settings.json"
+chown -R "$ND_USER:" "$S"
+(cd "$S" && exec "${nd_command[@]}" /bin/sh -c 'PATH=/usr/bin:/bin; git init -q && echo one >f && git add f && git -c user.name=c -c user.email=c@c commit -qm one')
+swap_on_request "$S" .claude /.sandshim
+run_swapped as_nd "$S" "$T/bin/sandshim" -c 'echo RAN; exit 42'
+restore_swapped "$S" .claude
+expect_not_contains "RAN" "$OUT"
+expect_equal 125 "$RC" "exit code with the copy at the gate's directory"
+expect_contains 'error mounting' "$ERR" # the gate's or git's: the engine orders binds of one depth as it likes
+expect_contains 'read-only file system' "$ERR"
+echo '{"s": 2}' >"$S/.claude/settings.json"
+expect_exit 42 as_nd "$S" "$T/bin/sandshim" -c 'cat .claude/settings.json; echo x >>f; exit 42'
+expect_file_is "$OUT" '{"s": 2}'
+expect_equal "one
+x" "$(cat "$S/f")" "the workspace after the next run"
+rm -rf "$S"
+
 check "the system file's sandbox.workspace = ro closes the workspace to wrap mode's shell too"
 sed -i 's/^\[sandbox\]$/[sandbox]\nworkspace = ro/' "$SYSCONF"
 run_recorded wrap 'echo no > ro.txt'
