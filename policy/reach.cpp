@@ -96,6 +96,30 @@ std::vector<std::string> absent_protected_names(int dir_fd) {
   return absent;
 }
 
+std::optional<ProtectedLink> protected_link_at(int dir_fd, const std::string& name) {
+  struct stat st {};
+  if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISLNK(st.st_mode)) {
+    return std::nullopt;
+  }
+  std::string text(static_cast<size_t>(st.st_size) + 1, '\0');
+  ssize_t got = ::readlinkat(dir_fd, name.c_str(), text.data(), text.size());
+  if (got < 0 || static_cast<size_t>(got) >= text.size()) {
+    return std::nullopt;  // changed while read
+  }
+  text.resize(static_cast<size_t>(got));
+  return ProtectedLink{name, st.st_ino, text};
+}
+
+std::vector<ProtectedLink> protected_links(int dir_fd) {
+  std::vector<ProtectedLink> links;
+  for (const auto& name : protected_names()) {
+    if (auto link = protected_link_at(dir_fd, name)) {
+      links.push_back(*link);
+    }
+  }
+  return links;
+}
+
 std::string aside_name(const std::string& name, const std::string& run_id) {
   return name + ".sandshim-" + run_id;
 }

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "policy/workspace.hpp"
@@ -25,6 +27,20 @@ std::vector<BindPath> protected_binds(const std::filesystem::path& dir, int dir_
 // The protected names `dir` (open as `dir_fd`) does not hold (a run under sandbox.workspace = rw
 // must not make them).
 std::vector<std::string> absent_protected_names(int dir_fd);
+
+// A protected name that is a symbolic link: only what it leads to is kept read-only, the link
+// itself lies in the writable workspace, so a run may replace it. One that is no longer this link
+// after the run (another type, text or inode; an inode may be reused at once) is treated as a name
+// the run created.
+struct ProtectedLink {
+  std::string name;
+  ino_t ino = 0;
+  std::string text;
+  bool operator==(const ProtectedLink&) const = default;
+};
+std::vector<ProtectedLink> protected_links(int dir_fd);
+// NAME as a ProtectedLink now (nullopt when it is no link or is gone).
+std::optional<ProtectedLink> protected_link_at(int dir_fd, const std::string& name);
 
 // Where a protected name a run created goes: NAME.sandshim-RUN_ID beside it.
 std::string aside_name(const std::string& name, const std::string& run_id);

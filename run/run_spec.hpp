@@ -10,6 +10,7 @@
 #include "engine/engine.hpp"
 #include "engine/engine_names.hpp"
 #include "policy/masks.hpp"
+#include "policy/reach.hpp"
 #include "run/git_stage.hpp"
 #include "run/protected_copies.hpp"
 #include "run/workspace_gate.hpp"
@@ -53,11 +54,12 @@ struct RunSpec {
   // and the token it must answer with. 0: through `docker exec`.
   int64_t launcher_pid = 0;
   std::string launcher_token;
-  MaskPlan masks;                             // workspace paths sandbox.hide covers
-  MaskSources mask_sources;                   // what covers them
-  std::vector<BindPath> writable_mounts;      // sandbox.writable, with protected names read-only
-  std::vector<std::string> absent_protected;  // rw workspace: protected names it lacks at first
-  std::shared_ptr<GitStage> git_stage;        // rw workspace: git's writes, carried back after
+  MaskPlan masks;                              // workspace paths sandbox.hide covers
+  MaskSources mask_sources;                    // what covers them
+  std::vector<BindPath> writable_mounts;       // sandbox.writable, with protected names read-only
+  std::vector<std::string> absent_protected;   // rw workspace: protected names it lacks at first
+  std::vector<ProtectedLink> protected_links;  // and those that are links
+  std::shared_ptr<GitStage> git_stage;         // rw workspace: git's writes, carried back after
   std::shared_ptr<ProtectedCopies> protected_copies;  // a broker's rw: what stays read-only
   std::filesystem::path cache_dir;        // sandbox.cache = on: the host directory; else empty
   std::filesystem::path seccomp_profile;  // podman: the profile without user namespaces

@@ -365,6 +365,7 @@ bool keep_protected_for_broker(RunSpec& spec, RunContext& run) {
   }
   spec.writable_mounts = std::move(kept);
   spec.absent_protected = absent_protected_names(workspace.get());
+  spec.protected_links = protected_links(workspace.get());
   return true;
 }
 
@@ -385,6 +386,7 @@ void grant_writes(RunSpec& spec, RunContext& run, uid_t uid, gid_t gid) {
         stage_git(spec, kept, request, workspace.get(), uid, gid);
         spec.writable_mounts.insert(spec.writable_mounts.end(), kept.begin(), kept.end());
         spec.absent_protected = absent_protected_names(workspace.get());
+        spec.protected_links = protected_links(workspace.get());
       }
     }
     if (policy.cache == Cache::on) {
@@ -725,12 +727,9 @@ std::vector<LimitHint> judge_limits(ContainerResult& result, const RunContext& r
   return hints;
 }
 
-// sandbox.workspace = rw: a protected name the run created at the workspace root (.envrc,
-// .claude/, CLAUDE.md) would steer git, an agent or the shell on the host next, so it is renamed
-// out of the way and named. Through a broker, whose user must not rename what the caller's
-// directory holds, the caller's client renames it, as the caller (move_created_aside).
-void set_aside_created_names(const RunContext& run, ContainerResult& result) {
-  const RunSpec& spec = *run.spec();
+// The protected names the run made at the workspace root: absent before it, or a link before it
+// (CLAUDE.md -> AGENTS.md) replaced by something else.
+std::vector<std::string> created_protected_names(const RunSpec& spec) {
   std::vector<std::string> created;
   for (const std::string& name : spec.absent_protected) {
     std::error_code ec;
@@ -738,6 +737,28 @@ void set_aside_created_names(const RunContext& run, ContainerResult& result) {
       created.push_back(name);
     }
   }
+  if (spec.protected_links.empty()) {
+    return created;
+  }
+  UniqueFd workspace(::open(spec.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  for (const ProtectedLink& before : spec.protected_links) {
+    std::error_code ec;
+    bool there = fs::exists(fs::symlink_status(spec.workspace / before.name, ec));
+    if (there && protected_link_at(workspace.get(), before.name) != before) {
+      created.push_back(before.name);
+    }
+  }
+  return created;
+}
+
+// sandbox.workspace = rw: a protected name the run created at the workspace root (.envrc,
+// .claude/, CLAUDE.md, or one in place of a link) would steer git, an agent or the shell on the
+// host next, so it is renamed out of the way and named. Through a broker, whose user must not
+// rename what the caller's directory holds, the caller's client renames it, as the caller
+// (move_created_aside).
+void set_aside_created_names(const RunContext& run, ContainerResult& result) {
+  const RunSpec& spec = *run.spec();
+  std::vector<std::string> created = created_protected_names(spec);
   if (created.empty()) {
     return;
   }

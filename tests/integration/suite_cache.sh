@@ -157,7 +157,7 @@ expect_contains "removed 1 git stage(s) of removed workspaces" "$OUT"
 stages=("$XDG_STATE_HOME"/sandshim/git-stage/*.workspace)
 expect_equal "$WS" "$(cat "${stages[@]}")" "the git stage kept"
 
-check "workspace = rw: a protected name the run creates is moved aside and named"
+check "workspace = rw: a protected name the run creates, or writes in place of a link, is moved aside and named"
 expect_exit 0 sandshim run -- sh -c 'echo x >.envrc && mkdir .vscode'
 [[ ! -e $WS/.envrc && ! -e $WS/.vscode ]] || fail ".envrc or .vscode made by a run stayed in place"
 aside=("$WS"/.envrc.sandshim-*)
@@ -165,7 +165,14 @@ aside=("$WS"/.envrc.sandshim-*)
 expect_contains "the run created .vscode, moved to .vscode.sandshim-" "$ERR"
 sandshim audit list --limit 1 --json >"$T/row"
 expect_contains "created .envrc, moved to .envrc.sandshim-" "$T/row"
-rm -rf "$WS"/.envrc.sandshim-* "$WS"/.vscode.sandshim-* "$WS/notes.txt" "$WS/.git" "$WS/.claude"
+echo rules >"$WS/AGENTS.md"
+ln -s AGENTS.md "$WS/CLAUDE.md"
+expect_exit 0 sandshim run -- sh -c 'rm CLAUDE.md && echo injected >CLAUDE.md'
+[[ ! -e $WS/CLAUDE.md ]] || fail "the CLAUDE.md a run wrote in place of its link stayed: $(cat "$WS/CLAUDE.md")"
+expect_equal injected "$(cat "$WS"/CLAUDE.md.sandshim-*)" "the run's CLAUDE.md, moved aside"
+expect_contains "the run created CLAUDE.md, moved to CLAUDE.md.sandshim-" "$ERR"
+expect_equal rules "$(cat "$WS/AGENTS.md")" "what the link led to (kept read-only)"
+rm -rf "$WS"/.envrc.sandshim-* "$WS"/.vscode.sandshim-* "$WS"/CLAUDE.md* "$WS/AGENTS.md" "$WS/notes.txt" "$WS/.git" "$WS/.claude"
 reset_user_config
 
 assert_no_sandshim_containers

@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -52,4 +53,28 @@ TEST_CASE("what a run created is moved aside by name, a link as a link, only pro
   CHECK(fs::is_regular_file(ws / "outside"));
   CHECK(fs::is_regular_file(ws / "notes.txt"));  // not a protected name: left alone
   CHECK(aside_name("CLAUDE.md", "abc") == "CLAUDE.md.sandshim-abc");
+}
+
+TEST_CASE("a protected name that is a link is noted with its inode and text", "[reach]") {
+  ScratchDir dir;
+  std::ofstream(dir.path() / "AGENTS.md") << "rules\n";
+  fs::create_symlink("AGENTS.md", dir.path() / "CLAUDE.md");
+  fs::create_directories(dir.path() / ".claude");
+  int fd = ::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  auto links = protected_links(fd);
+  REQUIRE(links.size() == 1);
+  CHECK(links[0].name == "CLAUDE.md");
+  CHECK(links[0].text == "AGENTS.md");
+  struct stat st {};
+  REQUIRE(::lstat((dir.path() / "CLAUDE.md").c_str(), &st) == 0);
+  CHECK(links[0].ino == st.st_ino);
+  CHECK(protected_link_at(fd, "CLAUDE.md") == links[0]);
+  fs::remove(dir.path() / "CLAUDE.md");  // its inode may come back for the next file at once
+  std::ofstream(dir.path() / "CLAUDE.md") << "injected\n";
+  CHECK_FALSE(protected_link_at(fd, "CLAUDE.md").has_value());
+  fs::remove(dir.path() / "CLAUDE.md");
+  fs::create_symlink("/etc/passwd", dir.path() / "CLAUDE.md");
+  CHECK(protected_link_at(fd, "CLAUDE.md") != links[0]);
+  ::close(fd);
 }
