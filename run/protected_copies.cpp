@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <string_view>
 
 #include "common/dir_at.hpp"
 #include "common/error.hpp"
@@ -159,6 +160,55 @@ std::string workspace_key(const fs::path& workspace, uid_t caller) {
   return sha256_hex(workspace.string()).substr(0, 16) + "-" + std::to_string(caller);
 }
 
+// A run's own directory is KEY.run-RUN_ID beside KEY.run-RUN_ID.lock, which the run holds
+// locked while it lasts: a lock that can be taken is a run that is over (its broker died before
+// it could remove the directory).
+constexpr std::string_view k_own_marker = ".run-";
+constexpr std::string_view k_lock_suffix = ".lock";
+constexpr std::string_view k_staging_prefix = ".making-";
+
+// The lock of a run's own directory, made under a name no sweep looks at, locked, then given its
+// own name: a sweep never finds it unlocked.
+UniqueFd lock_own_directory(const fs::path& root, const std::string& own) {
+  std::string staging = std::string(k_staging_prefix) + own;
+  UniqueFd lock(
+      ::open((root / staging).c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!lock.valid() || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0 ||
+      ::rename((root / staging).c_str(), (root / (own + std::string(k_lock_suffix))).c_str()) !=
+          0) {
+    throw Fatal("cannot lock " + quoted((root / own).string()) + ": " + std::strerror(errno));
+  }
+  return lock;
+}
+
+// Removes the own directories of runs that are over, and their locks.
+void sweep_orphaned_directories(const fs::path& root) {
+  UniqueFd dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!dir.valid()) {
+    return;
+  }
+  for (const std::string& name : names_in(dir.get())) {
+    bool staging = name.starts_with(k_staging_prefix);
+    if (!staging &&
+        (name.find(k_own_marker) == std::string::npos || !name.ends_with(k_lock_suffix))) {
+      continue;
+    }
+    UniqueFd lock(::openat(dir.get(), name.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
+    if (!lock.valid() || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
+      continue;  // its run goes on
+    }
+    if (staging) {  // a run that died before its lock had its name
+      (void)::unlinkat(dir.get(), name.c_str(), 0);
+      continue;
+    }
+    std::string own = name.substr(0, name.size() - k_lock_suffix.size());
+    if (remove_entry_at(dir.get(), own)) {
+      (void)::unlinkat(dir.get(), name.c_str(), 0);
+      spdlog::info("protected copies: removed {} of a run that is over", own);
+    }
+  }
+}
+
 }  // namespace
 
 fs::path protected_copies_root() {
@@ -178,7 +228,13 @@ std::unique_ptr<ProtectedCopies> ProtectedCopies::make(int held_workspace,
       ::open((root / (key + ".lock")).c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
   bool shared = copies->m_lock.valid() && ::flock(copies->m_lock.get(), LOCK_EX | LOCK_NB) == 0;
   copies->m_own = !shared;  // another run of this workspace refreshes the shared one
-  copies->m_dir = root / (shared ? key : key + ".run-" + run_id);
+  std::string own = key + std::string(k_own_marker) + run_id;
+  copies->m_dir = root / (shared ? key : own);
+  if (shared) {
+    sweep_orphaned_directories(root);
+  } else {
+    copies->m_lock = lock_own_directory(root, own);
+  }
   fs::create_directories(copies->m_dir, ec);
   if (ec) {
     throw Fatal("cannot make " + quoted(copies->m_dir.string()) + ": " + ec.message());
@@ -234,15 +290,19 @@ ProtectedCopies::~ProtectedCopies() {
 }
 
 void ProtectedCopies::release() {
-  m_lock.reset();
   if (!m_own) {
+    m_lock.reset();
     return;
   }
   m_own = false;
+  std::string own = m_dir.filename().string();
   UniqueFd root(::open(m_dir.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!root.valid() || !remove_entry_at(root.get(), m_dir.filename().string())) {
+  if (!root.valid() || !remove_entry_at(root.get(), own)) {
     spdlog::warn("protected copies: cannot remove {}", m_dir.string());
+  } else {  // still locked: a sweep meanwhile leaves it alone
+    (void)::unlinkat(root.get(), (own + std::string(k_lock_suffix)).c_str(), 0);
   }
+  m_lock.reset();
 }
 
 }  // namespace sandshim::shim

@@ -37,7 +37,8 @@ class ProtectedCopies {
 
   // Lets the next run of the workspace have the shared directory (it stays for warm containers);
   // a run's own directory goes. Before the caller hears the outcome: its next command may come
-  // at once.
+  // at once. A run's own directory is locked while it lasts, and the next run that takes a
+  // shared directory removes those whose run is over (a broker that died mid-run).
   void release();
 
   // Read-only, each at its name in the workspace.

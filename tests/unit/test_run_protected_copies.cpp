@@ -1,5 +1,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
@@ -136,6 +137,37 @@ TEST_CASE("a run beside another of the workspace gets copies of its own, removed
   }
   CHECK_FALSE(fs::exists(own));
   CHECK(fs::exists(held->dir() / ".claude" / "settings.json"));
+}
+
+TEST_CASE("a run's own copies left by a broker that died mid-run go with the next shared run") {
+  Workspace ws;
+  fs::path own;
+  std::unique_ptr<ProtectedCopies> live;
+  {
+    auto held = ws.make("r1");
+    own = fs::path(held->dir()).concat(".run-r2");
+    pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {  // makes its own copies and dies without releasing them
+      auto beside = ws.make("r2");
+      ::_exit(beside->dir() == own ? 0 : 1);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0);
+    live = ws.make("r3");  // a run that goes on
+  }
+  CHECK(fs::exists(own / ".claude" / "settings.json"));
+  auto next = ws.make("r4");  // takes the shared directory: sweeps
+  CHECK_FALSE(fs::exists(own));
+  CHECK_FALSE(fs::exists(fs::path(own).concat(".lock")));
+  fs::path live_dir = live->dir();
+  CHECK(fs::exists(live_dir / ".claude" / "settings.json"));  // its lock is held: it stays
+  live.reset();
+  CHECK_FALSE(fs::exists(live_dir));
+  CHECK_FALSE(fs::exists(fs::path(live_dir).concat(".lock")));
+  CHECK(fs::exists(next->dir() / ".claude" / "settings.json"));
 }
 
 TEST_CASE("a protected name that cannot be copied refuses the run in one line") {
