@@ -197,7 +197,7 @@ const AgentDescriptor& gemini_agent() {
       .settings = gemini_settings,
       .user_places = user_places,
       .project_places = project_places,
-      .workspace_names = {".gemini"},
+      .workspace_names = {".gemini", "GEMINI.md"},
       .shell_shares_hook_path = true,
   };
   return agent;
