@@ -136,12 +136,20 @@ void carry_git_state(const GitHandback& git, std::vector<UniqueFd>& fds, int64_t
 }
 
 // The names that steer the host which the run created (its row names them): moved aside here, as
-// the caller, as direct mode moves them (the broker's user never renames the caller's files).
-void move_created_names_aside(const CreatedNames& created) {
+// the caller, as direct mode moves them (the broker's user never renames the caller's files); the
+// protected links it removed or replaced, made again.
+void settle_protected_names(const CreatedNames& created) {
   std::vector<std::string> lines =
       shim::move_created_aside(created.workspace, created.run_id, created.names);
+  std::vector<shim::ProtectedLink> links;
+  for (const auto& [name, text] : created.links) {
+    links.push_back({name, 0, text});
+  }
+  std::vector<std::string> restored = shim::restore_protected_links(created.workspace, links);
+  lines.insert(lines.end(), restored.begin(), restored.end());
   if (!lines.empty()) {
-    say(shim::created_names_summary(lines) + shim::k_created_names_advice);
+    say(shim::created_names_summary(lines) +
+        (created.names.empty() ? "" : shim::k_created_names_advice));
   }
 }
 
@@ -175,7 +183,7 @@ int await_exit(int socket, const fs::path& path, ForwardedSignals& signals, int6
         carry_git_state(*exit.git, frame.frame.fds, since_s);
       }
       if (exit.created) {
-        move_created_names_aside(*exit.created);
+        settle_protected_names(*exit.created);
       }
       return finish_like(exit);
     }

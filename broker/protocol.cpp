@@ -579,6 +579,10 @@ std::string encode(const Exit& exit) {
     object["created_workspace"] = exit.created->workspace;
     object["created_run_id"] = exit.created->run_id;
     object["created_names"] = exit.created->names;
+    object["created_links"] = json::array();
+    for (const auto& [name, text] : exit.created->links) {
+      object["created_links"].push_back({name, text});
+    }
   }
   return object.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -653,10 +657,33 @@ GitHandback git_handback_of(const json& object) {
   return git;
 }
 
+// [NAME, TEXT]: a protected link to make again; its text is a link's (at most PATH_MAX - 1).
+std::pair<std::string, std::string> link_of(const json& entry) {
+  if (!entry.is_array() || entry.size() != 2) {
+    throw Violation{"a created_links entry is not [name, text]"};
+  }
+  std::string name = string_field(entry[0], "created_links");
+  std::string text = string_field(entry[1], "created_links");
+  if (!is_entry_name(name) || text.empty() || text.size() >= 4096) {
+    throw Violation{"a created_links entry is not an entry name and a link's text"};
+  }
+  return {name, text};
+}
+
 CreatedNames created_names_of(const json& object) {
   static const std::regex run_id("[A-Za-z0-9-]{1,64}");
-  CreatedNames created{text_of(object, "created_workspace"), text_of(object, "created_run_id"),
-                       string_list(object, "created_names")};
+  CreatedNames created{text_of(object, "created_workspace"),
+                       text_of(object, "created_run_id"),
+                       string_list(object, "created_names"),
+                       {}};
+  const json& links = member(object, "created_links");
+  if (!links.is_array() || links.size() > k_max_created_names) {
+    throw Violation{"created_links is not a list of at most " +
+                    std::to_string(k_max_created_names) + " links"};
+  }
+  for (const json& entry : links) {
+    created.links.push_back(link_of(entry));
+  }
   if (!created.workspace.starts_with('/') || !std::regex_match(created.run_id, run_id) ||
       created.names.size() > k_max_created_names ||
       !std::all_of(created.names.begin(), created.names.end(), is_entry_name)) {
@@ -674,9 +701,9 @@ std::variant<Exit, ProtocolError> decode_exit(std::string_view payload) {
   try {
     json object = parse_object(payload);
     require_version(object);
-    require_keys(object,
-                 {"v", "type", "code", "signal", "git_workspace", "git_id", "git_files",
-                  "git_left_behind", "created_workspace", "created_run_id", "created_names"});
+    require_keys(object, {"v", "type", "code", "signal", "git_workspace", "git_id", "git_files",
+                          "git_left_behind", "created_workspace", "created_run_id", "created_names",
+                          "created_links"});
     if (type_of(object) != "exit") {
       return ProtocolError{"type is not exit"};
     }

@@ -29,7 +29,7 @@ namespace sandshim::broker {
 // 4: `run` carries the project's version ask. 5: `run` carries the caller's git identity and
 // `exit` what a run under rw hands back of git's state. A client and a broker of different
 // versions refuse each other's frames with the version each speaks.
-inline constexpr int k_protocol_version = 6;
+inline constexpr int k_protocol_version = 7;
 inline constexpr size_t k_max_frame_bytes = 1 << 20;
 inline constexpr size_t k_max_list_entries = 4096;
 inline constexpr size_t k_max_string_bytes = 128 * 1024;
@@ -179,6 +179,8 @@ struct CreatedNames {
   std::string workspace;  // absolute
   std::string run_id;
   std::vector<std::string> names;  // each one entry at the workspace's top
+  // Protected links the run removed or replaced, NAME and the link's text: made again.
+  std::vector<std::pair<std::string, std::string>> links;
 };
 inline constexpr size_t k_max_created_names = 32;
 

@@ -101,12 +101,16 @@ void tell_session_exit_code(int exit_channel, int code) {
 }
 
 // What a run under rw hands back, as the client gets it: git's state (the files' contents go as
-// descriptors, in order) and the protected names it created, for the client to move aside.
+// descriptors, in order), the protected names it created, for the client to move aside, and the
+// protected links it removed, for the client to make again.
 Exit exit_handing_back(int code, const shim::RunHandback& handback, std::vector<int>& fds) {
   Exit exit{code & 0xff, std::nullopt, std::nullopt, std::nullopt};
-  if (!handback.created_names.empty()) {
+  if (!handback.created_names.empty() || !handback.restore_links.empty()) {
     exit.created =
-        CreatedNames{handback.workspace.string(), handback.run_id, handback.created_names};
+        CreatedNames{handback.workspace.string(), handback.run_id, handback.created_names, {}};
+    for (const shim::ProtectedLink& link : handback.restore_links) {
+      exit.created->links.emplace_back(link.name, link.text);
+    }
   }
   const shim::HandedGit& handed = handback.git;
   if (handed.empty()) {

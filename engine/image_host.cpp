@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <fstream>
+#include <regex>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
@@ -199,6 +203,55 @@ std::optional<fs::path> venv_python_of(const std::string& program, const fs::pat
     return std::nullopt;
   }
   return *venv / "bin" / fs::path(program).filename();
+}
+
+bool mountable_script(const fs::path& file) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      (st.st_mode & (S_IWGRP | S_IWOTH)) || (st.st_uid != ::geteuid() && st.st_uid != 0)) {
+    return false;
+  }
+  std::ifstream in(file, std::ios::binary);
+  char magic[2] = {};
+  return in.read(magic, 2) && magic[0] == '#' && magic[1] == '!';
+}
+
+namespace {
+
+// The python version a host interpreter is ("3.11" for /usr/bin/python3 -> python3.11), or "".
+std::string python_version_of(const fs::path& interpreter) {
+  std::error_code ec;
+  std::string name = fs::canonical(interpreter, ec).filename().string();
+  static const std::regex versioned(R"(python(\d+\.\d+))");
+  std::smatch match;
+  return !ec && std::regex_match(name, match, versioned) ? match[1].str() : "";
+}
+
+}  // namespace
+
+std::optional<HostScript> host_script_of(const std::vector<std::string>& command,
+                                         const fs::path& interpreter, const fs::path& cwd,
+                                         const fs::path& workspace, const fs::path& user_base) {
+  if (command.size() < 2 || command[1].starts_with('-') ||
+      command[1].find('/') == std::string::npos) {
+    return std::nullopt;
+  }
+  fs::path script = (cwd / command[1]).lexically_normal();
+  std::error_code ec;
+  if (is_within(fs::weakly_canonical(script, ec), workspace) || !mountable_script(script)) {
+    return std::nullopt;
+  }
+  HostScript mounted{{script}, {}};
+  std::string version = python_version_of(interpreter);
+  fs::path site = user_base / "lib" / ("python" + version) / "site-packages";
+  bool user_installed =
+      !user_base.empty() &&
+      is_within(fs::weakly_canonical(script, ec), fs::weakly_canonical(user_base / "bin", ec));
+  if (!version.empty() && user_installed && fs::is_directory(site, ec)) {
+    mounted.mounts.push_back(site);
+    mounted.environment.emplace_back("PYTHONUSERBASE", user_base.string());
+  }
+  return mounted;
 }
 
 bool is_host_mode(std::string_view image) {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sandshim::shim {
@@ -53,6 +54,30 @@ std::optional<std::filesystem::path> next_host_command(const std::string& comman
 // beside DIR/pyvenv.cfg; nullopt for anything else (a name, another program, no venv).
 std::optional<std::filesystem::path> venv_python_of(const std::string& program,
                                                     const std::filesystem::path& cwd);
+
+// A #! script of the caller's that a host-mode command runs by path from outside the workspace
+// (`/usr/bin/python3 ~/.local/bin/meson setup build`, a user's `autoreconf`): that file alone is
+// mounted read-only at the path named and, for a `pip install --user` tool (in the user base's
+// bin/), the base's site-packages of the interpreter's version, with PYTHONUSERBASE inside.
+struct HostScript {
+  std::vector<std::filesystem::path> mounts;
+  std::vector<std::pair<std::string, std::string>> environment;
+};
+
+// Whether host mode may mount `file` as a script: a regular file starting with `#!`, the caller's
+// or root's, that neither its group nor others may write (a file someone else can change is no
+// program of the caller's).
+bool mountable_script(const std::filesystem::path& file);
+
+// The script `command` runs (its second word, a path outside `workspace` that mountable_script
+// accepts) and what to mount for it; nullopt for any other command. `interpreter`: the program
+// that runs it (its python version picks the site-packages); `user_base`: the caller's
+// PYTHONUSERBASE, else ~/.local.
+std::optional<HostScript> host_script_of(const std::vector<std::string>& command,
+                                         const std::filesystem::path& interpreter,
+                                         const std::filesystem::path& cwd,
+                                         const std::filesystem::path& workspace,
+                                         const std::filesystem::path& user_base);
 
 // True for `images.NAME = host`.
 bool is_host_mode(std::string_view image);

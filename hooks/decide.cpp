@@ -6,6 +6,7 @@
 
 #include "common/paths.hpp"
 #include "common/strings.hpp"
+#include "engine/image_host.hpp"
 #include "hooks/refusal_rules.hpp"
 #include "hooks/shell_analysis.hpp"
 #include "hooks/venvs.hpp"
@@ -398,22 +399,22 @@ class Judge {
       return lead + "The project's venv has " + code(invocation.name) +
              ": run it in the sandbox with the venv's packages instead: " + *run + ".";
     }
+    if (auto run = venv_in_wrap_shell(invocation)) {
+      return lead +
+             "The images' python makes the same venv in the sandbox, and sandboxed runs "
+             "then use it; run this as the whole command instead: " +
+             *run + ".";
+    }
     if (auto run = host_mode_run(invocation)) {
       return lead +
-             "Run the same script with the host's own interpreter and packages, on a read-only "
-             "/usr, in the sandbox instead: " +
+             "Run the same script with the host's own interpreter and packages, read-only, in "
+             "the sandbox instead: " +
              *run + ".";
     }
     if (auto run = host_venv_run(invocation)) {
       return lead +
              "Its venv runs with the host's python, read-only, in the sandbox instead: " + *run +
              ".";
-    }
-    if (auto run = venv_in_wrap_shell(invocation)) {
-      return lead +
-             "The images' python makes the same venv in the sandbox, and sandboxed runs "
-             "then use it; run this as the whole command instead: " +
-             *run + ".";
     }
     return lead + "Run it through the interpreter by name instead: `" +
            sandboxed_name_for(shebang_program(invocation.shebang), m_in.shimmed) +
@@ -536,9 +537,12 @@ class Judge {
   }
 
   // Debian's `pytest`, `mypy`, `autoreconf`…: a script and interpreter under /usr that only root
-  // can have written. Host mode runs exactly them in the sandbox, when the caller may choose the
-  // image; as the agent's whole command (`--wrap-shell`), so a tool that writes the workspace
-  // (autoreconf, a test cache) does, where `sandbox.workspace = wrap` lets `sandshim -c` write.
+  // can have written; or a script of the caller's outside the workspace that such an interpreter
+  // runs (`meson` from `pip install --user`, a user's `autoreconf`), which host mode mounts alone
+  // (and a user-installed tool's packages: image_host.hpp). Host mode runs exactly them in the
+  // sandbox, when the caller may choose the image; as the agent's whole command
+  // (`--wrap-shell`), so a tool that writes the workspace (autoreconf, a test cache) does, where
+  // `sandbox.workspace = wrap` lets `sandshim -c` write.
   std::optional<std::string> host_mode_run(const Invocation& invocation) const {
     if (!m_in.image_choice || !m_in.locate || !m_in.owned_by_system) {
       return std::nullopt;
@@ -549,7 +553,14 @@ class Judge {
       return file.is_absolute() && is_within(file.lexically_normal(), "/usr") &&
              m_in.owned_by_system(file);
     };
-    if (!script || !in_system_usr(*script) || !in_system_usr(interpreter)) {
+    auto callers_own = [&](const std::filesystem::path& file) {
+      std::error_code ec;
+      return file.is_absolute() && !m_in.workspace.empty() &&
+             !is_within(std::filesystem::weakly_canonical(file, ec), m_in.workspace) &&
+             shim::mountable_script(file);
+    };
+    if (!script || !(in_system_usr(*script) || callers_own(*script)) ||
+        !in_system_usr(interpreter)) {
       return std::nullopt;
     }
     return sandshim_run_exactly(

@@ -141,6 +141,23 @@ std::vector<std::string> move_created_aside(const fs::path& workspace, const std
   return lines;
 }
 
+std::vector<std::string> restore_protected_links(const fs::path& workspace,
+                                                 const std::vector<ProtectedLink>& links) {
+  const std::vector<std::string>& known = protected_names();
+  std::vector<std::string> lines;
+  for (const ProtectedLink& link : links) {
+    if (std::find(known.begin(), known.end(), link.name) == known.end()) {
+      continue;
+    }
+    std::string removed = "removed the link " + link.name + " -> " + link.text;
+    std::error_code ec;
+    fs::create_symlink(link.text, workspace / link.name, ec);
+    lines.push_back(!ec ? removed + ", made again"
+                        : removed + " (not made again: " + ec.message() + ")");
+  }
+  return lines;
+}
+
 std::string created_names_summary(const std::vector<std::string>& lines) {
   return "sandbox.workspace = rw: the run " + join(lines, ", ");
 }

@@ -52,6 +52,13 @@ std::vector<std::string> move_created_aside(const std::filesystem::path& workspa
                                             const std::string& run_id,
                                             const std::vector<std::string>& names);
 
+// Makes each protected link again as it was before the run (CLAUDE.md -> AGENTS.md), one the run
+// removed or that move_created_aside moved aside, never over an entry that is there now; a name
+// not in protected_names() is left alone. One line per link: "removed the link NAME -> TEXT, made
+// again", or "... (not made again: WHY)".
+std::vector<std::string> restore_protected_links(const std::filesystem::path& workspace,
+                                                 const std::vector<ProtectedLink>& links);
+
 // The line that names what a run created and where it went (the audit row's part), and what the
 // caller is told after it.
 std::string created_names_summary(const std::vector<std::string>& lines);

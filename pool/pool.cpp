@@ -308,6 +308,9 @@ std::string pool_key(const Policy& policy, const RunSpec& spec) {
   for (const auto& path : spec.host_mounts) {  // images.NAME = host: the interpreter found
     held += "\n" + path.string();
   }
+  for (const auto& [name, value] : spec.host_environment) {
+    held += "\n" + name + "=" + value;
+  }
   // What is writable, and which protected names stay read-only over it (a name created since
   // the container started would not be covered).
   for (const BindPath& bind : spec.writable_mounts) {

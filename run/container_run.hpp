@@ -12,6 +12,7 @@
 #include "engine/engine.hpp"
 #include "policy/limit_hints.hpp"
 #include "policy/policy.hpp"
+#include "policy/reach.hpp"
 #include "run/engine_errors.hpp"
 #include "run/outcome.hpp"
 #include "run/run_spec.hpp"
@@ -34,10 +35,11 @@ struct ContainerResult {
   std::string transfer;    // a remote engine: what travelled, for the audit row's message only
   std::string set_aside;   // sandbox.workspace = rw: protected names the run created, moved aside
   std::string git_carry;   // sandbox.workspace = rw: git's state carried back, or left behind
-  std::optional<ChangedEntries> changed;   // a run that could write the workspace: what changed
-  std::string changed_note;                // what that scan could not look at, for the row
-  std::shared_ptr<HandedGit> handed_git;   // a broker's: for the caller's client to carry
-  std::vector<std::string> created_names;  // a broker's: protected names for the client to move
+  std::optional<ChangedEntries> changed;     // a run that could write the workspace: what changed
+  std::string changed_note;                  // what that scan could not look at, for the row
+  std::shared_ptr<HandedGit> handed_git;     // a broker's: for the caller's client to carry
+  std::vector<std::string> created_names;    // a broker's: protected names for the client to move
+  std::vector<ProtectedLink> restore_links;  // a broker's: protected links for the client to make
 };
 
 // One attempt as the engine gets it: the client's arguments (the audit's engine_args) and, for a

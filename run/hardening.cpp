@@ -207,6 +207,9 @@ void add_environment(CreateSpec& create, const Policy& policy, const RunSpec& sp
   if (!spec.host_path.empty()) {  // the host interpreter's bin directory first
     create.env.push_back({"PATH", spec.host_path});
   }
+  for (const auto& [name, value] : spec.host_environment) {
+    create.env.push_back({name, value});
+  }
   if (!spec.cache_dir.empty()) {
     for (const auto& setting : cache_environment()) {
       create.env.push_back(setting_of(setting));

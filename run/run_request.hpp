@@ -12,6 +12,7 @@
 #include "audit/store.hpp"
 #include "policy/broker_policy.hpp"
 #include "policy/policy.hpp"
+#include "policy/reach.hpp"
 #include "run/caller.hpp"
 #include "run/git_stage.hpp"
 #include "run/interpreter_fit.hpp"
@@ -29,12 +30,14 @@ struct PreopenedStore {
 };
 
 // What a broker's run hands its client to carry out as the caller: git's state (git_stage.hpp)
-// and the protected names the run created at the workspace root, to move to NAME.sandshim-RUN_ID.
+// and the protected names the run created at the workspace root, to move to NAME.sandshim-RUN_ID,
+// and the protected links it removed or replaced, to make again.
 struct RunHandback {
   HandedGit git;
   std::filesystem::path workspace;
   std::string run_id;
   std::vector<std::string> created_names;
+  std::vector<ProtectedLink> restore_links;  // protected links the run removed: made again
 };
 
 struct RunRequest {

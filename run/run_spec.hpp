@@ -68,6 +68,7 @@ struct RunSpec {
   // images.NAME = host: the host paths mounted read-only at the same place, and PATH inside.
   std::vector<std::filesystem::path> host_mounts;
   std::string host_path;
+  std::vector<std::pair<std::string, std::string>> host_environment;  // PYTHONUSERBASE of a script
   std::string container_name() const { return container_name_of(run_id); }
 };
 

@@ -170,6 +170,31 @@ std::string image_for(const Policy& policy, const RunRequest& request) {
   return it->second;
 }
 
+// PYTHONUSERBASE as the caller has it, else ~/.local: where `pip install --user` put a tool.
+fs::path user_base_of(const RunRequest& request) {
+  for (const std::string& entry : request.environment) {
+    if (entry.starts_with("PYTHONUSERBASE=") && entry.size() > 15 && entry[15] == '/') {
+      return entry.substr(15);
+    }
+  }
+  return request.home.empty() ? fs::path() : request.home / ".local";
+}
+
+// `/usr/bin/python3 ~/.local/bin/meson setup build`: the script, and a user-installed tool's
+// packages, read-only beside the host's toolchain. The interpreter named by path is the one
+// that runs; by name, the one the lookup found.
+void add_host_script(RunSpec& spec, const RunContext& run, const fs::path& found) {
+  const RunRequest& request = run.request();
+  fs::path named = request.command.front();
+  std::optional<HostScript> script =
+      host_script_of(request.command, named.is_absolute() ? named : found, run.cwd, run.workspace,
+                     user_base_of(request));
+  if (script) {
+    spec.host_mounts.insert(spec.host_mounts.end(), script->mounts.begin(), script->mounts.end());
+    spec.host_environment = std::move(script->environment);
+  }
+}
+
 // images.NAME = host: the empty base with the host's /usr, a curated /etc and the interpreter's
 // prefix read-only; refused with one line when the host's interpreter cannot be found or mounted.
 void use_host_toolchain(RunSpec& spec, const RunContext& run) {
@@ -187,6 +212,9 @@ void use_host_toolchain(RunSpec& spec, const RunContext& run) {
     spec.image = std::string(k_host_base_image);
     spec.host_mounts = std::move(toolchain.mounts);
     spec.host_path = std::move(toolchain.inside_path);
+    if (!request.broker) {  // a script of the caller's outside the workspace, by path
+      add_host_script(spec, run, toolchain.interpreter);
+    }
   } catch (const Fatal& e) {
     throw Refusal(RunStatus::refused, "images." + name + " = host: " + e.what() +
                                           "; install it on the host or map an image with `images." +
@@ -751,29 +779,53 @@ std::vector<std::string> created_protected_names(const RunSpec& spec) {
   return created;
 }
 
+// The protected links the workspace no longer holds once the created names are set aside: one
+// the run removed, or replaced (created).
+std::vector<ProtectedLink> links_to_restore(const RunSpec& spec,
+                                            const std::vector<std::string>& created) {
+  std::vector<ProtectedLink> links;
+  for (const ProtectedLink& before : spec.protected_links) {
+    std::error_code ec;
+    bool replaced = std::find(created.begin(), created.end(), before.name) != created.end();
+    if (replaced || !fs::exists(fs::symlink_status(spec.workspace / before.name, ec))) {
+      links.push_back(before);
+    }
+  }
+  return links;
+}
+
 // sandbox.workspace = rw: a protected name the run created at the workspace root (.envrc,
 // .claude/, CLAUDE.md, or one in place of a link) would steer git, an agent or the shell on the
-// host next, so it is renamed out of the way and named. Through a broker, whose user must not
-// rename what the caller's directory holds, the caller's client renames it, as the caller
-// (move_created_aside).
-void set_aside_created_names(const RunContext& run, ContainerResult& result) {
+// host next, so it is renamed out of the way and named; a protected link the run removed or
+// replaced is made again. Through a broker, whose user must not rename or make what the
+// caller's directory holds, the caller's client does both, as the caller (move_created_aside,
+// restore_protected_links).
+void settle_protected_names(const RunContext& run, ContainerResult& result) {
   const RunSpec& spec = *run.spec();
   std::vector<std::string> created = created_protected_names(spec);
-  if (created.empty()) {
+  std::vector<ProtectedLink> links = links_to_restore(spec, created);
+  if (created.empty() && links.empty()) {
     return;
   }
   std::vector<std::string> lines;
   if (run.request().broker) {
     result.created_names = created;
+    result.restore_links = links;
     for (const std::string& name : created) {
       lines.push_back("created " + name + ", which its client moves to " +
                       aside_name(name, run.run_id()));
     }
+    for (const ProtectedLink& link : links) {
+      lines.push_back("removed the link " + link.name + " -> " + link.text +
+                      ", which its client makes again");
+    }
   } else {
     lines = move_created_aside(spec.workspace, run.run_id(), created);
+    std::vector<std::string> restored = restore_protected_links(spec.workspace, links);
+    lines.insert(lines.end(), restored.begin(), restored.end());
   }
   result.set_aside = created_names_summary(lines);
-  say(run.request(), result.set_aside + k_created_names_advice);
+  say(run.request(), result.set_aside + (created.empty() ? "" : k_created_names_advice));
 }
 
 // sandbox.workspace = rw with a staged .git: git's state comes back to the host's .git, and the
@@ -834,7 +886,7 @@ void execute(RunContext& run, const RunEngine& engine) {
   ContainerResult result = engine.run(*run.engine, run.call, *run.spec(), run.policy);
   step.done();
   carry_git_state(run, result);
-  set_aside_created_names(run, result);
+  settle_protected_names(run, result);
   record_workspace_changes(run, result, started);
   run.hints = judge_limits(result, run);
   run.finish(std::move(result));
@@ -965,7 +1017,7 @@ void tell_outcome_early(const RunContext& run) {
   if (run.request().tell_outcome) {
     const ContainerResult& result = *run.result();
     RunHandback handback{result.handed_git ? std::move(*result.handed_git) : HandedGit(),
-                         run.workspace, run.run_id(), result.created_names};
+                         run.workspace, run.run_id(), result.created_names, result.restore_links};
     run.request().tell_outcome(result.exit_code, std::move(handback));
   }
 }

@@ -359,7 +359,7 @@ sys.exit(json.loads(body)["code"])'
 expect_exit 125 as_nd "$U/ws" /usr/bin/python3 -c "$raw_client" "$SOCK" '{not json'
 expect_lines 1 "$ERR"
 expect_contains "the broker refused the request:" "$ERR"
-expect_exit 125 as_nd "$U/ws" /usr/bin/python3 -c "$raw_client" "$SOCK" '{"type":"signal","signal":15,"v":6}'
+expect_exit 125 as_nd "$U/ws" /usr/bin/python3 -c "$raw_client" "$SOCK" '{"type":"signal","signal":15,"v":7}'
 expect_contains "the broker expected a request first; nothing ran" "$ERR"
 expect_exit 0 as_nd "$U/ws" /usr/bin/python3 -c "$raw_client" "$SOCK" silent
 expect_exit 42 as_nd "$U/ws" sh -c 'exit 42'

@@ -104,7 +104,7 @@ expect_contains "left in the sandbox" <(broker_row "$(last_broker_run)" message)
 expect_exit 73 wrap 'echo x >.git/hooks/pre-commit && exit 42 || exit 73'
 [[ ! -e $G/.git/hooks/pre-commit ]] || fail "a run wrote a git hook through the broker's stage"
 
-check "a name that steers the host, created by a run (.envrc, .claude/settings.json, a CLAUDE.md in place of its link): the caller's client moves it aside as the caller"
+check "a name that steers the host, created by a run (.envrc, .claude/settings.json, a CLAUDE.md in place of its link): the caller's client moves it aside and makes the link again, as the caller"
 rm -rf "$G/.envrc" "$G/.claude" "$G"/.envrc.sandshim-* "$G"/.claude.sandshim-*
 expect_exit 0 wrap 'echo "touch pwned" >.envrc && mkdir .claude && echo "{}" >.claude/settings.json'
 [[ ! -e $G/.envrc && ! -e $G/.claude ]] || fail "the created names stayed where the host reads them"
@@ -119,8 +119,10 @@ echo rules >"$G/AGENTS.md"
 ln -s AGENTS.md "$G/CLAUDE.md"
 chown -h "$ND_USER:" "$G/AGENTS.md" "$G/CLAUDE.md"
 expect_exit 0 wrap 'rm CLAUDE.md && echo injected >CLAUDE.md'
-[[ ! -e $G/CLAUDE.md ]] || fail "the CLAUDE.md a run wrote in place of its link stayed: $(cat "$G/CLAUDE.md")"
+[[ -L $G/CLAUDE.md && $(readlink "$G/CLAUDE.md") == AGENTS.md ]] || fail "CLAUDE.md is not the link it was after a run replaced it: $(ls -l "$G/CLAUDE.md" 2>&1)"
+[[ $(stat -c %U "$G/CLAUDE.md") == "$ND_USER" ]] || fail "the link made again is not the caller's: $(stat -c %U "$G/CLAUDE.md")"
 expect_equal injected "$(cat "$G"/CLAUDE.md.sandshim-*)" "the run's CLAUDE.md, moved aside by the client"
+expect_contains "removed the link CLAUDE.md -> AGENTS.md, made again" "$ERR"
 rm -rf "$G"/CLAUDE.md* "$G/AGENTS.md"
 
 check "sandbox.writable: a directory the broker cannot search is refused (what it holds could not be kept read-only); once searchable, its agent settings stay read-only"

@@ -157,7 +157,7 @@ expect_contains "removed 1 git stage(s) of removed workspaces" "$OUT"
 stages=("$XDG_STATE_HOME"/sandshim/git-stage/*.workspace)
 expect_equal "$WS" "$(cat "${stages[@]}")" "the git stage kept"
 
-check "workspace = rw: a protected name the run creates, or writes in place of a link, is moved aside and named"
+check "workspace = rw: a protected name the run creates, or writes in place of a link, is moved aside and named, and a link it removed or replaced is made again"
 expect_exit 0 sandshim run -- sh -c 'echo x >.envrc && mkdir .vscode'
 [[ ! -e $WS/.envrc && ! -e $WS/.vscode ]] || fail ".envrc or .vscode made by a run stayed in place"
 aside=("$WS"/.envrc.sandshim-*)
@@ -168,10 +168,16 @@ expect_contains "created .envrc, moved to .envrc.sandshim-" "$T/row"
 echo rules >"$WS/AGENTS.md"
 ln -s AGENTS.md "$WS/CLAUDE.md"
 expect_exit 0 sandshim run -- sh -c 'rm CLAUDE.md && echo injected >CLAUDE.md'
-[[ ! -e $WS/CLAUDE.md ]] || fail "the CLAUDE.md a run wrote in place of its link stayed: $(cat "$WS/CLAUDE.md")"
+[[ -L $WS/CLAUDE.md && $(readlink "$WS/CLAUDE.md") == AGENTS.md ]] || fail "CLAUDE.md is not the link it was after a run replaced it: $(ls -l "$WS/CLAUDE.md" 2>&1)"
 expect_equal injected "$(cat "$WS"/CLAUDE.md.sandshim-*)" "the run's CLAUDE.md, moved aside"
 expect_contains "the run created CLAUDE.md, moved to CLAUDE.md.sandshim-" "$ERR"
+expect_contains "removed the link CLAUDE.md -> AGENTS.md, made again" "$ERR"
 expect_equal rules "$(cat "$WS/AGENTS.md")" "what the link led to (kept read-only)"
+# Removed and nothing in its place: the link is made again all the same.
+expect_exit 0 sandshim run -- sh -c 'rm CLAUDE.md'
+[[ -L $WS/CLAUDE.md && $(readlink "$WS/CLAUDE.md") == AGENTS.md ]] || fail "CLAUDE.md, removed by a run, is not made again"
+expect_contains "removed the link CLAUDE.md -> AGENTS.md, made again" "$ERR"
+expect_not_contains "such files steer git" "$ERR"
 rm -rf "$WS"/.envrc.sandshim-* "$WS"/.vscode.sandshim-* "$WS"/CLAUDE.md* "$WS/AGENTS.md" "$WS/notes.txt" "$WS/.git" "$WS/.claude"
 reset_user_config
 

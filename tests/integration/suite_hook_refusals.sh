@@ -65,6 +65,17 @@ expect_each_names_and_runs() { # NAMED TEXT COMMAND...
     expect_exit 0 bash -c "$named"
     expect_contains "host=sandbox args=--flag 7" "$OUT"
 }
+# COMMAND's refusal (shebang-bypass) names host mode's run of RUN (interpreter, script, the same
+# arguments), which the hook lets through and which prints OUTPUT, in the sandbox.
+expect_host_mode_named() { # ID COMMAND RUN OUTPUT
+    refusal claude "$2" "$1"
+    expect_contains "Rule \`shebang-bypass\`" "$T/reason"
+    named=$(named_command)
+    expect_equal "$(printf '%q' "$SANDSHIM_BIN") run --wrap-shell --image host -- $3" "$named" "the named command for $2"
+    expect_hook_passes claude "$named"
+    expect_exit 0 bash -c "cd $(printf '%q' "$WS") && $named"
+    expect_contains "$4" "$OUT"
+}
 # The value of `KEY = VALUE` in the refusal.
 config_value() {
     "$HOST_PY" -c 'import re, sys
@@ -208,13 +219,8 @@ printf '#!%s/bin/python\nimport onlypipx, socket, sys\nprint("host=" + socket.ge
 chmod -R a+rX "$HOME/.local"
 chmod +x "$pipx_venv/bin/pxprobe"
 ln -s "$pipx_venv/bin/pxprobe" "$T/bin/pxprobe"
-refusal claude "pxprobe --flag 7" toolu_pipx_pxprobe
-expect_contains "Rule \`shebang-bypass\`" "$T/reason"
-named=$(named_command)
-expect_equal "$(printf '%q' "$SANDSHIM_BIN") run --wrap-shell --image host -- $pipx_venv/bin/python $pipx_venv/bin/pxprobe --flag 7" "$named" "the pipx tool's named command"
-expect_hook_passes claude "$named"
-expect_exit 0 bash -c "cd $(printf '%q' "$WS") && $named"
-expect_contains "host=sandbox args=--flag 7 from=pipx venv" "$OUT"
+expect_host_mode_named toolu_pipx_pxprobe "pxprobe --flag 7" \
+    "$pipx_venv/bin/python $pipx_venv/bin/pxprobe --flag 7" "host=sandbox args=--flag 7 from=pipx venv"
 # That venv's python by path (a venv the image cannot run: outside the workspace): the same way.
 refusal claude "$pipx_venv/bin/python -c 'import onlypipx; print(onlypipx.WHERE)'" toolu_pipx_python
 expect_contains "Rule \`venv-by-path\`" "$T/reason"
@@ -223,6 +229,28 @@ expect_hook_passes claude "$named"
 expect_exit 0 bash -c "cd $(printf '%q' "$WS") && $named"
 expect_contains "pipx venv" "$OUT"
 rm -rf "$T/bin/pxprobe" "$HOME/.local/pipx"
+
+check "a pip --user tool (its package in ~/.local/lib) and a user's perl script: the named host-mode run finds them, in the sandbox"
+# As `pip install --user` lays it out: the script in ~/.local/bin, run by the host's python, its
+# package in the user site of that python's version, which no image has.
+user_site=$HOME/.local/lib/python$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')/site-packages
+mkdir -p "$user_site/onlyuser" "$HOME/.local/bin"
+printf 'WHERE = "user site"\n' >"$user_site/onlyuser/__init__.py"
+printf '#!/usr/bin/python3\nimport onlyuser, socket, sys\nprint("host=" + socket.gethostname() + " args=" + " ".join(sys.argv[1:]) + " from=" + onlyuser.WHERE)\n' >"$HOME/.local/bin/usertool"
+chmod -R a+rX "$HOME/.local"
+chmod 755 "$HOME/.local/bin/usertool"
+PATH=$HOME/.local/bin:$PATH expect_host_mode_named toolu_user_tool "usertool --flag 7" \
+    "/usr/bin/python3 $HOME/.local/bin/usertool --flag 7" "host=sandbox args=--flag 7 from=user site"
+# The other direction: the same script copied where no user base is has no package to import.
+cp "$HOME/.local/bin/usertool" "$T/bin/usertool"
+expect_exit 1 bash -c "cd $(printf '%q' "$WS") && $(printf '%q' "$SANDSHIM_BIN") run --wrap-shell --image host -- /usr/bin/python3 $T/bin/usertool"
+expect_contains "No module named 'onlyuser'" "$ERR"
+# A user's own perl script (a tool built into a directory of the user's): the script alone.
+printf '#!/usr/bin/perl\nuse strict;\nuse Sys::Hostname;\nprint "host=" . hostname() . " args=@ARGV\\n";\n' >"$T/bin/userperl"
+chmod 755 "$T/bin/userperl"
+expect_host_mode_named toolu_user_perl "userperl --flag 7" "/usr/bin/perl $T/bin/userperl --flag 7" \
+    "host=sandbox args=--flag 7"
+rm -rf "$HOME/.local/bin/usertool" "$user_site/onlyuser" "$T/bin/usertool" "$T/bin/userperl"
 
 check "deny mode: the named sandshim run works as named"
 write_user_config <<'CONF'

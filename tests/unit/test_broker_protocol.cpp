@@ -185,7 +185,7 @@ TEST_CASE("a session_close request carries an agent's name and a session id, typ
   CHECK(back.agent == "claude-code");
   CHECK(back.session_id == "abc-123");
   CHECK(verb_of(Request{SessionCloseCall{}, ""}) == Verb::session_close);
-  std::string close = R"({"v":6,"type":"request","verb":"session_close",)";
+  std::string close = R"({"v":7,"type":"request","verb":"session_close",)";
   auto with = [&](const std::string& agent, const std::string& session_id) {
     return error_of(close + R"("agent":)" + agent + R"(,"session_id":)" + session_id + "}");
   };
@@ -224,12 +224,12 @@ TEST_CASE("session_close answers how many rows it closed, strictly", "[broker]")
     return std::holds_alternative<ProtocolError>(decoded) ? std::get<ProtocolError>(decoded).message
                                                           : "";
   };
-  CHECK(error(R"({"v":6,"type":"session_closed","closed":-1})") ==
+  CHECK(error(R"({"v":7,"type":"session_closed","closed":-1})") ==
         "closed is not an integer from 0 to 9223372036854775807");
-  CHECK(error(R"({"v":6,"type":"session_closed","closed":"1"})") ==
+  CHECK(error(R"({"v":7,"type":"session_closed","closed":"1"})") ==
         "closed is not an integer from 0 to 9223372036854775807");
-  CHECK(error(R"({"v":6,"type":"session_closed","closed":1,"uid":0})") == "unknown key \"uid\"");
-  CHECK(error(R"({"v":6,"type":"status","closed":1})") == "type is not session_closed");
+  CHECK(error(R"({"v":7,"type":"session_closed","closed":1,"uid":0})") == "unknown key \"uid\"");
+  CHECK(error(R"({"v":7,"type":"status","closed":1})") == "type is not session_closed");
   CHECK(error(R"({"v":2,"type":"session_closed","closed":1})").starts_with("protocol version 2"));
   CHECK(error("") == "not a JSON object");
 }
@@ -237,7 +237,7 @@ TEST_CASE("session_close answers how many rows it closed, strictly", "[broker]")
 TEST_CASE("a status request has no field: nothing the caller sends names a path", "[broker]") {
   read_back<StatusCall>(Request{StatusCall{}, "debug"});
   CHECK(verb_of(Request{StatusCall{}, ""}) == Verb::status);
-  std::string status = R"({"v":6,"type":"request","verb":"status")";
+  std::string status = R"({"v":7,"type":"request","verb":"status")";
   for (const char* key : {"db", "args", "cwd", "env", "path", "system_config", "uid"}) {
     CHECK(error_of(status + ",\"" + key + "\":\"/x\"}") ==
           std::string("unknown key \"") + key + "\"");
@@ -297,7 +297,7 @@ TEST_CASE("the broker's status reads back as it was sent, and strictly", "[broke
 
   std::string text = encode(sent);
   CHECK(status_error(text.substr(0, text.size() - 1) + R"(,"uid":0})") == "unknown key \"uid\"");
-  CHECK(status_error(R"({"v":6,"type":"exit"})") == "type is not status");
+  CHECK(status_error(R"({"v":7,"type":"exit"})") == "type is not status");
   std::string wrong = text;
   wrong.replace(wrong.find("\"engine_ok\":true"), 16, "\"engine_ok\":1   ");
   CHECK(status_error(wrong) == "engine_ok is not true or false");
@@ -310,26 +310,26 @@ TEST_CASE("signals and exits read back; only the run loop's signals are forwarde
   auto signal = decode_client_message(encode(Signal{2}));
   REQUIRE(std::holds_alternative<ClientMessage>(signal));
   CHECK(std::get<Signal>(std::get<ClientMessage>(signal)).number == 2);
-  CHECK(error_of(R"({"v":6,"type":"signal","signal":9})") == "signal 9 is not forwarded");
+  CHECK(error_of(R"({"v":7,"type":"signal","signal":9})") == "signal 9 is not forwarded");
   auto exit = decode_exit(encode(Exit{130, 2, std::nullopt, std::nullopt}));
   REQUIRE(std::holds_alternative<Exit>(exit));
   CHECK(std::get<Exit>(exit).code == 130);
   CHECK(std::get<Exit>(exit).signal == 2);
-  CHECK(std::holds_alternative<ProtocolError>(decode_exit(R"({"v":6,"type":"exit","code":300})")));
+  CHECK(std::holds_alternative<ProtocolError>(decode_exit(R"({"v":7,"type":"exit","code":300})")));
 }
 
 TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") {
   CHECK(error_of("[1]") == "not a JSON object");
   CHECK(error_of("{") == "not a JSON object");
-  CHECK(error_of(R"({"v":5,"type":"signal","signal":2})") ==
-        "protocol version 5 is not 6 (the client and the broker are different sandshim versions: "
+  CHECK(error_of(R"({"v":6,"type":"signal","signal":2})") ==
+        "protocol version 6 is not 7 (the client and the broker are different sandshim versions: "
         "restart the broker after an upgrade)");
   CHECK(error_of(R"({"type":"signal","signal":2})") == "protocol version is missing");
-  CHECK(error_of(R"({"v":6,"type":"signal","signal":2,"uid":0})") == "unknown key \"uid\"");
-  CHECK(error_of(R"({"v":6,"type":"hello"})") == "type is not request or signal");
-  CHECK(error_of(R"({"v":6,"type":"request","verb":"hook","argv":[]})") ==
+  CHECK(error_of(R"({"v":7,"type":"signal","signal":2,"uid":0})") == "unknown key \"uid\"");
+  CHECK(error_of(R"({"v":7,"type":"hello"})") == "type is not request or signal");
+  CHECK(error_of(R"({"v":7,"type":"request","verb":"hook","argv":[]})") ==
         "verb is not one of run, record, audit, status, session_close");
-  CHECK(error_of(R"({"v":6,"type":"request","verb":"shim","argv":[]})") ==
+  CHECK(error_of(R"({"v":7,"type":"request","verb":"shim","argv":[]})") ==
         "verb is not one of run, record, audit, status, session_close");
   CHECK(error_of(run_with("uid", "0")) == "unknown key \"uid\"");
   CHECK(error_of(run_with("environ", "[]")) == "unknown key \"environ\"");
@@ -371,7 +371,7 @@ TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") 
   }
   CHECK(error_of(run_with("env", many + "]")) == "env is not a list of at most 4096 strings");
 
-  std::string record = R"({"v":6,"type":"request","verb":"record",)";
+  std::string record = R"({"v":7,"type":"request","verb":"record",)";
   CHECK(error_of(record + R"("argv":[]})") == "unknown key \"argv\"");
   CHECK(error_of(record + R"("log":""})") ==
         "a record request holds exactly one of decision and completion");
@@ -412,10 +412,10 @@ TEST_CASE("a frame that breaks a rule is refused, naming the rule", "[broker]") 
         "missing key \"tool_response_tail\"");
   CHECK(error_of(record + R"("decision":"x"})") == "decision is not an object");
 
-  CHECK(error_of(R"({"v":6,"type":"request","verb":"audit","args":["list"],"env":[]})") ==
+  CHECK(error_of(R"({"v":7,"type":"request","verb":"audit","args":["list"],"env":[]})") ==
         "unknown key \"env\"");
-  CHECK(error_of(R"({"v":6,"type":"request","verb":"audit"})") == "missing key \"args\"");
-  CHECK(error_of(R"({"v":6,"type":"request","verb":"status","args":["verify"]})") ==
+  CHECK(error_of(R"({"v":7,"type":"request","verb":"audit"})") == "missing key \"args\"");
+  CHECK(error_of(R"({"v":7,"type":"request","verb":"status","args":["verify"]})") ==
         "unknown key \"args\"");
 }
 
@@ -664,7 +664,10 @@ TEST_CASE("protocol: an exit hands back git's state as names, marks and a count 
 
 TEST_CASE("protocol: an exit names the protected names a run created, entry names only") {
   Exit exit{0, std::nullopt, std::nullopt,
-            CreatedNames{"/home/dev/project", "0123abcd-9", {".envrc", ".claude", "CLAUDE.md"}}};
+            CreatedNames{"/home/dev/project",
+                         "0123abcd-9",
+                         {".envrc", ".claude", "CLAUDE.md"},
+                         {{"CLAUDE.md", "AGENTS.md"}, {"GEMINI.md", "../docs/rules.md"}}}};
   auto decoded = decode_exit(encode(exit));
   REQUIRE(std::holds_alternative<Exit>(decoded));
   REQUIRE(std::get<Exit>(decoded).created);
@@ -688,6 +691,21 @@ TEST_CASE("protocol: an exit names the protected names a run created, entry name
   Exit many = exit;
   many.created->names.assign(k_max_created_names + 1, ".envrc");
   CHECK(std::holds_alternative<ProtocolError>(decode_exit(encode(many))));
+  // The links to make again: an entry name each, and a link's text (never empty, under PATH_MAX).
+  CHECK(std::get<Exit>(decoded).created->links == exit.created->links);
+  for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
+           {"../CLAUDE.md", "AGENTS.md"},
+           {"CLAUDE.md", ""},
+           {"CLAUDE.md", std::string(4096, 'a')},
+           {"CLAUDE.md", std::string("AGENTS.md\0x", 11)}}) {
+    Exit broken = exit;
+    broken.created->links = {{name, text}};
+    INFO(name << " " << text.size());
+    CHECK(std::holds_alternative<ProtocolError>(decode_exit(encode(broken))));
+  }
+  Exit many_links = exit;
+  many_links.created->links.assign(k_max_created_names + 1, {"CLAUDE.md", "AGENTS.md"});
+  CHECK(std::holds_alternative<ProtocolError>(decode_exit(encode(many_links))));
 }
 
 TEST_CASE(

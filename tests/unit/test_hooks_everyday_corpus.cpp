@@ -15,6 +15,7 @@
 #include <regex>
 #include <set>
 
+#include "common/paths.hpp"
 #include "hooks/hook_run.hpp"
 #include "hooks/program_files.hpp"
 #include "hooks/sandbox_shell.hpp"
@@ -340,9 +341,11 @@ class Hook {
     }
     env.known_program_of = [this](const fs::path& file) { return m_known->of(file); };
     env.read_script = read_script_file;
-    // system/ stands for /, and the test's own user for root (its files are that user's).
+    // system/ stands for /, and the test's own user for root (its files are that user's); the
+    // host's interpreters (/usr/bin/python3, /usr/bin/perl that #! lines name) are the host's.
     env.owned_by_system = [top = m_workspace.system_root()](const fs::path& file) {
-      return owned_by_system(file, SystemOwner{::geteuid(), top});
+      return sandshim::is_within(file, top) ? owned_by_system(file, SystemOwner{::geteuid(), top})
+                                            : owned_by_system(file);
     };
   }
 

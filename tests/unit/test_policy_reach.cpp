@@ -78,3 +78,20 @@ TEST_CASE("a protected name that is a link is noted with its inode and text", "[
   CHECK(protected_link_at(fd, "CLAUDE.md") != links[0]);
   ::close(fd);
 }
+
+TEST_CASE("a protected link a run removed is made again as it was, never over what is there",
+          "[reach]") {
+  ScratchDir dir;
+  std::ofstream(dir.path() / "AGENTS.md") << "rules\n";
+  std::ofstream(dir.path() / ".envrc") << "a file the run made\n";
+  std::vector<ProtectedLink> links = {{"CLAUDE.md", 0, "AGENTS.md"},
+                                      {".envrc", 0, "AGENTS.md"},
+                                      {"notes.md", 0, "/etc/passwd"}};  // no protected name
+  auto lines = restore_protected_links(dir.path(), links);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] == "removed the link CLAUDE.md -> AGENTS.md, made again");
+  CHECK(lines[1].starts_with("removed the link .envrc -> AGENTS.md (not made again: "));
+  CHECK(fs::read_symlink(dir.path() / "CLAUDE.md") == "AGENTS.md");
+  CHECK_FALSE(fs::is_symlink(dir.path() / ".envrc"));
+  CHECK_FALSE(fs::exists(fs::symlink_status(dir.path() / "notes.md")));
+}

@@ -156,3 +156,53 @@ TEST_CASE("host mode: a venv's python by path runs as named, with the venv and i
   lookup.home = venv / "home";
   CHECK_THROWS_AS(resolve_host_toolchain(lookup), sandshim::Fatal);
 }
+
+TEST_CASE(
+    "host mode: a script of the caller's outside the workspace is mounted alone, with a "
+    "pip --user tool's packages",
+    "[image_host]") {
+  ScratchDir dir;
+  fs::path root = fs::canonical(dir.path());
+  fs::path base = root / "home/u/.local";
+  fs::path meson = base / "bin/meson";
+  fs::path workspace = root / "home/u/project";
+  fs::create_directories(workspace);
+  fs::create_directories(base / "lib/python3.11/site-packages/mesonbuild");
+  fs::create_directories(base / "lib/python3.12/site-packages");
+  make_tool(meson);
+  make_tool(root / "usr/bin/python3.11");
+  fs::create_symlink("python3.11", root / "usr/bin/python3");
+  fs::path python = root / "usr/bin/python3";
+
+  using sandshim::shim::host_script_of;
+  auto script = host_script_of({python.string(), meson.string(), "setup", "build"}, python,
+                               workspace, workspace, base);
+  REQUIRE(script);
+  CHECK(script->mounts == std::vector<fs::path>{meson, base / "lib/python3.11/site-packages"});
+  CHECK(script->environment ==
+        std::vector<std::pair<std::string, std::string>>{{"PYTHONUSERBASE", base.string()}});
+
+  // Relative to the working directory; outside the user base's bin/: the script alone.
+  fs::path tool = root / "opt-tools/bin/autoreconf";
+  make_tool(tool);
+  script = host_script_of({"/usr/bin/perl", "../../../opt-tools/bin/autoreconf", "-fi"},
+                          "/usr/bin/perl", workspace, workspace, base);
+  REQUIRE(script);
+  CHECK(script->mounts == std::vector<fs::path>{tool});
+  CHECK(script->environment.empty());
+
+  // Not a script the caller may hand over: in the workspace (mounted already), an option, a
+  // file others may write, one without #!, a name PATH would find.
+  make_tool(workspace / "run.py");
+  CHECK_FALSE(host_script_of({"python3", "./run.py"}, python, workspace, workspace, base));
+  CHECK_FALSE(
+      host_script_of({"python3", "-c", meson.string()}, python, workspace, workspace, base));
+  CHECK_FALSE(host_script_of({"python3", "meson"}, python, base / "bin", workspace, base));
+  fs::permissions(tool, fs::perms::others_write, fs::perm_options::add);
+  CHECK_FALSE(host_script_of({"perl", tool.string()}, "/usr/bin/perl", workspace, workspace, base));
+  std::ofstream(root / "secret") << "not a script\n";
+  CHECK_FALSE(
+      host_script_of({"python3", (root / "secret").string()}, python, workspace, workspace, base));
+  CHECK_FALSE(sandshim::shim::mountable_script(root / "secret"));
+  CHECK_FALSE(sandshim::shim::mountable_script(root / "missing"));
+}
