@@ -308,6 +308,9 @@ std::string pool_key(const Policy& policy, const RunSpec& spec) {
   for (const auto& path : spec.host_mounts) {  // images.NAME = host: the interpreter found
     held += "\n" + path.string();
   }
+  for (gid_t gid : spec.supplementary_gids) {
+    held += "\ngroup " + std::to_string(gid);
+  }
   for (const auto& [name, value] : spec.host_environment) {
     held += "\n" + name + "=" + value;
   }

@@ -95,8 +95,11 @@ void add_privileges(CreateSpec& create, const Policy& /*policy*/, const RunSpec&
   create.no_new_privileges = true;
   create.seccomp_profile = spec.seccomp_profile;
   create.user = spec.user;
+  for (gid_t gid : spec.supplementary_gids) {
+    create.group_add.push_back(std::to_string(gid));
+  }
   if (spec.git_stage && spec.git_stage->group()) {
-    create.group_add = {std::to_string(*spec.git_stage->group())};
+    create.group_add.push_back(std::to_string(*spec.git_stage->group()));
   }
 }
 

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -41,6 +43,7 @@ struct RunSpec {
   std::string image;
   std::vector<std::pair<std::string, std::string>> env;  // what passes into the container
   std::string user;                                      // uid:gid inside the container
+  std::vector<gid_t> supplementary_gids;                 // a broker's run: the caller's gid
   bool tty = false;                                      // both ends of the caller are a TTY
   StdioFds stdio;                                        // the caller's stdin, stdout, stderr
   bool one_stream = false;  // the caller's stdout and stderr are one file (not a TTY): one stream

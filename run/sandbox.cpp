@@ -159,6 +159,22 @@ std::string container_user(const Policy& policy, const Caller& caller, uid_t& ui
   return std::to_string(uid) + ":" + std::to_string(gid);
 }
 
+// Through a broker a run of the caller's own uid (sandbox.user = auto) has the broker's group as
+// its primary group and the caller's as a supplementary one: it reads and writes what the caller
+// may, and what it makes is the caller's, but the kernel lets a process trace only one whose
+// real, effective and saved gids are all its own, so the caller's processes on the host cannot
+// ptrace it, nor open its /proc/PID/mem, environ or root, nor through it reach the broker's git
+// stage. A broker running as root keeps the caller's group (root's group opens too much).
+void keep_caller_from_tracing(RunSpec& spec, const RunRequest& request, uid_t uid, gid_t gid) {
+  gid_t broker_group = ::getegid();
+  if (!request.broker || uid != request.caller.uid || uid == 0 || broker_group == 0 ||
+      broker_group == gid) {
+    return;
+  }
+  spec.user = std::to_string(uid) + ":" + std::to_string(broker_group);
+  spec.supplementary_gids = {gid};
+}
+
 std::string image_for(const Policy& policy, const RunRequest& request) {
   std::string name = fs::path(request.command.front()).filename().string();
   auto it = policy.images.find(name);
@@ -503,6 +519,9 @@ RunSpec prepare_spec(RunContext& run) {
   uid_t uid = 0;
   gid_t gid = 0;
   spec.user = container_user(run.policy, request.caller, uid, gid);
+  if (run.policy.user == "auto") {
+    keep_caller_from_tracing(spec, request, uid, gid);
+  }
   spec.tty = request.tty;
   spec.stdio = request.stdio;
   spec.one_stream = !spec.tty && same_open_file(spec.stdio.out, spec.stdio.err);

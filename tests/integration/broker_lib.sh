@@ -123,6 +123,14 @@ as_nd() { # DIR CMD...
     (cd "$dir" && exec "${nd_command[@]}" "$@")
 }
 
+# Runs CMD with the uid and gids a run's own processes have through the broker: the test user's
+# uid, the broker's group (the caller's processes never have it: the kernel then lets none of
+# them trace a run or reach it through /proc/PID/root). What a program that did reach a run
+# could do is tested with it.
+as_run_identity() { # CMD...
+    setpriv --reuid="$nd_uid" --regid="$(id -g "$k_broker_user")" --clear-groups "$@"
+}
+
 # `sandshim audit` as root on the broker's database.
 broker_audit() { "$SANDSHIM_BIN" audit "$@" --db "$BSTATE/audit.db"; }
 last_broker_run() {

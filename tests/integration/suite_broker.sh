@@ -35,9 +35,9 @@ except OSError as e:
 check "control: the broker's own user reaches the engine"
 setpriv --reuid=sandshim --regid=sandshim --init-groups docker ps -q >/dev/null || fail "the broker's user cannot reach docker"
 
-check "python, node and sh through the shims run sandboxed, as the caller's uid, hostname sandbox"
-expect_exit 0 as_nd "$U/ws" python -c 'import os, socket; print(os.getuid(), os.getgid(), socket.gethostname())'
-expect_file_is "$OUT" "$nd_uid $nd_gid sandbox"
+check "python, node and sh through the shims run sandboxed, as the caller's uid (the broker's group first, the caller's beside it), hostname sandbox"
+expect_exit 0 as_nd "$U/ws" python -c "import os, socket; print(os.getuid(), os.getgid(), $nd_gid in os.getgroups(), socket.gethostname())"
+expect_file_is "$OUT" "$nd_uid $(id -g "$k_broker_user") True sandbox"
 expect_exit 0 as_nd "$U/ws" node -e 'console.log(process.getuid(), require("os").hostname())'
 expect_file_is "$OUT" "$nd_uid sandbox"
 expect_exit 0 as_nd "$U/ws/sub" sh -c 'echo "$(id -u) $(hostname) $(pwd)"; cat ../hello.py'

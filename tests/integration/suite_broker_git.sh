@@ -58,8 +58,9 @@ stage_root=$BSTATE/state/sandshim/git-stage
 expect_equal "700 sandshim" "$(stat -c '%a %U' "$stage_root")" "the stages' directory"
 if as_caller ls "$stage_root" >/dev/null 2>&1; then fail "the caller lists the broker's stages"; fi
 
-# The caller's own processes reach a container of theirs through /proc/PID/root (same uid); the
-# stage is writable by the broker's group, which the run's processes have and the caller's lack.
+# The stage is writable by the broker's group, which is the run's processes' own and which the
+# caller's lack: so the caller's processes reach a container of theirs through /proc/PID/root no
+# more (the kernel asks for the same gids), nor write the stage there.
 container_pid_of() { # WORKSPACE -> the pid (on the host) of the init of a container binding it
     local id
     for ((i = 0; i < 100; i++)); do
@@ -70,9 +71,10 @@ container_pid_of() { # WORKSPACE -> the pid (on the host) of the init of a conta
     [[ -n $id ]] || fail "no container of $1 appeared"
     "$DOCKER" inspect --format '{{.State.Pid}}' "$id"
 }
-expect_cannot_plant() { # PID: the caller reaches the container's workspace but not the stage
+expect_cannot_plant() { # PID: the caller reaches neither the container's workspace nor the stage
     local root=/proc/$1/root
-    as_caller ls "$root$G/f" >/dev/null || fail "control: the caller does not reach its container's workspace through $root"
+    as_run_identity ls "$root$G/f" >/dev/null || fail "control: the run's own uid and gid do not reach its container's workspace through $root"
+    if as_caller ls "$root$G/f" >/dev/null 2>&1; then fail "the caller reaches its container through $root"; fi
     if as_caller sh -c 'echo x >"$1"' _ "$root$G/.git/planted" 2>/dev/null; then
         fail "the caller wrote into the stage through $root"
     fi

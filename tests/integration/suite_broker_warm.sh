@@ -2,10 +2,11 @@
 # Warm runs with sandshim's launcher through the broker (pool.start = launcher): the launcher's
 # socket is in a directory of the broker's on a tmpfs (--launch-dir), mounted into the container.
 # A user NOT in the engine's group is served warm (row: warm, engine_args "launch") with exit
-# codes and the deadline intact; that user's own processes, which run as the container's uid and
-# so reach the socket through /proc/PID/root, are hung up on (the broker's uid is answered: the
-# control); a socket the launcher no longer holds, or one the caller put in its place with the
-# token read from the container's init, makes the run go cold with the warm row saying why.
+# codes and the deadline intact; that user's own processes do not reach the socket through
+# /proc/PID/root (the run's group is the broker's), and a process of the run's own uid and gids,
+# which does, is hung up on (the broker's uid is answered: the control); a socket the launcher no
+# longer holds, or one put in its place with the token read from the container's init, makes the
+# run go cold with the warm row saying why.
 # Needs root (users, the broker as `sandshim`). About 30 s.
 # sandshim-test-engines: docker  # the launcher is docker's (pool.start = launcher)
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
@@ -83,7 +84,10 @@ except OSError as e:
 s.settimeout(5)
 hello = s.recv(64)
 sys.exit(78 if hello[:4] == bytes.fromhex("314c5353") else 77)'
-expect_exit 77 as_nd "$U/ws" /usr/bin/python3 -c "$probe" "/proc/$INIT_PID/root/.sandshim/launch/launch.sock"
+# The caller's processes do not reach the container (its gids are not the run's); a process of
+# the run's own uid and gids, which could, is hung up on.
+expect_exit 13 as_nd "$U/ws" /usr/bin/python3 -c "$probe" "/proc/$INIT_PID/root/.sandshim/launch/launch.sock"
+expect_exit 77 as_run_identity /usr/bin/python3 -c "$probe" "/proc/$INIT_PID/root/.sandshim/launch/launch.sock"
 expect_exit 13 as_nd "$U/ws" /usr/bin/python3 -c "$probe" "$LAUNCH/$IDLE/launch.sock"
 expect_exit 2 as_nd "$U/ws" ls "$LAUNCH"
 check "control: the broker's uid is answered with the launcher's hello (which uses the container up)"
@@ -98,7 +102,7 @@ expect_row "$(last_broker_run)" warm false
 expect_row "$victim" status engine_error
 expect_contains "has no socket at" <(broker_row "$victim" message)
 
-check "a socket the caller put in the launcher's place, with the right token: refused by its process, cold"
+check "a socket put in the launcher's place with the right token (by the run's own uid and gids: the caller's cannot reach it): refused by its process, cold"
 wait_idle_entry
 victim=$IDLE
 fake='import os, socket, sys
@@ -117,7 +121,8 @@ c.sendall(bytes.fromhex("314c5353") + token)
 open(marker, "a").write("answered\n")
 c.recv(64)'
 marker=$U/fake.marker
-as_nd "$U/ws" /usr/bin/python3 -c "$fake" "$INIT_PID" "$marker" 2>"$T/fake.err" &
+(cd "$U/ws" && exec setpriv --reuid="$nd_uid" --regid="$(id -g "$k_broker_user")" --clear-groups \
+    /usr/bin/python3 -c "$fake" "$INIT_PID" "$marker") 2>"$T/fake.err" &
 fake_pid=$!
 for ((i = 0; i < 100; i++)); do [[ -s $marker ]] && break; sleep 0.1; done
 expect_contains listening "$marker"

@@ -2,9 +2,10 @@
 # Who can trace a sandboxed process, measured (docs/threat-model.md, "Tracing"): a run's program
 # is a host process of the container user's uid (no user namespace). As a caller outside the
 # docker group, through the broker: with sandbox.user = auto (the caller's uid) the caller's own
-# processes trace it (strace, gdb, /proc/PID/mem, /proc/PID/environ) — the documented limit;
-# with the broker's system file setting sandbox.user = 65534:65534 every one of those is refused,
-# and nsenter is refused in both. The reverse: a host process of uid 65534 traces a run of that
+# processes could trace it (strace, gdb, /proc/PID/mem, /proc/PID/environ) until the run's
+# primary group became the broker's (the kernel traces only a process whose gids are all the
+# tracer's): now every one of those is refused, as with the broker's system file setting
+# sandbox.user = 65534:65534; nsenter is refused in both. The reverse: a host process of uid 65534 traces a run of that
 # uid, and no program inside a sandbox sees a host process to trace. Needs root.
 # sandshim-test-engines: docker  # the broker's user reaches docker through the docker group
 # shellcheck disable=SC2016 # single-quoted scripts are expanded inside the sandbox
@@ -13,7 +14,7 @@
 # shellcheck source=broker_lib.sh
 . "$SOURCE_DIR/tests/integration/broker_lib.sh"
 
-broker_suite_setup sandshim-ptrace-nd
+broker_suite_setup sandshim-ptrace-nd $'[images]\nbash = sandshim/wrap:bookworm\n'
 start_broker
 for tool in strace gdb nsenter; do
     command -v "$tool" >/dev/null || skip_or_fail "needs $tool"
@@ -96,20 +97,39 @@ attempts() { # PID PREFIX...
 }
 as_caller=(setpriv --reuid="$nd_uid" --regid="$nd_gid" --init-groups)
 
-# Starts the sleeper, checks its host uid, and what the caller's attempts on it gave.
-expect_caller_attempts() { # HOST-UID EXPECTED-WORDS
+# Starts the sleeper, checks its host uid and gid, and what the caller's attempts on it gave.
+expect_caller_attempts() { # HOST-UID HOST-GID EXPECTED-WORDS
     start_sleeper
-    expect_equal "$1" "$(stat -c %u "/proc/$PID")" "host uid of the sandboxed program"
-    expect_equal "$2" "$(attempts "$PID" "${as_caller[@]}" | tr '\n' ' ')" "the caller's attempts"
+    expect_equal "$1 $2" "$(stat -c '%u %g' "/proc/$PID")" "host uid and gid of the sandboxed program"
+    expect_equal "$3" "$(attempts "$PID" "${as_caller[@]}" | tr '\n' ' ')" "the caller's attempts"
 }
+broker_gid=$(id -g "$k_broker_user")
 
-check "sandbox.user = auto: the program runs as the caller's uid, and the caller traces it (the limit)"
-expect_caller_attempts "$nd_uid" "strace=traced gdb=traced mem=traced environ=traced nsenter=refused "
+check "sandbox.user = auto: the program runs as the caller's uid with the broker's group, and no way in is the caller's"
+[[ $broker_gid != "$nd_gid" ]] || fail "the broker's user and the test user share a group"
+expect_caller_attempts "$nd_uid" "$broker_gid" "strace=refused gdb=refused mem=refused environ=refused nsenter=refused "
+# The control: every way in works for root, so each "refused" above could have read "traced".
+expect_equal "strace=traced gdb=traced mem=traced environ=traced nsenter=traced " \
+    "$(attempts "$PID" env | tr '\n' ' ')" "control: root's attempts"
+# The other direction: the caller's uid with the run's group as its own traces it (the gid is
+# what keeps the caller out).
+attempts "$PID" setpriv --reuid="$nd_uid" --regid="$broker_gid" --clear-groups >"$T/as-run"
+expect_contains "strace=traced" "$T/as-run"
 stop_sleeper
+# What the caller's group may reach, the run reaches (its supplementary group), and what it
+# makes is the caller's.
+mkdir -p "$U/ws" && chown "$ND_USER:" "$U/ws"
+echo shared >"$U/ws/group-only.txt" && chown "root:$nd_gid" "$U/ws/group-only.txt" && chmod 640 "$U/ws/group-only.txt"
+expect_exit 0 as_nd "$U/ws" sh -c 'echo "$(id -u) $(id -g) $(id -G)"; cat group-only.txt'
+expect_contains "$nd_uid $broker_gid" "$OUT"
+expect_contains " $nd_gid" "$OUT"
+expect_contains "shared" "$OUT"
+expect_exit 0 as_nd "$U/ws" "$T/bin/sandshim" -c 'echo x >made.txt' # the agent's whole command: rw
+expect_equal "$ND_USER" "$(stat -c %U "$U/ws/made.txt")" "the owner of what the run made"
 
 check "sandbox.user = 65534:65534 in the broker's system file: every way in is refused to the caller"
 printf '\n[sandbox]\nuser = 65534:65534\n' >>"$SYSCONF"
-expect_caller_attempts 65534 "strace=refused gdb=refused mem=refused environ=refused nsenter=refused "
+expect_caller_attempts 65534 65534 "strace=refused gdb=refused mem=refused environ=refused nsenter=refused "
 # The control: every way in works for root, so each "refused" above could have read "traced".
 expect_equal "strace=traced gdb=traced mem=traced environ=traced nsenter=traced " \
     "$(attempts "$PID" env | tr '\n' ' ')" "control: root's attempts"

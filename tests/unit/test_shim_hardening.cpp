@@ -207,3 +207,18 @@ TEST_CASE("a broker's binds inside the workspace: the gate checks each before th
                                          "/work/project/.git", "2049:30", "/work/project/CLAUDE.md",
                                          "2049:31", "--"});
 }
+
+TEST_CASE(
+    "a broker's run: the broker's group first, the caller's beside it; host mode's script "
+    "environment by value",
+    "[hardening]") {
+  RunSpec spec = sample_spec();
+  spec.user = "1000:995";
+  spec.supplementary_gids = {1000};
+  spec.host_environment = {{"PYTHONUSERBASE", "/home/u/.local"}};
+  auto args = build_run_arguments(Policy{}, spec);
+  CHECK(has(args, "--user=1000:995"));
+  CHECK(has(args, "--group-add=1000"));
+  CHECK(has(args, "--env=PYTHONUSERBASE=/home/u/.local"));
+  CHECK(index_of(args, "--group-add=1000") < index_of(args, spec.image));
+}
