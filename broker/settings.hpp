@@ -3,9 +3,11 @@
 #include <filesystem>
 #include <string>
 
+#include "policy/policy.hpp"
+
 namespace sandshim::broker {
 
-inline constexpr const char* k_default_socket = "/run/sandshim/broker.sock";
+inline constexpr const char* k_default_socket = shim::k_default_broker_socket;
 inline constexpr const char* k_system_config = "/etc/sandshim/config";
 
 // How the thin clients find the broker. Only the administrator's file decides whether it is

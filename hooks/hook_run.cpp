@@ -1,6 +1,7 @@
 #include "hooks/hook_run.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -29,6 +30,19 @@ namespace fs = std::filesystem;
 using payload::Json;
 
 namespace {
+
+// Whether the runs a refusal names go through a broker, whose system file alone names images (no
+// `--image host`): broker.mode = required, or auto with the broker's socket there (the broker is
+// not asked: a connection would cost it a session per hook call).
+bool broker_serves_runs(const shim::Policy& policy) {
+  if (policy.broker_mode != "auto") {
+    return policy.broker_mode == "required";
+  }
+  fs::path socket = policy.broker_socket.empty() ? fs::path(shim::k_default_broker_socket)
+                                                 : fs::path(policy.broker_socket);
+  struct stat st {};
+  return ::stat(socket.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
 
 fs::path workspace_of(const fs::path& cwd) {
   std::error_code ec;
@@ -248,7 +262,7 @@ class HookRun {
     in.protected_paths = protected_paths(*m_policy, in.workspace);
     in.variable = environment::shell_variable;
     in.python_image = python_image_of(*m_policy);
-    in.image_choice = m_policy->broker_mode != "required";
+    in.image_choice = !broker_serves_runs(*m_policy);
     in.wrap_shell_writes = in.image_choice && shim::wrap_shell_writes(*m_policy);
     if (m_env.locate) {
       in.locate = [this, cwd = in.cwd](const std::string& command) {

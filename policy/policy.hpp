@@ -59,6 +59,9 @@ struct PoolEngine {
 
 // The effective policy of one run: built-in defaults, then each config layer, then the command
 // line. The engine code reads only this.
+// Where the broker listens unless broker.socket says otherwise.
+inline constexpr const char* k_default_broker_socket = "/run/sandshim/broker.sock";
+
 struct Policy {
   // [engine]
   std::string engine = "auto";  // docker | podman | auto
@@ -132,7 +135,7 @@ struct Policy {
 
   // [broker]: read by the thin clients from /etc/sandshim/config only (broker/settings.cpp)
   std::string broker_mode = "auto";  // auto | required | off
-  std::string broker_socket;         // empty: /run/sandshim/broker.sock
+  std::string broker_socket;         // empty: k_default_broker_socket
 
   // [pool]: warm mode, containers started in advance (0: off)
   int64_t pool_size = 0;

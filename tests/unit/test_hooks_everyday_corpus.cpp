@@ -15,6 +15,7 @@
 #include <regex>
 #include <set>
 
+#include "broker/unix_socket.hpp"
 #include "common/paths.hpp"
 #include "hooks/hook_run.hpp"
 #include "hooks/program_files.hpp"
@@ -289,6 +290,10 @@ class Hook {
     return {answer_of(reply.sent), recorded.rule, recorded.reason};
   }
 
+  // The broker settings of the policy each call loads (direct mode unless set).
+  std::string broker_mode = "off";
+  fs::path broker_socket;
+
  private:
   HookEnvironment environment(const std::string& mode, const std::string& agent,
                               sandshim::audit::DecisionRecord& recorded) {
@@ -298,6 +303,8 @@ class Hook {
       policy.hook_mode = *sandshim::shim::hook_mode_from(mode);
       policy.images = sandshim::shim::default_images();
       policy.shim_dir = m_workspace.shim_dir();
+      policy.broker_mode = broker_mode;  // direct mode, whatever broker this machine may run
+      policy.broker_socket = broker_socket.string();
       return policy;
     };
     env.record_decision = [&recorded](const sandshim::shim::Policy&,
@@ -519,4 +526,28 @@ TEST_CASE("everyday corpus: the fixture workspace, built where bench/corpus.sh s
   Workspace workspace(root);
   std::cout << "project=" << workspace.project().string() << "\nhome=" << workspace.home().string()
             << "\npath=" << workspace.agent_path() << "\n";
+}
+
+// broker.mode = auto with a broker's socket there: the runs go through the broker, whose system
+// file alone names images, so a refusal names no `--image host` run (the broker would refuse it).
+TEST_CASE("everyday corpus: with a broker's socket there, no refusal names a run it would refuse",
+          "[hooks][corpus]") {
+  sandshim::testing::TempDir root;
+  Workspace workspace(root.path());
+  Hook hook(workspace);
+  sandshim::testing::EnvOverride env({{"HOME", workspace.home().string()}});
+  hook.broker_mode = "auto";
+  hook.broker_socket = root.path() / "broker.sock";
+  Answer direct = hook.ask("meson setup builddir", "path", "claude");
+  CHECK(direct.reason.find("--image host") != std::string::npos);  // no socket: direct mode
+  sandshim::UniqueFd listener = sandshim::broker::listen_unix(hook.broker_socket, 0600, 1);
+  REQUIRE(listener.valid());
+  Answer brokered = hook.ask("meson setup builddir", "path", "claude");
+  CHECK(brokered.verdict == "deny");
+  CHECK(brokered.rule == direct.rule);
+  CHECK(brokered.reason.find("--image host") == std::string::npos);
+  hook.broker_mode = "required";
+  hook.broker_socket = root.path() / "absent.sock";
+  CHECK(hook.ask("meson setup builddir", "path", "claude").reason.find("--image host") ==
+        std::string::npos);
 }
