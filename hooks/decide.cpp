@@ -553,11 +553,10 @@ class Judge {
       return file.is_absolute() && is_within(file.lexically_normal(), "/usr") &&
              m_in.owned_by_system(file);
     };
-    auto callers_own = [&](const std::filesystem::path& file) {
-      std::error_code ec;
+    auto callers_own = [&](const std::filesystem::path& file) {  // what host mode would mount
       return file.is_absolute() && !m_in.workspace.empty() &&
-             !is_within(std::filesystem::weakly_canonical(file, ec), m_in.workspace) &&
-             shim::mountable_script(file);
+             shim::host_script_of({interpreter.string(), file.string()}, interpreter, m_in.cwd,
+                                  m_in.workspace, {});
     };
     if (!script || !(in_system_usr(*script) || callers_own(*script)) ||
         !in_system_usr(interpreter)) {

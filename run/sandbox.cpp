@@ -188,10 +188,9 @@ std::string image_for(const Policy& policy, const RunRequest& request) {
 
 // PYTHONUSERBASE as the caller has it, else ~/.local: where `pip install --user` put a tool.
 fs::path user_base_of(const RunRequest& request) {
-  for (const std::string& entry : request.environment) {
-    if (entry.starts_with("PYTHONUSERBASE=") && entry.size() > 15 && entry[15] == '/') {
-      return entry.substr(15);
-    }
+  auto base = request.env_value("PYTHONUSERBASE");
+  if (base && base->starts_with('/')) {
+    return *base;
   }
   return request.home.empty() ? fs::path() : request.home / ".local";
 }
